@@ -1,0 +1,30 @@
+//! The front-end driver: source text → AST → typed tree → verified IR.
+
+use crate::check::{self, hir};
+use crate::error::{CompileError, Error};
+use crate::ir;
+use crate::span::SourceFile;
+use crate::{lower, syntax};
+
+/// A compiled module: the typed program and its IR.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub program: hir::Program,
+    pub module: ir::Module,
+}
+
+/// Parses, checks, lowers and verifies a source file.
+///
+/// Errors in the program are [`Error::Compile`]; an [`Error::Verify`] would be a bug in lowering.
+pub fn compile(file: &SourceFile) -> Result<Compiled, Error> {
+    let program = front_end(file.text())?;
+    let module = lower::lower(&program);
+    ir::verify::verify_module(&module)?;
+    Ok(Compiled { program, module })
+}
+
+/// Parses and checks source text.
+pub fn front_end(text: &str) -> Result<hir::Program, CompileError> {
+    let ast = syntax::parse(text)?;
+    check::check(&ast)
+}

@@ -1,0 +1,156 @@
+//! Constants: the immediate of a `const` instruction, and the runtime value of a scalar.
+
+use super::Type;
+use std::fmt;
+
+/// A scalar value. f64 equality and hashing are by bits, so that `-0.0` and `0.0` differ and a
+/// NaN equals itself: this is what "bit-identical" means in the differential tests.
+#[derive(Clone, Copy, Debug)]
+pub enum Const {
+    F64(f64),
+    I64(i64),
+    Bool(bool),
+}
+
+impl Const {
+    pub fn ty(self) -> Type {
+        match self {
+            Const::F64(_) => Type::F64,
+            Const::I64(_) => Type::I64,
+            Const::Bool(_) => Type::Bool,
+        }
+    }
+
+    /// The zero of a type (`0.0`, `0`, `false`).
+    pub fn zero(ty: Type) -> Const {
+        match ty {
+            Type::F64 => Const::F64(0.0),
+            Type::I64 => Const::I64(0),
+            Type::Bool => Const::Bool(false),
+        }
+    }
+
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            Const::F64(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Const::I64(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(self) -> Option<bool> {
+        match self {
+            Const::Bool(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The bits that identify this value: f64 by `to_bits`, i64 as is, bool as 0 or 1.
+    pub fn bits(self) -> u64 {
+        match self {
+            Const::F64(x) => x.to_bits(),
+            Const::I64(x) => x as u64,
+            Const::Bool(b) => b as u64,
+        }
+    }
+}
+
+impl PartialEq for Const {
+    fn eq(&self, other: &Const) -> bool {
+        self.ty() == other.ty() && self.bits() == other.bits()
+    }
+}
+
+impl Eq for Const {}
+
+impl std::hash::Hash for Const {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.ty().hash(state);
+        self.bits().hash(state);
+    }
+}
+
+/// Formats an f64 so that it parses back to the same bits: the shortest round-trip decimal
+/// (always with a `.` or an exponent), `inf`, `-inf`, `nan`, or `nan:0x…` for a NaN other than
+/// the canonical quiet NaN.
+pub fn format_f64(x: f64) -> String {
+    if x.is_nan() {
+        if x.to_bits() == f64::NAN.to_bits() {
+            "nan".to_string()
+        } else {
+            format!("nan:0x{:016x}", x.to_bits())
+        }
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Parses what [`format_f64`] prints (and any decimal float Rust's `str::parse` accepts).
+pub fn parse_f64(s: &str) -> Option<f64> {
+    match s {
+        "nan" => Some(f64::NAN),
+        "inf" | "+inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        _ => {
+            if let Some(hex) = s.strip_prefix("nan:0x") {
+                let bits = u64::from_str_radix(hex, 16).ok()?;
+                let x = f64::from_bits(bits);
+                return x.is_nan().then_some(x);
+            }
+            // Reject Rust's other spellings of special values ("infinity", "NaN", ...).
+            if s.chars().any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') {
+                return None;
+            }
+            s.parse().ok()
+        }
+    }
+}
+
+impl fmt::Display for Const {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Const::F64(x) => f.write_str(&format_f64(x)),
+            Const::I64(x) => write!(f, "{x}"),
+            Const::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f64_text_round_trips_by_bits() {
+        let odd_nan = f64::from_bits(0x7ff0_0000_0000_0001);
+        for x in [
+            0.0,
+            -0.0,
+            1.5,
+            -2.0e-300,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            odd_nan,
+            0.1 + 0.2,
+        ] {
+            let s = format_f64(x);
+            let y = parse_f64(&s).unwrap_or_else(|| panic!("{s} does not parse"));
+            assert_eq!(x.to_bits(), y.to_bits(), "{s}");
+        }
+        assert_eq!(parse_f64("infinity"), None);
+        assert_eq!(parse_f64("1e3"), Some(1000.0));
+    }
+}

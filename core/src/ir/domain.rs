@@ -1,0 +1,105 @@
+//! The domain of a θ read: the set a `theta` instruction draws its value from.
+//!
+//! The domain fixes the value's type (reals → f64, integers → i64, bool → bool). Samplers draw from
+//! it, explicit tapes are validated against it, and `ThetaSchema` shows it to users.
+
+use super::constant::{format_f64, parse_f64};
+use super::Type;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Domain {
+    /// Every f64 (finite or not).
+    Real,
+    /// Every f64 except ±0.
+    NonzeroReal,
+    /// The closed interval `[lo, hi]` of f64.
+    Interval { lo: f64, hi: f64 },
+    /// Every i64.
+    Int,
+    /// The i64s in `lo..=hi`.
+    IntRange { lo: i64, hi: i64 },
+    /// `true` or `false`.
+    Bool,
+}
+
+impl Domain {
+    /// The type of the values in this domain.
+    pub fn ty(self) -> Type {
+        match self {
+            Domain::Real | Domain::NonzeroReal | Domain::Interval { .. } => Type::F64,
+            Domain::Int | Domain::IntRange { .. } => Type::I64,
+            Domain::Bool => Type::Bool,
+        }
+    }
+
+    /// The widest domain of a type (what a `theta` parameter of that type ranges over).
+    pub fn all(ty: Type) -> Domain {
+        match ty {
+            Type::F64 => Domain::Real,
+            Type::I64 => Domain::Int,
+            Type::Bool => Domain::Bool,
+        }
+    }
+
+    /// Parses what `Display` prints: `real`, `nonzero`, `[lo, hi]`, `int`, `int[lo..=hi]`, `bool`.
+    pub fn parse(s: &str) -> Option<Domain> {
+        let s = s.trim();
+        match s {
+            "real" => return Some(Domain::Real),
+            "nonzero" => return Some(Domain::NonzeroReal),
+            "int" => return Some(Domain::Int),
+            "bool" => return Some(Domain::Bool),
+            _ => {}
+        }
+        if let Some(inner) = s.strip_prefix("int[").and_then(|r| r.strip_suffix(']')) {
+            let (lo, hi) = inner.split_once("..=")?;
+            return Some(Domain::IntRange {
+                lo: lo.trim().parse().ok()?,
+                hi: hi.trim().parse().ok()?,
+            });
+        }
+        if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let (lo, hi) = inner.split_once(',')?;
+            return Some(Domain::Interval {
+                lo: parse_f64(lo.trim())?,
+                hi: parse_f64(hi.trim())?,
+            });
+        }
+        None
+    }
+}
+
+impl fmt::Display for Domain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Domain::Real => f.write_str("real"),
+            Domain::NonzeroReal => f.write_str("nonzero"),
+            Domain::Interval { lo, hi } => write!(f, "[{}, {}]", format_f64(lo), format_f64(hi)),
+            Domain::Int => f.write_str("int"),
+            Domain::IntRange { lo, hi } => write!(f, "int[{lo}..={hi}]"),
+            Domain::Bool => f.write_str("bool"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trips() {
+        for d in [
+            Domain::Real,
+            Domain::NonzeroReal,
+            Domain::Interval { lo: -1.5, hi: 3.0 },
+            Domain::Int,
+            Domain::IntRange { lo: -3, hi: 7 },
+            Domain::Bool,
+        ] {
+            assert_eq!(Domain::parse(&d.to_string()), Some(d), "{d}");
+        }
+    }
+}

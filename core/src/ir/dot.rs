@@ -1,0 +1,1 @@
+//! Graphviz output of a function's CFG. (Being written.)

@@ -1,0 +1,293 @@
+//! Functions: blocks with block parameters (no phi nodes), instructions and values in dense maps.
+//!
+//! A [`Function`] owns its blocks, instructions and values. `layout` gives the order of blocks;
+//! its first block is the entry, whose parameters are the function's parameters. Each block's
+//! instruction list ends with exactly one terminator once the function is complete; the verifier
+//! (`crate::ir::verify`) checks this and the other invariants.
+//!
+//! The building methods (`create_block`, `append_block_param`, `append_inst`, ...) keep the maps
+//! consistent: every value records its type and its definition.
+
+use super::{Block, BlockCall, Const, Domain, FuncId, Inst, InstData, InstKind, Opcode, Type, Value};
+use crate::span::Span;
+use cranelift_entity::PrimaryMap;
+use serde::Serialize;
+
+/// The types a function takes and returns. Several returns are a tuple in the language.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Signature {
+    pub params: Vec<Type>,
+    pub returns: Vec<Type>,
+}
+
+/// Where a function came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FuncKind {
+    /// A `fn` of the module.
+    Fn,
+    /// An `inverse F(...)` declaration: its first `outputs` parameters are F's outputs, the rest are
+    /// its θ parameters; it returns F's inputs.
+    Inverse { of: String, outputs: usize },
+    /// A `pgf F(...)` declaration: F's inputs in, the θ values of F's inverse out.
+    Pgf { of: String },
+}
+
+impl FuncKind {
+    /// The module-level name of a declaration of this kind for function `of`: `f`, `inverse:f` or
+    /// `pgf:f`. The `:` keeps them apart from every identifier.
+    pub fn symbol(&self, name: &str) -> String {
+        match self {
+            FuncKind::Fn => name.to_string(),
+            FuncKind::Inverse { .. } => format!("inverse:{name}"),
+            FuncKind::Pgf { .. } => format!("pgf:{name}"),
+        }
+    }
+}
+
+/// How a value is defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    /// The `index`-th parameter of a block.
+    Param(Block, u32),
+    /// The `index`-th result of an instruction.
+    Result(Inst, u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlockData {
+    pub params: Vec<Value>,
+    /// The instructions in order; the last is the terminator in a complete function.
+    pub insts: Vec<Inst>,
+}
+
+/// A function in SSA form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// The module-level name (see [`FuncKind::symbol`]).
+    pub name: String,
+    pub kind: FuncKind,
+    pub sig: Signature,
+    /// The source names of the parameters, for printing and diagnostics.
+    pub param_names: Vec<String>,
+    /// The span of the whole declaration.
+    pub span: Span,
+    pub blocks: PrimaryMap<Block, BlockData>,
+    pub insts: PrimaryMap<Inst, InstData>,
+    pub values: PrimaryMap<Value, ValueData>,
+    /// The order of blocks; `layout[0]` is the entry block.
+    pub layout: Vec<Block>,
+}
+
+impl Function {
+    /// An empty function with no blocks. Call [`Function::create_entry`] (or create blocks by hand)
+    /// before appending instructions.
+    pub fn new(name: impl Into<String>, kind: FuncKind, sig: Signature) -> Function {
+        Function {
+            name: name.into(),
+            kind,
+            sig,
+            param_names: Vec::new(),
+            span: Span::default(),
+            blocks: PrimaryMap::new(),
+            insts: PrimaryMap::new(),
+            values: PrimaryMap::new(),
+            layout: Vec::new(),
+        }
+    }
+
+    /// Creates the entry block, with one parameter per signature parameter, and returns it.
+    pub fn create_entry(&mut self) -> Block {
+        let block = self.create_block();
+        for ty in self.sig.params.clone() {
+            self.append_block_param(block, ty);
+        }
+        block
+    }
+
+    /// The entry block, if there is one.
+    pub fn entry(&self) -> Option<Block> {
+        self.layout.first().copied()
+    }
+
+    /// Creates a block at the end of the layout.
+    pub fn create_block(&mut self) -> Block {
+        let block = self.blocks.push(BlockData::default());
+        self.layout.push(block);
+        block
+    }
+
+    /// Adds a parameter of type `ty` to `block` and returns its value.
+    pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
+        let index = self.blocks[block].params.len() as u32;
+        let v = self.values.push(ValueData {
+            ty,
+            def: ValueDef::Param(block, index),
+        });
+        self.blocks[block].params.push(v);
+        v
+    }
+
+    /// Appends an instruction to `block`, creating one result per entry of `result_types`.
+    pub fn append_inst(
+        &mut self,
+        block: Block,
+        kind: InstKind,
+        result_types: &[Type],
+        span: Span,
+    ) -> Inst {
+        let inst = self.insts.push(InstData {
+            kind,
+            results: Vec::new(),
+            span,
+        });
+        let results = result_types
+            .iter()
+            .enumerate()
+            .map(|(i, &ty)| {
+                self.values.push(ValueData {
+                    ty,
+                    def: ValueDef::Result(inst, i as u32),
+                })
+            })
+            .collect();
+        self.insts[inst].results = results;
+        self.blocks[block].insts.push(inst);
+        inst
+    }
+
+    /// Appends `const c` and returns its value.
+    pub fn ins_const(&mut self, block: Block, c: Const, span: Span) -> Value {
+        let inst = self.append_inst(block, InstKind::Const(c), &[c.ty()], span);
+        self.insts[inst].results[0]
+    }
+
+    /// Appends a primitive operation and returns its value.
+    pub fn ins_prim(&mut self, block: Block, op: Opcode, args: Vec<Value>, span: Span) -> Value {
+        let inst = self.append_inst(block, InstKind::Prim { op, args }, &[op.result_type()], span);
+        self.insts[inst].results[0]
+    }
+
+    /// Appends a call of `callee`, whose signature returns `returns`, and returns its results.
+    pub fn ins_call(
+        &mut self,
+        block: Block,
+        callee: FuncId,
+        args: Vec<Value>,
+        returns: &[Type],
+        span: Span,
+    ) -> Vec<Value> {
+        let inst = self.append_inst(block, InstKind::Call { callee, args }, returns, span);
+        self.insts[inst].results.clone()
+    }
+
+    /// Appends `theta domain "role"` and returns its value.
+    pub fn ins_theta(&mut self, block: Block, domain: Domain, role: String, span: Span) -> Value {
+        let inst = self.append_inst(block, InstKind::Theta { domain, role }, &[domain.ty()], span);
+        self.insts[inst].results[0]
+    }
+
+    /// Appends `choice n "role"` and returns its (i64) value.
+    pub fn ins_choice(&mut self, block: Block, n: u32, role: String, span: Span) -> Value {
+        let inst = self.append_inst(block, InstKind::Choice { n, role }, &[Type::I64], span);
+        self.insts[inst].results[0]
+    }
+
+    /// Appends an instruction with no results (`check`, or a terminator).
+    pub fn ins_void(&mut self, block: Block, kind: InstKind, span: Span) -> Inst {
+        self.append_inst(block, kind, &[], span)
+    }
+
+    /// Appends `jump dest(args)`.
+    pub fn ins_jump(&mut self, block: Block, dest: Block, args: Vec<Value>, span: Span) -> Inst {
+        self.ins_void(
+            block,
+            InstKind::Jump {
+                dest: BlockCall::new(dest, args),
+            },
+            span,
+        )
+    }
+
+    /// Appends `return args`.
+    pub fn ins_return(&mut self, block: Block, args: Vec<Value>, span: Span) -> Inst {
+        self.ins_void(block, InstKind::Return { args }, span)
+    }
+
+    pub fn value_type(&self, v: Value) -> Type {
+        self.values[v].ty
+    }
+
+    /// The terminator of a block: its last instruction, if that is a terminator.
+    pub fn terminator(&self, block: Block) -> Option<Inst> {
+        let last = *self.blocks[block].insts.last()?;
+        self.insts[last].kind.is_terminator().then_some(last)
+    }
+
+    /// Whether `block` has a terminator.
+    pub fn is_terminated(&self, block: Block) -> bool {
+        self.terminator(block).is_some()
+    }
+
+    /// The blocks a block branches to, in order (a block appears twice if both edges go there).
+    pub fn successors(&self, block: Block) -> Vec<Block> {
+        match self.terminator(block) {
+            Some(t) => self.insts[t]
+                .kind
+                .successors()
+                .iter()
+                .map(|c| c.block)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The blocks reachable from the entry, in depth-first preorder.
+    pub fn reachable_blocks(&self) -> Vec<Block> {
+        let Some(entry) = self.entry() else {
+            return Vec::new();
+        };
+        let mut seen = cranelift_entity::EntitySet::with_capacity(self.blocks.len());
+        let mut order = Vec::new();
+        let mut stack = vec![entry];
+        while let Some(b) = stack.pop() {
+            if !seen.insert(b) {
+                continue;
+            }
+            order.push(b);
+            for s in self.successors(b).into_iter().rev() {
+                if !seen.contains(s) {
+                    stack.push(s);
+                }
+            }
+        }
+        order
+    }
+
+    /// Removes unreachable blocks from the layout. Their instructions and values stay allocated
+    /// (ids are never reused) but no longer appear in the function.
+    pub fn remove_unreachable_blocks(&mut self) {
+        let reachable: std::collections::HashSet<Block> =
+            self.reachable_blocks().into_iter().collect();
+        self.layout.retain(|b| reachable.contains(b));
+    }
+
+    /// The instructions in layout order, with their block.
+    pub fn insts_in_layout(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
+        self.layout
+            .iter()
+            .flat_map(move |&b| self.blocks[b].insts.iter().map(move |&i| (b, i)))
+    }
+
+    /// Whether the function contains no inverse-only instruction (`theta`, `choice`, `check`).
+    pub fn is_forward_code(&self) -> bool {
+        self.insts_in_layout()
+            .all(|(_, i)| !self.insts[i].kind.is_inverse_only())
+    }
+}

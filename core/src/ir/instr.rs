@@ -1,0 +1,166 @@
+//! Instructions.
+//!
+//! Forward code contains constants, primitive operations, calls and the terminators `jump`, `brif`,
+//! `return` and `fail`. Inverse code may also contain the three inverse-only instructions:
+//! `theta` (read the next θ value from the tape), `choice` (read a path choice in `0..n`) and
+//! `check` (fail with a reason unless a condition holds).
+
+use super::{Block, Const, Domain, FuncId, Opcode, Value};
+use crate::span::Span;
+
+/// A branch target with the arguments passed to its block parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockCall {
+    pub block: Block,
+    pub args: Vec<Value>,
+}
+
+impl BlockCall {
+    pub fn new(block: Block, args: Vec<Value>) -> BlockCall {
+        BlockCall { block, args }
+    }
+}
+
+/// What an instruction does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    /// `v = const 1.5` (the type is the constant's).
+    Const(Const),
+    /// `v = fadd a, b`: a primitive operation.
+    Prim { op: Opcode, args: Vec<Value> },
+    /// `v0, v1 = call %f(a, b)`: a call of a module function, with one result per return type.
+    Call { callee: FuncId, args: Vec<Value> },
+    /// `v = theta real "role"`: the next value on the θ tape, drawn from `domain`. Inverse code only.
+    Theta { domain: Domain, role: String },
+    /// `v = choice n "role"`: the next path choice on the θ tape, an i64 in `0..n`. Inverse code only.
+    Choice { n: u32, role: String },
+    /// `check c, "reason"`: a domain error with `reason` unless `c` is true. Inverse code only.
+    Check { cond: Value, reason: String },
+    /// `jump block1(a, b)`. Terminator.
+    Jump { dest: BlockCall },
+    /// `brif c, block1(a), block2(b)`: to `then_dest` if `c` is true. Terminator.
+    Brif {
+        cond: Value,
+        then_dest: BlockCall,
+        else_dest: BlockCall,
+    },
+    /// `return a, b`. Terminator.
+    Return { args: Vec<Value> },
+    /// `fail "reason"`: stop with a domain error (`fail("...")` in source). Terminator.
+    Fail { reason: String },
+}
+
+impl InstKind {
+    /// Whether this instruction ends a block.
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self,
+            InstKind::Jump { .. }
+                | InstKind::Brif { .. }
+                | InstKind::Return { .. }
+                | InstKind::Fail { .. }
+        )
+    }
+
+    /// Whether this is one of the instructions that only inverse code contains.
+    pub fn is_inverse_only(&self) -> bool {
+        matches!(
+            self,
+            InstKind::Theta { .. } | InstKind::Choice { .. } | InstKind::Check { .. }
+        )
+    }
+
+    /// Every value this instruction reads, in order (branch arguments included).
+    pub fn args(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.for_each_arg(|v| out.push(v));
+        out
+    }
+
+    /// Calls `f` on every value this instruction reads, in order.
+    pub fn for_each_arg(&self, mut f: impl FnMut(Value)) {
+        match self {
+            InstKind::Const(_)
+            | InstKind::Theta { .. }
+            | InstKind::Choice { .. }
+            | InstKind::Fail { .. } => {}
+            InstKind::Prim { args, .. }
+            | InstKind::Call { args, .. }
+            | InstKind::Return { args } => args.iter().copied().for_each(f),
+            InstKind::Check { cond, .. } => f(*cond),
+            InstKind::Jump { dest } => dest.args.iter().copied().for_each(f),
+            InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                f(*cond);
+                then_dest.args.iter().copied().for_each(&mut f);
+                else_dest.args.iter().copied().for_each(f);
+            }
+        }
+    }
+
+    /// Calls `f` on every value this instruction reads, allowing it to be replaced.
+    pub fn map_args(&mut self, mut f: impl FnMut(Value) -> Value) {
+        let map_all = |args: &mut Vec<Value>, f: &mut dyn FnMut(Value) -> Value| {
+            for a in args.iter_mut() {
+                *a = f(*a);
+            }
+        };
+        match self {
+            InstKind::Const(_)
+            | InstKind::Theta { .. }
+            | InstKind::Choice { .. }
+            | InstKind::Fail { .. } => {}
+            InstKind::Prim { args, .. }
+            | InstKind::Call { args, .. }
+            | InstKind::Return { args } => map_all(args, &mut f),
+            InstKind::Check { cond, .. } => *cond = f(*cond),
+            InstKind::Jump { dest } => map_all(&mut dest.args, &mut f),
+            InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                *cond = f(*cond);
+                map_all(&mut then_dest.args, &mut f);
+                map_all(&mut else_dest.args, &mut f);
+            }
+        }
+    }
+
+    /// The branch targets of a terminator (none for `return` and `fail`, and for non-terminators).
+    pub fn successors(&self) -> Vec<&BlockCall> {
+        match self {
+            InstKind::Jump { dest } => vec![dest],
+            InstKind::Brif {
+                then_dest,
+                else_dest,
+                ..
+            } => vec![then_dest, else_dest],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The branch targets of a terminator, mutably.
+    pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
+        match self {
+            InstKind::Jump { dest } => vec![dest],
+            InstKind::Brif {
+                then_dest,
+                else_dest,
+                ..
+            } => vec![then_dest, else_dest],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// An instruction: what it does, the values it defines, and where in the source it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstData {
+    pub kind: InstKind,
+    pub results: Vec<Value>,
+    pub span: Span,
+}

@@ -1,0 +1,30 @@
+//! The SSA IR: typed entity ids, blocks with block parameters, one opcode per primitive, and the
+//! inverse-only instructions (`theta`, `check`, `choice`).
+//!
+//! - [`entities`]: the typed ids ([`FuncId`], [`Block`], [`Value`], [`Inst`]).
+//! - [`opcode`]: the table of primitive operations.
+//! - [`instr`]: instructions; [`function`]: functions and how to build them; [`module`]: modules.
+//! - [`write`] and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
+//! - [`verify`]: the verifier, whose module docs list the invariants it checks.
+
+pub mod constant;
+pub mod domain;
+pub mod dot;
+pub mod entities;
+pub mod function;
+pub mod instr;
+pub mod module;
+pub mod opcode;
+pub mod read;
+pub mod types;
+pub mod verify;
+pub mod write;
+
+pub use constant::Const;
+pub use domain::Domain;
+pub use entities::{Block, FuncId, Inst, Value};
+pub use function::{BlockData, FuncKind, Function, Signature, ValueData, ValueDef};
+pub use instr::{BlockCall, InstData, InstKind};
+pub use module::Module;
+pub use opcode::{OpClass, Opcode};
+pub use types::Type;

@@ -1,0 +1,1 @@
+//! The IR text printer. (Being written.)

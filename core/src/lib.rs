@@ -1,0 +1,25 @@
+//! pinv-core: the `.pinv` front end, the SSA IR, its verifier and the reference interpreter.
+//!
+//! The data flows one way, and each stage's type says which stage it is:
+//!
+//! ```text
+//! source ─syntax::parse─▶ syntax::ast ─check::check─▶ check::hir ─lower::lower─▶ ir::Module
+//!        ─ir::verify─▶ interp (reference semantics: semantics)
+//! ```
+//!
+//! [`compile::compile`] runs the whole front end; [`diagnostic`] renders its errors.
+
+pub mod check;
+pub mod compile;
+pub mod diagnostic;
+pub mod error;
+pub mod interp;
+pub mod ir;
+pub mod lower;
+pub mod semantics;
+pub mod span;
+pub mod syntax;
+
+pub use compile::{compile, Compiled};
+pub use error::{CompileError, Error, Result};
+pub use span::{SourceFile, Span};

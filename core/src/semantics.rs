@@ -1,0 +1,1 @@
+//! The reference semantics of every opcode. (Being written.)

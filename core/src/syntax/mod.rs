@@ -1,0 +1,7 @@
+//! The `.pinv` syntax: tokens, the lexer, the AST and the parser.
+
+pub mod ast;
+pub mod lexer;
+pub mod parser;
+
+pub use parser::parse;

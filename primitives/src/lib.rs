@@ -1,0 +1,1 @@
+//! pinv-primitives: the overlay method table. (Being written.)

@@ -1,0 +1,1 @@
+//! Integration tests of pinv live in tests/.
