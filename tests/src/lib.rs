@@ -1,1 +1,66 @@
-//! Integration tests of pinv live in tests/.
+//! Shared helpers for pinv's integration tests: locating and compiling the corpus.
+//!
+//! The corpus (`tests/corpus/*.pinv`) is a copy of the team's shared example programs; the
+//! programs in `tests/corpus/bad/` must fail cleanly with the error their first line names.
+
+use pinv_core::{Compiled, SourceFile};
+use std::path::PathBuf;
+
+/// The directory holding the corpus.
+pub fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// The `.pinv` files directly in `dir`, sorted by name.
+pub fn pinv_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|ext| ext == "pinv"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Reads a corpus file (relative to the corpus directory).
+pub fn corpus_source(name: &str) -> SourceFile {
+    let path = corpus_dir().join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    SourceFile::new(name, text)
+}
+
+/// Reads and compiles a corpus file, panicking with the rendered error if it does not compile.
+pub fn compile_corpus(name: &str) -> (SourceFile, Compiled) {
+    let file = corpus_source(name);
+    match pinv_core::compile(&file) {
+        Ok(compiled) => (file, compiled),
+        Err(pinv_core::Error::Compile(e)) => {
+            panic!("{}", pinv_core::diagnostic::render(&file, &e))
+        }
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+/// The expectation a `bad/` file states in its first line: `// error: LINE: fragment`, where
+/// LINE is a 1-based line number or `eof`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedError {
+    /// `None` for `eof`.
+    pub line: Option<usize>,
+    pub fragment: String,
+}
+
+/// Parses the `// error: LINE: fragment` header of a bad program.
+pub fn expected_error(text: &str) -> Option<ExpectedError> {
+    let header = text.lines().next()?.strip_prefix("// error:")?.trim();
+    let (line, fragment) = header.split_once(':')?;
+    let line = match line.trim() {
+        "eof" => None,
+        n => Some(n.parse().ok()?),
+    };
+    Some(ExpectedError {
+        line,
+        fragment: fragment.trim().to_string(),
+    })
+}

@@ -1,0 +1,108 @@
+//! `pinv show FILE [FUNC]`: print the IR of a module or one function, as text or Graphviz.
+
+use crate::commands::run::find_function;
+use crate::output;
+use crate::Outcome;
+use clap::{Args, ValueEnum};
+use pinv_core::ir::dot::{function_to_dot, module_to_dot};
+use pinv_core::ir::write::{write_function, write_module, WriteOptions};
+use pinv_core::ir::{FuncId, FuncKind, Module};
+use std::path::PathBuf;
+
+/// Print the SSA IR of a module, or of one function.
+///
+/// Example: `pinv show tests/corpus/loops.pinv triangle --format dot | dot -Tsvg > cfg.svg`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The .pinv file.
+    pub file: PathBuf,
+    /// Only this function (default: all of them).
+    pub function: Option<String>,
+    /// Text IR, or a Graphviz graph of the control-flow graph.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print the IR inside a JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Show each instruction's source span (`@start..end`, byte offsets).
+    #[arg(long)]
+    pub spans: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Dot,
+}
+
+pub fn run(args: &ShowArgs) -> Outcome {
+    let loaded = match output::load(&args.file, args.json) {
+        Ok(l) => l,
+        Err(outcome) => return outcome,
+    };
+    let module = &loaded.compiled.module;
+    let selected: Vec<FuncId> = match &args.function {
+        Some(name) => match find_function(&loaded, name, args.json) {
+            Ok((id, _)) => vec![id],
+            Err(outcome) => return outcome,
+        },
+        None => module.iter().map(|(id, _)| id).collect(),
+    };
+    let opts = WriteOptions { spans: args.spans };
+    if args.json {
+        let functions: Vec<serde_json::Value> = selected
+            .iter()
+            .map(|&id| function_json(module, id, args.format, &opts))
+            .collect();
+        let value = serde_json::json!({
+            "file": loaded.file.name(),
+            "functions": functions,
+        });
+        println!("{value}");
+        return Outcome::Success;
+    }
+    let text = match (args.format, &args.function) {
+        (Format::Text, None) => write_module(module, &opts),
+        (Format::Text, Some(_)) => write_function(module, selected[0], &opts),
+        (Format::Dot, None) => module_to_dot(module),
+        (Format::Dot, Some(_)) => function_to_dot(module, selected[0]),
+    };
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    Outcome::Success
+}
+
+fn function_json(module: &Module, id: FuncId, format: Format, opts: &WriteOptions) -> serde_json::Value {
+    let f = &module.functions[id];
+    let theta_from = match &f.kind {
+        FuncKind::Inverse { outputs, .. } => *outputs,
+        _ => f.sig.params.len(),
+    };
+    let params: Vec<serde_json::Value> = f
+        .sig
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| {
+            serde_json::json!({
+                "name": f.param_names.get(i),
+                "type": ty,
+                "theta": i >= theta_from,
+            })
+        })
+        .collect();
+    let mut value = serde_json::json!({
+        "name": f.name,
+        "kind": f.kind,
+        "params": params,
+        "returns": f.sig.returns,
+        "blocks": f.layout.len(),
+        "ir": write_function(module, id, opts),
+    });
+    if format == Format::Dot {
+        value["dot"] = serde_json::Value::String(function_to_dot(module, id));
+    }
+    value
+}

@@ -1,0 +1,93 @@
+//! Loading programs and reporting errors, for people (with source context, coloured on a
+//! terminal) or for programs (`--json`, on stdout).
+
+use crate::Outcome;
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use pinv_core::diagnostic::{self, Located};
+use pinv_core::{Compiled, Error, SourceFile};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// A program read from a file and compiled.
+pub struct Loaded {
+    pub file: SourceFile,
+    pub compiled: Compiled,
+}
+
+/// Reads and compiles `path`, reporting any error; `Err` carries the exit outcome.
+pub fn load(path: &Path, json: bool) -> Result<Loaded, Outcome> {
+    let name = path.display().to_string();
+    let text = match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(_) => {
+                return Err(plain_error(
+                    json,
+                    "input",
+                    &format!("`{name}` is not valid UTF-8 text"),
+                    Outcome::BadInput,
+                ))
+            }
+        },
+        Err(e) => {
+            return Err(plain_error(
+                json,
+                "input",
+                &format!("cannot read `{name}`: {e}"),
+                Outcome::BadInput,
+            ))
+        }
+    };
+    let file = SourceFile::new(name, text);
+    match pinv_core::compile(&file) {
+        Ok(compiled) => Ok(Loaded { file, compiled }),
+        Err(Error::Compile(e)) => Err(located_error(&file, &e, json, "compile", Outcome::BadInput)),
+        Err(other) => Err(plain_error(
+            json,
+            "internal",
+            &format!("internal error (please report it): {other}"),
+            Outcome::Failure,
+        )),
+    }
+}
+
+/// Reports an error that has a place in the source. Returns `outcome` for convenience.
+pub fn located_error(
+    file: &SourceFile,
+    error: &dyn Located,
+    json: bool,
+    kind: &str,
+    outcome: Outcome,
+) -> Outcome {
+    if json {
+        let lc = file.line_col(error.span().start);
+        let value = serde_json::json!({
+            "error": {
+                "kind": kind,
+                "message": error.to_string(),
+                "file": file.name(),
+                "line": lc.line,
+                "column": lc.column,
+                "rendered": diagnostic::render(file, error),
+            }
+        });
+        println!("{value}");
+    } else if std::io::stderr().is_terminal() {
+        let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+        diagnostic::emit(file, error, &mut stderr);
+    } else {
+        eprint!("{}", diagnostic::render(file, error));
+    }
+    outcome
+}
+
+/// Reports an error with no source location. Returns `outcome` for convenience.
+pub fn plain_error(json: bool, kind: &str, message: &str, outcome: Outcome) -> Outcome {
+    if json {
+        let value = serde_json::json!({ "error": { "kind": kind, "message": message } });
+        println!("{value}");
+    } else {
+        eprintln!("error: {message}");
+    }
+    outcome
+}

@@ -1,0 +1,111 @@
+//! Reading and printing values as users write them: `1.5`, `-2`, `inf`, `nan`, `42`, `true`.
+
+use pinv_core::ir::constant::{format_f64, parse_f64};
+use pinv_core::ir::{Const, Type};
+
+/// Parses a command-line value as a value of type `ty`.
+///
+/// f64 accepts decimal and exponent forms and `inf`, `-inf`, `nan` (and integers, as reals);
+/// i64 accepts decimal and `0x` hexadecimal, with a sign; bool accepts `true` and `false`.
+pub fn parse_value(text: &str, ty: Type) -> Result<Const, String> {
+    let t = text.trim();
+    let bad = || format!("`{text}` is not a valid {ty}");
+    match ty {
+        Type::F64 => parse_f64(t).map(Const::F64).ok_or_else(bad),
+        Type::I64 => parse_i64(t).map(Const::I64).ok_or_else(bad),
+        Type::Bool => match t {
+            "true" => Ok(Const::Bool(true)),
+            "false" => Ok(Const::Bool(false)),
+            _ => Err(bad()),
+        },
+    }
+}
+
+fn parse_i64(t: &str) -> Option<i64> {
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<u64>().ok()?,
+    };
+    if negative {
+        if magnitude == 1 << 63 {
+            Some(i64::MIN)
+        } else {
+            i64::try_from(magnitude).ok().map(|m| -m)
+        }
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// Formats a value so that [`parse_value`] reads it back exactly.
+pub fn format_value(c: Const) -> String {
+    match c {
+        Const::F64(x) => format_f64(x),
+        other => other.to_string(),
+    }
+}
+
+/// A value as JSON: numbers where JSON can hold them, and the strings `"inf"`, `"-inf"`, `"nan"`
+/// for the f64 values it cannot.
+pub fn json_value(c: Const) -> serde_json::Value {
+    match c {
+        Const::F64(x) if x.is_finite() => serde_json::json!(x),
+        Const::F64(x) => serde_json::Value::String(format_f64(x)),
+        Const::I64(x) => serde_json::json!(x),
+        Const::Bool(b) => serde_json::json!(b),
+    }
+}
+
+/// Several values as one line: `1.5` for one, `(1.5, 2)` for several.
+pub fn format_values(values: &[Const]) -> String {
+    match values {
+        [one] => format_value(*one),
+        _ => format!(
+            "({})",
+            values
+                .iter()
+                .map(|&v| format_value(v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_users_type() {
+        assert_eq!(parse_value("1.5", Type::F64), Ok(Const::F64(1.5)));
+        assert_eq!(parse_value("-2", Type::F64), Ok(Const::F64(-2.0)));
+        assert_eq!(parse_value("inf", Type::F64), Ok(Const::F64(f64::INFINITY)));
+        assert!(matches!(parse_value("nan", Type::F64), Ok(Const::F64(x)) if x.is_nan()));
+        assert_eq!(parse_value("42", Type::I64), Ok(Const::I64(42)));
+        assert_eq!(parse_value("-0x10", Type::I64), Ok(Const::I64(-16)));
+        assert_eq!(
+            parse_value("-9223372036854775808", Type::I64),
+            Ok(Const::I64(i64::MIN))
+        );
+        assert!(parse_value("9223372036854775808", Type::I64).is_err());
+        assert!(parse_value("1.5", Type::I64).is_err());
+        assert_eq!(parse_value("true", Type::Bool), Ok(Const::Bool(true)));
+        assert!(parse_value("1", Type::Bool).is_err());
+        assert!(parse_value("", Type::F64).is_err());
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for c in [Const::F64(-0.0), Const::F64(0.1), Const::I64(-3), Const::Bool(false)] {
+            assert_eq!(parse_value(&format_value(c), c.ty()), Ok(c));
+        }
+        assert_eq!(format_values(&[Const::F64(1.0), Const::I64(2)]), "(1.0, 2)");
+    }
+}
