@@ -31,16 +31,25 @@ pub enum FuncKind {
     Inverse { of: String, outputs: usize },
     /// A `pgf F(...)` declaration: F's inputs in, the θ values of F's inverse out.
     Pgf { of: String },
+    /// An inverse built by pinv for function `of`: F's outputs in, F's inputs out; θ is read from
+    /// the tape with `theta` and `choice`, and domains are enforced with `check`.
+    GeneratedInverse { of: String },
+    /// A PGF built by pinv for function `of`: F's inputs in, nothing out; it writes the θ tape that
+    /// makes the generated inverse reproduce those inputs, with `record`.
+    GeneratedPgf { of: String },
 }
 
 impl FuncKind {
-    /// The module-level name of a declaration of this kind for function `of`: `f`, `inverse:f` or
-    /// `pgf:f`. The `:` keeps them apart from every identifier.
+    /// The module-level name of a declaration of this kind for function `name`: `f`, `inverse:f`,
+    /// `pgf:f`, or for generated code `f.inv` and `f.pgf`. The `:` and `.` keep them apart from
+    /// every identifier.
     pub fn symbol(&self, name: &str) -> String {
         match self {
             FuncKind::Fn => name.to_string(),
             FuncKind::Inverse { .. } => format!("inverse:{name}"),
             FuncKind::Pgf { .. } => format!("pgf:{name}"),
+            FuncKind::GeneratedInverse { .. } => format!("{name}.inv"),
+            FuncKind::GeneratedPgf { .. } => format!("{name}.pgf"),
         }
     }
 }
@@ -199,7 +208,12 @@ impl Function {
         self.insts[inst].results[0]
     }
 
-    /// Appends an instruction with no results (`check`, or a terminator).
+    /// Appends `record value "role"` (generated PGF code only).
+    pub fn ins_record(&mut self, block: Block, value: Value, role: String, span: Span) -> Inst {
+        self.ins_void(block, InstKind::Record { value, role }, span)
+    }
+
+    /// Appends an instruction with no results (`check`, `record`, or a terminator).
     pub fn ins_void(&mut self, block: Block, kind: InstKind, span: Span) -> Inst {
         self.append_inst(block, kind, &[], span)
     }

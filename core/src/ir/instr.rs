@@ -3,7 +3,7 @@
 //! Forward code contains constants, primitive operations, calls and the terminators `jump`, `brif`,
 //! `return` and `fail`. Inverse code may also contain the three inverse-only instructions:
 //! `theta` (read the next θ value from the tape), `choice` (read a path choice in `0..n`) and
-//! `check` (fail with a reason unless a condition holds).
+//! `check` (fail with a reason unless a condition holds). Generated PGF code writes θ with `record`.
 
 use super::{Block, Const, Domain, FuncId, Opcode, Value};
 use crate::span::Span;
@@ -36,6 +36,9 @@ pub enum InstKind {
     Choice { n: u32, role: String },
     /// `check c, "reason"`: a domain error with `reason` unless `c` is true. Inverse code only.
     Check { cond: Value, reason: String },
+    /// `record v, "role"`: append `v` to the θ tape being written. PGF code only: a generated PGF
+    /// records, in the inverse's reading order, the θ values that reproduce its inputs.
+    Record { value: Value, role: String },
     /// `jump block1(a, b)`. Terminator.
     Jump { dest: BlockCall },
     /// `brif c, block1(a), block2(b)`: to `then_dest` if `c` is true. Terminator.
@@ -70,6 +73,12 @@ impl InstKind {
         )
     }
 
+    /// Whether this instruction touches the θ tape or checks a domain: what forward code never
+    /// contains (`theta`, `choice`, `check`, `record`).
+    pub fn is_theta_related(&self) -> bool {
+        self.is_inverse_only() || matches!(self, InstKind::Record { .. })
+    }
+
     /// Every value this instruction reads, in order (branch arguments included).
     pub fn args(&self) -> Vec<Value> {
         let mut out = Vec::new();
@@ -88,6 +97,7 @@ impl InstKind {
             | InstKind::Call { args, .. }
             | InstKind::Return { args } => args.iter().copied().for_each(f),
             InstKind::Check { cond, .. } => f(*cond),
+            InstKind::Record { value, .. } => f(*value),
             InstKind::Jump { dest } => dest.args.iter().copied().for_each(f),
             InstKind::Brif {
                 cond,
@@ -117,6 +127,7 @@ impl InstKind {
             | InstKind::Call { args, .. }
             | InstKind::Return { args } => map_all(args, &mut f),
             InstKind::Check { cond, .. } => *cond = f(*cond),
+            InstKind::Record { value, .. } => *value = f(*value),
             InstKind::Jump { dest } => map_all(&mut dest.args, &mut f),
             InstKind::Brif {
                 cond,

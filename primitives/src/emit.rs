@@ -1,0 +1,335 @@
+//! The emitter: how rules write inverse and PGF code into an IR function.
+//!
+//! A rule never touches blocks directly. It asks the [`Emitter`] for constants, primitive
+//! operations, θ reads, checks and structured branches (`if_else`, `switch`), and the emitter keeps
+//! the function well formed: every branch it opens is closed at a join block whose parameters
+//! carry the arms' results, and emission continues in that join block.
+//!
+//! An emitter is in one of two modes. In [`Mode::Inverse`] it may read θ (`theta`, `choice`) and
+//! check domains; in [`Mode::Pgf`] it may only `record` θ values. Asking for the other mode's
+//! instructions is a bug in the rule, reported as [`RuleError::WrongMode`].
+
+use crate::rule::RuleError;
+use pinv_core::ir::{
+    Block, BlockCall, Const, Domain, FuncId, Function, InstKind, Module, Opcode, Signature, Type,
+    Value,
+};
+use pinv_core::Span;
+
+/// Which kind of code an emitter writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// An inverse: reads θ, checks domains.
+    Inverse,
+    /// A PGF: records θ.
+    Pgf,
+}
+
+/// Options that change what rules emit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EmitOptions {
+    /// Relative tolerance of f64 consistency checks: `|a − b| ≤ tol · max(1, |b|)`.
+    pub tolerance: f64,
+}
+
+impl Default for EmitOptions {
+    fn default() -> EmitOptions {
+        EmitOptions { tolerance: 1e-9 }
+    }
+}
+
+/// Writes instructions at the end of a current block of `func`. See the module docs.
+pub struct Emitter<'f> {
+    func: &'f mut Function,
+    module: Option<&'f Module>,
+    block: Block,
+    span: Span,
+    role_prefix: String,
+    mode: Mode,
+    options: EmitOptions,
+}
+
+impl<'f> Emitter<'f> {
+    /// An emitter appending to `block` of `func`. Every instruction gets `span` (the forward
+    /// instruction being inverted).
+    pub fn new(func: &'f mut Function, block: Block, mode: Mode, span: Span) -> Emitter<'f> {
+        Emitter {
+            func,
+            module: None,
+            block,
+            span,
+            role_prefix: String::new(),
+            mode,
+            options: EmitOptions::default(),
+        }
+    }
+
+    /// Lets rules call functions of `module` by name (`call`). The function being written must be
+    /// added to the same module afterwards.
+    pub fn with_module(mut self, module: &'f Module) -> Emitter<'f> {
+        self.module = Some(module);
+        self
+    }
+
+    /// Prefixes every θ role, as in `"fmul: which factor is 0"`.
+    pub fn with_role_prefix(mut self, prefix: impl Into<String>) -> Emitter<'f> {
+        self.role_prefix = prefix.into();
+        self
+    }
+
+    pub fn with_options(mut self, options: EmitOptions) -> Emitter<'f> {
+        self.options = options;
+        self
+    }
+
+    pub fn options(&self) -> &EmitOptions {
+        &self.options
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The block emission continues in.
+    pub fn block(&self) -> Block {
+        self.block
+    }
+
+    /// Sets the span given to the following instructions.
+    pub fn set_span(&mut self, span: Span) {
+        self.span = span;
+    }
+
+    /// Sets the role prefix of the following θ reads.
+    pub fn set_role_prefix(&mut self, prefix: impl Into<String>) {
+        self.role_prefix = prefix.into();
+    }
+
+    /// The function being written (read-only; use the emitting methods to change it).
+    pub fn func(&self) -> &Function {
+        self.func
+    }
+
+    pub fn value_type(&self, v: Value) -> Type {
+        self.func.value_type(v)
+    }
+
+    fn role(&self, role: &str) -> String {
+        if self.role_prefix.is_empty() {
+            role.to_string()
+        } else {
+            format!("{}: {role}", self.role_prefix)
+        }
+    }
+
+    // ---- values
+
+    pub fn konst(&mut self, c: Const) -> Value {
+        self.func.ins_const(self.block, c, self.span)
+    }
+
+    pub fn f64(&mut self, x: f64) -> Value {
+        self.konst(Const::F64(x))
+    }
+
+    pub fn i64(&mut self, x: i64) -> Value {
+        self.konst(Const::I64(x))
+    }
+
+    pub fn bool(&mut self, b: bool) -> Value {
+        self.konst(Const::Bool(b))
+    }
+
+    /// A primitive operation. The operand types must fit the opcode (checked by the verifier).
+    pub fn prim(&mut self, op: Opcode, args: &[Value]) -> Value {
+        self.func.ins_prim(self.block, op, args.to_vec(), self.span)
+    }
+
+    /// A call of a module function by its module-level name.
+    pub fn call(&mut self, name: &str, args: &[Value]) -> Result<Vec<Value>, RuleError> {
+        let module = self
+            .module
+            .ok_or_else(|| RuleError::UnknownFunction(name.to_string()))?;
+        let (id, sig): (FuncId, Signature) = module
+            .get(name)
+            .map(|id| (id, module.functions[id].sig.clone()))
+            .ok_or_else(|| RuleError::UnknownFunction(name.to_string()))?;
+        Ok(self
+            .func
+            .ins_call(self.block, id, args.to_vec(), &sig.returns, self.span))
+    }
+
+    // ---- θ
+
+    /// Reads the next θ value from `domain` (inverse mode).
+    pub fn theta(&mut self, domain: Domain, role: &str) -> Result<Value, RuleError> {
+        self.require(Mode::Inverse, "theta")?;
+        let role = self.role(role);
+        Ok(self.func.ins_theta(self.block, domain, role, self.span))
+    }
+
+    /// Reads the next path choice, an i64 in `0..n` (inverse mode).
+    pub fn choice(&mut self, n: u32, role: &str) -> Result<Value, RuleError> {
+        self.require(Mode::Inverse, "choice")?;
+        let role = self.role(role);
+        Ok(self.func.ins_choice(self.block, n, role, self.span))
+    }
+
+    /// Fails with a domain error with `reason` unless `cond` is true (inverse mode).
+    pub fn check(&mut self, cond: Value, reason: &str) -> Result<(), RuleError> {
+        self.require(Mode::Inverse, "check")?;
+        self.func.ins_void(
+            self.block,
+            InstKind::Check {
+                cond,
+                reason: reason.to_string(),
+            },
+            self.span,
+        );
+        Ok(())
+    }
+
+    /// Checks that `actual` equals `expected`: exactly for i64 and bool, within the relative
+    /// tolerance for f64 (two NaNs are not equal; equal infinities are).
+    pub fn check_equal(
+        &mut self,
+        actual: Value,
+        expected: Value,
+        reason: &str,
+    ) -> Result<(), RuleError> {
+        let ok = self.close(actual, expected);
+        self.check(ok, reason)
+    }
+
+    /// A bool value: `actual` equals `expected` as [`Emitter::check_equal`] means it.
+    pub fn close(&mut self, actual: Value, expected: Value) -> Value {
+        match self.value_type(expected) {
+            Type::F64 => {
+                // exact || |a − b| ≤ tol · max(1, |b|)
+                let exact = self.prim(Opcode::Feq, &[actual, expected]);
+                let diff = self.prim(Opcode::Fsub, &[actual, expected]);
+                let diff = self.prim(Opcode::Fabs, &[diff]);
+                let mag = self.prim(Opcode::Fabs, &[expected]);
+                let one = self.f64(1.0);
+                let scale = self.prim(Opcode::Fmax, &[mag, one]);
+                let tol = self.f64(self.options.tolerance);
+                let bound = self.prim(Opcode::Fmul, &[tol, scale]);
+                let near = self.prim(Opcode::Fle, &[diff, bound]);
+                self.prim(Opcode::Bor, &[exact, near])
+            }
+            Type::I64 => self.prim(Opcode::Ieq, &[actual, expected]),
+            Type::Bool => self.prim(Opcode::Beq, &[actual, expected]),
+        }
+    }
+
+    /// Appends `value` to the θ tape being written (PGF mode).
+    pub fn record(&mut self, value: Value, role: &str) -> Result<(), RuleError> {
+        self.require(Mode::Pgf, "record")?;
+        let role = self.role(role);
+        self.func.ins_record(self.block, value, role, self.span);
+        Ok(())
+    }
+
+    fn require(&self, mode: Mode, what: &'static str) -> Result<(), RuleError> {
+        if self.mode == mode {
+            Ok(())
+        } else {
+            Err(RuleError::WrongMode { what })
+        }
+    }
+
+    // ---- control flow
+
+    /// `if cond { then } else { else_ }`: each arm returns one value per entry of `types`; the
+    /// results are the join block's parameters, and emission continues there.
+    pub fn if_else(
+        &mut self,
+        cond: Value,
+        types: &[Type],
+        then: impl FnOnce(&mut Emitter<'f>) -> Result<Vec<Value>, RuleError>,
+        else_: impl FnOnce(&mut Emitter<'f>) -> Result<Vec<Value>, RuleError>,
+    ) -> Result<Vec<Value>, RuleError> {
+        let then_block = self.func.create_block();
+        let else_block = self.func.create_block();
+        self.func.ins_void(
+            self.block,
+            InstKind::Brif {
+                cond,
+                then_dest: BlockCall::new(then_block, Vec::new()),
+                else_dest: BlockCall::new(else_block, Vec::new()),
+            },
+            self.span,
+        );
+        self.block = then_block;
+        let then_values = then(self)?;
+        let then_end = self.block;
+        self.block = else_block;
+        let else_values = else_(self)?;
+        let else_end = self.block;
+        self.join(types, vec![(then_end, then_values), (else_end, else_values)])
+    }
+
+    /// Runs `arm(k)` for the case `index == k`, for k in `0..n` (the last arm also takes every
+    /// other index); each arm returns one value per entry of `types`. Emission continues at the
+    /// join, whose parameters are returned.
+    pub fn switch(
+        &mut self,
+        index: Value,
+        n: u32,
+        types: &[Type],
+        mut arm: impl FnMut(&mut Emitter<'f>, u32) -> Result<Vec<Value>, RuleError>,
+    ) -> Result<Vec<Value>, RuleError> {
+        let mut ends = Vec::new();
+        for k in 0..n {
+            if k + 1 == n {
+                ends.push((self.block, Vec::new()));
+                let values = arm(self, k)?;
+                let last = ends.len() - 1;
+                ends[last] = (self.block, values);
+                break;
+            }
+            let kv = self.i64(i64::from(k));
+            let is_k = self.prim(Opcode::Ieq, &[index, kv]);
+            let arm_block = self.func.create_block();
+            let rest = self.func.create_block();
+            self.func.ins_void(
+                self.block,
+                InstKind::Brif {
+                    cond: is_k,
+                    then_dest: BlockCall::new(arm_block, Vec::new()),
+                    else_dest: BlockCall::new(rest, Vec::new()),
+                },
+                self.span,
+            );
+            self.block = arm_block;
+            let values = arm(self, k)?;
+            ends.push((self.block, values));
+            self.block = rest;
+        }
+        self.join(types, ends)
+    }
+
+    fn join(
+        &mut self,
+        types: &[Type],
+        ends: Vec<(Block, Vec<Value>)>,
+    ) -> Result<Vec<Value>, RuleError> {
+        let join = self.func.create_block();
+        let params: Vec<Value> = types
+            .iter()
+            .map(|&ty| self.func.append_block_param(join, ty))
+            .collect();
+        for (block, values) in ends {
+            if values.len() != types.len() {
+                return Err(RuleError::Malformed(format!(
+                    "a branch gave {} values for {} results",
+                    values.len(),
+                    types.len()
+                )));
+            }
+            self.func.ins_jump(block, join, values, self.span);
+        }
+        self.block = join;
+        Ok(params)
+    }
+}
