@@ -119,6 +119,14 @@ pub trait ThetaSource {
     fn theta(&mut self, domain: Domain, at: &ThetaAddress<'_>) -> Result<Const, ThetaError>;
     /// The value of a `choice n` read, in `0..n`.
     fn choice(&mut self, n: u32, at: &ThetaAddress<'_>) -> Result<u32, ThetaError>;
+    /// Takes the value of a `record` (generated PGF code writes the θ tape with it). Sources
+    /// that only read refuse.
+    fn record(&mut self, value: Const, at: &ThetaAddress<'_>) -> Result<(), ThetaError> {
+        let _ = (value, at);
+        Err(ThetaError::Other(
+            "this θ source only reads; `record` needs a recorder".to_string(),
+        ))
+    }
 }
 
 impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
@@ -128,6 +136,10 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 
     fn choice(&mut self, n: u32, at: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
         (**self).choice(n, at)
+    }
+
+    fn record(&mut self, value: Const, at: &ThetaAddress<'_>) -> Result<(), ThetaError> {
+        (**self).record(value, at)
     }
 }
 
@@ -171,6 +183,43 @@ pub fn check_choice(n: u32, value: Const) -> Result<u32, ThetaError> {
             expected: Type::I64,
             found: other.ty(),
         }),
+    }
+}
+
+/// Collects the θ tape that generated PGF code writes with `record`; refuses reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TapeRecorder {
+    values: Vec<Const>,
+}
+
+impl TapeRecorder {
+    pub fn new() -> TapeRecorder {
+        TapeRecorder::default()
+    }
+
+    /// The values recorded so far, in order.
+    pub fn values(&self) -> &[Const] {
+        &self.values
+    }
+
+    /// The recorded tape.
+    pub fn into_values(self) -> Vec<Const> {
+        self.values
+    }
+}
+
+impl ThetaSource for TapeRecorder {
+    fn theta(&mut self, _: Domain, _: &ThetaAddress<'_>) -> Result<Const, ThetaError> {
+        Err(ThetaError::Other("a PGF records θ; it does not read it".to_string()))
+    }
+
+    fn choice(&mut self, _: u32, _: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
+        Err(ThetaError::Other("a PGF records θ; it does not read it".to_string()))
+    }
+
+    fn record(&mut self, value: Const, _: &ThetaAddress<'_>) -> Result<(), ThetaError> {
+        self.values.push(value);
+        Ok(())
     }
 }
 
@@ -677,6 +726,27 @@ impl<'m> Interpreter<'m> {
                 frame
                     .set(one_result()?, Const::I64(i64::from(k)))
                     .map_err(fault)?;
+            }
+            InstKind::Record { value, role } => {
+                let value = frame.get(*value).map_err(fault)?;
+                let Some(source) = run.theta.as_deref_mut() else {
+                    return Err(Fault {
+                        kind: RuntimeErrorKind::NoThetaSource,
+                        span,
+                    });
+                };
+                let at = ThetaAddress {
+                    function: &func.name,
+                    inst,
+                    role,
+                    span,
+                    index: run.theta_reads,
+                };
+                source.record(value, &at).map_err(|e| Fault {
+                    kind: RuntimeErrorKind::Theta(e),
+                    span,
+                })?;
+                run.theta_reads += 1;
             }
             InstKind::Check { cond, reason } => {
                 if !frame.get_bool(*cond).map_err(fault)? {

@@ -190,7 +190,8 @@ impl<'f> Emitter<'f> {
     }
 
     /// Checks that `actual` equals `expected`: exactly for i64 and bool, within the relative
-    /// tolerance for f64 (two NaNs are not equal; equal infinities are).
+    /// tolerance for f64 (equal infinities are equal, and so are two NaNs: a NaN output is
+    /// reproduced by a NaN).
     pub fn check_equal(
         &mut self,
         actual: Value,
@@ -205,8 +206,12 @@ impl<'f> Emitter<'f> {
     pub fn close(&mut self, actual: Value, expected: Value) -> Value {
         match self.value_type(expected) {
             Type::F64 => {
-                // exact || |a − b| ≤ tol · max(1, |b|)
+                // exact || |a − b| ≤ tol · max(1, |b|) || both NaN
                 let exact = self.prim(Opcode::Feq, &[actual, expected]);
+                let a_nan = self.prim(Opcode::Fne, &[actual, actual]);
+                let b_nan = self.prim(Opcode::Fne, &[expected, expected]);
+                let both_nan = self.prim(Opcode::Band, &[a_nan, b_nan]);
+                let exact = self.prim(Opcode::Bor, &[exact, both_nan]);
                 let diff = self.prim(Opcode::Fsub, &[actual, expected]);
                 let diff = self.prim(Opcode::Fabs, &[diff]);
                 let mag = self.prim(Opcode::Fabs, &[expected]);
