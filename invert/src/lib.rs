@@ -1,1 +1,12 @@
-//! (Being written.)
+//! pinv: parametric inverses of programs.
+
+pub mod check;
+pub mod error;
+pub mod program;
+pub mod reorient;
+pub mod theta;
+
+pub use error::{Error, Result};
+pub use pinv_core::ir::{Const, Type};
+pub use program::{Inverse, Program};
+pub use theta::{Sampler, TextTape, ThetaSchema};
