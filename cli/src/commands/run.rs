@@ -47,7 +47,7 @@ pub fn run(args: &RunArgs) -> Outcome {
     if args.step_limit > 0 {
         config = config.with_step_limit(args.step_limit);
     }
-    let interp = Interpreter::new(&loaded.compiled.module).with_config(config);
+    let interp = Interpreter::new(loaded.module()).with_config(config);
     match interp.call(id, &inputs) {
         Ok(outputs) => {
             if args.json {
@@ -73,7 +73,7 @@ pub fn find_function<'a>(
     name: &str,
     json: bool,
 ) -> Result<(FuncId, &'a Function), Outcome> {
-    let module = &loaded.compiled.module;
+    let module = loaded.module();
     match module.get(name) {
         Some(id) => Ok((id, &module.functions[id])),
         None => {

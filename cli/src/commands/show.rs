@@ -40,7 +40,7 @@ pub fn run(args: &ShowArgs) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let module = &loaded.compiled.module;
+    let module = loaded.module();
     let selected: Vec<FuncId> = match &args.function {
         Some(name) => match find_function(&loaded, name, args.json) {
             Ok((id, _)) => vec![id],
