@@ -29,6 +29,8 @@ pub fn lower(program: &hir::Program) -> Module {
         let added = module.add(function);
         debug_assert!(added.is_ok(), "duplicate function `{}`", def.symbol);
     }
+    // Number values and blocks in layout order, so the text form reads top to bottom.
+    module.compact_all();
     module
 }
 

@@ -130,6 +130,7 @@ enum OpSyntax {
     Theta(Domain, String),
     Choice(u32, String),
     Check(Name, String),
+    Record(Name, String),
     Jump(CallSyntax),
     Brif(Name, CallSyntax, CallSyntax),
     Return(Vec<Name>),
@@ -147,6 +148,7 @@ impl OpSyntax {
             OpSyntax::Theta(..) => "theta",
             OpSyntax::Choice(..) => "choice",
             OpSyntax::Check(..) => "check",
+            OpSyntax::Record(..) => "record",
             OpSyntax::Jump(_) => "jump",
             OpSyntax::Brif(..) => "brif",
             OpSyntax::Return(_) => "return",
@@ -631,6 +633,20 @@ impl<'a> Parser<'a> {
                 self.expect(")")?;
                 FuncKind::Pgf { of }
             }
+            "generated_inverse" => {
+                self.word();
+                self.expect("(")?;
+                let of = self.bare_name("the name of the inverted function")?;
+                self.expect(")")?;
+                FuncKind::GeneratedInverse { of }
+            }
+            "generated_pgf" => {
+                self.word();
+                self.expect("(")?;
+                let of = self.bare_name("the name of the function")?;
+                self.expect(")")?;
+                FuncKind::GeneratedPgf { of }
+            }
             _ => FuncKind::Fn,
         };
         if let (Some(pos), false) = (first_theta, matches!(kind, FuncKind::Inverse { .. })) {
@@ -792,6 +808,11 @@ impl<'a> Parser<'a> {
                 let cond = self.value()?;
                 self.expect(",")?;
                 OpSyntax::Check(cond, self.string()?)
+            }
+            "record" => {
+                let value = self.value()?;
+                self.expect(",")?;
+                OpSyntax::Record(value, self.string()?)
             }
             "jump" => OpSyntax::Jump(self.block_call()?),
             "brif" => {
@@ -1063,6 +1084,10 @@ fn build_function(
                     cond: value_id(cond)?,
                     reason: reason.clone(),
                 },
+                OpSyntax::Record(value, role) => InstKind::Record {
+                    value: value_id(value)?,
+                    role: role.clone(),
+                },
                 OpSyntax::Jump(dest) => InstKind::Jump {
                     dest: block_call(dest)?,
                 },
@@ -1127,6 +1152,7 @@ fn result_types(
         OpSyntax::Theta(domain, _) => vec![domain.ty()],
         OpSyntax::Choice(..) => vec![Type::I64],
         OpSyntax::Check(..)
+        | OpSyntax::Record(..)
         | OpSyntax::Jump(_)
         | OpSyntax::Brif(..)
         | OpSyntax::Return(_)

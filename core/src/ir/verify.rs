@@ -26,8 +26,9 @@
 //!      parameters; the condition of `check` and `brif`, `bool`; `return`, the signature's returns;
 //!      a branch's arguments, the parameters of its target block.
 //!    - *Callees* exist in the module; *branch targets* exist and are in the layout.
-//!    - *Inverse-only* instructions (`theta`, `choice`, `check`) appear only in inverse functions,
-//!      never in `fn` or `pgf` functions.
+//!    - *Inverse-only* instructions (`theta`, `choice`, `check`) appear only in inverse functions
+//!      (declared or generated), never in `fn` or `pgf` functions; `record` appears only in
+//!      generated PGFs.
 //!    - A `choice` has `n >= 1`; a `theta` domain is not empty (`lo <= hi`, no NaN bound).
 //! 7. **Reachability**: every layout block is reachable from the entry block.
 //! 8. **SSA dominance**: every use is dominated by its definition. A block's parameters dominate
@@ -439,21 +440,35 @@ impl<'a> Verifier<'a> {
     fn inst(&self, inst: Inst) -> Result {
         let func = self.func;
         let kind = &func.insts[inst].kind;
-        if kind.is_inverse_only() {
+        if kind.is_theta_related() {
             let name = match kind {
                 InstKind::Theta { .. } => "theta",
                 InstKind::Choice { .. } => "choice",
+                InstKind::Record { .. } => "record",
                 _ => "check",
             };
-            let here = match func.kind {
-                FuncKind::Fn => Some("a `fn`"),
-                FuncKind::Pgf { .. } => Some("a `pgf`"),
-                FuncKind::Inverse { .. } => None,
+            let allowed = match (&func.kind, kind) {
+                (FuncKind::GeneratedPgf { .. }, InstKind::Record { .. }) => true,
+                (_, InstKind::Record { .. }) => false,
+                (FuncKind::Inverse { .. } | FuncKind::GeneratedInverse { .. }, _) => true,
+                _ => false,
             };
-            if let Some(here) = here {
+            if !allowed {
+                let here = match func.kind {
+                    FuncKind::Fn => "a `fn`",
+                    FuncKind::Pgf { .. } => "a `pgf`",
+                    FuncKind::Inverse { .. } => "a declared inverse",
+                    FuncKind::GeneratedInverse { .. } => "a generated inverse",
+                    FuncKind::GeneratedPgf { .. } => "a generated PGF",
+                };
+                let only = if name == "record" {
+                    "generated PGFs"
+                } else {
+                    "inverse functions"
+                };
                 return self.fail(
                     Entity::Inst(inst),
-                    format!("`{name}` is only allowed in inverse functions, and this is {here}"),
+                    format!("`{name}` is only allowed in {only}, and this is {here}"),
                 );
             }
         }
@@ -501,6 +516,10 @@ impl<'a> Verifier<'a> {
             InstKind::Check { cond, .. } => {
                 self.results(inst, &[], "`check`")?;
                 self.cond(inst, *cond, "check")
+            }
+            InstKind::Record { value, .. } => {
+                self.results(inst, &[], "`record`")?;
+                self.operand(inst, *value).map(|_| ())
             }
             InstKind::Jump { dest } => {
                 self.results(inst, &[], "`jump`")?;

@@ -163,6 +163,16 @@ fn write_func(out: &mut String, module: &Module, func: &Function, opts: &WriteOp
             push_bare_name(out, of);
             out.push(')');
         }
+        FuncKind::GeneratedInverse { of } => {
+            out.push_str(" generated_inverse(");
+            push_bare_name(out, of);
+            out.push(')');
+        }
+        FuncKind::GeneratedPgf { of } => {
+            out.push_str(" generated_pgf(");
+            push_bare_name(out, of);
+            out.push(')');
+        }
     }
     if opts.spans {
         push_span(out, func.span);
@@ -246,6 +256,10 @@ fn write_inst_to(out: &mut String, module: &Module, func: &Function, inst: Inst)
         InstKind::Check { cond, reason } => {
             let _ = write!(out, "check {cond}, ");
             push_quoted(out, reason);
+        }
+        InstKind::Record { value, role } => {
+            let _ = write!(out, "record {value}, ");
+            push_quoted(out, role);
         }
         InstKind::Jump { dest } => {
             out.push_str("jump ");
