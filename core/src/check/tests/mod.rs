@@ -10,6 +10,10 @@ use crate::syntax::{ast, parse};
 
 // ---------------------------------------------------------------- helpers
 
+mod invariants;
+mod random_ast;
+mod well_typed;
+
 fn check_src(src: &str) -> Result<Program, CompileError> {
     let module = parse(src).unwrap_or_else(|e| panic!("parse error: {e}\n{src}"));
     check(&module)
@@ -18,7 +22,10 @@ fn check_src(src: &str) -> Result<Program, CompileError> {
 #[track_caller]
 fn ok(src: &str) -> Program {
     match check_src(src) {
-        Ok(program) => program,
+        Ok(program) => {
+            invariants::validate(&program);
+            program
+        }
         Err(e) => {
             let file = SourceFile::new("test.pinv", src);
             panic!("{}: {e}\n{src}", file.location(e.span()))
@@ -247,9 +254,12 @@ fn corpus_checks() {
     for path in pinv_files(&corpus_dir()) {
         let src = std::fs::read_to_string(&path).expect("readable corpus file");
         let module = parse(&src).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        if let Err(e) = check(&module) {
-            let file = SourceFile::new(path.display().to_string(), src.as_str());
-            panic!("{}: {e}", file.location(e.span()));
+        match check(&module) {
+            Ok(program) => invariants::validate(&program),
+            Err(e) => {
+                let file = SourceFile::new(path.display().to_string(), src.as_str());
+                panic!("{}: {e}", file.location(e.span()));
+            }
         }
     }
 }
