@@ -833,6 +833,55 @@ fn too_deep() {
     );
 }
 
+#[test]
+fn deep_nesting_below_the_limit_fits_the_stack() {
+    // Each level is an `if` whose arms are blocks holding a `let` and a binary operation: the
+    // deepest recursion the checker does per level of nesting. Test threads have 2 MiB of stack.
+    let span = Span::new(0, 1);
+    let expr = |kind| ast::Expr { kind, span };
+    let mut e = expr(ast::ExprKind::Float(1.0));
+    // Two expression levels per iteration (the `if` and the `+`), plus the leaf.
+    for _ in 0..(super::expr::MAX_DEPTH / 2 - 1) {
+        let block = |tail: ast::Expr| ast::Block {
+            stmts: vec![ast::Stmt {
+                kind: ast::StmtKind::Let {
+                    pat: ast::Pattern {
+                        kind: ast::PatternKind::Wild,
+                        span,
+                    },
+                    ty: None,
+                    init: expr(ast::ExprKind::Float(2.0)),
+                },
+                span,
+            }],
+            tail: Some(Box::new(tail)),
+            span,
+        };
+        let arm = expr(ast::ExprKind::Binary(
+            ast::BinOp::Add,
+            Box::new(e),
+            Box::new(expr(ast::ExprKind::Float(1.0))),
+        ));
+        e = expr(ast::ExprKind::If {
+            cond: Box::new(expr(ast::ExprKind::Bool(true))),
+            then: block(arm),
+            else_: Some(Box::new(expr(ast::ExprKind::Block(block(expr(
+                ast::ExprKind::Float(0.0),
+            )))))),
+        });
+    }
+    let module = one_fn(
+        vec![],
+        ast::Block {
+            stmts: vec![],
+            tail: Some(Box::new(e)),
+            span,
+        },
+    );
+    let program = check(&module).expect("checks");
+    invariants::validate(&program);
+}
+
 // ---------------------------------------------------------------- typing
 
 #[test]
