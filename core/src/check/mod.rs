@@ -2,18 +2,18 @@
 //!
 //! [`check`] works in two passes over the module's items, in source order, and stops at the first
 //! error:
-//! 1. [`decl::Items::collect`] resolves every item's header (parameters, return type) and the
+//! 1. `decl::Items::collect` resolves every item's header (parameters, return type) and the
 //!    function namespace, so that bodies may call functions defined later;
-//! 2. for each item, [`decl::Items::kind`] checks an `inverse` or `pgf` declaration against its
-//!    function, then [`body::check_function`] checks the body.
+//! 2. for each item, `decl::Items::kind` checks an `inverse` or `pgf` declaration against its
+//!    function, then `body::check_function` checks the body.
 //!
 //! The submodules, each owning one concern:
-//! - [`decl`] owns headers, function names, and the `inverse` / `pgf` signature rules;
-//! - [`types`] owns written types and where tuples may be written;
-//! - [`scope`] owns lexical scopes and the local table of one function;
-//! - [`body`] owns blocks and statements, the body's type, divergence and which span to blame;
-//! - [`expr`] owns expressions;
-//! - [`ops`] owns the opcode of each operator and cast on each type.
+//! - `decl` owns headers, function names, and the `inverse` / `pgf` signature rules;
+//! - `types` owns written types and where tuples may be written;
+//! - `scope` owns lexical scopes and the local table of one function;
+//! - `body` owns blocks and statements, the body's type, divergence and which span to blame;
+//! - `expr` owns expressions;
+//! - `ops` owns the opcode of each operator and cast on each type.
 
 mod body;
 mod decl;
