@@ -45,8 +45,30 @@ impl From<Outcome> for ExitCode {
     }
 }
 
+/// Keeps values like `-2`, `-1.5e3`, `-inf`, `-nan` and `-0x10` from being read as flags: clap
+/// takes anything starting with `-` for an option, so such values get a leading space, which
+/// every value parser trims. No option of `pinv` starts with a digit, `.`, `inf` or `nan`.
+fn protect_negative_values(arg: std::ffi::OsString) -> std::ffi::OsString {
+    let Some(text) = arg.to_str() else {
+        return arg;
+    };
+    let Some(rest) = text.strip_prefix('-') else {
+        return arg;
+    };
+    let lower = rest.to_ascii_lowercase();
+    let numeric = lower.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        || lower.starts_with("inf")
+        || lower.starts_with("nan");
+    if numeric {
+        format!(" {text}").into()
+    } else {
+        arg
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args = std::env::args_os().map(protect_negative_values);
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout with success, usage errors to stderr.

@@ -18,7 +18,6 @@ pub struct RunArgs {
     /// The function to run.
     pub function: String,
     /// One value per input: `1.5`, `-2`, `inf`, `nan`, `42`, `true`.
-    #[arg(allow_hyphen_values = true)]
     pub args: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
