@@ -22,6 +22,10 @@ struct Cli {
 enum Command {
     Run(commands::run::RunArgs),
     Show(commands::show::ShowArgs),
+    Invert(commands::invert::InvertArgs),
+    Pgf(commands::pgf::PgfArgs),
+    Check(commands::check::CheckArgs),
+    Primitives(commands::primitives::PrimitivesArgs),
 }
 
 /// How a command ended, and so the process's exit status.
@@ -83,6 +87,10 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Show(args) => commands::show::run(&args),
+        Command::Invert(args) => commands::invert::run(&args),
+        Command::Pgf(args) => commands::pgf::run(&args),
+        Command::Check(args) => commands::check::run(&args),
+        Command::Primitives(args) => commands::primitives::run(&args),
     };
     outcome.into()
 }

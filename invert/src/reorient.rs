@@ -318,6 +318,10 @@ impl<'a> Reorienter<'a> {
         span: Span,
         reason: &str,
     ) -> Result<(), Error> {
+        if pair.consts.get(&v) == Some(&solved) {
+            // A constant operand, handed back as given: nothing was solved.
+            return Ok(());
+        }
         match pair.known.get(&v) {
             None => {
                 pair.known.insert(v, solved);

@@ -214,11 +214,16 @@ fn unconditional_blocks(module: &Module, id: FuncId) -> HashSet<Block> {
 pub struct TextTape {
     values: Vec<String>,
     pos: usize,
+    read: Vec<Const>,
 }
 
 impl TextTape {
     pub fn new(values: Vec<String>) -> TextTape {
-        TextTape { values, pos: 0 }
+        TextTape {
+            values,
+            pos: 0,
+            read: Vec::new(),
+        }
     }
 
     /// Splits `1.5,2,true` at commas.
@@ -244,6 +249,16 @@ impl TextTape {
         self.values.is_empty()
     }
 
+    /// The values as given.
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// The values read so far, as the reads typed them.
+    pub fn read(&self) -> &[Const] {
+        &self.read
+    }
+
     fn next(&mut self, ty: Type) -> Result<Const, ThetaError> {
         let text = self.values.get(self.pos).ok_or(ThetaError::Exhausted {
             needed_index: self.pos,
@@ -261,6 +276,7 @@ impl TextTape {
             ThetaError::Other(format!("θ{} is `{text}`, which is not a valid {ty}", self.pos))
         })?;
         self.pos += 1;
+        self.read.push(value);
         Ok(value)
     }
 }
