@@ -4,6 +4,8 @@ pub mod check;
 pub mod error;
 pub mod program;
 pub mod reorient;
+#[cfg(feature = "proptest")]
+pub mod strategy;
 pub mod theta;
 
 pub use error::{Error, Result};
