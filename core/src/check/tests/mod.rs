@@ -697,6 +697,8 @@ fn not_allowed() {
         2,
         "its type cannot be inferred",
     );
+    // `_` needs no type.
+    ok("fn f(c: bool) -> f64 {\n    let _ = fail(\"no\");\n}");
     // Bad tuple patterns.
     err(
         &format!("{tuple_fn}fn f() -> f64 {{\n    let (a, a) = g(1.0);\n    a\n}}"),
