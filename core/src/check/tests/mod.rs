@@ -1310,6 +1310,20 @@ fn odd_asts_give_errors_not_panics() {
         theta: false,
         span,
     };
+    let pattern = |kind| ast::Pattern { kind, span };
+    // `{ let pat = 1.0; }`
+    let let_block = |kind| ast::Block {
+        stmts: vec![ast::Stmt {
+            kind: ast::StmtKind::Let {
+                pat: pattern(kind),
+                ty: None,
+                init: expr(ast::ExprKind::Float(1.0)),
+            },
+            span,
+        }],
+        tail: None,
+        span,
+    };
     let cases = vec![
         // `()` and `(f64, ())` as parameter types.
         one_fn(
@@ -1328,50 +1342,13 @@ fn odd_asts_give_errors_not_panics() {
         // Empty and one-element tuple expressions.
         one_fn(vec![], block(Some(expr(ast::ExprKind::Tuple(vec![]))))),
         // A `let ()` pattern, a nested tuple pattern.
+        one_fn(vec![], let_block(ast::PatternKind::Tuple(vec![]))),
         one_fn(
             vec![],
-            ast::Block {
-                stmts: vec![ast::Stmt {
-                    kind: ast::StmtKind::Let {
-                        pat: ast::Pattern {
-                            kind: ast::PatternKind::Tuple(vec![]),
-                            span,
-                        },
-                        ty: None,
-                        init: expr(ast::ExprKind::Float(1.0)),
-                    },
-                    span,
-                }],
-                tail: None,
-                span,
-            },
-        ),
-        one_fn(
-            vec![],
-            ast::Block {
-                stmts: vec![ast::Stmt {
-                    kind: ast::StmtKind::Let {
-                        pat: ast::Pattern {
-                            kind: ast::PatternKind::Tuple(vec![
-                                ast::Pattern {
-                                    kind: ast::PatternKind::Wild,
-                                    span,
-                                },
-                                ast::Pattern {
-                                    kind: ast::PatternKind::Tuple(vec![]),
-                                    span,
-                                },
-                            ]),
-                            span,
-                        },
-                        ty: None,
-                        init: expr(ast::ExprKind::Float(1.0)),
-                    },
-                    span,
-                }],
-                tail: None,
-                span,
-            },
+            let_block(ast::PatternKind::Tuple(vec![
+                pattern(ast::PatternKind::Wild),
+                pattern(ast::PatternKind::Tuple(vec![])),
+            ])),
         ),
         // `fail(x)` as an ordinary call; a compound `&&=`.
         one_fn(
