@@ -192,16 +192,21 @@ impl BodyChecker<'_> {
                     None => None,
                 };
                 let init = self.value(init)?;
+                // `None` if the value never completes and no annotation says what it would be.
                 let ty = match (annotation, &init.ty) {
                     (Some(t), _) => {
                         expect_expr(&init, &Ty::Scalar(t))?;
-                        t
+                        Some(t)
                     }
-                    (None, Ty::Scalar(t)) => *t,
-                    (None, Ty::Never) => return Err(cannot_infer(pat)),
+                    (None, Ty::Scalar(t)) => Some(*t),
+                    (None, Ty::Never) => None,
                     (None, _) => return Err(no_value(&init)),
                 };
-                let local = self.bind(pat, ty);
+                let local = match (&pat.kind, ty) {
+                    (PatternKind::Bind { .. }, None) => return Err(cannot_infer(pat)),
+                    (_, Some(ty)) => self.bind(pat, ty),
+                    (_, None) => None,
+                };
                 Ok(hir::StmtKind::Let {
                     pattern: LetPattern::Single(local),
                     init,
@@ -355,7 +360,7 @@ pub(super) fn no_value(e: &hir::Expr) -> CompileError {
 
 /// Whether evaluating `e` certainly never completes: it has type `Never`, or it unconditionally
 /// evaluates something that never completes (such as the operand in `x + fail("no")`).
-pub(super) fn diverges(e: &hir::Expr) -> bool {
+fn diverges(e: &hir::Expr) -> bool {
     use hir::ExprKind::*;
     if e.ty == Ty::Never {
         return true;

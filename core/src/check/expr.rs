@@ -12,8 +12,9 @@ use crate::ir::{Const, Opcode};
 use crate::span::Span;
 use crate::syntax::ast::{self, BinOp, UnOp};
 
-/// Expressions nested deeper than this are refused, so that no input can exhaust the stack.
-pub(super) const MAX_DEPTH: usize = 256;
+/// Expressions nested deeper than this are refused, so that no input can exhaust the stack. The
+/// parser builds no deeper trees, so this only stops hand-built ASTs.
+pub(super) const MAX_DEPTH: usize = crate::syntax::parser::MAX_DEPTH;
 
 impl BodyChecker<'_> {
     /// An expression standing where `flow` says.

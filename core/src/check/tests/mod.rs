@@ -697,6 +697,8 @@ fn not_allowed() {
         2,
         "its type cannot be inferred",
     );
+    // `_` needs no type.
+    ok("fn f(c: bool) -> f64 {\n    let _ = fail(\"no\");\n}");
     // Bad tuple patterns.
     err(
         &format!("{tuple_fn}fn f() -> f64 {{\n    let (a, a) = g(1.0);\n    a\n}}"),
@@ -1175,10 +1177,11 @@ fn everywhere(x: f64) -> (f64, f64) {
         panic!()
     };
     assert_eq!(e.ty, Ty::Unit);
-    // A `while` body may never complete, but the loop does (it may run zero times).
+    // A `while` body may never complete, but the loop does (it may run zero times): the body
+    // has type `()`, blamed on its last statement.
     err(
         "fn f(x: f64) -> f64 {\n    while x > 0.0 {\n        return x;\n    }\n}",
-        3,
+        2,
         "expected `f64`, found `()`",
     );
 }
@@ -1307,6 +1310,20 @@ fn odd_asts_give_errors_not_panics() {
         theta: false,
         span,
     };
+    let pattern = |kind| ast::Pattern { kind, span };
+    // `{ let pat = 1.0; }`
+    let let_block = |kind| ast::Block {
+        stmts: vec![ast::Stmt {
+            kind: ast::StmtKind::Let {
+                pat: pattern(kind),
+                ty: None,
+                init: expr(ast::ExprKind::Float(1.0)),
+            },
+            span,
+        }],
+        tail: None,
+        span,
+    };
     let cases = vec![
         // `()` and `(f64, ())` as parameter types.
         one_fn(
@@ -1325,50 +1342,13 @@ fn odd_asts_give_errors_not_panics() {
         // Empty and one-element tuple expressions.
         one_fn(vec![], block(Some(expr(ast::ExprKind::Tuple(vec![]))))),
         // A `let ()` pattern, a nested tuple pattern.
+        one_fn(vec![], let_block(ast::PatternKind::Tuple(vec![]))),
         one_fn(
             vec![],
-            ast::Block {
-                stmts: vec![ast::Stmt {
-                    kind: ast::StmtKind::Let {
-                        pat: ast::Pattern {
-                            kind: ast::PatternKind::Tuple(vec![]),
-                            span,
-                        },
-                        ty: None,
-                        init: expr(ast::ExprKind::Float(1.0)),
-                    },
-                    span,
-                }],
-                tail: None,
-                span,
-            },
-        ),
-        one_fn(
-            vec![],
-            ast::Block {
-                stmts: vec![ast::Stmt {
-                    kind: ast::StmtKind::Let {
-                        pat: ast::Pattern {
-                            kind: ast::PatternKind::Tuple(vec![
-                                ast::Pattern {
-                                    kind: ast::PatternKind::Wild,
-                                    span,
-                                },
-                                ast::Pattern {
-                                    kind: ast::PatternKind::Tuple(vec![]),
-                                    span,
-                                },
-                            ]),
-                            span,
-                        },
-                        ty: None,
-                        init: expr(ast::ExprKind::Float(1.0)),
-                    },
-                    span,
-                }],
-                tail: None,
-                span,
-            },
+            let_block(ast::PatternKind::Tuple(vec![
+                pattern(ast::PatternKind::Wild),
+                pattern(ast::PatternKind::Tuple(vec![])),
+            ])),
         ),
         // `fail(x)` as an ordinary call; a compound `&&=`.
         one_fn(

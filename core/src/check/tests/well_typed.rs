@@ -180,11 +180,7 @@ impl Gen {
                 let (a, b) = (self.stmts(d, 2), self.stmts(d, 2));
                 format!("if {c} {{ {a} }} else {{ {b} }}")
             }
-            10 => format!(
-                "if {} {{ return {}; }}",
-                self.expr(T::B, d),
-                self.expr(T::F, d)
-            ),
+            10 => format!("if {} {{ {}; }}", self.expr(T::B, d), self.ret(d)),
             _ => format!("{};", self.expr(T::F, d)),
         }
     }
