@@ -3,8 +3,8 @@
 
 use crate::Outcome;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use pinv_core::diagnostic::{self, Located};
 use pinv::Program;
+use pinv_core::diagnostic::{self, Located};
 use pinv_core::SourceFile;
 use std::io::IsTerminal;
 use std::path::Path;

@@ -35,33 +35,70 @@ fn temp_program(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn run_prints_outputs() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "2", "3", "4"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "2",
+        "3",
+        "4",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "10.0\n");
 }
 
 #[test]
 fn run_accepts_negative_and_special_values() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "-1.5", "2", "-inf"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "-1.5",
+        "2",
+        "-inf",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "-inf\n");
     let o = pinv(&["run", "tests/corpus/ints.pinv", "add5", "-2"]);
     assert_eq!(stdout(&o), "3\n");
     let o = pinv(&["run", "tests/corpus/unary.pinv", "square", "nan"]);
     assert_eq!(stdout(&o), "nan\n");
-    let o = pinv(&["run", "tests/corpus/ints.pinv", "sat", "true", "false", "false", "true", "false", "false"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/ints.pinv",
+        "sat",
+        "true",
+        "false",
+        "false",
+        "true",
+        "false",
+        "false",
+    ]);
     assert_eq!(stdout(&o), "false\n");
 }
 
 #[test]
 fn run_prints_tuples() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "shifted_exp", "-1", "2"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "shifted_exp",
+        "-1",
+        "2",
+    ]);
     assert_eq!(stdout(&o), "(0.0, 3.0)\n");
 }
 
 #[test]
 fn run_json() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "shifted_exp", "-1", "2", "--json"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "shifted_exp",
+        "-1",
+        "2",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["function"], "shifted_exp");
@@ -76,10 +113,18 @@ fn run_json() {
 fn wrong_arguments_exit_2() {
     let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "1", "2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("takes 3 input(s) (x: f64, y: f64, z: f64) but 2 were given"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("takes 3 input(s) (x: f64, y: f64, z: f64) but 2 were given"),
+        "{}",
+        stderr(&o)
+    );
     let o = pinv(&["run", "tests/corpus/ints.pinv", "add5", "1.5"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("`1.5` is not a valid i64"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`1.5` is not a valid i64"),
+        "{}",
+        stderr(&o)
+    );
     let o = pinv(&["run", "tests/corpus/ints.pinv", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no function `nope`"), "{}", stderr(&o));
@@ -110,8 +155,18 @@ fn runtime_errors_exit_1_with_location() {
 
 #[test]
 fn step_limit_stops_endless_loops() {
-    let path = temp_program("spin.pinv", "fn spin(x: i64) -> i64 {\n    let mut i = 0;\n    while i >= 0 { i = i * 1; }\n    i\n}\n");
-    let o = pinv(&["run", path.to_str().expect("utf-8"), "spin", "1", "--step-limit", "1000"]);
+    let path = temp_program(
+        "spin.pinv",
+        "fn spin(x: i64) -> i64 {\n    let mut i = 0;\n    while i >= 0 { i = i * 1; }\n    i\n}\n",
+    );
+    let o = pinv(&[
+        "run",
+        path.to_str().expect("utf-8"),
+        "spin",
+        "1",
+        "--step-limit",
+        "1000",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("step limit"), "{}", stderr(&o));
 }
@@ -147,7 +202,10 @@ fn show_prints_ir_text_and_dot() {
     let o = pinv(&["show", "tests/corpus/straight.pinv", "mul_add"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.starts_with("function %mul_add(x: f64, y: f64, z: f64) -> f64 {"), "{text}");
+    assert!(
+        text.starts_with("function %mul_add(x: f64, y: f64, z: f64) -> f64 {"),
+        "{text}"
+    );
     assert!(text.contains("fmul") && text.contains("fadd"), "{text}");
     let o = pinv(&["show", "tests/corpus/loops.pinv", "--format", "dot"]);
     assert_eq!(o.status.code(), Some(0));
@@ -170,9 +228,19 @@ fn show_json() {
         .expect("the declared inverse is shown");
     assert_eq!(inverse["kind"]["kind"], "inverse");
     assert!(inverse["ir"].as_str().expect("ir").contains("fail"));
-    let o = pinv(&["show", "tests/corpus/loops.pinv", "triangle", "--json", "--format", "dot"]);
+    let o = pinv(&[
+        "show",
+        "tests/corpus/loops.pinv",
+        "triangle",
+        "--json",
+        "--format",
+        "dot",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
-    assert!(v["functions"][0]["dot"].as_str().expect("dot").contains("digraph"));
+    assert!(v["functions"][0]["dot"]
+        .as_str()
+        .expect("dot")
+        .contains("digraph"));
 }
 
 #[test]

@@ -126,7 +126,9 @@ pub fn check_inverse(inverse: &Inverse, config: &CheckConfig) -> FunctionReport 
         let Ok(y) = inverse.forward(&x0) else {
             continue;
         };
-        if y.iter().any(|v| matches!(v, Const::F64(x) if !x.is_finite())) {
+        if y.iter()
+            .any(|v| matches!(v, Const::F64(x) if !x.is_finite()))
+        {
             continue;
         }
 

@@ -225,9 +225,7 @@ impl Inverse {
     /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds.
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
-        Ok(self
-            .interpreter()
-            .call_with_theta(self.inverse, y, theta)?)
+        Ok(self.interpreter().call_with_theta(self.inverse, y, theta)?)
     }
 
     /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
@@ -266,8 +264,7 @@ impl Inverse {
         };
         check_values("input", &self.function, &self.inputs, x)?;
         let mut recorder = TapeRecorder::new();
-        self.interpreter()
-            .call_with_theta(pgf, x, &mut recorder)?;
+        self.interpreter().call_with_theta(pgf, x, &mut recorder)?;
         Ok(recorder.into_values())
     }
 

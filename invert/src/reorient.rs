@@ -152,10 +152,7 @@ impl<'a> Reorienter<'a> {
         }
     }
 
-    fn invert_body(
-        &mut self,
-        f: &Function,
-    ) -> Result<(Function, Result<Function, String>), Error> {
+    fn invert_body(&mut self, f: &Function) -> Result<(Function, Result<Function, String>), Error> {
         let Some(entry) = f.entry() else {
             return Err(Self::unsupported(f, "it has no body", f.span));
         };
@@ -228,7 +225,14 @@ impl<'a> Reorienter<'a> {
         let outputs = pair.inv.blocks[inv_block].params.clone();
         for (&r, &y) in returned.iter().zip(&outputs) {
             let span = f.insts[term].span;
-            self.solve(f, &mut pair, r, y, span, "the function returns one value twice")?;
+            self.solve(
+                f,
+                &mut pair,
+                r,
+                y,
+                span,
+                "the function returns one value twice",
+            )?;
         }
 
         for &inst in body.iter().rev() {
@@ -299,7 +303,9 @@ impl<'a> Reorienter<'a> {
             return Err(Error::Internal(format!("{v} is used before it is defined")));
         }
         let types: Vec<_> = data.results.iter().map(|&r| f.value_type(r)).collect();
-        let new = pair.pgf.append_inst(pair.pgf_block, kind, &types, data.span);
+        let new = pair
+            .pgf
+            .append_inst(pair.pgf_block, kind, &types, data.span);
         let new_results = pair.pgf.insts[new].results.clone();
         for (&r, n) in data.results.iter().zip(new_results) {
             pair.fwd.insert(r, n);
@@ -353,12 +359,7 @@ impl<'a> Reorienter<'a> {
         Arg::Unknown
     }
 
-    fn invert_inst(
-        &mut self,
-        f: &Function,
-        inst: Inst,
-        pair: &mut Pair,
-    ) -> Result<(), Error> {
+    fn invert_inst(&mut self, f: &Function, inst: Inst, pair: &mut Pair) -> Result<(), Error> {
         let data = &f.insts[inst];
         let span = data.span;
         if data.results.iter().all(|r| !pair.known.contains_key(r)) {
@@ -379,7 +380,9 @@ impl<'a> Reorienter<'a> {
                 let callee = Callee::Prim(*op);
                 self.apply_rule(f, pair, &callee, op.name(), &data.results, args, span)
             }
-            InstKind::Call { callee, args } => self.invert_call(f, pair, *callee, &data.results, args, span),
+            InstKind::Call { callee, args } => {
+                self.invert_call(f, pair, *callee, &data.results, args, span)
+            }
             _ => Err(Self::unsupported(
                 f,
                 "it contains an instruction that forward code never has",
@@ -446,7 +449,14 @@ impl<'a> Reorienter<'a> {
             )));
         }
         for (&a, s) in args.iter().zip(solved) {
-            self.solve(f, pair, a, s, span, "a value used twice gets two different solutions")?;
+            self.solve(
+                f,
+                pair,
+                a,
+                s,
+                span,
+                "a value used twice gets two different solutions",
+            )?;
         }
         Ok(true)
     }
@@ -518,7 +528,15 @@ impl<'a> Reorienter<'a> {
     ) -> Result<(), Error> {
         let target = &self.forward.functions[callee];
         let name = target.name.clone();
-        if self.try_rule(f, pair, &Callee::Function(name.clone()), &name, results, args, span)? {
+        if self.try_rule(
+            f,
+            pair,
+            &Callee::Function(name.clone()),
+            &name,
+            results,
+            args,
+            span,
+        )? {
             return Ok(());
         }
         if target.kind != FuncKind::Fn {
@@ -542,23 +560,30 @@ impl<'a> Reorienter<'a> {
             .map(|&a| pair_fwd(&pair.fwd, a))
             .collect::<Result<_, _>>()?;
         if let Ok(pgf_id) = pgf_id {
-            pair.pgf.ins_call(pair.pgf_block, pgf_id, fwd_args, &[], span);
+            pair.pgf
+                .ins_call(pair.pgf_block, pgf_id, fwd_args, &[], span);
         }
         for (&a, s) in args.iter().zip(solved) {
             // A known operand (constant or solved elsewhere) is checked against the callee's answer.
             let arg = self.operand(f, pair, a);
             match arg {
                 Arg::Known(k) => {
-                    let reason =
-                        format!("the inverse of `{name}` gave an input that disagrees with a known one");
+                    let reason = format!(
+                        "the inverse of `{name}` gave an input that disagrees with a known one"
+                    );
                     pair.emit(self.options, span, "", None, |ie, _| {
                         ie.check_equal(s, k, &reason)
                     })
                     .map_err(|e| rule_error(f, e))?;
                 }
-                Arg::Unknown => {
-                    self.solve(f, pair, a, s, span, "a value used twice gets two different solutions")?
-                }
+                Arg::Unknown => self.solve(
+                    f,
+                    pair,
+                    a,
+                    s,
+                    span,
+                    "a value used twice gets two different solutions",
+                )?,
             }
         }
         Ok(())

@@ -80,7 +80,14 @@ impl ThetaSchema {
     pub fn of(module: &Module, inverse: FuncId, source: Option<&SourceFile>) -> ThetaSchema {
         let mut schema = ThetaSchema::default();
         let mut stack = Vec::new();
-        collect(module, inverse, false, source, &mut schema.slots, &mut stack);
+        collect(
+            module,
+            inverse,
+            false,
+            source,
+            &mut schema.slots,
+            &mut stack,
+        );
         schema
     }
 
@@ -104,9 +111,21 @@ impl fmt::Display for ThetaSchema {
             return writeln!(f, "no θ: the inverse is a function of y alone");
         }
         for (i, s) in self.slots.iter().enumerate() {
-            let when = if s.conditional { " (on some paths)" } else { "" };
-            let at = s.location.clone().unwrap_or_else(|| format!("@{}..{}", s.span.start, s.span.end));
-            writeln!(f, "θ{i:<3} {:<22} {}{when}  [{at}]", s.kind.to_string(), s.role)?;
+            let when = if s.conditional {
+                " (on some paths)"
+            } else {
+                ""
+            };
+            let at = s
+                .location
+                .clone()
+                .unwrap_or_else(|| format!("@{}..{}", s.span.start, s.span.end));
+            writeln!(
+                f,
+                "θ{i:<3} {:<22} {}{when}  [{at}]",
+                s.kind.to_string(),
+                s.role
+            )?;
         }
         Ok(())
     }
@@ -273,7 +292,10 @@ impl TextTape {
             },
         }
         .ok_or_else(|| {
-            ThetaError::Other(format!("θ{} is `{text}`, which is not a valid {ty}", self.pos))
+            ThetaError::Other(format!(
+                "θ{} is `{text}`, which is not a valid {ty}",
+                self.pos
+            ))
         })?;
         self.pos += 1;
         self.read.push(value);
@@ -379,7 +401,7 @@ impl Sampler {
     }
 
     fn interval(&mut self, lo: f64, hi: f64) -> f64 {
-        if !(lo <= hi) {
+        if lo.is_nan() || hi.is_nan() || lo > hi {
             return f64::NAN;
         }
         match (lo.is_finite(), hi.is_finite()) {

@@ -238,12 +238,10 @@ struct Env {
 
 fn eval(e: &E, env: &Env) -> Result<Const, DivError> {
     use Const::{Bool, F64, I64};
-    let f = |e: &E| -> Result<f64, DivError> {
-        eval(e, env).map(|c| c.as_f64().expect("f64 operand"))
-    };
-    let i = |e: &E| -> Result<i64, DivError> {
-        eval(e, env).map(|c| c.as_i64().expect("i64 operand"))
-    };
+    let f =
+        |e: &E| -> Result<f64, DivError> { eval(e, env).map(|c| c.as_f64().expect("f64 operand")) };
+    let i =
+        |e: &E| -> Result<i64, DivError> { eval(e, env).map(|c| c.as_i64().expect("i64 operand")) };
     let b = |e: &E| -> Result<bool, DivError> {
         eval(e, env).map(|c| c.as_bool().expect("bool operand"))
     };
@@ -406,7 +404,9 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
     let compiled = match pinv_core::compile(&file) {
         Ok(c) => c,
         Err(pinv_core::Error::Compile(err)) => {
-            return Err(TestCaseError::fail(pinv_core::diagnostic::render(&file, &err)))
+            return Err(TestCaseError::fail(pinv_core::diagnostic::render(
+                &file, &err,
+            )))
         }
         Err(err) => return Err(TestCaseError::fail(format!("{err}\n{source}"))),
     };
@@ -433,7 +433,10 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
                 "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"
             ),
             (Err(DivError), Err(_)) => {}
-            (want, got) => prop_assert!(false, "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"),
+            (want, got) => prop_assert!(
+                false,
+                "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"
+            ),
         }
     }
     Ok(())

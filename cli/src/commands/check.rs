@@ -80,7 +80,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
 }
 
 fn print_table(reports: &[FunctionReport]) {
-    let width = reports.iter().map(|r| r.name.len()).max().unwrap_or(8).max(8);
+    let width = reports
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     println!(
         "{:<width$}  {:>5}  {:>6}  {:>9}  {:>10}  {:>12}  status",
         "function", "θ", "trials", "accepted", "violations", "completeness"

@@ -45,7 +45,11 @@ pub fn parse_list(text: &str, types: &[pinv::Type], what: &str) -> Result<Vec<Co
         return Err(format!(
             "{what} needs {} value(s) ({}) but {} were given",
             types.len(),
-            types.iter().map(|t| t.name()).collect::<Vec<_>>().join(", "),
+            types
+                .iter()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             parts.len()
         ));
     }
@@ -57,7 +61,11 @@ pub fn parse_list(text: &str, types: &[pinv::Type], what: &str) -> Result<Vec<Co
 }
 
 /// Loads the file and builds the inverse, reporting failures.
-pub fn load_inverse(file: &std::path::Path, function: &str, json: bool) -> Result<(Loaded, Inverse), Outcome> {
+pub fn load_inverse(
+    file: &std::path::Path,
+    function: &str,
+    json: bool,
+) -> Result<(Loaded, Inverse), Outcome> {
     let loaded = output::load(file, json)?;
     match loaded.program.invert(function) {
         Ok(inverse) => Ok((loaded, inverse)),
@@ -102,7 +110,11 @@ pub fn run(args: &InvertArgs) -> Outcome {
                         "error": error_json(&loaded, &e),
                     }));
                 } else {
-                    println!("θ = [{}] is out of domain: {}", format_tape(&theta), located(&loaded, &e));
+                    println!(
+                        "θ = [{}] is out of domain: {}",
+                        format_tape(&theta),
+                        located(&loaded, &e)
+                    );
                 }
             }
             Err(e) => return output::library_error(&loaded.file, &e, args.json),

@@ -86,7 +86,12 @@ pub fn find_function<'a>(
                     names.join(", ")
                 }
             );
-            Err(output::plain_error(json, "arguments", &message, Outcome::BadInput))
+            Err(output::plain_error(
+                json,
+                "arguments",
+                &message,
+                Outcome::BadInput,
+            ))
         }
     }
 }

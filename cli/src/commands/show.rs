@@ -81,7 +81,12 @@ pub fn run(args: &ShowArgs) -> Outcome {
     Outcome::Success
 }
 
-fn function_json(module: &Module, id: FuncId, format: Format, opts: &WriteOptions) -> serde_json::Value {
+fn function_json(
+    module: &Module,
+    id: FuncId,
+    format: Format,
+    opts: &WriteOptions,
+) -> serde_json::Value {
     let f = &module.functions[id];
     let theta_from = match &f.kind {
         FuncKind::Inverse { outputs, .. } => *outputs,
@@ -134,7 +139,10 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
         return Outcome::Success;
     }
     if args.format == Format::Dot {
-        println!("{}", function_to_dot(inverse.module(), inverse.inverse_id()));
+        println!(
+            "{}",
+            function_to_dot(inverse.module(), inverse.inverse_id())
+        );
         return Outcome::Success;
     }
     println!("; θ schema of the inverse of `{}`", inverse.function());

@@ -106,7 +106,9 @@ pub fn parse_f64(s: &str) -> Option<f64> {
                 return x.is_nan().then_some(x);
             }
             // Reject Rust's other spellings of special values ("infinity", "NaN", ...).
-            if s.chars().any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') {
+            if s.chars()
+                .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+            {
                 return None;
             }
             s.parse().ok()
