@@ -25,7 +25,8 @@
 
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, Signature, Value, ValueDef,
+    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, Opcode, Signature, Value,
+    ValueDef,
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, EmitOptions, Emitter, LayerStamp, Mode, Pattern, Stack};
@@ -57,11 +58,18 @@ pub fn reorient(
     stack: &Stack,
     options: &ReorientOptions,
 ) -> Result<Inversion, Error> {
+    // A value computed twice would look like fan-out: merge recomputations first.
+    let mut forward = module.clone();
+    for f in forward.functions.values_mut() {
+        if f.kind == FuncKind::Fn {
+            pinv_core::ir::cse::cse(f);
+        }
+    }
     let mut pass = Reorienter {
-        forward: module,
+        forward: &forward,
         stack,
         options,
-        out: module.clone(),
+        out: forward.clone(),
         done: HashMap::new(),
         in_progress: HashSet::new(),
         consulted: BTreeSet::new(),
@@ -109,6 +117,9 @@ struct Pair {
     consts: HashMap<Value, Value>,
     /// Set when some part has no PGF: then the function has none either.
     no_pgf: Option<String>,
+    /// Forward instructions whose results the inverse computes forward, from known operands,
+    /// instead of inverting them.
+    computed: HashSet<Inst>,
 }
 
 impl<'a> Reorienter<'a> {
@@ -125,7 +136,16 @@ impl<'a> Reorienter<'a> {
                 span: f.span,
             });
         }
-        let result = self.invert_body(f);
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        let lookup = self
+            .stack
+            .lookup(&Callee::Function(f.name.clone()), &pattern);
+        self.consulted.extend(lookup.consulted.iter().copied());
+        let result = match lookup.found {
+            // A rule for the function itself (a declared inverse, a user layer) wins over its body.
+            Some(found) => self.wrap_rule(id, f, &found.rule),
+            None => self.invert_body(f),
+        };
         self.in_progress.remove(&id);
         let (inv, pgf) = result?;
         let inv = self.add(inv)?;
@@ -152,29 +172,8 @@ impl<'a> Reorienter<'a> {
         }
     }
 
-    fn invert_body(&mut self, f: &Function) -> Result<(Function, Result<Function, String>), Error> {
-        let Some(entry) = f.entry() else {
-            return Err(Self::unsupported(f, "it has no body", f.span));
-        };
-        if f.layout.len() > 1 {
-            return Err(Self::unsupported(
-                f,
-                "branches and loops cannot be inverted yet",
-                f.span,
-            ));
-        }
-        let insts = &f.blocks[entry].insts;
-        let Some((&term, body)) = insts.split_last() else {
-            return Err(Self::unsupported(f, "its body is empty", f.span));
-        };
-        let InstKind::Return { args: returned } = &f.insts[term].kind else {
-            return Err(Self::unsupported(
-                f,
-                "it always fails, so nothing is in its image",
-                f.insts[term].span,
-            ));
-        };
-
+    /// The two functions being generated for `f`, with empty entry blocks.
+    fn new_pair(f: &Function) -> Pair {
         let of = f.name.clone();
         let mut inv = Function::new(
             FuncKind::GeneratedInverse { of: of.clone() }.symbol(&of),
@@ -201,16 +200,102 @@ impl<'a> Reorienter<'a> {
         pgf.span = f.span;
         pgf.param_names = f.param_names.clone();
         let pgf_block = pgf.create_entry();
-        let mut pair = Pair {
+        Pair {
             known: HashMap::new(),
             fwd: HashMap::new(),
             consts: HashMap::new(),
             no_pgf: None,
+            computed: HashSet::new(),
             inv_block,
             pgf_block,
             inv,
             pgf,
+        }
+    }
+
+    /// Ends both functions: the inverse returns `results`, the PGF returns nothing.
+    fn finish_pair(
+        pair: Pair,
+        results: Vec<Value>,
+        span: Span,
+    ) -> (Function, Result<Function, String>) {
+        let Pair {
+            mut inv,
+            inv_block,
+            mut pgf,
+            pgf_block,
+            no_pgf,
+            ..
+        } = pair;
+        inv.ins_return(inv_block, results, span);
+        inv.remove_unreachable_blocks();
+        let pgf = match no_pgf {
+            None => {
+                pgf.ins_return(pgf_block, Vec::new(), span);
+                pgf.remove_unreachable_blocks();
+                Ok(pgf)
+            }
+            Some(why) => Err(why),
         };
+        (inv, pgf)
+    }
+
+    /// The inverse and PGF of `f` made from a rule for `f` itself: the inverse applies the rule
+    /// to its outputs; the PGF runs `f` forward and records the rule's θ.
+    fn wrap_rule(
+        &mut self,
+        id: FuncId,
+        f: &Function,
+        rule: &std::sync::Arc<dyn pinv_primitives::InverseRule>,
+    ) -> Result<(Function, Result<Function, String>), Error> {
+        let mut pair = Self::new_pair(f);
+        let outputs = pair.inv.blocks[pair.inv_block].params.clone();
+        let inputs = pair.pgf.blocks[pair.pgf_block].params.clone();
+        let forward_outputs =
+            pair.pgf
+                .ins_call(pair.pgf_block, id, inputs.clone(), &f.sig.returns, f.span);
+        let args = vec![Arg::Unknown; inputs.len()];
+        let pattern = Pattern::all_unknown(inputs.len());
+        let (solved, pgf) = pair
+            .emit(self.options, f.span, &f.name, Some(&self.out), |ie, pe| {
+                let solved = rule.emit_inverse(ie, &outputs, &args)?;
+                let pgf = rule.emit_pgf(pe, &forward_outputs, &inputs, &pattern);
+                Ok((solved, pgf))
+            })
+            .map_err(|e| rule_error(f, e))?;
+        match pgf {
+            Ok(()) => {}
+            Err(pinv_primitives::RuleError::NoPgf(why)) => pair.no_pgf = Some(why),
+            Err(e) => return Err(rule_error(f, e)),
+        }
+        Ok(Self::finish_pair(pair, solved, f.span))
+    }
+
+    fn invert_body(&mut self, f: &Function) -> Result<(Function, Result<Function, String>), Error> {
+        let Some(entry) = f.entry() else {
+            return Err(Self::unsupported(f, "it has no body", f.span));
+        };
+        if f.layout.len() > 1 {
+            return Err(Self::unsupported(
+                f,
+                "branches and loops cannot be inverted yet",
+                f.span,
+            ));
+        }
+        let insts = &f.blocks[entry].insts;
+        let Some((&term, body)) = insts.split_last() else {
+            return Err(Self::unsupported(f, "its body is empty", f.span));
+        };
+        let InstKind::Return { args: returned } = &f.insts[term].kind else {
+            return Err(Self::unsupported(
+                f,
+                "it always fails, so nothing is in its image",
+                f.insts[term].span,
+            ));
+        };
+
+        let mut pair = Self::new_pair(f);
+        let (inv_block, pgf_block) = (pair.inv_block, pair.pgf_block);
 
         // The PGF recomputes every forward value first.
         let pgf_params = pair.pgf.blocks[pgf_block].params.clone();
@@ -235,8 +320,13 @@ impl<'a> Reorienter<'a> {
             )?;
         }
 
+        self.propagate_forward(f, body, &mut pair)?;
         for &inst in body.iter().rev() {
+            if pair.computed.contains(&inst) {
+                continue;
+            }
             self.invert_inst(f, inst, &mut pair)?;
+            self.propagate_forward(f, body, &mut pair)?;
         }
 
         // Inputs no output depends on are free: θ over their whole type.
@@ -259,25 +349,7 @@ impl<'a> Reorienter<'a> {
             };
             results.push(value);
         }
-        let Pair {
-            mut inv,
-            inv_block,
-            mut pgf,
-            pgf_block,
-            no_pgf,
-            ..
-        } = pair;
-        inv.ins_return(inv_block, results, f.span);
-        inv.remove_unreachable_blocks();
-        let pgf = match no_pgf {
-            None => {
-                pgf.ins_return(pgf_block, Vec::new(), f.span);
-                pgf.remove_unreachable_blocks();
-                Ok(pgf)
-            }
-            Some(why) => Err(why),
-        };
-        Ok((inv, pgf))
+        Ok(Self::finish_pair(pair, results, f.span))
     }
 
     /// Copies a forward instruction into the PGF (which recomputes every forward value).
@@ -357,6 +429,83 @@ impl<'a> Reorienter<'a> {
             }
         }
         Arg::Unknown
+    }
+
+    /// Computes forward, in the inverse, every pure instruction whose operands are all known and
+    /// whose results are not: `exp(v)` once `v` is known needs no inverting (and no θ). Results
+    /// that were already known are checked against the computed ones.
+    fn propagate_forward(
+        &mut self,
+        f: &Function,
+        body: &[Inst],
+        pair: &mut Pair,
+    ) -> Result<(), Error> {
+        for &inst in body {
+            let data = &f.insts[inst];
+            if pair.computed.contains(&inst)
+                || data.results.iter().all(|r| pair.known.contains_key(r))
+                || !matches!(data.kind, InstKind::Prim { .. } | InstKind::Call { .. })
+            {
+                continue;
+            }
+            let operands: Vec<Arg> = data
+                .kind
+                .args()
+                .into_iter()
+                .map(|a| self.operand(f, pair, a))
+                .collect();
+            let Some(known) = operands
+                .iter()
+                .map(Arg::known)
+                .collect::<Option<Vec<Value>>>()
+            else {
+                continue;
+            };
+            let span = data.span;
+            let mut kind = data.kind.clone();
+            let mut it = known.iter();
+            kind.map_args(|v| *it.next().unwrap_or(&v));
+            if let InstKind::Prim {
+                op: op @ (Opcode::Idiv | Opcode::Irem),
+                args,
+            } = &kind
+            {
+                // Only a y outside the image can make these trap here: a domain error, not a crash.
+                let (a, b) = (args[0], args[1]);
+                let op = *op;
+                pair.emit(self.options, span, "", None, |ie, _| {
+                    let zero = ie.i64(0);
+                    let nonzero = ie.prim(Opcode::Ine, &[b, zero]);
+                    let min = ie.i64(i64::MIN);
+                    let minus_one = ie.i64(-1);
+                    let a_min = ie.prim(Opcode::Ieq, &[a, min]);
+                    let b_m1 = ie.prim(Opcode::Ieq, &[b, minus_one]);
+                    let overflow = ie.prim(Opcode::Band, &[a_min, b_m1]);
+                    let no_overflow = ie.prim(Opcode::Bnot, &[overflow]);
+                    let ok = ie.prim(Opcode::Band, &[nonzero, no_overflow]);
+                    ie.check(
+                        ok,
+                        &format!("y is not in the image: {op} by zero or overflow"),
+                    )
+                })
+                .map_err(|e| rule_error(f, e))?;
+            }
+            let types: Vec<_> = data.results.iter().map(|&r| f.value_type(r)).collect();
+            let new = pair.inv.append_inst(pair.inv_block, kind, &types, span);
+            let values = pair.inv.insts[new].results.clone();
+            for (&r, v) in data.results.iter().zip(values) {
+                self.solve(
+                    f,
+                    pair,
+                    r,
+                    v,
+                    span,
+                    "a known output disagrees with the value computed from known inputs",
+                )?;
+            }
+            pair.computed.insert(inst);
+        }
+        Ok(())
     }
 
     fn invert_inst(&mut self, f: &Function, inst: Inst, pair: &mut Pair) -> Result<(), Error> {

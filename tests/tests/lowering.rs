@@ -159,7 +159,9 @@ fn shadow(x: i64) -> i64 {
 }
 
 fn short_circuit(x: i64) -> i64 {
-    i64::from(x != 0 && 100 / x > 2 || x == 0)
+    #[allow(clippy::nonminimal_bool)] // mirrors the .pinv source
+    let r = x != 0 && 100 / x > 2 || x == 0;
+    i64::from(r)
 }
 
 fn compound(x: i64) -> i64 {
@@ -194,7 +196,8 @@ fn control_flow_agrees_with_rust() {
         Err(e) => panic!("{e}"),
     };
     let module = &compiled.module;
-    let interp = Interpreter::new(module).with_config(InterpConfig::default().with_step_limit(10_000_000));
+    let interp =
+        Interpreter::new(module).with_config(InterpConfig::default().with_step_limit(10_000_000));
     let run = |name: &str, x: i64| -> Vec<Const> {
         let id = module.get(name).unwrap_or_else(|| panic!("no {name}"));
         interp

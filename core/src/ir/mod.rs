@@ -10,7 +10,9 @@
 
 pub mod compact;
 pub mod constant;
+pub mod cse;
 pub mod domain;
+pub mod dominators;
 pub mod dot;
 pub mod entities;
 pub mod function;

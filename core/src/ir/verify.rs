@@ -36,6 +36,7 @@
 //!    strictly dominates the using block (dominators by Cooper, Harvey and Kennedy, "A Simple,
 //!    Fast Dominance Algorithm"). A branch argument is a use at the branch.
 
+use super::dominators::DomTree;
 use super::write::{write_block_header, write_inst};
 use super::{
     Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, Type, Value, ValueDef,
@@ -562,7 +563,7 @@ impl<'a> Verifier<'a> {
             .collect()
     }
 
-    fn reachability_and_dominators(&self) -> Result<Dominators> {
+    fn reachability_and_dominators(&self) -> Result<DomTree> {
         let func = self.func;
         let entry = func.layout[0];
         // Reverse postorder by an iterative depth-first search.
@@ -591,7 +592,7 @@ impl<'a> Verifier<'a> {
                 );
             }
         }
-        Ok(Dominators::compute(self, postorder))
+        Ok(DomTree::from_postorder(postorder, |b| self.successors(b)))
     }
 
     // ---- 8. dominance
@@ -608,7 +609,7 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    fn dominance(&self, doms: &Dominators) -> Result {
+    fn dominance(&self, doms: &DomTree) -> Result {
         let func = self.func;
         for &block in &func.layout {
             for (pos, &inst) in func.blocks[block].insts.iter().enumerate() {
@@ -633,85 +634,5 @@ impl<'a> Verifier<'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// Immediate dominators of the reachable blocks.
-struct Dominators {
-    /// The postorder number of each reachable block.
-    number: SecondaryMap<Block, Option<usize>>,
-    /// The immediate dominator of each block, by postorder number (the entry's is itself).
-    idom: Vec<usize>,
-}
-
-impl Dominators {
-    /// Cooper, Harvey and Kennedy's iterative algorithm over the reverse postorder.
-    fn compute(v: &Verifier<'_>, postorder: Vec<Block>) -> Dominators {
-        let n = postorder.len();
-        let mut number: SecondaryMap<Block, Option<usize>> = SecondaryMap::new();
-        for (i, &b) in postorder.iter().enumerate() {
-            number[b] = Some(i);
-        }
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, &b) in postorder.iter().enumerate() {
-            for s in v.successors(b) {
-                if let Some(j) = number[s] {
-                    preds[j].push(i);
-                }
-            }
-        }
-        const UNDEF: usize = usize::MAX;
-        let mut idom = vec![UNDEF; n];
-        let entry = n - 1;
-        idom[entry] = entry;
-        let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
-            while a != b {
-                while a < b {
-                    a = idom[a];
-                }
-                while b < a {
-                    b = idom[b];
-                }
-            }
-            a
-        };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in (0..entry).rev() {
-                let mut new = UNDEF;
-                for &p in &preds[b] {
-                    if idom[p] == UNDEF {
-                        continue;
-                    }
-                    new = if new == UNDEF {
-                        p
-                    } else {
-                        intersect(&idom, p, new)
-                    };
-                }
-                if new != UNDEF && idom[b] != new {
-                    idom[b] = new;
-                    changed = true;
-                }
-            }
-        }
-        Dominators { number, idom }
-    }
-
-    /// Whether `a` dominates `b` (both reachable).
-    fn dominates(&self, a: Block, b: Block) -> bool {
-        let (Some(a), Some(mut b)) = (self.number[a], self.number[b]) else {
-            return false;
-        };
-        // Dominators have higher postorder numbers; walk up from b.
-        while b < a {
-            let up = self.idom[b];
-            if up == b {
-                return false;
-            }
-            b = up;
-        }
-        a == b
     }
 }
