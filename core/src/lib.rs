@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! source ─syntax::parse─▶ syntax::ast ─check::check─▶ check::hir ─lower::lower─▶ ir::Module
-//!        ─ir::verify─▶ interp (reference semantics: semantics)
+//!        ─ir::verify─▶ interp (reference semantics: semantics)  or  jit (Cranelift, code cache)
 //! ```
 //!
 //! [`compile::compile`] runs the whole front end; [`diagnostic`] renders its errors.
@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod interp;
 pub mod ir;
+pub mod jit;
 pub mod lower;
 pub mod semantics;
 pub mod span;

@@ -1,0 +1,243 @@
+//! The contract between the host and compiled code: the context block, the error codes, how
+//! values cross the boundary, and the `extern "C"` functions compiled code calls back into.
+//!
+//! # Calling convention
+//!
+//! - Every compiled IR function `f(a, b) -> (r…)` becomes a native function
+//!   `f(ctx, a, b[, ret]) -> (status: i8[, r])` in the platform's C convention: `ctx` points to a
+//!   [`Ctx`]; with one result it is returned after the status; with several, the caller passes
+//!   `ret`, a pointer to one 8-byte slot per result (see [`encode`]). A nonzero status means the run
+//!   stopped; the results are then meaningless.
+//! - The host enters through a per-root trampoline
+//!   [`EntryFn`]`(ctx, args, out) -> status`, whose `args` and `out` are arrays of 8-byte slots.
+//! - f64 is passed as `f64`, i64 as `i64`, bool as an `i8` holding 0 or 1. In slots, bool is
+//!   widened to 0 or 1 and f64 is stored by its bits.
+//!
+//! # Errors
+//!
+//! Compiled code never traps. When it stops it writes [`Ctx::err_kind`] (an [`ErrorCode`]) and
+//! [`Ctx::err_site`] (an index into the unit's [`Site`] table) and returns status 1 all the way up;
+//! each caller on the way records its call site with [`pinv_jit_unwind`], innermost first. The
+//! host turns that into the same [`RuntimeError`](crate::interp::RuntimeError) the interpreter
+//! reports.
+//!
+//! # Invariants
+//!
+//! - The layout of the first fields of [`Ctx`] is what compiled code assumes (see the `OFF_*`
+//!   offsets, checked by a test).
+//! - Callbacks never unwind into compiled code: a panic in a θ source is caught, stored in the
+//!   [`Host`], reported as a pending failure, and resumed by the host after compiled code returned.
+
+use super::runtime::Host;
+use crate::ir::{Const, FuncId, Inst, Type};
+use std::mem::offset_of;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The block of state shared by compiled code and the host for one call.
+#[repr(C)]
+pub(crate) struct Ctx {
+    /// Steps left: decremented by each block's instruction count (the same count the interpreter
+    /// uses); compiled code stops with [`ErrorCode::Fuel`] when it is negative at a function entry
+    /// or a loop header. Compiled code keeps it in a register and stores it back at calls,
+    /// returns and errors.
+    pub fuel: i64,
+    /// Frames on the call stack (the called function is 1).
+    pub depth: u64,
+    /// A call made at `depth >= depth_limit` fails with [`ErrorCode::Depth`].
+    pub depth_limit: u64,
+    /// The largest `depth` seen.
+    pub max_depth: u64,
+    /// Recursive functions stop with [`ErrorCode::Stack`] when the stack pointer is below this.
+    pub stack_floor: u64,
+    /// Why compiled code stopped (an [`ErrorCode`]), when the status is nonzero.
+    pub err_kind: u32,
+    /// Where: an index into the unit's site table.
+    pub err_site: u32,
+    /// Set by a callback that failed; compiled code checks it after each callback.
+    pub pending: u32,
+    pub _pad: u32,
+    /// The [`Host`] of this call (type-erased: its lifetime is the call's).
+    pub host: *mut (),
+}
+
+pub(crate) const OFF_FUEL: i32 = offset_of!(Ctx, fuel) as i32;
+pub(crate) const OFF_DEPTH: i32 = offset_of!(Ctx, depth) as i32;
+pub(crate) const OFF_DEPTH_LIMIT: i32 = offset_of!(Ctx, depth_limit) as i32;
+pub(crate) const OFF_MAX_DEPTH: i32 = offset_of!(Ctx, max_depth) as i32;
+pub(crate) const OFF_STACK_FLOOR: i32 = offset_of!(Ctx, stack_floor) as i32;
+pub(crate) const OFF_ERR_KIND: i32 = offset_of!(Ctx, err_kind) as i32;
+pub(crate) const OFF_ERR_SITE: i32 = offset_of!(Ctx, err_site) as i32;
+pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
+
+/// The host's entry into a compiled unit: `(ctx, args, out) -> status`.
+pub(crate) type EntryFn = unsafe extern "C" fn(*mut Ctx, *const u64, *mut u64) -> u32;
+
+/// Why compiled code stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum ErrorCode {
+    DivisionByZero = 1,
+    Overflow = 2,
+    CheckFailed = 3,
+    Fail = 4,
+    /// Out of fuel: the step limit (the host decides from the exact count).
+    Fuel = 5,
+    /// A call at the depth limit.
+    Depth = 6,
+    /// A callback failed; the [`Host`] holds the error.
+    Host = 7,
+    /// Native stack exhausted in a recursive function.
+    Stack = 8,
+}
+
+impl ErrorCode {
+    pub fn from_u32(code: u32) -> Option<ErrorCode> {
+        use ErrorCode::*;
+        Some(match code {
+            1 => DivisionByZero,
+            2 => Overflow,
+            3 => CheckFailed,
+            4 => Fail,
+            5 => Fuel,
+            6 => Depth,
+            7 => Host,
+            8 => Stack,
+            _ => return None,
+        })
+    }
+}
+
+/// An instruction compiled code may stop at, or call back from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Site {
+    pub func: FuncId,
+    /// The instruction (for a step check at a block's start: the block's first instruction).
+    pub inst: Inst,
+    /// Instructions after this one in its straight-line segment, already charged to the fuel:
+    /// the host adds them back to get the interpreter's exact step count at this instruction.
+    pub uncharged: u32,
+}
+
+/// A value as an 8-byte slot: f64 by its bits, i64 as is, bool as 0 or 1.
+pub(crate) fn encode(c: Const) -> u64 {
+    c.bits()
+}
+
+/// The value of type `ty` in a slot (for bool, any nonzero low byte is `true`).
+pub(crate) fn decode(ty: Type, bits: u64) -> Const {
+    match ty {
+        Type::F64 => Const::F64(f64::from_bits(bits)),
+        Type::I64 => Const::I64(bits as i64),
+        Type::Bool => Const::Bool(bits & 0xff != 0),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Callbacks. Names are registered with the JIT under these exact strings.
+
+pub(crate) const SYM_THETA: &str = "pinv_jit_theta";
+pub(crate) const SYM_CHOICE: &str = "pinv_jit_choice";
+pub(crate) const SYM_RECORD: &str = "pinv_jit_record";
+pub(crate) const SYM_UNWIND: &str = "pinv_jit_unwind";
+
+/// The callbacks and their addresses, for registration.
+pub(crate) fn callbacks() -> [(&'static str, *const u8); 4] {
+    [
+        (SYM_THETA, pinv_jit_theta as *const u8),
+        (SYM_CHOICE, pinv_jit_choice as *const u8),
+        (SYM_RECORD, pinv_jit_record as *const u8),
+        (SYM_UNWIND, pinv_jit_unwind as *const u8),
+    ]
+}
+
+/// Runs `f` on the call's host; a failure or panic is stored and flagged in `ctx.pending`.
+///
+/// # Safety
+/// `ctx` is the pointer compiled code was given by [`super::runtime`], whose `host` points to the
+/// live [`Host`] of the same call; nothing else accesses either while compiled code runs.
+unsafe fn with_host<T: Default>(
+    ctx: *mut Ctx,
+    f: impl FnOnce(&mut Host<'_, '_>) -> Result<T, crate::interp::RuntimeErrorKind>,
+) -> T {
+    // SAFETY: see the function's contract.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` was erased from a `&mut Host` that outlives the call.
+    let host = unsafe { &mut *(ctx.host as *mut Host<'_, '_>) };
+    match catch_unwind(AssertUnwindSafe(|| f(host))) {
+        Ok(Ok(v)) => v,
+        Ok(Err(kind)) => {
+            host.fail(kind);
+            ctx.pending = 1;
+            T::default()
+        }
+        Err(payload) => {
+            host.panicked(payload);
+            ctx.pending = 1;
+            T::default()
+        }
+    }
+}
+
+/// `theta`: the next θ value, checked against the read's domain, as slot bits.
+pub(crate) extern "C" fn pinv_jit_theta(ctx: *mut Ctx, site: u32) -> u64 {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe { with_host(ctx, |h| h.theta(site)) }
+}
+
+/// `choice n`: the next path choice, checked to be in `0..n`.
+pub(crate) extern "C" fn pinv_jit_choice(ctx: *mut Ctx, site: u32) -> u64 {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe { with_host(ctx, |h| h.choice(site)) }
+}
+
+/// `record v`: hands a value to the θ source; returns 1 on failure (also flagged as pending).
+pub(crate) extern "C" fn pinv_jit_record(ctx: *mut Ctx, site: u32, bits: u64) -> u32 {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe {
+        with_host(ctx, |h| h.record(site, bits).map(|()| 0)).max(
+            // `with_host` returns the default 0 on failure; the flag tells the caller.
+            (*ctx).pending,
+        )
+    }
+}
+
+/// An error passes through the call at `site` on its way up: remember it for the backtrace.
+pub(crate) extern "C" fn pinv_jit_unwind(ctx: *mut Ctx, site: u32) {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe {
+        with_host(ctx, |h| {
+            h.unwound(site);
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_round_trip() {
+        for c in [
+            Const::F64(-0.0),
+            Const::F64(f64::from_bits(0x7ff0_0000_0000_0001)),
+            Const::I64(i64::MIN),
+            Const::Bool(true),
+            Const::Bool(false),
+        ] {
+            assert_eq!(decode(c.ty(), encode(c)), c);
+        }
+    }
+
+    #[test]
+    fn context_fields_are_where_compiled_code_expects_them() {
+        assert_eq!(OFF_FUEL, 0);
+        assert_eq!(OFF_DEPTH, 8);
+        assert_eq!(OFF_DEPTH_LIMIT, 16);
+        assert_eq!(OFF_MAX_DEPTH, 24);
+        assert_eq!(OFF_STACK_FLOOR, 32);
+        assert_eq!(OFF_ERR_KIND, 40);
+        assert_eq!(OFF_ERR_SITE, 44);
+        assert_eq!(OFF_PENDING, 48);
+    }
+}

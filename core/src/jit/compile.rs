@@ -1,0 +1,491 @@
+//! Compiling a *unit*: a root function and every module function it calls, into one
+//! `JITModule`, with a trampoline for the host to enter the root.
+//!
+//! # Invariants
+//!
+//! - Only verified functions are compiled ([`crate::ir::verify`]); a function that does not
+//!   verify is a [`JitError::Invalid`], never a panic.
+//! - Every imported symbol is one this module registered (the shared f64 functions of
+//!   [`crate::semantics`] and the callbacks of [`abi`](super::abi)); this is checked before
+//!   `finalize_definitions`, which would panic on an unresolvable name.
+//! - A [`Unit`] owns its `JITModule` and frees its code memory when dropped. Handles
+//!   ([`CompiledFunction`]) share the unit through an `Arc`, so the code stays mapped while any
+//!   handle (and so any call through it) lives.
+
+use super::abi::{self, EntryFn, Site};
+use super::translate::{cl_type, internal_signature, translate_function};
+use super::JitError;
+use crate::ir::{FuncId, InstKind, Module, Type};
+use crate::semantics;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId as ClFuncId, Linkage, Module as _};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Frame size assumed for a function whose frame layout Cranelift does not report.
+const UNKNOWN_FRAME: usize = 512;
+
+/// The target: the host machine, built once per process and shared by every unit.
+fn isa() -> Result<OwnedTargetIsa, JitError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        let set = |flags: &mut settings::Builder, name: &str, value: &str| {
+            flags
+                .set(name, value)
+                .map_err(|e| format!("cannot set Cranelift flag {name}={value}: {e}"))
+        };
+        // See `translate`'s module docs: the mid-end's float rewrites change NaN bits.
+        set(&mut flags, "opt_level", "none")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        set(&mut flags, "unwind_info", "false")?;
+        let verify = if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        };
+        set(&mut flags, "enable_verifier", verify)?;
+        let builder = cranelift_native::builder().map_err(|m| m.to_string())?;
+        builder
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(JitError::Target)
+}
+
+/// What translation needs while a unit is being built.
+pub(crate) struct UnitBuilder<'m> {
+    pub module: &'m Module,
+    pub jit: JITModule,
+    /// The Cranelift function of each IR function of the unit.
+    pub functions: HashMap<FuncId, ClFuncId>,
+    /// Functions that can call themselves (directly or not): they check the native stack.
+    pub in_cycle: HashSet<FuncId>,
+    sites: Vec<Site>,
+    imports: HashMap<&'static str, ClFuncId>,
+    registered: HashSet<&'static str>,
+}
+
+impl<'m> UnitBuilder<'m> {
+    fn new(module: &'m Module) -> Result<UnitBuilder<'m>, JitError> {
+        let mut builder = JITBuilder::with_isa(isa()?, default_libcall_names());
+        let mut registered = HashSet::new();
+        for sym in semantics::extern_symbols() {
+            builder.symbol(sym.name, sym.func.addr());
+            registered.insert(sym.name);
+        }
+        for (name, ptr) in abi::callbacks() {
+            builder.symbol(name, ptr);
+            registered.insert(name);
+        }
+        // A libcall Cranelift emits for `floor` on machines without SSE4.1: the same function.
+        builder.symbol("floor", semantics::pinv_floor as *const u8);
+        Ok(UnitBuilder {
+            module,
+            jit: JITModule::new(builder),
+            functions: HashMap::new(),
+            in_cycle: HashSet::new(),
+            sites: Vec::new(),
+            imports: HashMap::new(),
+            registered,
+        })
+    }
+
+    pub fn pointer_type(&self) -> cranelift_codegen::ir::Type {
+        self.jit.target_config().pointer_type()
+    }
+
+    /// Adds a site and returns its index.
+    pub fn site(&mut self, site: Site) -> u32 {
+        self.sites.push(site);
+        (self.sites.len() - 1) as u32
+    }
+
+    fn import(
+        &mut self,
+        name: &'static str,
+        sig: cranelift_codegen::ir::Signature,
+    ) -> Result<ClFuncId, JitError> {
+        if let Some(&id) = self.imports.get(name) {
+            return Ok(id);
+        }
+        let id = self
+            .jit
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| JitError::Codegen {
+                function: name.to_string(),
+                message: e.to_string(),
+            })?;
+        self.imports.insert(name, id);
+        Ok(id)
+    }
+
+    /// A shared `extern "C"` f64 function of `arity` operands.
+    pub fn f64_function(&mut self, name: &'static str, arity: usize) -> Result<ClFuncId, JitError> {
+        let mut sig = self.jit.make_signature();
+        for _ in 0..arity {
+            sig.params.push(AbiParam::new(types::F64));
+        }
+        sig.returns.push(AbiParam::new(types::F64));
+        self.import(name, sig)
+    }
+
+    /// One of the callbacks of [`abi`].
+    pub fn callback(&mut self, name: &'static str) -> Result<ClFuncId, JitError> {
+        let ptr = self.pointer_type();
+        let mut sig = self.jit.make_signature();
+        sig.params.push(AbiParam::new(ptr));
+        sig.params.push(AbiParam::new(types::I32));
+        match name {
+            abi::SYM_THETA | abi::SYM_CHOICE => sig.returns.push(AbiParam::new(types::I64)),
+            abi::SYM_RECORD => {
+                sig.params.push(AbiParam::new(types::I64));
+                sig.returns.push(AbiParam::new(types::I32));
+            }
+            abi::SYM_UNWIND => {}
+            _ => return Err(JitError::UnresolvedSymbol(name.to_string())),
+        }
+        self.import(name, sig)
+    }
+
+    /// Every imported name must be registered: `finalize_definitions` panics on one it cannot
+    /// resolve.
+    fn check_imports(&self) -> Result<(), JitError> {
+        for (_, decl) in self.jit.declarations().get_functions() {
+            if decl.linkage == Linkage::Import {
+                let name = decl.name.as_deref().unwrap_or("");
+                if !self.registered.contains(name) {
+                    return Err(JitError::UnresolvedSymbol(name.to_string()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compiled code for a root function and its callees, and what the host needs to run it.
+pub(crate) struct Unit {
+    pub module: Arc<Module>,
+    pub sites: Vec<Site>,
+    /// Whether some function of the unit can call itself.
+    pub recursive: bool,
+    /// The largest native frame of the unit's functions, in bytes.
+    pub max_frame: usize,
+    /// The deepest native stack a non-recursive unit can use, in bytes.
+    pub static_stack: usize,
+    /// Bytes of machine code.
+    pub code_size: usize,
+    /// Number of functions compiled.
+    pub functions: usize,
+    code: Mutex<Option<JITModule>>,
+}
+
+impl Drop for Unit {
+    fn drop(&mut self) {
+        let module = match self.code.get_mut() {
+            Ok(m) => m.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(module) = module {
+            // SAFETY: the unit is dropped when the last handle is, and a call borrows its handle
+            // for as long as compiled code runs, so no code of this module runs or will run.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// A compiled function, ready to call (see [`super::runtime`] for the calls). Cloning is cheap
+/// and shares the code; the code is freed when the last clone is dropped. `Send + Sync`: calls
+/// from several threads at once are independent.
+#[derive(Clone)]
+pub struct CompiledFunction {
+    pub(crate) unit: Arc<Unit>,
+    pub(crate) func: FuncId,
+    pub(crate) entry: EntryFn,
+}
+
+impl fmt::Debug for CompiledFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledFunction")
+            .field("function", &self.name())
+            .field("code", &format_args!("{:#x}", self.code_address()))
+            .field("functions", &self.unit.functions)
+            .field("code_size", &self.unit.code_size)
+            .finish()
+    }
+}
+
+impl CompiledFunction {
+    /// The function's id in [`CompiledFunction::module`].
+    pub fn function(&self) -> FuncId {
+        self.func
+    }
+
+    /// The function's module-level name.
+    pub fn name(&self) -> &str {
+        &self.unit.module.functions[self.func].name
+    }
+
+    /// The module the code was compiled from.
+    pub fn module(&self) -> &Arc<Module> {
+        &self.unit.module
+    }
+
+    /// The address of the entry trampoline: identifies this compiled code.
+    pub fn code_address(&self) -> usize {
+        self.entry as usize
+    }
+
+    /// Bytes of machine code in the unit (the root, its callees and the trampoline).
+    pub fn code_size(&self) -> usize {
+        self.unit.code_size
+    }
+
+    /// Whether two handles share the same compiled code.
+    pub fn same_code(&self, other: &CompiledFunction) -> bool {
+        Arc::ptr_eq(&self.unit, &other.unit) && self.func == other.func
+    }
+}
+
+/// Compiles `root` and every function it calls.
+pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, JitError> {
+    let m = &*module;
+    if m.functions.get(root).is_none() {
+        return Err(JitError::NoSuchFunction(root.to_string()));
+    }
+    let reach = reachable(m, root);
+    for &id in &reach {
+        crate::ir::verify::verify_function(m, id).map_err(|e| JitError::Invalid {
+            function: m.functions[id].name.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let mut ub = UnitBuilder::new(m)?;
+    ub.in_cycle = in_cycles(m, &reach);
+    for &id in &reach {
+        let sig = internal_signature(&ub, &m.functions[id]);
+        let name = format!("pinv_fn{}", cranelift_entity::EntityRef::index(id));
+        let cl = ub
+            .jit
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| codegen(m, id, e))?;
+        ub.functions.insert(id, cl);
+    }
+    // Callbacks are declared up front, so the translator can always find them.
+    for name in [
+        abi::SYM_THETA,
+        abi::SYM_CHOICE,
+        abi::SYM_RECORD,
+        abi::SYM_UNWIND,
+    ] {
+        ub.callback(name)?;
+    }
+
+    let mut ctx = ub.jit.make_context();
+    let mut fbc = FunctionBuilderContext::new();
+    let mut frames: HashMap<FuncId, usize> = HashMap::new();
+    let mut code_size = 0;
+    for &id in &reach {
+        ub.jit.clear_context(&mut ctx);
+        translate_function(&mut ub, id, &mut ctx.func, &mut fbc)?;
+        let cl = ub.functions[&id];
+        ub.jit
+            .define_function(cl, &mut ctx)
+            .map_err(|e| codegen(m, id, e))?;
+        let compiled = ctx.compiled_code();
+        let frame = compiled
+            .and_then(|c| c.buffer.frame_layout())
+            .map_or(UNKNOWN_FRAME, |l| l.frame_to_fp_offset as usize + 32);
+        code_size += compiled.map_or(0, |c| c.buffer.data().len());
+        frames.insert(id, frame);
+    }
+
+    ub.jit.clear_context(&mut ctx);
+    let entry_id = build_entry(&mut ub, root, &mut ctx, &mut fbc)?;
+    code_size += ctx.compiled_code().map_or(0, |c| c.buffer.data().len());
+    ub.check_imports()?;
+    ub.jit
+        .finalize_definitions()
+        .map_err(|e| codegen(m, root, e))?;
+    let ptr = ub.jit.get_finalized_function(entry_id);
+    // SAFETY: `build_entry` defined this function with exactly `EntryFn`'s signature in the
+    // platform's C calling convention.
+    let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) };
+
+    let recursive = !ub.in_cycle.is_empty();
+    let max_frame = frames.values().copied().max().unwrap_or(0);
+    let static_stack = if recursive {
+        0
+    } else {
+        deepest_path(m, root, &frames)
+    };
+    let UnitBuilder { jit, sites, .. } = ub;
+    let unit = Unit {
+        module: Arc::clone(&module),
+        sites,
+        recursive,
+        max_frame,
+        static_stack,
+        code_size,
+        functions: reach.len(),
+        code: Mutex::new(Some(jit)),
+    };
+    Ok(CompiledFunction {
+        unit: Arc::new(unit),
+        func: root,
+        entry,
+    })
+}
+
+fn codegen(m: &Module, id: FuncId, e: impl fmt::Display) -> JitError {
+    JitError::Codegen {
+        function: m.functions[id].name.clone(),
+        message: e.to_string(),
+    }
+}
+
+/// The trampoline `(ctx, args, out) -> status` that loads the root's arguments from slots,
+/// calls it and stores its results (several results are written by the root itself).
+fn build_entry(
+    ub: &mut UnitBuilder<'_>,
+    root: FuncId,
+    ctx: &mut cranelift_codegen::Context,
+    fbc: &mut FunctionBuilderContext,
+) -> Result<ClFuncId, JitError> {
+    let m = ub.module;
+    let func = &m.functions[root];
+    let ptr = ub.pointer_type();
+    let mut sig = ub.jit.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    let id = ub
+        .jit
+        .declare_function("pinv_entry", Linkage::Local, &sig)
+        .map_err(|e| codegen(m, root, e))?;
+    ctx.func.signature = sig;
+    let callee = ub.functions[&root];
+    let flags = MemFlagsData::trusted();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, fbc);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        let p = b.block_params(block).to_vec();
+        let (c, args, out) = (p[0], p[1], p[2]);
+        let mut cargs = vec![c];
+        for (i, &ty) in func.sig.params.iter().enumerate() {
+            let offset = (8 * i) as i32;
+            let v = match ty {
+                Type::Bool => {
+                    let w = b.ins().load(types::I64, flags, args, offset);
+                    b.ins().ireduce(types::I8, w)
+                }
+                ty => b.ins().load(cl_type(ty), flags, args, offset),
+            };
+            cargs.push(v);
+        }
+        if func.sig.returns.len() >= 2 {
+            cargs.push(out);
+        }
+        let r = ub.jit.declare_func_in_func(callee, b.func);
+        let call = b.ins().call(r, &cargs);
+        let rets = b.inst_results(call).to_vec();
+        if let [ty] = func.sig.returns.as_slice() {
+            let v = match ty {
+                Type::Bool => b.ins().uextend(types::I64, rets[1]),
+                _ => rets[1],
+            };
+            b.ins().store(flags, v, out, 0);
+        }
+        let status = b.ins().uextend(types::I32, rets[0]);
+        b.ins().return_(&[status]);
+        b.seal_all_blocks();
+        b.finalize(ub.jit.target_config());
+    }
+    ub.jit
+        .define_function(id, ctx)
+        .map_err(|e| codegen(m, root, e))?;
+    Ok(id)
+}
+
+/// The functions called (directly or not) from `root`, root first.
+fn reachable(m: &Module, root: FuncId) -> Vec<FuncId> {
+    let mut seen = HashSet::from([root]);
+    let mut order = vec![root];
+    let mut i = 0;
+    while i < order.len() {
+        for callee in callees(m, order[i]) {
+            if seen.insert(callee) {
+                order.push(callee);
+            }
+        }
+        i += 1;
+    }
+    order
+}
+
+/// The module functions `id` calls, in order of appearance.
+fn callees(m: &Module, id: FuncId) -> Vec<FuncId> {
+    let Some(f) = m.functions.get(id) else {
+        return Vec::new();
+    };
+    f.insts_in_layout()
+        .filter_map(|(_, i)| match &f.insts[i].kind {
+            InstKind::Call { callee, .. } => Some(*callee),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The functions of `reach` that can reach themselves through calls.
+fn in_cycles(m: &Module, reach: &[FuncId]) -> HashSet<FuncId> {
+    reach
+        .iter()
+        .copied()
+        .filter(|&f| {
+            let mut seen = HashSet::new();
+            let mut stack = callees(m, f);
+            while let Some(g) = stack.pop() {
+                if g == f {
+                    return true;
+                }
+                if seen.insert(g) {
+                    stack.extend(callees(m, g));
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// The most native stack a call of `root` can use when no function recurses.
+fn deepest_path(m: &Module, root: FuncId, frames: &HashMap<FuncId, usize>) -> usize {
+    fn go(
+        m: &Module,
+        f: FuncId,
+        frames: &HashMap<FuncId, usize>,
+        memo: &mut HashMap<FuncId, usize>,
+    ) -> usize {
+        if let Some(&d) = memo.get(&f) {
+            return d;
+        }
+        let below = callees(m, f)
+            .into_iter()
+            .map(|g| go(m, g, frames, memo))
+            .max()
+            .unwrap_or(0);
+        let d = frames.get(&f).copied().unwrap_or(UNKNOWN_FRAME) + below;
+        memo.insert(f, d);
+        d
+    }
+    go(m, root, frames, &mut HashMap::new())
+}

@@ -1,0 +1,522 @@
+//! Calling compiled code: arguments in, results or the interpreter's error out.
+//!
+//! A call builds a [`Ctx`] and a [`Host`] on the host's stack, enters the unit's trampoline, and
+//! translates what comes back:
+//!
+//! - results are decoded from their slots;
+//! - the exact step count is recovered (see [`translate`](super::translate)'s module docs), and
+//!   a run that went over [`InterpConfig::step_limit`] is a
+//!   [`StepLimit`](RuntimeErrorKind::StepLimit), as in the interpreter;
+//! - an error code and site become the [`RuntimeError`] the interpreter reports for the same run:
+//!   the same kind, function, span and backtrace (a step-limit error may name a different
+//!   instruction than the interpreter's, since compiled code notices it later);
+//! - θ reads go through the [`ThetaSource`], and the host re-checks each value exactly as the
+//!   interpreter does (`check_domain`, `check_choice`), so the same tape gives the same results
+//!   and the same errors.
+//!
+//! # The native stack
+//!
+//! The interpreter keeps frames on the heap; compiled code uses the native stack. Before a call
+//! the host makes sure the stack can hold the deepest run the depth limit allows (for a
+//! recursive unit, `depth_limit` frames of the unit's largest size; otherwise the deepest chain of
+//! calls) plus room for callbacks. When it cannot tell or there is not enough, the call runs in the
+//! interpreter instead, which gives the same outcome by construction. Recursive functions also
+//! check the stack pointer at entry, so compiled code never overflows the stack.
+
+use super::abi::{decode, encode, Ctx, ErrorCode, Site};
+use super::compile::{CompiledFunction, Unit};
+use crate::interp::{
+    check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
+    RuntimeErrorKind, ThetaAddress, ThetaSource,
+};
+use crate::ir::{Const, InstKind, Type};
+use crate::span::Span;
+use std::any::Any;
+
+/// Stack kept free below compiled code for callbacks (θ sources run here).
+const CALLBACK_STACK: usize = 96 * 1024;
+/// Stack a call needs beyond its frames: the callbacks' room and slack for the host.
+const STACK_MARGIN: usize = 192 * 1024;
+
+/// What callbacks need during one call: the unit, the θ source, and what went wrong.
+pub(crate) struct Host<'u, 't> {
+    unit: &'u Unit,
+    theta: Option<&'t mut dyn ThetaSource>,
+    theta_reads: usize,
+    error: Option<RuntimeErrorKind>,
+    /// Call sites an error passed through, innermost first.
+    backtrace: Vec<u32>,
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+fn malformed(message: impl Into<String>) -> RuntimeErrorKind {
+    RuntimeErrorKind::Malformed {
+        message: message.into(),
+    }
+}
+
+impl<'u> Host<'u, '_> {
+    /// Records the first failure of the call.
+    pub fn fail(&mut self, kind: RuntimeErrorKind) {
+        self.error.get_or_insert(kind);
+    }
+
+    pub fn panicked(&mut self, payload: Box<dyn Any + Send>) {
+        self.panic.get_or_insert(payload);
+        self.fail(malformed("a θ source panicked"));
+    }
+
+    pub fn unwound(&mut self, site: u32) {
+        if self.backtrace.len() < RuntimeError::BACKTRACE_LEN {
+            self.backtrace.push(site);
+        }
+    }
+
+    /// The site, its function and its instruction.
+    fn lookup(
+        &self,
+        site: u32,
+    ) -> Result<(&'u crate::ir::Function, &'u crate::ir::InstData, Site), RuntimeErrorKind> {
+        let unit = self.unit;
+        let s = *unit
+            .sites
+            .get(site as usize)
+            .ok_or_else(|| malformed(format!("unknown site {site}")))?;
+        let f = unit
+            .module
+            .functions
+            .get(s.func)
+            .ok_or_else(|| malformed(format!("unknown function {}", s.func)))?;
+        let data = f
+            .insts
+            .get(s.inst)
+            .ok_or_else(|| malformed(format!("unknown instruction {}", s.inst)))?;
+        Ok((f, data, s))
+    }
+
+    pub fn theta(&mut self, site: u32) -> Result<u64, RuntimeErrorKind> {
+        let (f, data, s) = self.lookup(site)?;
+        let InstKind::Theta { domain, role } = &data.kind else {
+            return Err(malformed("a θ read at a site that is not `theta`"));
+        };
+        let source = self
+            .theta
+            .as_deref_mut()
+            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let at = ThetaAddress {
+            function: &f.name,
+            inst: s.inst,
+            role,
+            span: data.span,
+            index: self.theta_reads,
+        };
+        let value = source
+            .theta(*domain, &at)
+            .map_err(RuntimeErrorKind::Theta)?;
+        check_domain(*domain, value).map_err(RuntimeErrorKind::Theta)?;
+        self.theta_reads += 1;
+        Ok(encode(value))
+    }
+
+    pub fn choice(&mut self, site: u32) -> Result<u64, RuntimeErrorKind> {
+        let (f, data, s) = self.lookup(site)?;
+        let InstKind::Choice { n, role } = &data.kind else {
+            return Err(malformed("a choice at a site that is not `choice`"));
+        };
+        let source = self
+            .theta
+            .as_deref_mut()
+            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let at = ThetaAddress {
+            function: &f.name,
+            inst: s.inst,
+            role,
+            span: data.span,
+            index: self.theta_reads,
+        };
+        let k = source.choice(*n, &at).map_err(RuntimeErrorKind::Theta)?;
+        let k = check_choice(*n, Const::I64(i64::from(k))).map_err(RuntimeErrorKind::Theta)?;
+        self.theta_reads += 1;
+        Ok(u64::from(k))
+    }
+
+    pub fn record(&mut self, site: u32, bits: u64) -> Result<(), RuntimeErrorKind> {
+        let (f, data, s) = self.lookup(site)?;
+        let InstKind::Record { value, role } = &data.kind else {
+            return Err(malformed("a record at a site that is not `record`"));
+        };
+        let ty = f
+            .values
+            .get(*value)
+            .map(|d| d.ty)
+            .ok_or_else(|| malformed(format!("{value} does not exist")))?;
+        let source = self
+            .theta
+            .as_deref_mut()
+            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let at = ThetaAddress {
+            function: &f.name,
+            inst: s.inst,
+            role,
+            span: data.span,
+            index: self.theta_reads,
+        };
+        source
+            .record(decode(ty, bits), &at)
+            .map_err(RuntimeErrorKind::Theta)?;
+        self.theta_reads += 1;
+        Ok(())
+    }
+}
+
+/// Arguments or results: a few on the stack, more on the heap.
+enum Slots {
+    Inline([u64; 8]),
+    Heap(Vec<u64>),
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        if n <= 8 {
+            Slots::Inline([0; 8])
+        } else {
+            Slots::Heap(vec![0; n])
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u64] {
+        match self {
+            Slots::Inline(a) => a,
+            Slots::Heap(v) => v,
+        }
+    }
+}
+
+impl CompiledFunction {
+    /// Runs the function on `args`. A `theta` or `choice` is an error
+    /// ([`RuntimeErrorKind::NoThetaSource`]). Like [`Interpreter::call`], with the default limits.
+    pub fn call(&self, args: &[Const]) -> Result<Vec<Const>, RuntimeError> {
+        self.call_traced(&InterpConfig::default(), args, None)
+            .map(|o| o.results)
+    }
+
+    /// Runs the function on `args`, reading θ from `theta`. Like
+    /// [`Interpreter::call_with_theta`], with the default limits.
+    pub fn call_with_theta(
+        &self,
+        args: &[Const],
+        theta: &mut dyn ThetaSource,
+    ) -> Result<Vec<Const>, RuntimeError> {
+        self.call_traced(&InterpConfig::default(), args, Some(theta))
+            .map(|o| o.results)
+    }
+
+    /// Runs the function under `config`'s limits and reports what it cost, like
+    /// [`Interpreter::call_traced`]: the same results, steps, θ reads and deepest call stack, or
+    /// the same error.
+    pub fn call_traced(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+    ) -> Result<Outcome, RuntimeError> {
+        let unit = &*self.unit;
+        let function = &unit.module.functions[self.func];
+        let mut results = Vec::with_capacity(function.sig.returns.len());
+        let (steps, theta_reads, max_depth) = self.run(
+            config,
+            args,
+            theta,
+            &mut results,
+            function.sig.returns.len(),
+        )?;
+        Ok(Outcome {
+            results,
+            steps,
+            theta_reads,
+            max_depth,
+        })
+    }
+
+    /// Runs the function and writes its results into `out` (one per return), without allocating
+    /// on the way for up to 8 arguments and results: the fastest way to call compiled code.
+    pub fn call_into(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+        out: &mut [Const],
+    ) -> Result<(), RuntimeError> {
+        let function = &self.unit.module.functions[self.func];
+        if out.len() != function.sig.returns.len() {
+            return Err(RuntimeError {
+                kind: RuntimeErrorKind::BadArguments {
+                    expected: function.sig.returns.clone(),
+                    found: out.iter().map(|c| c.ty()).collect(),
+                },
+                function: function.name.clone(),
+                span: function.span,
+                backtrace: Vec::new(),
+            });
+        }
+        let mut sink = SliceSink { out, len: 0 };
+        self.run(config, args, theta, &mut sink, function.sig.returns.len())?;
+        Ok(())
+    }
+
+    /// The shared body of the calls: returns (steps, θ reads, deepest stack).
+    fn run(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+        results: &mut dyn ResultSink,
+        n_results: usize,
+    ) -> Result<(u64, usize, usize), RuntimeError> {
+        let unit = &*self.unit;
+        let function = &unit.module.functions[self.func];
+        let error = |kind, span| RuntimeError {
+            kind,
+            function: function.name.clone(),
+            span,
+            backtrace: Vec::new(),
+        };
+        if args.len() != function.sig.params.len()
+            || args
+                .iter()
+                .zip(&function.sig.params)
+                .any(|(a, &t)| a.ty() != t)
+        {
+            let found: Vec<Type> = args.iter().map(|c| c.ty()).collect();
+            return Err(error(
+                RuntimeErrorKind::BadArguments {
+                    expected: function.sig.params.clone(),
+                    found,
+                },
+                function.span,
+            ));
+        }
+        if config.depth_limit == 0 {
+            return Err(error(
+                RuntimeErrorKind::DepthLimit { limit: 0 },
+                function.span,
+            ));
+        }
+        let Some(stack_floor) = stack_floor(unit, config) else {
+            // Not enough native stack for the depth the limit allows: the interpreter gives the
+            // same outcome.
+            let o = Interpreter::new(&unit.module)
+                .with_config(*config)
+                .call_traced(self.func, args, theta)?;
+            for &r in &o.results {
+                results.push(r);
+            }
+            return Ok((o.steps, o.theta_reads, o.max_depth));
+        };
+
+        let fuel = config
+            .step_limit
+            .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let mut host = Host {
+            unit,
+            theta,
+            theta_reads: 0,
+            error: None,
+            backtrace: Vec::new(),
+            panic: None,
+        };
+        let mut ctx = Ctx {
+            fuel,
+            depth: 1,
+            depth_limit: config.depth_limit as u64,
+            max_depth: 1,
+            stack_floor: stack_floor as u64,
+            err_kind: 0,
+            err_site: 0,
+            pending: 0,
+            _pad: 0,
+            host: std::ptr::addr_of_mut!(host).cast(),
+        };
+        let mut arg_slots = Slots::new(args.len());
+        for (slot, &a) in arg_slots.as_mut_slice().iter_mut().zip(args) {
+            *slot = encode(a);
+        }
+        let mut out_slots = Slots::new(n_results);
+        // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;
+        // `ctx.host` points to `host`, which outlives the call and which nothing else touches
+        // until it returns; the argument and result arrays have a slot per parameter and result.
+        let status = unsafe {
+            (self.entry)(
+                &mut ctx,
+                arg_slots.as_mut_slice().as_ptr(),
+                out_slots.as_mut_slice().as_mut_ptr(),
+            )
+        };
+        if let Some(payload) = host.panic.take() {
+            std::panic::resume_unwind(payload);
+        }
+
+        let site = (status != 0)
+            .then(|| unit.sites.get(ctx.err_site as usize).copied())
+            .flatten();
+        let uncharged = site.map_or(0, |s| i64::from(s.uncharged));
+        let steps = fuel
+            .saturating_sub(ctx.fuel.saturating_add(uncharged))
+            .max(0) as u64;
+        let backtrace: Vec<CallSite> = host
+            .backtrace
+            .iter()
+            .filter_map(|&b| unit.sites.get(b as usize))
+            .filter_map(|&s| describe(unit, s))
+            .map(|(function, span)| CallSite { function, span })
+            .collect();
+        let located = |kind: RuntimeErrorKind, site: Option<Site>| -> RuntimeError {
+            let (name, span) = site
+                .and_then(|s| describe(unit, s))
+                .unwrap_or_else(|| (function.name.clone(), function.span));
+            RuntimeError {
+                kind,
+                function: name,
+                span,
+                backtrace: backtrace.clone(),
+            }
+        };
+        if let Some(limit) = config.step_limit {
+            if steps > limit {
+                return Err(located(RuntimeErrorKind::StepLimit { limit }, site));
+            }
+        }
+        if status != 0 {
+            let code = ErrorCode::from_u32(ctx.err_kind);
+            let reason = || {
+                site.and_then(|s| unit.module.functions.get(s.func)?.insts.get(s.inst))
+                    .and_then(|d| match &d.kind {
+                        InstKind::Check { reason, .. } | InstKind::Fail { reason } => {
+                            Some(reason.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default()
+            };
+            let kind = match code {
+                Some(ErrorCode::DivisionByZero) => RuntimeErrorKind::DivisionByZero,
+                Some(ErrorCode::Overflow) => RuntimeErrorKind::Overflow,
+                Some(ErrorCode::CheckFailed) => RuntimeErrorKind::CheckFailed { reason: reason() },
+                Some(ErrorCode::Fail) => RuntimeErrorKind::Fail { reason: reason() },
+                Some(ErrorCode::Depth | ErrorCode::Stack) => RuntimeErrorKind::DepthLimit {
+                    limit: config.depth_limit,
+                },
+                Some(ErrorCode::Host) => host
+                    .error
+                    .take()
+                    .unwrap_or_else(|| malformed("a callback failed without an error")),
+                Some(ErrorCode::Fuel) | None => malformed(format!(
+                    "compiled code stopped with code {} at step {steps}",
+                    ctx.err_kind
+                )),
+            };
+            return Err(located(kind, site));
+        }
+        let function_returns = &function.sig.returns;
+        for (&ty, &bits) in function_returns.iter().zip(out_slots.as_mut_slice().iter()) {
+            results.push(decode(ty, bits));
+        }
+        Ok((steps, host.theta_reads, ctx.max_depth as usize))
+    }
+}
+
+/// Where results go: a `Vec` or a caller's slice.
+trait ResultSink {
+    fn push(&mut self, value: Const);
+}
+
+impl ResultSink for Vec<Const> {
+    fn push(&mut self, value: Const) {
+        Vec::push(self, value);
+    }
+}
+
+struct SliceSink<'o> {
+    out: &'o mut [Const],
+    len: usize,
+}
+
+impl ResultSink for SliceSink<'_> {
+    fn push(&mut self, value: Const) {
+        if let Some(slot) = self.out.get_mut(self.len) {
+            *slot = value;
+            self.len += 1;
+        }
+    }
+}
+
+/// A site's function name and instruction span.
+fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
+    let f = unit.module.functions.get(site.func)?;
+    let span = f.insts.get(site.inst).map_or(f.span, |d| d.span);
+    Some((f.name.clone(), span))
+}
+
+/// The stack floor for a call of `unit` under `config`, or `None` when the native stack may be
+/// too small for the deepest run the limits allow.
+fn stack_floor(unit: &Unit, config: &InterpConfig) -> Option<usize> {
+    let frames = if unit.recursive {
+        config.depth_limit.checked_mul(unit.max_frame)?
+    } else {
+        unit.static_stack
+    };
+    let need = frames.checked_add(STACK_MARGIN)?;
+    let (low, sp) = stack::bounds()?;
+    let available = sp.checked_sub(low)?;
+    (available >= need).then_some(low + CALLBACK_STACK)
+}
+
+/// The current thread's stack.
+mod stack {
+    use std::cell::Cell;
+
+    thread_local! {
+        static LOW: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// (lowest usable address, current stack pointer), if known.
+    pub fn bounds() -> Option<(usize, usize)> {
+        let marker = 0u8;
+        let sp = std::hint::black_box(&marker) as *const u8 as usize;
+        let low = match LOW.with(Cell::get) {
+            Some(low) => low,
+            None => {
+                let low = lowest_address()?;
+                LOW.with(|c| c.set(Some(low)));
+                low
+            }
+        };
+        Some((low, sp))
+    }
+
+    /// The lowest address of this thread's stack, above a guard allowance.
+    #[cfg(target_os = "linux")]
+    fn lowest_address() -> Option<usize> {
+        /// Room for a guard page area that the reported bounds may include.
+        const GUARD: usize = 64 * 1024;
+        // SAFETY: plain libc queries on the calling thread, with an attribute object that is
+        // initialized by `pthread_getattr_np` and destroyed once read.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+                return None;
+            }
+            let mut addr: *mut libc::c_void = std::ptr::null_mut();
+            let mut size: libc::size_t = 0;
+            let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+            libc::pthread_attr_destroy(&mut attr);
+            (ok && !addr.is_null()).then(|| addr as usize + GUARD)
+        }
+    }
+
+    /// Unknown elsewhere: calls that could go deep run in the interpreter.
+    #[cfg(not(target_os = "linux"))]
+    fn lowest_address() -> Option<usize> {
+        None
+    }
+}

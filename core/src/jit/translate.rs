@@ -1,0 +1,757 @@
+//! Translation of one IR function into Cranelift IR.
+//!
+//! The function gets the signature of [`abi`](super::abi) (context first, status first). Its
+//! layout:
+//!
+//! - a *prologue* block takes the native parameters, loads the fuel, checks the stack (recursive
+//!   functions only) and the fuel, and jumps to the IR entry block (so the IR entry may be a
+//!   branch target like any block);
+//! - one Cranelift block per IR block, with the same parameters (IR block parameters map one to
+//!   one to Cranelift block parameters), translated in reverse postorder so that every value is
+//!   defined before it is used (the verifier guarantees dominance);
+//! - cold blocks for every place that can stop, which jump to one shared *error exit* (store
+//!   the error code, site and fuel; return status 1) or, after a failed call, to one shared
+//!   *propagate* block (note the call site; return status 1).
+//!
+//! # Steps
+//!
+//! The interpreter counts every executed instruction as a step. Compiled code charges each
+//! straight-line *segment* (a block's instructions up to and including a call, or up to the
+//! terminator) to the fuel when the segment starts, and checks the fuel only at function entries
+//! and loop headers (targets of retreating edges), so every loop and every recursion is bounded.
+//! At those checks the count is exact; at an error site the host adds back the instructions of
+//! the segment not run yet ([`Site::uncharged`](super::abi::Site)). So the host knows the
+//! interpreter's exact step count wherever compiled code stops, and reports
+//! [`StepLimit`](crate::interp::RuntimeErrorKind::StepLimit) exactly when the interpreter would.
+//!
+//! # Exactness
+//!
+//! `fadd fsub fmul fdiv fneg fabs sqrt floor` are native instructions, which give the same bits as
+//! the shared `extern "C"` functions of [`crate::semantics`] (IEEE operations; `fneg`/`fabs` only
+//! touch the sign bit; a NaN operand propagates as the first NaN operand, quieted). Everything else
+//! on f64 (`frem`, `fmin`, `fmax`, `pow`, the libm functions) calls those functions. The mid-end
+//! optimizer is off (`opt_level=none`): some of its float rewrites, such as
+//! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
+
+use super::abi::{
+    self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_ERR_SITE, OFF_FUEL,
+    OFF_MAX_DEPTH, OFF_PENDING, OFF_STACK_FLOOR,
+};
+use super::compile::UnitBuilder;
+use super::JitError;
+use crate::ir::{Block, Const, FuncId, Function, Inst, InstKind, Opcode, Type, Value};
+use crate::semantics;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::Ieee64;
+use cranelift_codegen::ir::{
+    self as cl, types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
+};
+use cranelift_entity::EntityRef;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_module::{FuncId as ClFuncId, Module as _};
+use std::collections::HashMap;
+
+/// The Cranelift type of an IR type.
+pub(crate) fn cl_type(ty: Type) -> cl::Type {
+    match ty {
+        Type::F64 => types::F64,
+        Type::I64 => types::I64,
+        Type::Bool => types::I8,
+    }
+}
+
+/// The native signature of a compiled IR function (see [`abi`](super::abi)).
+pub(crate) fn internal_signature(ub: &UnitBuilder<'_>, func: &Function) -> cl::Signature {
+    let ptr = ub.pointer_type();
+    let mut sig = ub.jit.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.params
+        .extend(func.sig.params.iter().map(|&t| AbiParam::new(cl_type(t))));
+    if func.sig.returns.len() >= 2 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(types::I8));
+    if let [ty] = func.sig.returns.as_slice() {
+        sig.returns.push(AbiParam::new(cl_type(*ty)));
+    }
+    sig
+}
+
+/// Memory flags for the context block and result slots: aligned, never trapping.
+fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// A cold block to fill in at the end.
+enum Cold {
+    /// Stop with an error at a site.
+    Error(ErrorCode, u32),
+    /// A call at a site failed: pass the error up.
+    Propagate(u32),
+}
+
+struct Translator<'t, 'm> {
+    ub: &'t mut UnitBuilder<'m>,
+    b: FunctionBuilder<'t>,
+    id: FuncId,
+    func: &'m Function,
+    ctx: cl::Value,
+    ret_ptr: Option<cl::Value>,
+    fuel: Variable,
+    values: Vec<Option<cl::Value>>,
+    blocks: HashMap<Block, cl::Block>,
+    err_exit: cl::Block,
+    propagate: cl::Block,
+    cold: Vec<(cl::Block, Cold)>,
+    refs: HashMap<ClFuncId, cl::FuncRef>,
+}
+
+/// Translates IR function `id` into `out` (whose signature is set here).
+pub(crate) fn translate_function(
+    ub: &mut UnitBuilder<'_>,
+    id: FuncId,
+    out: &mut cl::Function,
+    fbc: &mut FunctionBuilderContext,
+) -> Result<(), JitError> {
+    let module = ub.module;
+    let func = &module.functions[id];
+    out.signature = internal_signature(ub, func);
+    let mut b = FunctionBuilder::new(out, fbc);
+    let prologue = b.create_block();
+    b.append_block_params_for_function_params(prologue);
+    b.switch_to_block(prologue);
+    let params = b.block_params(prologue).to_vec();
+    let ctx = params[0];
+    let ret_ptr = (func.sig.returns.len() >= 2).then(|| params[params.len() - 1]);
+    let fuel = b.declare_var(types::I64);
+    let err_exit = b.create_block();
+    b.append_block_param(err_exit, types::I32);
+    b.append_block_param(err_exit, types::I32);
+    b.set_cold_block(err_exit);
+    let propagate = b.create_block();
+    b.append_block_param(propagate, types::I32);
+    b.set_cold_block(propagate);
+    let mut t = Translator {
+        ub,
+        b,
+        id,
+        func,
+        ctx,
+        ret_ptr,
+        fuel,
+        values: vec![None; func.values.len()],
+        blocks: HashMap::new(),
+        err_exit,
+        propagate,
+        cold: Vec::new(),
+        refs: HashMap::new(),
+    };
+    t.body(&params[1..1 + func.sig.params.len()])?;
+    t.b.seal_all_blocks();
+    let target = t.ub.jit.target_config();
+    t.b.finalize(target);
+    Ok(())
+}
+
+impl<'t, 'm> Translator<'t, 'm> {
+    fn internal(&self, message: impl Into<String>) -> JitError {
+        JitError::Internal {
+            function: self.func.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn site(&mut self, inst: Inst, uncharged: u32) -> u32 {
+        self.ub.site(Site {
+            func: self.id,
+            inst,
+            uncharged,
+        })
+    }
+
+    fn value(&self, v: Value) -> Result<cl::Value, JitError> {
+        self.values
+            .get(v.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| self.internal(format!("{v} is used before it is defined")))
+    }
+
+    fn values_of(&self, vs: &[Value]) -> Result<Vec<cl::Value>, JitError> {
+        vs.iter().map(|&v| self.value(v)).collect()
+    }
+
+    fn define(&mut self, v: Value, x: cl::Value) -> Result<(), JitError> {
+        match self.values.get_mut(v.index()) {
+            Some(slot) => {
+                *slot = Some(x);
+                Ok(())
+            }
+            None => Err(self.internal(format!("{v} does not exist"))),
+        }
+    }
+
+    fn func_ref(&mut self, id: ClFuncId) -> cl::FuncRef {
+        if let Some(&r) = self.refs.get(&id) {
+            return r;
+        }
+        let r = self.ub.jit.declare_func_in_func(id, self.b.func);
+        self.refs.insert(id, r);
+        r
+    }
+
+    /// A cold block that stops with `code` at `site`.
+    fn error_block(&mut self, code: ErrorCode, site: u32) -> cl::Block {
+        let block = self.b.create_block();
+        self.b.set_cold_block(block);
+        self.cold.push((block, Cold::Error(code, site)));
+        block
+    }
+
+    /// Continues in a new block if `cond` is false; stops with `code` at `site` if it is true.
+    fn stop_if(&mut self, cond: cl::Value, code: ErrorCode, site: u32) {
+        let stop = self.error_block(code, site);
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, stop, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn load_ctx(&mut self, ty: cl::Type, offset: i32) -> cl::Value {
+        self.b.ins().load(ty, flags(), self.ctx, offset)
+    }
+
+    fn store_ctx(&mut self, v: cl::Value, offset: i32) {
+        self.b.ins().store(flags(), v, self.ctx, offset);
+    }
+
+    /// Charges `n` steps to the fuel.
+    fn charge(&mut self, n: u32) {
+        let f = self.b.use_var(self.fuel);
+        let f = self.b.ins().iadd_imm_s(f, -i64::from(n));
+        self.b.def_var(self.fuel, f);
+    }
+
+    /// Stops with [`ErrorCode::Fuel`] if the fuel is negative.
+    fn check_fuel(&mut self, site: u32) {
+        let f = self.b.use_var(self.fuel);
+        let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
+        self.stop_if(out, ErrorCode::Fuel, site);
+    }
+
+    fn zero(&mut self, ty: Type) -> cl::Value {
+        match ty {
+            Type::F64 => self.b.ins().f64const(Ieee64::with_bits(0)),
+            Type::I64 => self.b.ins().iconst(types::I64, 0),
+            Type::Bool => self.b.ins().iconst(types::I8, 0),
+        }
+    }
+
+    /// Returns `status` (and a zero result when the function has exactly one).
+    fn return_status(&mut self, status: i64) {
+        let s = self.b.ins().iconst(types::I8, status);
+        let mut rets = vec![s];
+        if let [ty] = self.func.sig.returns.as_slice() {
+            rets.push(self.zero(*ty));
+        }
+        self.b.ins().return_(&rets);
+    }
+
+    fn body(&mut self, params: &[cl::Value]) -> Result<(), JitError> {
+        let func = self.func;
+        let Some(entry) = func.entry() else {
+            return Err(self.internal("no entry block"));
+        };
+        let (order, headers) = reverse_postorder(func);
+        for &block in &order {
+            let cb = self.b.create_block();
+            for &p in &func.blocks[block].params {
+                self.b.append_block_param(cb, cl_type(func.value_type(p)));
+            }
+            self.blocks.insert(block, cb);
+        }
+        let first = first_inst(func, entry).ok_or_else(|| self.internal("empty entry block"))?;
+
+        // Prologue.
+        let fuel = self.load_ctx(types::I64, OFF_FUEL);
+        self.b.def_var(self.fuel, fuel);
+        let entry_site = self.site(first, 0);
+        if self.ub.in_cycle.contains(&self.id) {
+            let ptr = self.ub.pointer_type();
+            let sp = self.b.ins().get_stack_pointer(ptr);
+            let floor = self.load_ctx(ptr, OFF_STACK_FLOOR);
+            let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
+            self.stop_if(low, ErrorCode::Stack, entry_site);
+        }
+        self.check_fuel(entry_site);
+        let args: Vec<cl::BlockArg> = params.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(self.blocks[&entry], &args);
+
+        for &block in &order {
+            self.block(block, headers.contains(&block))?;
+        }
+        self.exits();
+        Ok(())
+    }
+
+    fn block(&mut self, block: Block, header: bool) -> Result<(), JitError> {
+        let func = self.func;
+        let cb = self.blocks[&block];
+        self.b.switch_to_block(cb);
+        let cparams = self.b.block_params(cb).to_vec();
+        for (&p, &c) in func.blocks[block].params.iter().zip(&cparams) {
+            self.define(p, c)?;
+        }
+        let insts = &func.blocks[block].insts;
+        let segments = Segments::of(func, insts);
+        if header {
+            if let Some(&first) = insts.first() {
+                let site = self.site(first, 0);
+                self.check_fuel(site);
+            }
+        }
+        self.charge(segments.len_from(0));
+        for (i, &inst) in insts.iter().enumerate() {
+            let uncharged = segments.uncharged(i);
+            self.inst(inst, uncharged)?;
+            if matches!(func.insts[inst].kind, InstKind::Call { .. }) && i + 1 < insts.len() {
+                self.charge(segments.len_from(i + 1));
+            }
+        }
+        Ok(())
+    }
+
+    fn inst(&mut self, inst: Inst, uncharged: u32) -> Result<(), JitError> {
+        let func = self.func;
+        let data = &func.insts[inst];
+        let result = |i: usize| -> Result<Value, JitError> {
+            data.results
+                .get(i)
+                .copied()
+                .ok_or_else(|| JitError::Internal {
+                    function: func.name.clone(),
+                    message: format!("{inst} lacks result {i}"),
+                })
+        };
+        match &data.kind {
+            InstKind::Const(c) => {
+                let v = match *c {
+                    Const::F64(x) => self.b.ins().f64const(Ieee64::with_bits(x.to_bits())),
+                    Const::I64(x) => self.b.ins().iconst(types::I64, x),
+                    Const::Bool(x) => self.b.ins().iconst(types::I8, i64::from(x)),
+                };
+                self.define(result(0)?, v)?;
+            }
+            InstKind::Prim { op, args } => {
+                let args = self.values_of(args)?;
+                let v = self.prim(*op, &args, inst, uncharged)?;
+                self.define(result(0)?, v)?;
+            }
+            InstKind::Call { callee, args } => {
+                let args = self.values_of(args)?;
+                let results = self.call(*callee, args, inst)?;
+                for (i, v) in results.into_iter().enumerate() {
+                    self.define(result(i)?, v)?;
+                }
+            }
+            InstKind::Theta { domain, .. } => {
+                let v = self.callback_read(abi::SYM_THETA, domain.ty(), inst, uncharged)?;
+                self.define(result(0)?, v)?;
+            }
+            InstKind::Choice { .. } => {
+                let v = self.callback_read(abi::SYM_CHOICE, Type::I64, inst, uncharged)?;
+                self.define(result(0)?, v)?;
+            }
+            InstKind::Record { value, .. } => {
+                let ty = func.value_type(*value);
+                let v = self.value(*value)?;
+                let bits = self.to_bits(ty, v);
+                let site = self.site(inst, uncharged);
+                let s = self.b.ins().iconst(types::I32, i64::from(site));
+                let callee = self.ub.callback(abi::SYM_RECORD)?;
+                let r = self.func_ref(callee);
+                let call = self.b.ins().call(r, &[self.ctx, s, bits]);
+                let failed = self.b.inst_results(call)[0];
+                self.stop_if(failed, ErrorCode::Host, site);
+            }
+            InstKind::Check { cond, .. } => {
+                let c = self.value(*cond)?;
+                let site = self.site(inst, uncharged);
+                let stop = self.error_block(ErrorCode::CheckFailed, site);
+                let cont = self.b.create_block();
+                self.b.ins().brif(c, cont, &[], stop, &[]);
+                self.b.switch_to_block(cont);
+            }
+            InstKind::Jump { dest } => {
+                let target = self.target(dest.block)?;
+                let args = self.block_args(&dest.args)?;
+                self.b.ins().jump(target, &args);
+            }
+            InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let c = self.value(*cond)?;
+                let t = self.target(then_dest.block)?;
+                let ta = self.block_args(&then_dest.args)?;
+                let e = self.target(else_dest.block)?;
+                let ea = self.block_args(&else_dest.args)?;
+                self.b.ins().brif(c, t, &ta, e, &ea);
+            }
+            InstKind::Return { args } => {
+                let vals = self.values_of(args)?;
+                let f = self.b.use_var(self.fuel);
+                self.store_ctx(f, OFF_FUEL);
+                let ok = self.b.ins().iconst(types::I8, 0);
+                match (self.ret_ptr, vals.as_slice()) {
+                    (None, []) => {
+                        self.b.ins().return_(&[ok]);
+                    }
+                    (None, [v]) => {
+                        self.b.ins().return_(&[ok, *v]);
+                    }
+                    (Some(ptr), _) => {
+                        for (i, (&v, &ty)) in vals.iter().zip(&func.sig.returns).enumerate() {
+                            let slot = self.widen(ty, v);
+                            self.b.ins().store(flags(), slot, ptr, (8 * i) as i32);
+                        }
+                        self.b.ins().return_(&[ok]);
+                    }
+                    (None, _) => return Err(self.internal("several results without a return area")),
+                }
+            }
+            InstKind::Fail { .. } => {
+                let site = self.site(inst, uncharged);
+                let stop = self.error_block(ErrorCode::Fail, site);
+                self.b.ins().jump(stop, &[]);
+            }
+        }
+        Ok(())
+    }
+
+    fn target(&self, block: Block) -> Result<cl::Block, JitError> {
+        self.blocks
+            .get(&block)
+            .copied()
+            .ok_or_else(|| self.internal(format!("{block} is not in the layout")))
+    }
+
+    fn block_args(&self, args: &[Value]) -> Result<Vec<cl::BlockArg>, JitError> {
+        Ok(self.values_of(args)?.into_iter().map(Into::into).collect())
+    }
+
+    /// A value as an i64 slot (f64 by its bits, bool zero-extended), for callbacks.
+    fn to_bits(&mut self, ty: Type, v: cl::Value) -> cl::Value {
+        match ty {
+            Type::F64 => self.b.ins().bitcast(types::I64, MemFlagsData::new(), v),
+            Type::I64 => v,
+            Type::Bool => self.b.ins().uextend(types::I64, v),
+        }
+    }
+
+    /// A value as stored in an 8-byte slot (bool zero-extended).
+    fn widen(&mut self, ty: Type, v: cl::Value) -> cl::Value {
+        match ty {
+            Type::Bool => self.b.ins().uextend(types::I64, v),
+            _ => v,
+        }
+    }
+
+    /// Calls a θ callback and converts its i64 bits to `ty`.
+    fn callback_read(
+        &mut self,
+        symbol: &'static str,
+        ty: Type,
+        inst: Inst,
+        uncharged: u32,
+    ) -> Result<cl::Value, JitError> {
+        let site = self.site(inst, uncharged);
+        let s = self.b.ins().iconst(types::I32, i64::from(site));
+        let callee = self.ub.callback(symbol)?;
+        let r = self.func_ref(callee);
+        let call = self.b.ins().call(r, &[self.ctx, s]);
+        let bits = self.b.inst_results(call)[0];
+        let pending = self.load_ctx(types::I32, OFF_PENDING);
+        self.stop_if(pending, ErrorCode::Host, site);
+        Ok(match ty {
+            Type::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits),
+            Type::I64 => bits,
+            Type::Bool => self.b.ins().ireduce(types::I8, bits),
+        })
+    }
+
+    /// A call of a module function: depth check, fuel handed over, status checked.
+    fn call(
+        &mut self,
+        callee: FuncId,
+        args: Vec<cl::Value>,
+        inst: Inst,
+    ) -> Result<Vec<cl::Value>, JitError> {
+        let module = self.ub.module;
+        let target = module
+            .functions
+            .get(callee)
+            .ok_or_else(|| self.internal(format!("{callee} is not a function of this module")))?;
+        let cl_callee = self
+            .ub
+            .functions
+            .get(&callee)
+            .copied()
+            .ok_or_else(|| self.internal(format!("`{}` was not declared", target.name)))?;
+        let r = self.func_ref(cl_callee);
+        let site = self.site(inst, 0);
+        let n = target.sig.returns.len();
+        let mut cargs = Vec::with_capacity(args.len() + 2);
+        cargs.push(self.ctx);
+        cargs.extend(args);
+        let area = if n >= 2 {
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                8 * n as u32,
+                3,
+            ));
+            let ptr = self.ub.pointer_type();
+            let a = self.b.ins().stack_addr(ptr, slot, 0);
+            cargs.push(a);
+            Some(a)
+        } else {
+            None
+        };
+
+        let depth = self.load_ctx(types::I64, OFF_DEPTH);
+        let limit = self.load_ctx(types::I64, OFF_DEPTH_LIMIT);
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, depth, limit);
+        self.stop_if(over, ErrorCode::Depth, site);
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_ctx(deeper, OFF_DEPTH);
+        let max = self.load_ctx(types::I64, OFF_MAX_DEPTH);
+        let max = self.b.ins().umax(max, deeper);
+        self.store_ctx(max, OFF_MAX_DEPTH);
+        let f = self.b.use_var(self.fuel);
+        self.store_ctx(f, OFF_FUEL);
+
+        let call = self.b.ins().call(r, &cargs);
+        let rets = self.b.inst_results(call).to_vec();
+        self.store_ctx(depth, OFF_DEPTH);
+        let failed = rets[0];
+        let up = self.b.create_block();
+        self.b.set_cold_block(up);
+        self.cold.push((up, Cold::Propagate(site)));
+        let cont = self.b.create_block();
+        self.b.ins().brif(failed, up, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        let f = self.load_ctx(types::I64, OFF_FUEL);
+        self.b.def_var(self.fuel, f);
+
+        match area {
+            None => Ok(rets[1..].to_vec()),
+            Some(a) => {
+                let mut out = Vec::with_capacity(n);
+                for (i, &ty) in target.sig.returns.iter().enumerate() {
+                    let offset = (8 * i) as i32;
+                    let v = match ty {
+                        Type::F64 => self.b.ins().load(types::F64, flags(), a, offset),
+                        Type::I64 => self.b.ins().load(types::I64, flags(), a, offset),
+                        Type::Bool => {
+                            let w = self.b.ins().load(types::I64, flags(), a, offset);
+                            self.b.ins().ireduce(types::I8, w)
+                        }
+                    };
+                    out.push(v);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn prim(
+        &mut self,
+        op: Opcode,
+        args: &[cl::Value],
+        inst: Inst,
+        uncharged: u32,
+    ) -> Result<cl::Value, JitError> {
+        use Opcode::*;
+        let arg = |i: usize| {
+            args.get(i)
+                .copied()
+                .ok_or_else(|| self.internal(format!("`{op}` lacks operand {i}")))
+        };
+        let a = arg(0)?;
+        let b = if op.arity() == 2 { arg(1)? } else { a };
+        let fcmp = |t: &mut Self, cc| t.b.ins().fcmp(cc, a, b);
+        let icmp = |t: &mut Self, cc| t.b.ins().icmp(cc, a, b);
+        let v = match op {
+            Fadd => self.b.ins().fadd(a, b),
+            Fsub => self.b.ins().fsub(a, b),
+            Fmul => self.b.ins().fmul(a, b),
+            Fdiv => self.b.ins().fdiv(a, b),
+            Fneg => self.b.ins().fneg(a),
+            Fabs => self.b.ins().fabs(a),
+            Sqrt => self.b.ins().sqrt(a),
+            Floor => self.b.ins().floor(a),
+            Frem | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Exp | Log | Pow
+            | Atan2 | Fmin | Fmax => {
+                let sym = semantics::extern_symbol(op)
+                    .ok_or_else(|| self.internal(format!("no shared function for `{op}`")))?;
+                let callee = self.ub.f64_function(sym.name, sym.func.arity())?;
+                let r = self.func_ref(callee);
+                let call = self.b.ins().call(r, &args[..sym.func.arity()]);
+                self.b.inst_results(call)[0]
+            }
+            Feq => fcmp(self, FloatCC::Equal),
+            Fne => fcmp(self, FloatCC::NotEqual),
+            Flt => fcmp(self, FloatCC::LessThan),
+            Fle => fcmp(self, FloatCC::LessThanOrEqual),
+            Fgt => fcmp(self, FloatCC::GreaterThan),
+            Fge => fcmp(self, FloatCC::GreaterThanOrEqual),
+            Iadd => self.b.ins().iadd(a, b),
+            Isub => self.b.ins().isub(a, b),
+            Imul => self.b.ins().imul(a, b),
+            Idiv | Irem => {
+                let site = self.site(inst, uncharged);
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
+                self.stop_if(zero, ErrorCode::DivisionByZero, site);
+                let min = self.b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN);
+                let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+                let overflow = self.b.ins().band(min, minus_one);
+                self.stop_if(overflow, ErrorCode::Overflow, site);
+                if op == Idiv {
+                    self.b.ins().sdiv(a, b)
+                } else {
+                    self.b.ins().srem(a, b)
+                }
+            }
+            Ineg => self.b.ins().ineg(a),
+            Iabs => self.b.ins().iabs(a),
+            Imin => self.b.ins().smin(a, b),
+            Imax => self.b.ins().smax(a, b),
+            Iand | Band => self.b.ins().band(a, b),
+            Ior | Bor => self.b.ins().bor(a, b),
+            Ixor | Bxor => self.b.ins().bxor(a, b),
+            Inot => self.b.ins().bnot(a),
+            Ishl => self.b.ins().ishl(a, b),
+            Ishr => self.b.ins().sshr(a, b),
+            Ieq | Beq => icmp(self, IntCC::Equal),
+            Ine | Bne => icmp(self, IntCC::NotEqual),
+            Ilt => icmp(self, IntCC::SignedLessThan),
+            Ile => icmp(self, IntCC::SignedLessThanOrEqual),
+            Igt => icmp(self, IntCC::SignedGreaterThan),
+            Ige => icmp(self, IntCC::SignedGreaterThanOrEqual),
+            Bnot => self.b.ins().bxor_imm_u(a, 1),
+            FcvtToI64 => self.b.ins().fcvt_to_sint_sat(types::I64, a),
+            FcvtFromI64 => self.b.ins().fcvt_from_sint(types::F64, a),
+            BoolToI64 => self.b.ins().uextend(types::I64, a),
+        };
+        Ok(v)
+    }
+
+    /// Fills the cold blocks, the error exit and the propagate block.
+    fn exits(&mut self) {
+        for (block, what) in std::mem::take(&mut self.cold) {
+            self.b.switch_to_block(block);
+            match what {
+                Cold::Error(code, site) => {
+                    let k = self.b.ins().iconst(types::I32, code as i64);
+                    let s = self.b.ins().iconst(types::I32, i64::from(site));
+                    self.b.ins().jump(self.err_exit, &[k.into(), s.into()]);
+                }
+                Cold::Propagate(site) => {
+                    let s = self.b.ins().iconst(types::I32, i64::from(site));
+                    self.b.ins().jump(self.propagate, &[s.into()]);
+                }
+            }
+        }
+
+        self.b.switch_to_block(self.err_exit);
+        let p = self.b.block_params(self.err_exit).to_vec();
+        self.store_ctx(p[0], OFF_ERR_KIND);
+        self.store_ctx(p[1], OFF_ERR_SITE);
+        let f = self.b.use_var(self.fuel);
+        self.store_ctx(f, OFF_FUEL);
+        self.return_status(1);
+
+        self.b.switch_to_block(self.propagate);
+        let site = self.b.block_params(self.propagate)[0];
+        // Declared in `UnitBuilder::new`, so this cannot fail.
+        if let Ok(unwind) = self.ub.callback(abi::SYM_UNWIND) {
+            let r = self.func_ref(unwind);
+            self.b.ins().call(r, &[self.ctx, site]);
+        }
+        self.return_status(1);
+    }
+}
+
+/// The first instruction of a block.
+fn first_inst(func: &Function, block: Block) -> Option<Inst> {
+    func.blocks.get(block)?.insts.first().copied()
+}
+
+/// The blocks reachable from the entry in reverse postorder, and the loop headers: targets of
+/// edges that go back to a block still on the depth-first search stack.
+fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
+    use std::collections::HashSet;
+    let mut order = Vec::new();
+    let mut headers = HashSet::new();
+    let Some(entry) = func.entry() else {
+        return (order, headers);
+    };
+    let mut visited = HashSet::new();
+    let mut on_stack = HashSet::new();
+    // (block, index of the next successor to visit)
+    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    visited.insert(entry);
+    on_stack.insert(entry);
+    while let Some(&mut (block, ref mut next)) = stack.last_mut() {
+        let succs = func.successors(block);
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if on_stack.contains(&s) {
+                headers.insert(s);
+            } else if visited.insert(s) {
+                on_stack.insert(s);
+                stack.push((s, 0));
+            }
+        } else {
+            stack.pop();
+            on_stack.remove(&block);
+            order.push(block);
+        }
+    }
+    order.reverse();
+    (order, headers)
+}
+
+/// The straight-line segments of a block: each ends after a call or at the terminator.
+struct Segments {
+    /// For each instruction, the index of the last instruction of its segment.
+    end: Vec<usize>,
+}
+
+impl Segments {
+    fn of(func: &Function, insts: &[Inst]) -> Segments {
+        let mut end = vec![0; insts.len()];
+        let mut start = 0;
+        for (i, &inst) in insts.iter().enumerate() {
+            let last = i + 1 == insts.len();
+            if last || matches!(func.insts[inst].kind, InstKind::Call { .. }) {
+                end[start..=i].fill(i);
+                start = i + 1;
+            }
+        }
+        Segments { end }
+    }
+
+    /// The number of instructions in the segment starting at `i`.
+    fn len_from(&self, i: usize) -> u32 {
+        self.end.get(i).map_or(0, |&e| (e + 1 - i) as u32)
+    }
+
+    /// Instructions after `i` in its segment.
+    fn uncharged(&self, i: usize) -> u32 {
+        (self.end[i] - i) as u32
+    }
+}
