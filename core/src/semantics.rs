@@ -88,9 +88,12 @@ macro_rules! f64_unary {
     };
 }
 
+// Never inlined: with two NaN operands, x86 returns the first one (quieted), and an inlined
+// `a + b` or `a * b` is commutative to the optimizer, which may swap the operands. Out of line,
+// the first operand is `a`, as in compiled code (see `jit::translate`).
 macro_rules! f64_binary {
     ($( $(#[$doc:meta])* $name:ident = |$a:ident, $b:ident| $body:expr; )*) => {
-        $( $(#[$doc])* pub extern "C" fn $name($a: f64, $b: f64) -> f64 { $body } )*
+        $( $(#[$doc])* #[inline(never)] pub extern "C" fn $name($a: f64, $b: f64) -> f64 { $body } )*
     };
 }
 

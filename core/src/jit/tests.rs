@@ -1,9 +1,14 @@
+//! Unit tests of the backend: every opcode on special values, errors, limits, θ, calls, cache.
+//! Each compares compiled code with the interpreter, which is the reference.
+
 use super::*;
-use crate::interp::{InterpConfig, Interpreter, RuntimeErrorKind, TapeSource};
-use crate::ir::Const;
+use crate::interp::{RuntimeErrorKind, TapeRecorder, TapeSource};
+use crate::ir::read::parse_module;
+use crate::ir::{FuncKind, Function, Opcode, Signature, Type};
+use crate::span::Span;
 use crate::SourceFile;
 
-fn module(src: &str) -> Arc<Module> {
+fn source(src: &str) -> Arc<Module> {
     let file = SourceFile::new("t.pinv", src);
     match crate::compile(&file) {
         Ok(c) => Arc::new(c.module),
@@ -11,39 +16,662 @@ fn module(src: &str) -> Arc<Module> {
     }
 }
 
+fn ir(text: &str) -> Arc<Module> {
+    Arc::new(parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+}
+
+/// What θ source a run gets.
+#[derive(Clone, Debug)]
+enum Theta {
+    None,
+    Tape(Vec<Const>),
+    Recorder,
+}
+
+/// The outcome of one run, with what the θ source saw.
+#[derive(Debug)]
+struct Run {
+    result: Result<Outcome, RuntimeError>,
+    /// Tape position, or the recorded values.
+    theta: Vec<Const>,
+    pos: usize,
+}
+
+fn run_with(
+    engine: Engine,
+    m: &Arc<Module>,
+    f: FuncId,
+    args: &[Const],
+    theta: &Theta,
+    cfg: InterpConfig,
+) -> Run {
+    let runner = Runner::new(Arc::clone(m), engine).with_config(cfg);
+    let _ = &m.functions[f].name;
+    if engine == Engine::Jit {
+        // The test is about compiled code: it must compile.
+        runner.compiled(f).unwrap_or_else(|e| panic!("{e}"));
+    }
+    match theta {
+        Theta::None => Run {
+            result: runner.call_traced(f, args, None),
+            theta: Vec::new(),
+            pos: 0,
+        },
+        Theta::Tape(values) => {
+            let mut tape = TapeSource::new(values.clone());
+            let result = runner.call_traced(f, args, Some(&mut tape));
+            Run {
+                result,
+                theta: Vec::new(),
+                pos: tape.pos(),
+            }
+        }
+        Theta::Recorder => {
+            let mut rec = TapeRecorder::new();
+            let result = runner.call_traced(f, args, Some(&mut rec));
+            Run {
+                result,
+                theta: rec.into_values(),
+                pos: 0,
+            }
+        }
+    }
+}
+
+/// Runs both engines and asserts they agree: the same results (by bits), steps, θ reads and
+/// depth, or the same error (kind, and except for the step limit, where and how it was reached).
+fn agree(
+    m: &Arc<Module>,
+    name: &str,
+    args: &[Const],
+    theta: &Theta,
+    cfg: InterpConfig,
+) -> Result<Outcome, RuntimeError> {
+    let f = m.get(name).unwrap_or_else(|| panic!("no {name}"));
+    let want = run_with(Engine::Interp, m, f, args, theta, cfg);
+    let got = run_with(Engine::Jit, m, f, args, theta, cfg);
+    let ctx = || format!("{name}{args:?} θ={theta:?} cfg={cfg:?}");
+    match (&want.result, &got.result) {
+        (Ok(w), Ok(g)) => assert_eq!(
+            w,
+            g,
+            "{}: bits {:x?} vs {:x?}",
+            ctx(),
+            w.results.iter().map(|c| c.bits()).collect::<Vec<_>>(),
+            g.results.iter().map(|c| c.bits()).collect::<Vec<_>>()
+        ),
+        (Err(w), Err(g)) => {
+            assert_eq!(w.kind, g.kind, "{}", ctx());
+            if !matches!(w.kind, RuntimeErrorKind::StepLimit { .. }) {
+                assert_eq!(w, g, "{}", ctx());
+            }
+        }
+        (w, g) => panic!("{}: interpreter {w:?}, compiled {g:?}", ctx()),
+    }
+    if want.result.is_ok() {
+        assert_eq!(want.theta, got.theta, "θ recorded: {}", ctx());
+        assert_eq!(want.pos, got.pos, "θ read: {}", ctx());
+    }
+    got.result
+}
+
+fn agree_plain(m: &Arc<Module>, name: &str, args: &[Const]) -> Result<Vec<Const>, RuntimeError> {
+    agree(m, name, args, &Theta::None, InterpConfig::default()).map(|o| o.results)
+}
+
+const F64S: [u64; 24] = [
+    0x0000_0000_0000_0000, // 0.0
+    0x8000_0000_0000_0000, // -0.0
+    0x3ff0_0000_0000_0000, // 1.0
+    0xbff8_0000_0000_0000, // -1.5
+    0x4004_0000_0000_0000, // 2.5
+    0x4008_0000_0000_0000, // 3.0
+    0xc01d_0000_0000_0000, // -7.25
+    0x7fe1_ccf3_85eb_c8a0, // 1e308
+    0xffe1_ccf3_85eb_c8a0, // -1e308
+    0x0000_0000_0000_0001, // 5e-324
+    0x7ff0_0000_0000_0000, // inf
+    0xfff0_0000_0000_0000, // -inf
+    0x7ff8_0000_0000_0000, // NaN
+    0xfff8_0000_0000_0000, // -NaN (the x86 default NaN)
+    0x7ff8_0000_0000_0abc, // NaN with a payload
+    0x7ff0_0000_0000_0001, // signalling NaN
+    0xfff4_0000_0000_1234, // negative signalling NaN with a payload
+    0x3fe0_0000_0000_0000, // 0.5
+    0x0001_0000_0000_0000, // subnormal
+    0x4059_0000_0000_0000, // 100.0
+    0xbfe8_0000_0000_0000, // -0.75
+    0x4009_21fb_5444_2d18, // pi
+    0x43e0_0000_0000_0000, // 2^63
+    0xc3e0_0000_0000_0000, // -2^63
+];
+
+const I64S: [i64; 16] = [
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    63,
+    64,
+    65,
+    -64,
+    i64::MIN,
+    i64::MAX,
+    i64::MIN + 1,
+    1_234_567,
+    -987_654_321,
+    0x5555_5555_5555_5555,
+    17,
+];
+
+fn values(ty: Type) -> Vec<Const> {
+    match ty {
+        Type::F64 => F64S
+            .iter()
+            .map(|&b| Const::F64(f64::from_bits(b)))
+            .collect(),
+        Type::I64 => I64S.iter().map(|&x| Const::I64(x)).collect(),
+        Type::Bool => vec![Const::Bool(false), Const::Bool(true)],
+    }
+}
+
+/// `op` as a function of its operands.
+fn op_module(op: Opcode) -> Arc<Module> {
+    let sig = Signature {
+        params: op.arg_types().to_vec(),
+        returns: vec![op.result_type()],
+    };
+    let mut f = Function::new("op", FuncKind::Fn, sig);
+    let entry = f.create_entry();
+    let params = f.blocks[entry].params.clone();
+    let r = f.ins_prim(entry, op, params, Span::default());
+    f.ins_return(entry, vec![r], Span::default());
+    let mut m = Module::new();
+    m.add(f).unwrap();
+    Arc::new(m)
+}
+
 #[test]
-fn smoke() {
-    let m = module("fn f(x: f64, y: f64) -> f64 { x * y + 1.0 }\nfn g(n: i64) -> i64 { let mut i = 0; let mut r = 0; while i < n { r += i; i += 1; } r }\nfn h(a: i64, b: i64) -> (i64, bool) { (a / b, a < b) }");
-    let f = m.get("f").unwrap();
-    let c = compile(Arc::clone(&m), f).unwrap();
-    assert_eq!(
-        c.call(&[Const::F64(2.0), Const::F64(3.0)]).unwrap(),
-        [Const::F64(7.0)]
-    );
-    let g = m.get("g").unwrap();
-    let c = compile(Arc::clone(&m), g).unwrap();
-    let cfg = InterpConfig::default().with_step_limit(1000);
-    let o = c.call_traced(&cfg, &[Const::I64(10)], None).unwrap();
-    let i = Interpreter::new(&m)
-        .with_config(cfg)
-        .call_traced(g, &[Const::I64(10)], None)
+fn every_opcode_agrees_bit_for_bit_on_special_values() {
+    for &op in Opcode::ALL {
+        let m = op_module(op);
+        let cases: Vec<Vec<Const>> = match op.arg_types() {
+            [a] => values(*a).into_iter().map(|x| vec![x]).collect(),
+            [a, b] => {
+                let bs = values(*b);
+                values(*a)
+                    .into_iter()
+                    .flat_map(|x| bs.iter().map(move |&y| vec![x, y]))
+                    .collect()
+            }
+            other => panic!("{op} takes {other:?}"),
+        };
+        for args in cases {
+            let r = std::panic::catch_unwind(|| agree_plain(&m, "op", &args));
+            assert!(
+                r.is_ok(),
+                "{op} on {:x?}",
+                args.iter().map(|c| c.bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn nan_operands_propagate_as_in_the_shared_functions() {
+    // Both operands NaN: the result is the first one, quieted, in both engines.
+    let a = f64::from_bits(0x7ff8_0000_0000_0abc);
+    let b = f64::from_bits(0xfff8_0000_0000_0def);
+    for op in [Opcode::Fadd, Opcode::Fsub, Opcode::Fmul, Opcode::Fdiv] {
+        let m = op_module(op);
+        let r = agree_plain(&m, "op", &[Const::F64(a), Const::F64(b)]).unwrap();
+        assert_eq!(r[0].bits(), a.to_bits(), "{op}");
+        let r = agree_plain(&m, "op", &[Const::F64(b), Const::F64(a)]).unwrap();
+        assert_eq!(r[0].bits(), b.to_bits(), "{op}");
+    }
+}
+
+const PROGRAM: &str = "
+fn sum(n: i64) -> i64 {
+    let mut i = 0;
+    let mut r = 0;
+    while i < n { r += i; i += 1; }
+    r
+}
+fn forever(x: i64) -> i64 {
+    let mut i = x;
+    while i == i { i += 1; }
+    i
+}
+fn divmod(a: i64, b: i64) -> (i64, i64, bool) { (a / b, a % b, a < b) }
+fn use_divmod(a: i64, b: i64) -> i64 {
+    let (q, r, lt) = divmod(a, b);
+    if lt { q } else { r + q * 2 }
+}
+fn fact(n: i64) -> i64 { if n <= 1 { 1 } else { n * fact(n - 1) } }
+fn even(n: i64) -> bool { if n == 0 { true } else { odd(n - 1) } }
+fn odd(n: i64) -> bool { if n == 0 { false } else { even(n - 1) } }
+fn fib(n: i64) -> i64 { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }
+fn fails(x: f64) -> f64 { if x > 0.0 { sqrt(x) } else { fail(\"not positive\") } }
+fn calls_fails(x: f64) -> f64 { fails(x) + fails(x + 1.0) }
+fn mixed(x: f64, n: i64, b: bool) -> (f64, i64, bool) {
+    let y = if b { x * 2.0 } else { min(x, 1.5) };
+    (y + (n as f64), (x as i64) + n, !b && x < 3.0)
+}
+fn nothing() -> f64 { 1.0 }
+";
+
+#[test]
+fn programs_agree() {
+    let m = source(PROGRAM);
+    use Const::{Bool as B, F64 as F, I64 as I};
+    for n in [-3, 0, 1, 5, 100] {
+        agree_plain(&m, "sum", &[I(n)]).unwrap();
+    }
+    for (a, b) in [(7, 2), (-7, 2), (7, 0), (i64::MIN, -1), (3, 9), (0, -1)] {
+        let _ = agree_plain(&m, "divmod", &[I(a), I(b)]);
+        let _ = agree_plain(&m, "use_divmod", &[I(a), I(b)]);
+    }
+    for n in [0, 1, 10, 20] {
+        agree_plain(&m, "fact", &[I(n)]).unwrap();
+        agree_plain(&m, "even", &[I(n)]).unwrap();
+        agree_plain(&m, "fib", &[I(n)]).unwrap();
+    }
+    for x in [2.0, -1.0, 0.0, -0.5, f64::NAN] {
+        let _ = agree_plain(&m, "fails", &[F(x)]);
+        let _ = agree_plain(&m, "calls_fails", &[F(x)]);
+    }
+    for (x, n, b) in [
+        (1.0, 2, true),
+        (f64::NAN, -1, false),
+        (2.5, i64::MAX, false),
+    ] {
+        agree_plain(&m, "mixed", &[F(x), I(n), B(b)]).unwrap();
+    }
+    assert_eq!(agree_plain(&m, "nothing", &[]).unwrap(), [F(1.0)]);
+    let e = agree_plain(&m, "calls_fails", &[F(-5.0)]).unwrap_err();
+    assert_eq!(e.backtrace.len(), 1, "{e:?}");
+}
+
+#[test]
+fn step_limits_agree_exactly() {
+    let m = source(PROGRAM);
+    use Const::{F64 as F, I64 as I};
+    for limit in 0..120 {
+        let cfg = InterpConfig::default().with_step_limit(limit);
+        let _ = agree(&m, "sum", &[I(6)], &Theta::None, cfg);
+        let _ = agree(&m, "use_divmod", &[I(5), I(0)], &Theta::None, cfg);
+        let _ = agree(&m, "fact", &[I(4)], &Theta::None, cfg);
+        let _ = agree(&m, "calls_fails", &[F(-1.0)], &Theta::None, cfg);
+    }
+    // A loop that never ends stops at the limit.
+    let cfg = InterpConfig::default().with_step_limit(100_000);
+    let e = agree(&m, "forever", &[I(0)], &Theta::None, cfg).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 100_000 });
+    // Exponential recursion without loops stops too.
+    let cfg = InterpConfig::default().with_step_limit(10_000);
+    let e = agree(&m, "fib", &[I(40)], &Theta::None, cfg).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 10_000 });
+}
+
+#[test]
+fn depth_limits_agree() {
+    let m = source(PROGRAM);
+    use Const::I64 as I;
+    for limit in 0..8 {
+        let cfg = InterpConfig::default().with_depth_limit(limit);
+        for n in 0..8 {
+            let _ = agree(&m, "fact", &[I(n)], &Theta::None, cfg);
+            let _ = agree(&m, "even", &[I(n)], &Theta::None, cfg);
+            let _ = agree(&m, "use_divmod", &[I(n), I(3)], &Theta::None, cfg);
+        }
+    }
+    // The default limit (10 000 frames) is reached in compiled code as in the interpreter.
+    let e = agree_plain(&m, "even", &[I(20_000)]).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::DepthLimit { limit: 10_000 });
+    agree_plain(&m, "even", &[I(9_000)]).unwrap();
+}
+
+#[test]
+fn deep_recursion_never_overflows_a_small_stack() {
+    let m = source(PROGRAM);
+    let even = m.get("even").unwrap();
+    let code = compile(Arc::clone(&m), even).unwrap();
+    // 64 KiB of stack cannot hold 10 000 frames: the call runs in the interpreter instead.
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let cfg = InterpConfig::default().with_depth_limit(1_000_000);
+            code.call_traced(&cfg, &[Const::I64(200_000)], None)
+        })
         .unwrap();
-    assert_eq!(o, i);
-    let e = c.call_traced(&cfg, &[Const::I64(1000)], None).unwrap_err();
-    let ie = Interpreter::new(&m)
-        .with_config(cfg)
-        .call_traced(g, &[Const::I64(1000)], None)
-        .unwrap_err();
-    assert_eq!(e.kind, ie.kind);
-    let h = m.get("h").unwrap();
-    let c = compile(Arc::clone(&m), h).unwrap();
+    let outcome = handle.join().unwrap().unwrap();
+    assert_eq!(outcome.results, [Const::Bool(true)]);
+}
+
+const THETA_IR: &str = r#"
+function %inv(y: f64) -> (f64, i64) inverse(f) {
+block0(v0: f64):
+    v1 = theta [-1.0, 1.0] "noise"
+    v2 = choice 3 "branch"
+    v3 = fadd v0, v1
+    v4 = fconst 0.0
+    v5 = fgt v3, v4
+    check v5, "y + noise > 0"
+    v6 = iconst 0
+    v7 = ieq v2, v6
+    brif v7, block1(v3), block2
+block1(v8: f64):
+    v9 = call %helper(v8)
+    return v9, v2
+block2:
+    v10 = theta int[-5..=5] "k"
+    v11 = iconst 1
+    v12 = ieq v2, v11
+    brif v12, block3, block4
+block3:
+    v13 = fcvt_from_i64 v10
+    return v13, v10
+block4:
+    fail "branch 2 is impossible"
+}
+
+function %helper(x: f64) -> f64 inverse(g) {
+block0(v0: f64):
+    v1 = theta nonzero "scale"
+    v2 = theta bool "flip"
+    v3 = fmul v0, v1
+    v4 = fneg v3
+    brif v2, block1(v4), block1(v3)
+block1(v5: f64):
+    return v5
+}
+
+function %f.pgf(x: f64, n: i64, b: bool) -> () generated_pgf(f) {
+block0(v0: f64, v1: i64, v2: bool):
+    record v0, "x"
+    record v1, "n"
+    record v2, "b"
+    v3 = fconst 2.0
+    v4 = fmul v0, v3
+    record v4, "twice x"
+    return
+}
+"#;
+
+#[test]
+fn theta_reads_checks_and_records_agree() {
+    let m = ir(THETA_IR);
+    use Const::{Bool as B, F64 as F, I64 as I};
+    let tapes: Vec<Vec<Const>> = vec![
+        vec![F(0.5), I(0), F(2.0), B(true)],
+        vec![F(0.5), I(0), F(2.0), B(false)],
+        vec![F(0.5), I(0), F(0.0), B(false)], // scale out of its domain
+        vec![F(1.5), I(0), F(2.0), B(false)], // noise out of its domain
+        vec![F(0.5), I(3), F(2.0), B(false)], // choice out of range
+        vec![F(0.5), I(1), I(4)],             // branch 1
+        vec![F(0.5), I(1), I(6)],             // k out of range
+        vec![F(0.5), I(2), I(1)],             // fail
+        vec![F(-0.5), I(0)],                  // check fails at y = 0.2
+        vec![F(0.5), I(0), F(2.0)],           // tape runs out
+        vec![F(0.5), F(0.0)],                 // wrong type for the choice
+        vec![],
+    ];
+    for tape in &tapes {
+        for y in [0.2, 3.0, f64::NAN] {
+            let _ = agree(
+                &m,
+                "inv",
+                &[F(y)],
+                &Theta::Tape(tape.clone()),
+                InterpConfig::default(),
+            );
+        }
+    }
+    let e = agree(&m, "inv", &[F(1.0)], &Theta::None, InterpConfig::default()).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::NoThetaSource);
+    let e = agree(
+        &m,
+        "inv",
+        &[F(0.2)],
+        &Theta::Tape(tapes[8].clone()),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
     assert_eq!(
-        c.call(&[Const::I64(7), Const::I64(2)]).unwrap(),
-        [Const::I64(3), Const::Bool(false)]
+        e.kind,
+        RuntimeErrorKind::CheckFailed {
+            reason: "y + noise > 0".into()
+        }
     );
-    let e = c.call(&[Const::I64(7), Const::I64(0)]).unwrap_err();
-    assert_eq!(e.kind, RuntimeErrorKind::DivisionByZero);
-    let e = c.call(&[Const::I64(i64::MIN), Const::I64(-1)]).unwrap_err();
-    assert_eq!(e.kind, RuntimeErrorKind::Overflow);
-    let _ = TapeSource::new(vec![]);
+    let o = agree(
+        &m,
+        "f.pgf",
+        &[F(1.5), I(-3), B(true)],
+        &Theta::Recorder,
+        InterpConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(o.theta_reads, 4);
+    // A source that only reads refuses `record`: the same error in both.
+    let e = agree(
+        &m,
+        "f.pgf",
+        &[F(1.5), I(-3), B(true)],
+        &Theta::Tape(vec![]),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
+}
+
+#[test]
+fn a_panicking_theta_source_panics_through_compiled_code() {
+    struct Boom;
+    impl ThetaSource for Boom {
+        fn theta(
+            &mut self,
+            _: crate::ir::Domain,
+            _: &crate::interp::ThetaAddress<'_>,
+        ) -> Result<Const, crate::interp::ThetaError> {
+            panic!("boom")
+        }
+        fn choice(
+            &mut self,
+            _: u32,
+            _: &crate::interp::ThetaAddress<'_>,
+        ) -> Result<u32, crate::interp::ThetaError> {
+            panic!("boom")
+        }
+    }
+    let m = ir(THETA_IR);
+    let code = compile(Arc::clone(&m), m.get("inv").unwrap()).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        code.call_with_theta(&[Const::F64(1.0)], &mut Boom)
+    }));
+    let payload = r.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+    // The code is still usable.
+    let mut tape = TapeSource::new(vec![Const::F64(0.5), Const::I64(1), Const::I64(2)]);
+    assert_eq!(
+        code.call_with_theta(&[Const::F64(1.0)], &mut tape).unwrap(),
+        [Const::F64(2.0), Const::I64(2)]
+    );
+}
+
+#[test]
+fn bad_arguments_agree() {
+    let m = source(PROGRAM);
+    let e = agree_plain(&m, "sum", &[Const::F64(1.0)]).unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::BadArguments { .. }));
+    let e = agree_plain(&m, "sum", &[]).unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::BadArguments { .. }));
+}
+
+#[test]
+fn invalid_ir_is_an_error_not_a_panic() {
+    let mut f = Function::new(
+        "f",
+        FuncKind::Fn,
+        Signature {
+            params: vec![],
+            returns: vec![Type::F64],
+        },
+    );
+    f.create_entry();
+    let mut m = Module::new();
+    let id = m.add(f).unwrap();
+    let e = compile(Arc::new(m), id).unwrap_err();
+    assert!(matches!(e, JitError::Invalid { .. }), "{e}");
+}
+
+#[test]
+fn call_into_writes_results_without_allocating() {
+    let m = source(PROGRAM);
+    let code = compile(Arc::clone(&m), m.get("mixed").unwrap()).unwrap();
+    let mut out = [Const::F64(0.0), Const::I64(0), Const::Bool(false)];
+    code.call_into(
+        &InterpConfig::default(),
+        &[Const::F64(1.0), Const::I64(2), Const::Bool(true)],
+        None,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, [Const::F64(4.0), Const::I64(3), Const::Bool(false)]);
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<CompiledFunction>();
+    check::<CodeCache>();
+    check::<Runner>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache
+
+const CACHE_PROGRAM: &str = "
+fn double(x: f64) -> f64 { 2.0 * x }
+fn nested(a: f64, b: f64) -> f64 { double(a + b) }
+fn other(x: f64) -> f64 { x - 1.0 }
+";
+
+fn layer(layer: u64, version: u64) -> LayerVersion {
+    LayerVersion { layer, version }
+}
+
+#[test]
+fn forward_lookups_hit_after_the_first() {
+    let cache = CodeCache::new();
+    let m = source(CACHE_PROGRAM);
+    let nested = m.get("nested").unwrap();
+    let a = cache.forward(&m, nested).unwrap();
+    let b = cache.forward(&m, nested).unwrap();
+    assert!(a.same_code(&b));
+    let s = cache.stats();
+    assert_eq!((s.hits, s.misses, s.forward_entries), (1, 1, 1));
+    assert_eq!(
+        a.call(&[Const::F64(1.0), Const::F64(2.0)]).unwrap(),
+        [Const::F64(6.0)]
+    );
+}
+
+#[test]
+fn inverse_entries_never_touch_forward_ones() {
+    let cache = CodeCache::new();
+    let m = source(CACHE_PROGRAM);
+    for name in ["double", "nested", "other"] {
+        cache.forward(&m, m.get(name).unwrap()).unwrap();
+    }
+    let snapshot = cache.forward_snapshot();
+    let key = InverseKey::new([1, 0]);
+    let deps = InverseDeps {
+        functions: vec!["nested".into(), "double".into()],
+        layers: vec![layer(1, 0), layer(2, 3)],
+    };
+    let inv = cache
+        .inverse(&key, &m, m.get("nested").unwrap(), &deps)
+        .unwrap();
+    assert!(!inv.same_code(&cache.forward(&m, m.get("nested").unwrap()).unwrap()));
+    assert_eq!(cache.forward_snapshot(), snapshot);
+    // Editing a layer drops only the inverse entries that consulted it.
+    assert_eq!(cache.edit_layer(7), 0);
+    assert_eq!(cache.edit_layer(2), 1);
+    assert_eq!(cache.forward_snapshot(), snapshot);
+    assert_eq!(cache.stats().inverse_entries, 0);
+}
+
+#[test]
+fn two_keys_never_share_entries() {
+    let cache = CodeCache::new();
+    let m = source(CACHE_PROGRAM);
+    let f = m.get("double").unwrap();
+    let deps = InverseDeps::default();
+    let a = cache.inverse(&InverseKey::new([1]), &m, f, &deps).unwrap();
+    let b = cache.inverse(&InverseKey::new([2]), &m, f, &deps).unwrap();
+    assert!(!a.same_code(&b));
+    let a2 = cache.inverse(&InverseKey::new([1]), &m, f, &deps).unwrap();
+    assert!(a.same_code(&a2));
+    let s = cache.stats();
+    assert_eq!((s.hits, s.misses, s.inverse_entries), (1, 2, 2));
+}
+
+#[test]
+fn redefining_a_function_drops_exactly_its_dependants() {
+    let cache = CodeCache::new();
+    let m = source(CACHE_PROGRAM);
+    for name in ["double", "nested", "other"] {
+        cache.forward(&m, m.get(name).unwrap()).unwrap();
+    }
+    let key = InverseKey::new([9]);
+    let deps_nested = InverseDeps {
+        functions: vec!["nested".into(), "double".into()],
+        layers: vec![layer(1, 0)],
+    };
+    let deps_other = InverseDeps {
+        functions: vec!["other".into()],
+        layers: vec![layer(1, 0)],
+    };
+    cache
+        .inverse(&key, &m, m.get("nested").unwrap(), &deps_nested)
+        .unwrap();
+    cache
+        .inverse(&key, &m, m.get("other").unwrap(), &deps_other)
+        .unwrap();
+    let world = cache.world();
+    // `double` is in the forward entries of double and nested, and nested's inverse.
+    assert_eq!(cache.redefine("double"), 3);
+    assert!(cache.world() > world);
+    let left: Vec<(String, Owner)> = cache
+        .entries()
+        .into_iter()
+        .map(|e| (e.function, e.owner))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("other".to_string(), Owner::Forward),
+            ("other".to_string(), Owner::Inverse(key.clone())),
+        ]
+    );
+}
+
+#[test]
+fn a_changed_module_is_a_redefinition() {
+    let cache = CodeCache::new();
+    let m1 = source(CACHE_PROGRAM);
+    let m2 = source(&CACHE_PROGRAM.replace("2.0 * x", "3.0 * x"));
+    let nested = m1.get("nested").unwrap();
+    cache.forward(&m1, m1.get("other").unwrap()).unwrap();
+    let a = cache.forward(&m1, nested).unwrap();
+    let b = cache.forward(&m2, nested).unwrap();
+    assert!(!a.same_code(&b));
+    let args = [Const::F64(1.0), Const::F64(1.0)];
+    assert_eq!(a.call(&args).unwrap(), [Const::F64(4.0)]);
+    assert_eq!(b.call(&args).unwrap(), [Const::F64(6.0)]);
+    // `other` does not depend on `double`: still cached.
+    assert_eq!(cache.stats().forward_entries, 2);
+    assert_eq!(cache.stats().misses, 3);
 }

@@ -28,7 +28,8 @@
 //!
 //! `fadd fsub fmul fdiv fneg fabs sqrt floor` are native instructions, which give the same bits as
 //! the shared `extern "C"` functions of [`crate::semantics`] (IEEE operations; `fneg`/`fabs` only
-//! touch the sign bit; a NaN operand propagates as the first NaN operand, quieted). Everything else
+//! touch the sign bit; a NaN operand propagates as the first NaN operand, quieted; `floor` of a NaN
+//! is whatever the shared `floor` gives, probed once: unchanged or quieted). Everything else
 //! on f64 (`frem`, `fmin`, `fmax`, `pow`, the libm functions) calls those functions. The mid-end
 //! optimizer is off (`opt_level=none`): some of its float rewrites, such as
 //! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
@@ -364,7 +365,7 @@ impl<'t, 'm> Translator<'t, 'm> {
             InstKind::Record { value, .. } => {
                 let ty = func.value_type(*value);
                 let v = self.value(*value)?;
-                let bits = self.to_bits(ty, v);
+                let bits = self.as_slot_bits(ty, v);
                 let site = self.site(inst, uncharged);
                 let s = self.b.ins().iconst(types::I32, i64::from(site));
                 let callee = self.ub.callback(abi::SYM_RECORD)?;
@@ -441,7 +442,7 @@ impl<'t, 'm> Translator<'t, 'm> {
     }
 
     /// A value as an i64 slot (f64 by its bits, bool zero-extended), for callbacks.
-    fn to_bits(&mut self, ty: Type, v: cl::Value) -> cl::Value {
+    fn as_slot_bits(&mut self, ty: Type, v: cl::Value) -> cl::Value {
         match ty {
             Type::F64 => self.b.ins().bitcast(types::I64, MemFlagsData::new(), v),
             Type::I64 => v,
@@ -592,7 +593,15 @@ impl<'t, 'm> Translator<'t, 'm> {
             Fneg => self.b.ins().fneg(a),
             Fabs => self.b.ins().fabs(a),
             Sqrt => self.b.ins().sqrt(a),
-            Floor => self.b.ins().floor(a),
+            Floor => {
+                let r = self.b.ins().floor(a);
+                if floor_keeps_nan_bits() {
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+                    self.b.ins().select(nan, a, r)
+                } else {
+                    r
+                }
+            }
             Frem | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Exp | Log | Pow
             | Atan2 | Fmin | Fmax => {
                 let sym = semantics::extern_symbol(op)
@@ -683,6 +692,17 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
         self.return_status(1);
     }
+}
+
+/// Whether the shared `floor` returns a NaN operand unchanged (Rust's software `floor` does,
+/// even for a signalling NaN) rather than quieted (as a hardware rounding instruction does). The
+/// native `floor` is wrapped to match, so both engines agree however `semantics` was compiled.
+fn floor_keeps_nan_bits() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        let signalling = f64::from_bits(0x7ff0_0000_0000_0001);
+        semantics::pinv_floor(std::hint::black_box(signalling)).to_bits() == signalling.to_bits()
+    })
 }
 
 /// The first instruction of a block.
