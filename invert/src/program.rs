@@ -1,4 +1,14 @@
 //! The library API: load a program, run it, invert its functions, call the inverses.
+//!
+//! Forward code, inverses and PGFs run as native code by default ([`Engine::Jit`]), compiled on
+//! first use and kept in the program's [`CodeCache`]: forward code under [`Owner::Forward`],
+//! an inverse and its PGF under [`Owner::Inverse`] keyed by the overlay stack's identity and the
+//! options, with the layers consulted as dependencies. [`Program::with_engine`] picks the
+//! interpreter instead; both give the same results bit for bit. A function the backend cannot
+//! compile runs in the interpreter.
+//!
+//! [`Owner::Forward`]: pinv_core::jit::Owner::Forward
+//! [`Owner::Inverse`]: pinv_core::jit::Owner::Inverse
 
 use crate::error::{Error, Result};
 use crate::reorient::{reorient, Inversion, ReorientOptions};
@@ -6,13 +16,17 @@ use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
 use pinv_core::interp::{InterpConfig, Interpreter, TapeSource, ThetaSource};
 use pinv_core::ir::write::{write_function, WriteOptions};
 use pinv_core::ir::{Const, FuncId, FuncKind, Function, Module, Type};
+use pinv_core::jit::{
+    CodeCache, CompiledFunction, Engine, InverseDeps, InverseKey, JitError, LayerVersion,
+};
 use pinv_core::span::SourceFile;
 use pinv_core::Compiled;
 use pinv_primitives::declared::declared_layer;
 use pinv_primitives::{Layer, LayerStamp, Stack};
 use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A compiled `.pinv` module: its functions can be run forward and inverted.
 ///
@@ -28,6 +42,10 @@ pub struct Program {
     compiled: Compiled,
     declared: Arc<Layer>,
     config: InterpConfig,
+    /// The forward module, shared with compiled code.
+    shared: Arc<Module>,
+    engine: Engine,
+    cache: Arc<CodeCache>,
 }
 
 impl Program {
@@ -54,11 +72,15 @@ impl Program {
             Err(e) => return Err(Error::Internal(e.to_string())),
         };
         let declared = Arc::new(declared_layer(&compiled.module));
+        let shared = Arc::new(compiled.module.clone());
         Ok(Program {
             file,
             compiled,
             declared,
             config: InterpConfig::default().with_step_limit(100_000_000),
+            shared,
+            engine: Engine::default(),
+            cache: Arc::new(CodeCache::new()),
         })
     }
 
@@ -66,6 +88,22 @@ impl Program {
     pub fn with_config(mut self, config: InterpConfig) -> Program {
         self.config = config;
         self
+    }
+
+    /// Sets the engine used by [`Program::run`] and by inverses built afterwards (the default is
+    /// [`Engine::Jit`]).
+    pub fn with_engine(mut self, engine: Engine) -> Program {
+        self.engine = engine;
+        self
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// The cache of this program's compiled code (shared by its clones and inverses).
+    pub fn code_cache(&self) -> &Arc<CodeCache> {
+        &self.cache
     }
 
     pub fn source(&self) -> &SourceFile {
@@ -98,13 +136,26 @@ impl Program {
             })
     }
 
-    /// Runs a function forward in the reference interpreter.
+    /// Runs a function forward, with the program's engine.
     pub fn run(&self, name: &str, args: &[Const]) -> Result<Vec<Const>> {
         let (id, f) = self.function(name)?;
         check_values("input", &f.name, &f.sig.params, args)?;
+        if self.engine == Engine::Jit {
+            if let Ok(code) = self.cache.forward(&self.shared, id) {
+                return Ok(code.call_traced(&self.config, args, None)?.results);
+            }
+        }
         Ok(Interpreter::new(self.module())
             .with_config(self.config)
             .call(id, args)?)
+    }
+
+    /// The native code of a function (compiled now, or taken from the cache).
+    pub fn native(&self, name: &str) -> Result<CompiledFunction> {
+        let (id, _) = self.function(name)?;
+        self.cache
+            .forward(&self.shared, id)
+            .map_err(|e| Error::Internal(e.to_string()))
     }
 
     /// The overlay stack of this program: the standard layer, and the module's own
@@ -144,6 +195,17 @@ impl Program {
             consulted,
         } = reorient(self.module(), id, stack, options)?;
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
+        let key = inverse_key(stack, options);
+        let deps = InverseDeps {
+            functions: forward_callees(self.module(), id),
+            layers: consulted
+                .iter()
+                .map(|s| LayerVersion {
+                    layer: s.id.0,
+                    version: s.version,
+                })
+                .collect(),
+        };
         Ok(Inverse {
             function: f.name.clone(),
             forward: id,
@@ -155,7 +217,72 @@ impl Program {
             schema,
             consulted,
             config: self.config,
+            engine: self.engine,
+            native: Arc::new(Native {
+                cache: Arc::clone(&self.cache),
+                key,
+                deps,
+                inverse: OnceLock::new(),
+                pgf: OnceLock::new(),
+                forward: OnceLock::new(),
+            }),
         })
+    }
+}
+
+/// The cache key of inverse code: the stack's identity (every layer's id and version, top
+/// first) and the options.
+fn inverse_key(stack: &Stack, options: &ReorientOptions) -> InverseKey {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{options:?}").hash(&mut h);
+    InverseKey::new(
+        stack
+            .identity()
+            .iter()
+            .flat_map(|s| [s.id.0, s.version])
+            .chain([h.finish()]),
+    )
+}
+
+/// `f` and every module function it calls, by name: what an inverse of `f` is derived from.
+fn forward_callees(module: &Module, f: FuncId) -> Vec<String> {
+    let mut seen = BTreeSet::from([f]);
+    let mut stack = vec![f];
+    while let Some(id) = stack.pop() {
+        let func = &module.functions[id];
+        for (_, i) in func.insts_in_layout() {
+            if let pinv_core::ir::InstKind::Call { callee, .. } = &func.insts[i].kind {
+                if seen.insert(*callee) {
+                    stack.push(*callee);
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|id| module.functions[id].name.clone())
+        .collect()
+}
+
+/// An inverse's native code: compiled on first use under the inversion's owner.
+#[derive(Debug)]
+struct Native {
+    cache: Arc<CodeCache>,
+    key: InverseKey,
+    deps: InverseDeps,
+    inverse: OnceLock<std::result::Result<CompiledFunction, JitError>>,
+    pgf: OnceLock<std::result::Result<CompiledFunction, JitError>>,
+    forward: OnceLock<std::result::Result<CompiledFunction, JitError>>,
+}
+
+impl Native {
+    fn get<'a>(
+        &'a self,
+        slot: &'a OnceLock<std::result::Result<CompiledFunction, JitError>>,
+        module: &Arc<Module>,
+        func: FuncId,
+    ) -> std::result::Result<&'a CompiledFunction, &'a JitError> {
+        slot.get_or_init(|| self.cache.inverse(&self.key, module, func, &self.deps))
+            .as_ref()
     }
 }
 
@@ -172,6 +299,8 @@ pub struct Inverse {
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
     config: InterpConfig,
+    engine: Engine,
+    native: Arc<Native>,
 }
 
 impl Inverse {
@@ -215,17 +344,61 @@ impl Inverse {
         &self.consulted
     }
 
+    /// The engine this inverse runs with.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// This inverse, run with `engine` (compiled code is shared with the original).
+    pub fn with_engine(mut self, engine: Engine) -> Inverse {
+        self.engine = engine;
+        self
+    }
+
+    /// The native code of the inverse (compiled now, or taken from the program's cache).
+    pub fn native(&self) -> std::result::Result<CompiledFunction, JitError> {
+        self.native
+            .get(&self.native.inverse, &self.module, self.inverse)
+            .cloned()
+            .map_err(Clone::clone)
+    }
+
+    /// The native code of the PGF, or why there is none.
+    pub fn native_pgf(&self) -> Result<CompiledFunction> {
+        let id = self.pgf_or_error()?;
+        self.native
+            .get(&self.native.pgf, &self.module, id)
+            .cloned()
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// Runs `func` of the inverse's module with the inverse's engine.
+    fn run(
+        &self,
+        slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
+        func: FuncId,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+    ) -> Result<Vec<Const>> {
+        if self.engine == Engine::Jit {
+            if let Ok(code) = self.native.get(slot, &self.module, func) {
+                return Ok(code.call_traced(&self.config, args, theta)?.results);
+            }
+        }
+        Ok(self.interpreter().call_traced(func, args, theta)?.results)
+    }
+
     /// Runs the function forward.
     pub fn forward(&self, x: &[Const]) -> Result<Vec<Const>> {
         check_values("input", &self.function, &self.inputs, x)?;
-        Ok(self.interpreter().call(self.forward, x)?)
+        self.run(&self.native.forward, self.forward, x, None)
     }
 
     /// `f⁻¹(y, θ)` with θ read from `theta`. A θ or y outside the inverse's domain is an
     /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds.
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
-        Ok(self.interpreter().call_with_theta(self.inverse, y, theta)?)
+        self.run(&self.native.inverse, self.inverse, y, Some(theta))
     }
 
     /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
@@ -250,21 +423,23 @@ impl Inverse {
         (x, sampler.take_drawn())
     }
 
+    fn pgf_or_error(&self) -> Result<FuncId> {
+        match &self.pgf {
+            Ok(id) => Ok(*id),
+            Err(why) => Err(Error::Unsupported {
+                function: self.function.clone(),
+                reason: format!("it has no PGF: {why}"),
+                span: self.module.functions[self.forward].span,
+            }),
+        }
+    }
+
     /// The PGF: the θ tape with `f⁻¹(f(x), θ) = x`.
     pub fn pgf(&self, x: &[Const]) -> Result<Vec<Const>> {
-        let pgf = match &self.pgf {
-            Ok(id) => *id,
-            Err(why) => {
-                return Err(Error::Unsupported {
-                    function: self.function.clone(),
-                    reason: format!("it has no PGF: {why}"),
-                    span: self.module.functions[self.forward].span,
-                })
-            }
-        };
+        let pgf = self.pgf_or_error()?;
         check_values("input", &self.function, &self.inputs, x)?;
         let mut recorder = TapeRecorder::new();
-        self.interpreter().call_with_theta(pgf, x, &mut recorder)?;
+        self.run(&self.native.pgf, pgf, x, Some(&mut recorder))?;
         Ok(recorder.into_values())
     }
 
