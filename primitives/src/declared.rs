@@ -107,7 +107,10 @@ impl InverseRule for Declared {
                 e.check_equal(
                     value,
                     *known,
-                    &format!("`{}` gave an input that disagrees with a known one", self.inverse),
+                    &format!(
+                        "`{}` gave an input that disagrees with a known one",
+                        self.inverse
+                    ),
                 )?;
             }
         }

@@ -271,7 +271,10 @@ impl<'f> Emitter<'f> {
         self.block = else_block;
         let else_values = else_(self)?;
         let else_end = self.block;
-        self.join(types, vec![(then_end, then_values), (else_end, else_values)])
+        self.join(
+            types,
+            vec![(then_end, then_values), (else_end, else_values)],
+        )
     }
 
     /// Runs `arm(k)` for the case `index == k`, for k in `0..n` (the last arm also takes every
