@@ -63,14 +63,6 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     e.band(straddles, close)
 }
 
-/// Whether an offset is added to `d` (true) or read as the whole value (false: `d` is 0 or not
-/// finite).
-fn use_base(e: &mut Emitter<'_>, d: Value) -> Value {
-    let finite = e.is_finite(d);
-    let zero = e.fc(0.0);
-    let nonzero = e.fne(d, zero);
-    e.band(finite, nonzero)
-}
 
 /// Inverse side: `d` if it pins the solution, else `d + θ` (or `θ`) with θ a real read under
 /// `role`. The caller still checks the forward value.
@@ -96,20 +88,33 @@ pub fn settle_guarded(
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
     let ok = pins(e, d, target, fwd);
-    let ok = match trusted {
-        Some(t) => e.band(ok, t),
-        None => ok,
-    };
+    let (ok, base) = decide(e, d, ok, trusted);
+    settle_when(e, d, ok, base, role)
+}
+
+fn decide(e: &mut Emitter<'_>, d: Value, ok: Value, trusted: Option<Value>) -> (Value, Value) {
+    let base = use_base(e, d);
+    match trusted {
+        Some(t) => (e.band(ok, t), e.band(base, t)),
+        None => (ok, base),
+    }
+}
+
+/// The inverse side of a settle step whose decision is already made: `ok ? d : (base ? d + θ : θ)`.
+/// Rules with their own test of whether `d` pins the answer (such as a discrete solution set)
+/// use it directly; `base` defaults to "d is finite and nonzero".
+pub fn settle_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: Value,
+    role: &str,
+) -> Result<Value, RuleError> {
     let r = e.if_else(
         ok,
         &[Type::F64],
         |_| Ok(vec![d]),
         |e| {
-            let base = use_base(e, d);
-            let base = match trusted {
-                Some(t) => e.band(base, t),
-                None => base,
-            };
             let t = e.theta(Domain::Real, role)?;
             let shifted = e.fadd(d, t);
             Ok(vec![e.select(base, shifted, t)?])
@@ -142,20 +147,24 @@ pub fn settle_pgf_guarded(
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
     let ok = pins(e, d, target, fwd);
-    let ok = match trusted {
-        Some(t) => e.band(ok, t),
-        None => ok,
-    };
+    let (ok, base) = decide(e, d, ok, trusted);
+    settle_pgf_when(e, d, ok, base, x, role)
+}
+
+/// PGF side of [`settle_when`].
+pub fn settle_pgf_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: Value,
+    x: Value,
+    role: &str,
+) -> Result<(), RuleError> {
     e.if_else(
         ok,
         &[],
         |_| Ok(vec![]),
         |e| {
-            let base = use_base(e, d);
-            let base = match trusted {
-                Some(t) => e.band(base, t),
-                None => base,
-            };
             let diff = e.fsub(x, d);
             let t = e.select(base, diff, x)?;
             e.record(t, role)?;
@@ -163,6 +172,15 @@ pub fn settle_pgf_guarded(
         },
     )?;
     Ok(())
+}
+
+/// Whether an offset is added to `d` (true) or read as the whole value (false: `d` is 0 or not
+/// finite): the default `base` of [`settle_when`].
+pub fn use_base(e: &mut Emitter<'_>, d: Value) -> Value {
+    let finite = e.is_finite(d);
+    let zero = e.fc(0.0);
+    let nonzero = e.fne(d, zero);
+    e.band(finite, nonzero)
 }
 
 /// The documentation of the offset θ of a [`settle`] step.
