@@ -6,10 +6,10 @@
 //! offset θ, so those preimages are reached too), and check the forward value.
 
 use super::ops::Ops;
+use super::settle::{settle, settle_pgf};
 use super::settle::{
     settle_doc, settle_guarded, settle_pgf_guarded, settle_pgf_when, settle_when, use_base,
 };
-use super::settle::{settle, settle_pgf};
 use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -24,7 +24,10 @@ pub fn register(layer: &mut Layer) {
             op: Opcode::Exp,
             name: "log",
             summary: "x = log z",
-            check: Some("exp is never negative"),
+            check: Some(("exp is never negative", |e, z| {
+                let neg = e.sign_bit(z);
+                e.bnot(neg)
+            })),
             closed: |e, z| Ok(e.op1(Opcode::Log, z)),
         },
         Monotone {
@@ -38,7 +41,11 @@ pub fn register(layer: &mut Layer) {
             op: Opcode::Sqrt,
             name: "square",
             summary: "x = z²",
-            check: Some("sqrt is never negative"),
+            check: Some(("sqrt is never negative", |e, z| {
+                let zero = e.fc(0.0);
+                let neg = e.flt(z, zero);
+                e.bnot(neg)
+            })),
             closed: |e, z| Ok(e.fmul(z, z)),
         },
         Monotone {
@@ -56,7 +63,7 @@ pub fn register(layer: &mut Layer) {
             op: Opcode::Tanh,
             name: "atanh",
             summary: "x = atanh z",
-            check: Some("tanh is between -1 and 1"),
+            check: Some(("tanh is between -1 and 1", |e, z| within(e, z, 1.0))),
             closed: |e, z| {
                 let az = e.fabs(z);
                 let one = e.fc(1.0);
@@ -103,30 +110,18 @@ fn acosh_or_asinh(e: &mut Emitter<'_>, v: Value, s: f64) -> Result<Value, RuleEr
     .map(|r| r[0])
 }
 
-/// The domain check of each monotone function, as IR.
-fn domain_check(e: &mut Emitter<'_>, op: Opcode, z: Value, reason: &str) -> Result<(), RuleError> {
-    let ok = match op {
-        Opcode::Exp => {
-            let neg = e.sign_bit(z);
-            e.bnot(neg)
-        }
-        Opcode::Sqrt => {
-            let zero = e.fc(0.0);
-            let neg = e.flt(z, zero);
-            e.bnot(neg)
-        }
-        Opcode::Tanh => {
-            let az = e.fabs(z);
-            let one = e.fc(1.0);
-            let out = e.fgt(az, one);
-            e.bnot(out)
-        }
-        _ => return Ok(()),
-    };
-    e.check(ok, reason)
+/// `!(|z| > bound)` (true for NaN).
+pub(crate) fn within(e: &mut Emitter<'_>, z: Value, bound: f64) -> Value {
+    let az = e.fabs(z);
+    let b = e.fc(bound);
+    let out = e.fgt(az, b);
+    e.bnot(out)
 }
 
-const OFFSET: &str = "operand: offset from the closed form";
+/// A domain check of an output: its reason, and the condition as IR (true: in the domain).
+pub type OutputCheck = (&'static str, fn(&mut Emitter<'_>, Value) -> Value);
+
+pub(crate) const OFFSET: &str = "operand: offset from the closed form";
 
 /// A strictly monotone unary function with a closed-form inverse: `x = closed(z)`, settled and
 /// checked. No θ except the settle offset (saturated outputs, NaN, rounding).
@@ -135,8 +130,8 @@ pub struct Monotone {
     pub op: Opcode,
     pub name: &'static str,
     pub summary: &'static str,
-    /// The domain check of the output, if it has one (its reason).
-    pub check: Option<&'static str>,
+    /// The domain check of the output, if it has one.
+    pub check: Option<OutputCheck>,
     /// The closed-form inverse.
     pub closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
 }
@@ -151,7 +146,7 @@ impl InverseRule for Monotone {
     }
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
-        let mut checks: Vec<String> = self.check.iter().map(|c| c.to_string()).collect();
+        let mut checks: Vec<String> = self.check.iter().map(|c| c.0.to_string()).collect();
         checks.push(format!("{} of the solution is z", self.op));
         RuleDoc {
             thetas: vec![settle_doc(OFFSET)],
@@ -171,8 +166,9 @@ impl InverseRule for Monotone {
         if a != Arg::Unknown {
             return Err(RuleError::Uncovered(Pattern::of(args)));
         }
-        if let Some(reason) = self.check {
-            domain_check(e, self.op, z, reason)?;
+        if let Some((reason, ok)) = self.check {
+            let ok = ok(e, z);
+            e.check(ok, reason)?;
         }
         let d = (self.closed)(e, z)?;
         let op = self.op;
@@ -213,7 +209,7 @@ fn cosh_candidate(e: &mut Emitter<'_>, z: Value, s: Value) -> Result<Value, Rule
 }
 
 /// The sign choice of `x`: 1 if its sign bit is set (so −0 round-trips), else 0.
-fn sign_choice(e: &mut Emitter<'_>, x: Value) -> Value {
+pub(crate) fn sign_choice(e: &mut Emitter<'_>, x: Value) -> Value {
     let sb = e.sign_bit(x);
     e.b_to_i(sb)
 }
@@ -230,7 +226,10 @@ impl InverseRule for Cosh {
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
             thetas: vec![ThetaDoc::choice(2, SIGN), settle_doc(OFFSET)],
-            checks: vec!["cosh is at least 1".into(), "cosh of the solution is z".into()],
+            checks: vec![
+                "cosh is at least 1".into(),
+                "cosh of the solution is z".into(),
+            ],
             exact: false,
             summary: "x = ±acosh z".into(),
         }
@@ -360,7 +359,7 @@ impl InverseRule for Floor {
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
             thetas: vec![
-                ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52")
+                ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52"),
             ],
             checks: vec![
                 "floor gives an integer".into(),
@@ -538,7 +537,10 @@ impl Pow {
                 let even_or_frac = e.bnot(odd);
                 let bad = e.band(neg, even_or_frac);
                 let ok = e.bnot(bad);
-                e.check(ok, "only an odd integer power of a negative base is negative")?;
+                e.check(
+                    ok,
+                    "only an odd integer power of a negative base is negative",
+                )?;
                 let d = root(e, z, c, None)?;
                 let trusted = root_trusted(e, c);
                 Ok(vec![settle_guarded(e, d, z, &fwd, BASE, Some(trusted))?])

@@ -24,7 +24,8 @@
 //! Because `fwd` is monotone around `d`, if `pins` holds every exact solution lies within `δ` of
 //! `d` (less than the round-trip tolerance), so returning `d` is complete. Otherwise the inverse
 //! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ` (or θ itself when `d`
-//! is 0 or not finite, which keeps the sign of a zero and covers non-finite answers). The PGF
+//! is 0 or not finite, or when a zero solves the equation, which keeps the sign of a zero, covers
+//! non-finite answers and answers much smaller than `d`). The PGF
 //! computes the same `pins` and, where the inverse reads the offset, records `x − d` (or `x`).
 //! Every rule still ends with a forward check, so a bad offset is a domain error, never a wrong
 //! answer.
@@ -63,7 +64,6 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     e.band(straddles, close)
 }
 
-
 /// Inverse side: `d` if it pins the solution, else `d + θ` (or `θ`) with θ a real read under
 /// `role`. The caller still checks the forward value.
 pub fn settle(
@@ -88,12 +88,32 @@ pub fn settle_guarded(
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, ok, trusted);
+    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
     settle_when(e, d, ok, base, role)
 }
 
-fn decide(e: &mut Emitter<'_>, d: Value, ok: Value, trusted: Option<Value>) -> (Value, Value) {
+/// The decision of a settle step: whether `d` is the answer, and whether an offset is added to
+/// it. The offset is read as the whole value where `d` is 0 or not finite, and also where a zero
+/// solves the equation: the solution set then reaches 0, and an `x` much smaller than `d` (or a
+/// zero of the other sign) would be lost in `d + (x − d)`.
+fn decide(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    ok: Value,
+    trusted: Option<Value>,
+) -> (Value, Value) {
     let base = use_base(e, d);
+    let zero = e.fc(0.0);
+    let neg_zero = e.fc(-0.0);
+    let at_zero = fwd(e, zero);
+    let at_neg_zero = fwd(e, neg_zero);
+    let zero_hits = e.feq(at_zero, target);
+    let neg_zero_hits = e.feq(at_neg_zero, target);
+    let zero_solves = e.bor(zero_hits, neg_zero_hits);
+    let far = e.bnot(zero_solves);
+    let base = e.band(base, far);
     match trusted {
         Some(t) => (e.band(ok, t), e.band(base, t)),
         None => (ok, base),
@@ -147,7 +167,7 @@ pub fn settle_pgf_guarded(
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, ok, trusted);
+    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
     settle_pgf_when(e, d, ok, base, x, role)
 }
 
