@@ -148,12 +148,12 @@ block3:
                 jump block1(v1, v2, v0)
             block1(v3: i64, v4: i64, v5: i64):
                 v6 = ile v3, v5
-                brif v6, block2(v4, v3, v5), block3(v4)
+                brif v6, block2(v5, v3, v4), block3(v4)
             block2(v7: i64, v8: i64, v9: i64):
-                v10 = iadd v7, v8
+                v10 = iadd v9, v8
                 v11 = iconst 1
                 v12 = iadd v8, v11
-                jump block1(v12, v10, v9)
+                jump block1(v12, v10, v7)
             block3(v13: i64):
                 return v13
             }

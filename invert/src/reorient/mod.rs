@@ -99,6 +99,7 @@ pub fn reorient(
             f.kind,
             FuncKind::GeneratedInverse { .. } | FuncKind::GeneratedPgf { .. }
         ) {
+            pinv_core::ir::merge_blocks::merge_blocks(f);
             f.compact();
         }
     }
