@@ -3,7 +3,10 @@
 
 use super::f64_elem::{within, Monotone, OFFSET};
 use super::ops::Ops;
-use super::settle::{settle, settle_doc, settle_pgf, settle_pgf_when, settle_when};
+use super::settle::{
+    settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
+    settle_when, small_multiple,
+};
 use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -217,7 +220,8 @@ impl InverseRule for Periodic {
         let r = self.principal(e, z);
         let d = self.candidate(e, r, c, k)?;
         let op = self.op();
-        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+        let trusted = small_multiple(e, k);
+        let x = settle_guarded(e, d, z, &|e, x| e.op1(op, x), OFFSET, Some(trusted))?;
         verify_forward(e, op, &[x], z)?;
         Ok(vec![x])
     }
@@ -247,7 +251,8 @@ impl InverseRule for Periodic {
         e.record(k, TURNS)?;
         let d = self.candidate(e, r, c, k)?;
         let op = self.op();
-        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+        let trusted = small_multiple(e, k);
+        settle_pgf_guarded(e, d, z, x, &|e, x| e.op1(op, x), OFFSET, Some(trusted))
     }
 }
 
