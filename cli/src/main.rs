@@ -22,6 +22,10 @@ struct Cli {
 enum Command {
     Run(commands::run::RunArgs),
     Show(commands::show::ShowArgs),
+    Invert(commands::invert::InvertArgs),
+    Pgf(commands::pgf::PgfArgs),
+    Check(commands::check::CheckArgs),
+    Primitives(commands::primitives::PrimitivesArgs),
 }
 
 /// How a command ended, and so the process's exit status.
@@ -45,8 +49,30 @@ impl From<Outcome> for ExitCode {
     }
 }
 
+/// Keeps values like `-2`, `-1.5e3`, `-inf`, `-nan` and `-0x10` from being read as flags: clap
+/// takes anything starting with `-` for an option, so such values get a leading space, which
+/// every value parser trims. No option of `pinv` starts with a digit, `.`, `inf` or `nan`.
+fn protect_negative_values(arg: std::ffi::OsString) -> std::ffi::OsString {
+    let Some(text) = arg.to_str() else {
+        return arg;
+    };
+    let Some(rest) = text.strip_prefix('-') else {
+        return arg;
+    };
+    let lower = rest.to_ascii_lowercase();
+    let numeric = lower.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        || lower.starts_with("inf")
+        || lower.starts_with("nan");
+    if numeric {
+        format!(" {text}").into()
+    } else {
+        arg
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args = std::env::args_os().map(protect_negative_values);
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout with success, usage errors to stderr.
@@ -61,6 +87,10 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Show(args) => commands::show::run(&args),
+        Command::Invert(args) => commands::invert::run(&args),
+        Command::Pgf(args) => commands::pgf::run(&args),
+        Command::Check(args) => commands::check::run(&args),
+        Command::Primitives(args) => commands::primitives::run(&args),
     };
     outcome.into()
 }

@@ -3,15 +3,22 @@
 
 use crate::Outcome;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use pinv::Program;
 use pinv_core::diagnostic::{self, Located};
-use pinv_core::{Compiled, Error, SourceFile};
+use pinv_core::SourceFile;
 use std::io::IsTerminal;
 use std::path::Path;
 
 /// A program read from a file and compiled.
 pub struct Loaded {
     pub file: SourceFile,
-    pub compiled: Compiled,
+    pub program: Program,
+}
+
+impl Loaded {
+    pub fn module(&self) -> &pinv_core::ir::Module {
+        self.program.module()
+    }
 }
 
 /// Reads and compiles `path`, reporting any error; `Err` carries the exit outcome.
@@ -39,9 +46,11 @@ pub fn load(path: &Path, json: bool) -> Result<Loaded, Outcome> {
         }
     };
     let file = SourceFile::new(name, text);
-    match pinv_core::compile(&file) {
-        Ok(compiled) => Ok(Loaded { file, compiled }),
-        Err(Error::Compile(e)) => Err(located_error(&file, &e, json, "compile", Outcome::BadInput)),
+    match Program::from_source(file.clone()) {
+        Ok(program) => Ok(Loaded { file, program }),
+        Err(pinv::Error::Compile(e)) => {
+            Err(located_error(&file, &e, json, "compile", Outcome::BadInput))
+        }
         Err(other) => Err(plain_error(
             json,
             "internal",
@@ -79,6 +88,27 @@ pub fn located_error(
         eprint!("{}", diagnostic::render(file, error));
     }
     outcome
+}
+
+/// Reports an error of the library: with its source location when it has one; bad values and
+/// unknown names are bad input (exit 2), everything else a failure (exit 1).
+pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outcome {
+    use pinv::Error as E;
+    let (kind, outcome) = match error {
+        E::Compile(_) => ("compile", Outcome::BadInput),
+        E::Io { .. } | E::NoSuchFunction { .. } | E::BadValues(_) => {
+            ("arguments", Outcome::BadInput)
+        }
+        E::Unsupported { .. } | E::NoRule { .. } => ("unsupported", Outcome::Failure),
+        E::Runtime(_) if error.is_domain_error() => ("domain", Outcome::Failure),
+        E::Runtime(_) => ("runtime", Outcome::Failure),
+        E::Internal(_) => ("internal", Outcome::Failure),
+    };
+    if error.span().is_some() {
+        located_error(file, error, json, kind, outcome)
+    } else {
+        plain_error(json, kind, &error.to_string(), outcome)
+    }
 }
 
 /// Reports an error with no source location. Returns `outcome` for convenience.

@@ -103,7 +103,12 @@ mod tests {
 
     #[test]
     fn formats_round_trip() {
-        for c in [Const::F64(-0.0), Const::F64(0.1), Const::I64(-3), Const::Bool(false)] {
+        for c in [
+            Const::F64(-0.0),
+            Const::F64(0.1),
+            Const::I64(-3),
+            Const::Bool(false),
+        ] {
             assert_eq!(parse_value(&format_value(c), c.ty()), Ok(c));
         }
         assert_eq!(format_values(&[Const::F64(1.0), Const::I64(2)]), "(1.0, 2)");

@@ -35,33 +35,70 @@ fn temp_program(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn run_prints_outputs() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "2", "3", "4"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "2",
+        "3",
+        "4",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "10.0\n");
 }
 
 #[test]
 fn run_accepts_negative_and_special_values() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "-1.5", "2", "-inf"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "-1.5",
+        "2",
+        "-inf",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "-inf\n");
     let o = pinv(&["run", "tests/corpus/ints.pinv", "add5", "-2"]);
     assert_eq!(stdout(&o), "3\n");
     let o = pinv(&["run", "tests/corpus/unary.pinv", "square", "nan"]);
     assert_eq!(stdout(&o), "nan\n");
-    let o = pinv(&["run", "tests/corpus/ints.pinv", "sat", "true", "false", "false", "true", "false", "false"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/ints.pinv",
+        "sat",
+        "true",
+        "false",
+        "false",
+        "true",
+        "false",
+        "false",
+    ]);
     assert_eq!(stdout(&o), "false\n");
 }
 
 #[test]
 fn run_prints_tuples() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "shifted_exp", "-1", "2"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "shifted_exp",
+        "-1",
+        "2",
+    ]);
     assert_eq!(stdout(&o), "(0.0, 3.0)\n");
 }
 
 #[test]
 fn run_json() {
-    let o = pinv(&["run", "tests/corpus/straight.pinv", "shifted_exp", "-1", "2", "--json"]);
+    let o = pinv(&[
+        "run",
+        "tests/corpus/straight.pinv",
+        "shifted_exp",
+        "-1",
+        "2",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["function"], "shifted_exp");
@@ -76,10 +113,18 @@ fn run_json() {
 fn wrong_arguments_exit_2() {
     let o = pinv(&["run", "tests/corpus/straight.pinv", "mul_add", "1", "2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("takes 3 input(s) (x: f64, y: f64, z: f64) but 2 were given"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("takes 3 input(s) (x: f64, y: f64, z: f64) but 2 were given"),
+        "{}",
+        stderr(&o)
+    );
     let o = pinv(&["run", "tests/corpus/ints.pinv", "add5", "1.5"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("`1.5` is not a valid i64"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`1.5` is not a valid i64"),
+        "{}",
+        stderr(&o)
+    );
     let o = pinv(&["run", "tests/corpus/ints.pinv", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no function `nope`"), "{}", stderr(&o));
@@ -110,8 +155,18 @@ fn runtime_errors_exit_1_with_location() {
 
 #[test]
 fn step_limit_stops_endless_loops() {
-    let path = temp_program("spin.pinv", "fn spin(x: i64) -> i64 {\n    let mut i = 0;\n    while i >= 0 { i = i * 1; }\n    i\n}\n");
-    let o = pinv(&["run", path.to_str().expect("utf-8"), "spin", "1", "--step-limit", "1000"]);
+    let path = temp_program(
+        "spin.pinv",
+        "fn spin(x: i64) -> i64 {\n    let mut i = 0;\n    while i >= 0 { i = i * 1; }\n    i\n}\n",
+    );
+    let o = pinv(&[
+        "run",
+        path.to_str().expect("utf-8"),
+        "spin",
+        "1",
+        "--step-limit",
+        "1000",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("step limit"), "{}", stderr(&o));
 }
@@ -147,7 +202,10 @@ fn show_prints_ir_text_and_dot() {
     let o = pinv(&["show", "tests/corpus/straight.pinv", "mul_add"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.starts_with("function %mul_add(x: f64, y: f64, z: f64) -> f64 {"), "{text}");
+    assert!(
+        text.starts_with("function %mul_add(x: f64, y: f64, z: f64) -> f64 {"),
+        "{text}"
+    );
     assert!(text.contains("fmul") && text.contains("fadd"), "{text}");
     let o = pinv(&["show", "tests/corpus/loops.pinv", "--format", "dot"]);
     assert_eq!(o.status.code(), Some(0));
@@ -170,9 +228,19 @@ fn show_json() {
         .expect("the declared inverse is shown");
     assert_eq!(inverse["kind"]["kind"], "inverse");
     assert!(inverse["ir"].as_str().expect("ir").contains("fail"));
-    let o = pinv(&["show", "tests/corpus/loops.pinv", "triangle", "--json", "--format", "dot"]);
+    let o = pinv(&[
+        "show",
+        "tests/corpus/loops.pinv",
+        "triangle",
+        "--json",
+        "--format",
+        "dot",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
-    assert!(v["functions"][0]["dot"].as_str().expect("dot").contains("digraph"));
+    assert!(v["functions"][0]["dot"]
+        .as_str()
+        .expect("dot")
+        .contains("digraph"));
 }
 
 #[test]
@@ -180,4 +248,210 @@ fn help_has_examples() {
     let o = pinv(&["run", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("Example"), "{}", stdout(&o));
+}
+
+#[test]
+fn invert_with_explicit_theta_is_deterministic() {
+    let pgf = pinv(&[
+        "pgf",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "2",
+        "3",
+        "4",
+    ]);
+    assert_eq!(pgf.status.code(), Some(0), "{}", stderr(&pgf));
+    let theta = stdout(&pgf).trim().to_string();
+    let mut outputs = Vec::new();
+    for _ in 0..3 {
+        let o = pinv(&[
+            "invert",
+            "tests/corpus/straight.pinv",
+            "mul_add",
+            "--y",
+            "10",
+            "--theta",
+            &theta,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        outputs.push(stdout(&o));
+    }
+    assert_eq!(outputs[0], "x = (2.0, 3.0, 4.0)\n");
+    assert!(outputs.iter().all(|o| o == &outputs[0]));
+}
+
+#[test]
+fn invert_samples_and_json() {
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "lin",
+        "--y",
+        "100",
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["function"], "lin");
+    let results = v["results"].as_array().expect("results");
+    assert_eq!(results.len(), 5);
+    for r in results {
+        let x = r["x"].as_array().expect("an accepted x");
+        let (a, b) = (x[0].as_f64().expect("f64"), x[1].as_f64().expect("f64"));
+        assert!((a * 2.0 + b * 3.0 - 100.0).abs() < 1e-6, "{r}");
+    }
+    // The same seed gives the same preimages.
+    let again = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "lin",
+        "--y",
+        "100",
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(stdout(&o), stdout(&again));
+}
+
+#[test]
+fn bad_theta_exits_2() {
+    let base = [
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "10",
+        "--theta",
+    ];
+    for theta in ["1", "1,2,3,4", "1,true"] {
+        let mut args = base.to_vec();
+        args.push(theta);
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(2), "θ = {theta}: {}", stderr(&o));
+        assert!(stderr(&o).contains("θ"), "θ = {theta}: {}", stderr(&o));
+    }
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "abc",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "1,2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_theta_out_of_domain_is_a_domain_error() {
+    // θ = 0 for the nonzero factor of x*y when x*y = 6 ≠ 0.
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "10",
+        "--theta",
+        "4,0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("straight.pinv:3:5"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_json_has_the_documented_fields() {
+    let o = pinv(&[
+        "check",
+        "tests/corpus/straight.pinv",
+        "--cases",
+        "50",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["file"], "tests/corpus/straight.pinv");
+    let functions = v["functions"].as_array().expect("functions");
+    assert_eq!(functions.len(), 7);
+    for f in functions {
+        for field in [
+            "name",
+            "status",
+            "theta",
+            "soundness",
+            "completeness",
+            "message",
+        ] {
+            assert!(f.get(field).is_some(), "{field} missing in {f}");
+        }
+        for field in ["trials", "accepted", "violations"] {
+            assert!(f["soundness"][field].is_u64(), "{field} in {f}");
+        }
+        for field in ["trials", "recovered"] {
+            assert!(f["completeness"][field].is_u64(), "{field} in {f}");
+        }
+        assert_eq!(f["status"], "ok", "{f}");
+    }
+    let o = pinv(&[
+        "check",
+        "tests/corpus/straight.pinv",
+        "--function",
+        "lin",
+        "--cases",
+        "20",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("lin") && !stdout(&o).contains("mul_add"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn check_fails_with_exit_1_on_unsupported_functions() {
+    let path = temp_program("rec.pinv", "fn r(x: f64) -> f64 { r(x) }\n");
+    let o = pinv(&["check", path.to_str().expect("utf-8"), "--cases", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("unsupported"), "{}", stdout(&o));
+}
+
+#[test]
+fn show_inverse_prints_schema_and_code() {
+    let o = pinv(&["show", "tests/corpus/straight.pinv", "mul_add", "--inverse"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("θ schema"), "{text}");
+    assert!(text.contains("straight.pinv:3:"), "{text}");
+    assert!(text.contains("generated_inverse(mul_add)"), "{text}");
+    assert!(text.contains("generated_pgf(mul_add)"), "{text}");
+    let o = pinv(&["show", "tests/corpus/straight.pinv", "--inverse"]);
+    assert_eq!(o.status.code(), Some(2), "--inverse needs a function");
+}
+
+#[test]
+fn primitives_catalogue_lists_every_opcode() {
+    let o = pinv(&["primitives", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let entries = v["primitives"].as_array().expect("entries");
+    assert_eq!(entries.len(), pinv_core::ir::Opcode::ALL.len());
+    let o = pinv(&["primitives"]);
+    assert!(
+        stdout(&o).contains("fadd (f64, f64) -> f64"),
+        "{}",
+        stdout(&o)
+    );
 }

@@ -75,7 +75,11 @@ pub enum CompileError {
     #[error("cannot apply `{op}` to `{ty}`")]
     BadOperand { op: String, ty: String, span: Span },
     #[error("cannot cast `{from}` as `{to}`")]
-    BadCast { from: String, to: String, span: Span },
+    BadCast {
+        from: String,
+        to: String,
+        span: Span,
+    },
     #[error("`{name}` takes {expected} argument(s) but {found} were given")]
     WrongArgCount {
         name: String,
@@ -166,7 +170,12 @@ impl CompileError {
                 vec![(*first, "first defined here".to_string())]
             }
             AssignImmutable { name, decl, .. } => {
-                vec![(*decl, format!("first assignment to `{name}`; write `let mut {name}` to make it mutable"))]
+                vec![(
+                    *decl,
+                    format!(
+                        "first assignment to `{name}`; write `let mut {name}` to make it mutable"
+                    ),
+                )]
             }
             _ => Vec::new(),
         }

@@ -210,11 +210,15 @@ impl TapeRecorder {
 
 impl ThetaSource for TapeRecorder {
     fn theta(&mut self, _: Domain, _: &ThetaAddress<'_>) -> Result<Const, ThetaError> {
-        Err(ThetaError::Other("a PGF records θ; it does not read it".to_string()))
+        Err(ThetaError::Other(
+            "a PGF records θ; it does not read it".to_string(),
+        ))
     }
 
     fn choice(&mut self, _: u32, _: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
-        Err(ThetaError::Other("a PGF records θ; it does not read it".to_string()))
+        Err(ThetaError::Other(
+            "a PGF records θ; it does not read it".to_string(),
+        ))
     }
 
     fn record(&mut self, value: Const, _: &ThetaAddress<'_>) -> Result<(), ThetaError> {

@@ -29,6 +29,8 @@ pub fn lower(program: &hir::Program) -> Module {
         let added = module.add(function);
         debug_assert!(added.is_ok(), "duplicate function `{}`", def.symbol);
     }
+    // Number values and blocks in layout order, so the text form reads top to bottom.
+    module.compact_all();
     module
 }
 
@@ -178,11 +180,12 @@ impl<'p> FnLowerer<'p> {
             }
         }
         for edge in edges {
-            let mut args: Vec<Value> = param_locals
-                .iter()
-                .filter_map(|&i| edge.env[i])
-                .collect();
-            args.extend(param_values.iter().filter_map(|&k| edge.values.get(k).copied()));
+            let mut args: Vec<Value> = param_locals.iter().filter_map(|&i| edge.env[i]).collect();
+            args.extend(
+                param_values
+                    .iter()
+                    .filter_map(|&k| edge.values.get(k).copied()),
+            );
             let to_join = BlockCall::new(join, args);
             let kind = match edge.exit {
                 EdgeExit::Jump => InstKind::Jump { dest: to_join },
@@ -377,7 +380,9 @@ impl<'p> FnLowerer<'p> {
         };
         let i = params[0];
         let exit_env = self.env.clone();
-        let c = self.func.ins_prim(header, Opcode::Ilt, vec![i, limit], span);
+        let c = self
+            .func
+            .ins_prim(header, Opcode::Ilt, vec![i, limit], span);
         let body_block = self.func.create_block();
         let exit = self.func.create_block();
         self.func.ins_void(

@@ -19,7 +19,11 @@ pub struct Span {
 impl Span {
     /// The span `start..end`; the ends are swapped if given the wrong way round.
     pub fn new(start: usize, end: usize) -> Span {
-        let (start, end) = if start <= end { (start, end) } else { (end, start) };
+        let (start, end) = if start <= end {
+            (start, end)
+        } else {
+            (end, start)
+        };
         Span {
             start: clamp_u32(start),
             end: clamp_u32(end),

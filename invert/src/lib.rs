@@ -1,1 +1,64 @@
-//! (Being written.)
+//! # pinv: parametric inverses of programs
+//!
+//! For a function `f: X → Y` written in the pinv language, pinv builds `f⁻¹: Y × Θ → X` such that
+//!
+//! - **soundness**: for every y and θ, `f⁻¹(y, θ)` returns an x with `f(x) = y`, or a domain error
+//!   saying that θ (or y) is outside its domain — never a wrong x;
+//! - **completeness**: every x with `f(x) = y` is `f⁻¹(y, θ)` for some θ, and the
+//!   parameter-generating function finds it: `f⁻¹(f(x), pgf(x)) = x`.
+//!
+//! ```
+//! use pinv::{Const, Program, Sampler};
+//!
+//! let program = Program::parse("demo.pinv", "
+//!     fn mul_add(x: f64, y: f64, z: f64) -> f64 { x * y + z }
+//! ")?;
+//! let inverse = program.invert("mul_add")?;
+//!
+//! // θ decides which preimage: here, how 10 splits into x*y and z, and then x and y.
+//! println!("{}", inverse.schema());
+//!
+//! // Any θ gives a preimage (or a domain error); a seeded sampler draws θ from its domains.
+//! let mut sampler = Sampler::new(42);
+//! let (x, theta) = inverse.sample(&[Const::F64(10.0)], &mut sampler);
+//! let x = x?;
+//! let y = program.run("mul_add", &x)?;
+//! assert!(pinv::check::close(y[0], Const::F64(10.0), 1e-9), "θ = {theta:?}");
+//!
+//! // The PGF finds the θ of a given preimage, and the inverse gives it back.
+//! let x0 = [Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)];
+//! let theta = inverse.pgf(&x0)?;
+//! assert_eq!(inverse.call_with_tape(&[Const::F64(10.0)], &theta)?, x0);
+//! # Ok::<(), pinv::Error>(())
+//! ```
+//!
+//! ## Overlays
+//!
+//! Inverse rules come from an overlay stack: the standard layer of primitive rules
+//! ([`pinv_primitives::standard`]), the module's own `inverse`/`pgf` declarations over it
+//! ([`Program::stack`]), and any layers you push from Rust ([`Program::invert_with`]). The first
+//! layer with a rule for a callee wins, so a user layer can replace how any primitive or function
+//! is inverted.
+//!
+//! ## Modules
+//!
+//! - [`program`]: [`Program`] (load, run, invert) and [`Inverse`] (call, sample, PGF, schema).
+//! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
+//! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
+//! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
+//! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
+
+pub mod check;
+pub mod error;
+pub mod program;
+pub mod reorient;
+pub mod search;
+#[cfg(feature = "proptest")]
+pub mod strategy;
+pub mod theta;
+
+pub use error::{Error, Result};
+pub use pinv_core::ir::{Const, Type};
+pub use pinv_primitives as primitives;
+pub use program::{Inverse, Program};
+pub use theta::{Sampler, TextTape, ThetaSchema};

@@ -13,7 +13,10 @@ fn every_program_compiles_verifies_and_round_trips() {
     let files = pinv_files(&corpus_dir());
     assert!(files.len() >= 6, "corpus missing: {files:?}");
     for path in files {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let (_, compiled) = compile_corpus(name);
         let module = &compiled.module;
         verify_module(module).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -22,7 +25,11 @@ fn every_program_compiles_verifies_and_round_trips() {
             let text = write_module(module, &opts);
             let parsed = parse_module(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
             verify_module(&parsed).unwrap_or_else(|e| panic!("{name} reparsed: {e}"));
-            assert_eq!(write_module(&parsed, &opts), text, "{name}: text round trip");
+            assert_eq!(
+                write_module(&parsed, &opts),
+                text,
+                "{name}: text round trip"
+            );
             if opts.spans {
                 assert!(parsed == *module, "{name}: the reparsed module differs");
             }
@@ -31,40 +38,115 @@ fn every_program_compiles_verifies_and_round_trips() {
 }
 
 /// One hand-computed case: file, function, inputs, expected outputs.
-type Case = (&'static str, &'static str, &'static [Const], &'static [Const]);
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [Const],
+    &'static [Const],
+);
 
 use Const::{Bool as B, F64 as F, I64 as I};
 
 const CASES: &[Case] = &[
-    ("straight.pinv", "mul_add", &[F(2.0), F(3.0), F(4.0)], &[F(10.0)]),
-    ("straight.pinv", "mul_add", &[F(-1.5), F(2.0), F(0.5)], &[F(-2.5)]),
+    (
+        "straight.pinv",
+        "mul_add",
+        &[F(2.0), F(3.0), F(4.0)],
+        &[F(10.0)],
+    ),
+    (
+        "straight.pinv",
+        "mul_add",
+        &[F(-1.5), F(2.0), F(0.5)],
+        &[F(-2.5)],
+    ),
     ("straight.pinv", "lin", &[F(1.0), F(1.0)], &[F(5.0)]),
     ("straight.pinv", "lin", &[F(0.5), F(-2.0)], &[F(-5.0)]),
-    ("straight.pinv", "easy", &[F(1.0), F(2.0), F(3.0)], &[F(9.0)]),
-    ("straight.pinv", "easy", &[F(-1.0), F(0.5), F(4.0)], &[F(-2.0)]),
+    (
+        "straight.pinv",
+        "easy",
+        &[F(1.0), F(2.0), F(3.0)],
+        &[F(9.0)],
+    ),
+    (
+        "straight.pinv",
+        "easy",
+        &[F(-1.0), F(0.5), F(4.0)],
+        &[F(-2.0)],
+    ),
     ("straight.pinv", "double", &[F(3.0)], &[F(6.0)]),
     ("straight.pinv", "double", &[F(-0.25)], &[F(-0.5)]),
-    ("straight.pinv", "nested", &[F(1.0), F(2.0), F(0.5)], &[F(6.0)]),
-    ("straight.pinv", "nested", &[F(0.0), F(0.0), F(-1.0)], &[F(-6.0)]),
+    (
+        "straight.pinv",
+        "nested",
+        &[F(1.0), F(2.0), F(0.5)],
+        &[F(6.0)],
+    ),
+    (
+        "straight.pinv",
+        "nested",
+        &[F(0.0), F(0.0), F(-1.0)],
+        &[F(-6.0)],
+    ),
     ("straight.pinv", "ratio", &[F(4.0)], &[F(2.5)]),
     ("straight.pinv", "ratio", &[F(0.0)], &[F(f64::INFINITY)]),
-    ("straight.pinv", "shifted_exp", &[F(0.0), F(1.0)], &[F(1.0), F(3.718281828459045)]),
-    ("straight.pinv", "shifted_exp", &[F(-1.0), F(2.0)], &[F(0.0), F(3.0)]),
+    (
+        "straight.pinv",
+        "shifted_exp",
+        &[F(0.0), F(1.0)],
+        &[F(1.0), F(3.718281828459045)],
+    ),
+    (
+        "straight.pinv",
+        "shifted_exp",
+        &[F(-1.0), F(2.0)],
+        &[F(0.0), F(3.0)],
+    ),
     ("unary.pinv", "square", &[F(3.0)], &[F(9.0)]),
     ("unary.pinv", "square", &[F(-1.5)], &[F(2.25)]),
     ("unary.pinv", "wave", &[F(0.0)], &[F(0.0)]),
-    ("unary.pinv", "wave", &[F(std::f64::consts::FRAC_PI_2)], &[F(1.0)]),
+    (
+        "unary.pinv",
+        "wave",
+        &[F(std::f64::consts::FRAC_PI_2)],
+        &[F(1.0)],
+    ),
     ("unary.pinv", "grow", &[F(0.5)], &[F(1.0)]),
     ("unary.pinv", "grow", &[F(0.0)], &[F(0.36787944117144233)]),
     ("unary.pinv", "root", &[F(4.0)], &[F(3.0)]),
     ("unary.pinv", "root", &[F(0.0)], &[F(1.0)]),
     ("unary.pinv", "magnitude", &[F(-2.0)], &[F(6.0)]),
     ("unary.pinv", "magnitude", &[F(0.5)], &[F(1.5)]),
-    ("unary.pinv", "softplus", &[F(0.0)], &[F(0.6931471805599453)]),
-    ("unary.pinv", "softplus", &[F(1.0)], &[F(1.3132616875182228)]),
-    ("unary.pinv", "uses_softplus", &[F(0.0), F(2.0)], &[F(1.3862943611198906)]),
-    ("unary.pinv", "uses_softplus", &[F(1.0), F(-1.0)], &[F(-1.3132616875182228)]),
-    ("unary.pinv", "inverse:softplus", &[F(0.6931471805599453)], &[F(0.0)]),
+    (
+        "unary.pinv",
+        "softplus",
+        &[F(0.0)],
+        &[F(std::f64::consts::LN_2)],
+    ),
+    (
+        "unary.pinv",
+        "softplus",
+        &[F(1.0)],
+        &[F(1.3132616875182228)],
+    ),
+    (
+        "unary.pinv",
+        "uses_softplus",
+        &[F(0.0), F(2.0)],
+        &[F(1.3862943611198906)],
+    ),
+    (
+        "unary.pinv",
+        "uses_softplus",
+        &[F(1.0), F(-1.0)],
+        &[F(-1.3132616875182228)],
+    ),
+    (
+        "unary.pinv",
+        "inverse:softplus",
+        &[F(std::f64::consts::LN_2)],
+        &[F(0.0)],
+    ),
     ("fanout.pinv", "twice", &[F(1.5)], &[F(3.0)]),
     ("fanout.pinv", "twice", &[F(-2.0)], &[F(-4.0)]),
     ("fanout.pinv", "fdupl", &[F(2.0), F(4.0)], &[F(2.5)]),
@@ -76,20 +158,50 @@ const CASES: &[Case] = &[
     ("fanout.pinv", "quad", &[F(2.0)], &[F(10.0)]),
     ("fanout.pinv", "quad", &[F(-3.0)], &[F(0.0)]),
     ("ints.pinv", "add5", &[I(3)], &[I(8)]),
-    ("ints.pinv", "add5", &[I(i64::MAX)], &[I(-9223372036854775804)]),
+    (
+        "ints.pinv",
+        "add5",
+        &[I(i64::MAX)],
+        &[I(-9223372036854775804)],
+    ),
     ("ints.pinv", "mod17", &[I(40)], &[I(6)]),
     ("ints.pinv", "mod17", &[I(-40)], &[I(-6)]),
     ("ints.pinv", "odd_mul", &[I(5)], &[I(15)]),
-    ("ints.pinv", "odd_mul", &[I(i64::MAX)], &[I(9223372036854775805)]),
+    (
+        "ints.pinv",
+        "odd_mul",
+        &[I(i64::MAX)],
+        &[I(9223372036854775805)],
+    ),
     ("ints.pinv", "mix", &[I(3), I(5)], &[I(27)]),
     ("ints.pinv", "mix", &[I(-1), I(0)], &[I(-8)]),
     ("ints.pinv", "halve", &[I(7)], &[I(3)]),
     ("ints.pinv", "halve", &[I(-7)], &[I(-3)]),
-    ("ints.pinv", "sat", &[B(false), B(true), B(true), B(false), B(false), B(false)], &[B(false)]),
-    ("ints.pinv", "sat", &[B(true), B(true), B(true), B(true), B(false), B(false)], &[B(false)]),
-    ("ints.pinv", "sat", &[B(false), B(false), B(true), B(true), B(false), B(true)], &[B(true)]),
+    (
+        "ints.pinv",
+        "sat",
+        &[B(false), B(true), B(true), B(false), B(false), B(false)],
+        &[B(false)],
+    ),
+    (
+        "ints.pinv",
+        "sat",
+        &[B(true), B(true), B(true), B(true), B(false), B(false)],
+        &[B(false)],
+    ),
+    (
+        "ints.pinv",
+        "sat",
+        &[B(false), B(false), B(true), B(true), B(false), B(true)],
+        &[B(true)],
+    ),
     ("branches.pinv", "f2", &[F(1.0), F(1.0), F(2.0)], &[F(7.5)]),
-    ("branches.pinv", "f2", &[F(-2.0), F(0.0), F(1.0)], &[F(-1.0)]),
+    (
+        "branches.pinv",
+        "f2",
+        &[F(-2.0), F(0.0), F(1.0)],
+        &[F(-1.0)],
+    ),
     ("branches.pinv", "mid", &[F(150.0)], &[F(150.0)]),
     ("branches.pinv", "mid", &[F(3.0)], &[F(9.0)]),
     ("branches.pinv", "complex", &[F(200.0)], &[F(40000.0)]),
@@ -105,8 +217,18 @@ const CASES: &[Case] = &[
     ("loops.pinv", "while2", &[F(1.0), I(-2)], &[F(1.0)]),
     ("loops.pinv", "triangle", &[I(4)], &[I(10)]),
     ("loops.pinv", "triangle", &[I(-3)], &[I(0)]),
-    ("loops.pinv", "arm3", &[F(0.0), F(0.0), F(0.0)], &[F(3.5), F(0.0)]),
-    ("loops.pinv", "arm3", &[F(1.0), F(0.5), F(-0.25)], &[F(0.8394378904011799), F(3.3109532676937983)]),
+    (
+        "loops.pinv",
+        "arm3",
+        &[F(0.0), F(0.0), F(0.0)],
+        &[F(3.5), F(0.0)],
+    ),
+    (
+        "loops.pinv",
+        "arm3",
+        &[F(1.0), F(0.5), F(-0.25)],
+        &[F(0.8394378904011799), F(3.3109532676937983)],
+    ),
 ];
 
 fn close(a: Const, b: Const) -> bool {
@@ -132,7 +254,10 @@ fn hand_computed_results() {
             .unwrap_or_else(|e| panic!("{file}:{func}{inputs:?}: {e}"));
         assert_eq!(got.len(), expected.len(), "{func}{inputs:?}");
         for (g, e) in got.iter().zip(expected) {
-            assert!(close(*g, *e), "{file}: {func}{inputs:?} = {got:?}, expected {expected:?}");
+            assert!(
+                close(*g, *e),
+                "{file}: {func}{inputs:?} = {got:?}, expected {expected:?}"
+            );
         }
     }
 }
@@ -140,13 +265,19 @@ fn hand_computed_results() {
 #[test]
 fn every_corpus_function_has_two_cases() {
     for path in pinv_files(&corpus_dir()) {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let (_, compiled) = compile_corpus(name);
         for (_, f) in compiled.module.iter() {
             if f.name.contains(':') {
                 continue;
             }
-            let n = CASES.iter().filter(|c| c.0 == name && c.1 == f.name).count();
+            let n = CASES
+                .iter()
+                .filter(|c| c.0 == name && c.1 == f.name)
+                .count();
             assert!(n >= 2, "{name}: `{}` has {n} hand-computed case(s)", f.name);
         }
     }

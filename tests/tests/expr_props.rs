@@ -30,7 +30,15 @@ impl Gen {
         match self.below(3) {
             0 => SPECIAL[self.below(8) as usize],
             1 => (self.below(2001) as f64 - 1000.0) / 8.0,
-            _ => f64::from_bits(self.next()).clamp(-1e308, 1e308) / 3.0,
+            _ => {
+                // Any finite double (the language has no literal for inf or NaN).
+                let x = f64::from_bits(self.next());
+                if x.is_finite() {
+                    x
+                } else {
+                    1.0
+                }
+            }
         }
     }
     fn i64(&mut self) -> i64 {
@@ -104,7 +112,10 @@ fn gen(g: &mut Gen, ty: Ty, depth: u32) -> E {
                 let op = I_BIN[g.below(10) as usize];
                 E::Binary(op, Ty::I, sub(g, Ty::I), sub(g, Ty::I))
             }
-            4 => E::Cast(Ty::I, sub(g, if g.below(2) == 0 { Ty::F } else { Ty::B })),
+            4 => {
+                let from = if g.below(2) == 0 { Ty::F } else { Ty::B };
+                E::Cast(Ty::I, sub(g, from))
+            }
             5 => {
                 let name = ["min", "max"][g.below(2) as usize];
                 E::Call(name, vec![gen(g, Ty::I, d), gen(g, Ty::I, d)])
@@ -227,12 +238,10 @@ struct Env {
 
 fn eval(e: &E, env: &Env) -> Result<Const, DivError> {
     use Const::{Bool, F64, I64};
-    let f = |e: &E| -> Result<f64, DivError> {
-        eval(e, env).map(|c| c.as_f64().expect("f64 operand"))
-    };
-    let i = |e: &E| -> Result<i64, DivError> {
-        eval(e, env).map(|c| c.as_i64().expect("i64 operand"))
-    };
+    let f =
+        |e: &E| -> Result<f64, DivError> { eval(e, env).map(|c| c.as_f64().expect("f64 operand")) };
+    let i =
+        |e: &E| -> Result<i64, DivError> { eval(e, env).map(|c| c.as_i64().expect("i64 operand")) };
     let b = |e: &E| -> Result<bool, DivError> {
         eval(e, env).map(|c| c.as_bool().expect("bool operand"))
     };
@@ -395,7 +404,9 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
     let compiled = match pinv_core::compile(&file) {
         Ok(c) => c,
         Err(pinv_core::Error::Compile(err)) => {
-            return Err(TestCaseError::fail(pinv_core::diagnostic::render(&file, &err)))
+            return Err(TestCaseError::fail(pinv_core::diagnostic::render(
+                &file, &err,
+            )))
         }
         Err(err) => return Err(TestCaseError::fail(format!("{err}\n{source}"))),
     };
@@ -422,16 +433,21 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
                 "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"
             ),
             (Err(DivError), Err(_)) => {}
-            (want, got) => prop_assert!(false, "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"),
+            (want, got) => prop_assert!(
+                false,
+                "{source}\nargs {args:?}: interpreter {got:?}, Rust {want:?}"
+            ),
         }
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
-    ))]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(200),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn expressions_evaluate_as_in_rust(seed in any::<u64>(), depth in 1u32..6) {

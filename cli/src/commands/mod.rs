@@ -1,4 +1,8 @@
 //! One module per subcommand.
 
+pub mod check;
+pub mod invert;
+pub mod pgf;
+pub mod primitives;
 pub mod run;
 pub mod show;

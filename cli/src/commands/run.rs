@@ -18,7 +18,6 @@ pub struct RunArgs {
     /// The function to run.
     pub function: String,
     /// One value per input: `1.5`, `-2`, `inf`, `nan`, `42`, `true`.
-    #[arg(allow_hyphen_values = true)]
     pub args: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
@@ -47,7 +46,7 @@ pub fn run(args: &RunArgs) -> Outcome {
     if args.step_limit > 0 {
         config = config.with_step_limit(args.step_limit);
     }
-    let interp = Interpreter::new(&loaded.compiled.module).with_config(config);
+    let interp = Interpreter::new(loaded.module()).with_config(config);
     match interp.call(id, &inputs) {
         Ok(outputs) => {
             if args.json {
@@ -73,7 +72,7 @@ pub fn find_function<'a>(
     name: &str,
     json: bool,
 ) -> Result<(FuncId, &'a Function), Outcome> {
-    let module = &loaded.compiled.module;
+    let module = loaded.module();
     match module.get(name) {
         Some(id) => Ok((id, &module.functions[id])),
         None => {
@@ -87,7 +86,12 @@ pub fn find_function<'a>(
                     names.join(", ")
                 }
             );
-            Err(output::plain_error(json, "arguments", &message, Outcome::BadInput))
+            Err(output::plain_error(
+                json,
+                "arguments",
+                &message,
+                Outcome::BadInput,
+            ))
         }
     }
 }

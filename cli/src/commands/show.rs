@@ -1,5 +1,6 @@
 //! `pinv show FILE [FUNC]`: print the IR of a module or one function, as text or Graphviz.
 
+use crate::commands::invert::load_inverse;
 use crate::commands::run::find_function;
 use crate::output;
 use crate::Outcome;
@@ -27,6 +28,9 @@ pub struct ShowArgs {
     /// Show each instruction's source span (`@start..end`, byte offsets).
     #[arg(long)]
     pub spans: bool,
+    /// Show the function's inverse, its PGF and its θ schema instead (needs FUNC).
+    #[arg(long, requires = "function")]
+    pub inverse: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -36,11 +40,14 @@ pub enum Format {
 }
 
 pub fn run(args: &ShowArgs) -> Outcome {
+    if args.inverse {
+        return show_inverse(args);
+    }
     let loaded = match output::load(&args.file, args.json) {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let module = &loaded.compiled.module;
+    let module = loaded.module();
     let selected: Vec<FuncId> = match &args.function {
         Some(name) => match find_function(&loaded, name, args.json) {
             Ok((id, _)) => vec![id],
@@ -74,7 +81,12 @@ pub fn run(args: &ShowArgs) -> Outcome {
     Outcome::Success
 }
 
-fn function_json(module: &Module, id: FuncId, format: Format, opts: &WriteOptions) -> serde_json::Value {
+fn function_json(
+    module: &Module,
+    id: FuncId,
+    format: Format,
+    opts: &WriteOptions,
+) -> serde_json::Value {
     let f = &module.functions[id];
     let theta_from = match &f.kind {
         FuncKind::Inverse { outputs, .. } => *outputs,
@@ -105,4 +117,49 @@ fn function_json(module: &Module, id: FuncId, format: Format, opts: &WriteOption
         value["dot"] = serde_json::Value::String(function_to_dot(module, id));
     }
     value
+}
+
+fn show_inverse(args: &ShowArgs) -> Outcome {
+    let name = args.function.as_deref().unwrap_or_default();
+    let (_, inverse) = match load_inverse(&args.file, name, args.json) {
+        Ok(x) => x,
+        Err(outcome) => return outcome,
+    };
+    let schema = inverse.schema();
+    if args.json {
+        let value = serde_json::json!({
+            "function": inverse.function(),
+            "theta": schema.slots,
+            "theta_fixed_length": schema.is_fixed(),
+            "inverse_ir": inverse.inverse_ir(),
+            "pgf_ir": inverse.pgf_ir(),
+            "pgf": inverse.pgf_id().err(),
+        });
+        println!("{value}");
+        return Outcome::Success;
+    }
+    if args.format == Format::Dot {
+        println!(
+            "{}",
+            function_to_dot(inverse.module(), inverse.inverse_id())
+        );
+        return Outcome::Success;
+    }
+    println!("; θ schema of the inverse of `{}`", inverse.function());
+    for line in schema.to_string().lines() {
+        println!(";   {line}");
+    }
+    if !schema.is_fixed() {
+        println!(";   (reads marked \"on some paths\" happen only on some paths: the tape's length varies)");
+    }
+    println!();
+    print!("{}", inverse.inverse_ir());
+    match inverse.pgf_id() {
+        Ok(_) => {
+            println!();
+            print!("{}", inverse.pgf_ir());
+        }
+        Err(why) => println!("\n; no PGF: {why}"),
+    }
+    Outcome::Success
 }

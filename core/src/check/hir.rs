@@ -8,7 +8,13 @@
 //! - compound assignments (`s += 1`) are already desugared to `s = s + 1`, identity casts removed,
 //!   and `else if` chains are nested `If`s;
 //! - an expression of type [`Ty::Never`] does not complete (`return`, `fail`, or a construct all of
-//!   whose paths end in one).
+//!   whose paths end in one). The converse does not hold: `x + fail("no")` has type `f64` (a `Prim`
+//!   always has its opcode's result type, a `Call` its callee's return type), and any operand or
+//!   argument may have type `Never`; a `Tuple` with an element of type `Never` has type `Never`;
+//! - tuple-typed expressions only stand as the `init` of a [`LetPattern::Tuple`], as the operand of a
+//!   `Return`, or as the tail of the function body (and, there, as `if` arms and block tails);
+//! - a block's type is its tail's type; without a tail, `Never` if a statement certainly never
+//!   completes, else `Unit`. The body's type is the function's return type, or `Never`.
 
 use crate::ir::{Const, FuncKind, Opcode, Type};
 use crate::span::Span;
@@ -147,10 +153,19 @@ pub struct Stmt {
 pub enum StmtKind {
     /// `let x = init;` binds one local (`None` for `_`); `let (a, _) = init;` binds each element of
     /// a tuple.
-    Let { pattern: LetPattern, init: Expr },
+    Let {
+        pattern: LetPattern,
+        init: Expr,
+    },
     /// `x = value;`
-    Assign { local: LocalId, value: Expr },
-    While { cond: Expr, body: Block },
+    Assign {
+        local: LocalId,
+        value: Expr,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     /// `for var in start..end { body }`: `start` and `end` are evaluated once, before the loop.
     For {
         var: LocalId,
@@ -179,13 +194,19 @@ pub enum ExprKind {
     Const(Const),
     Local(LocalId),
     /// A primitive operation: an operator, a cast or a built-in call.
-    Prim { op: Opcode, args: Vec<Expr> },
+    Prim {
+        op: Opcode,
+        args: Vec<Expr>,
+    },
     /// `a && b` (short-circuit).
     And(Box<Expr>, Box<Expr>),
     /// `a || b` (short-circuit).
     Or(Box<Expr>, Box<Expr>),
     /// A call of a module function.
-    Call { func: FnIndex, args: Vec<Expr> },
+    Call {
+        func: FnIndex,
+        args: Vec<Expr>,
+    },
     Tuple(Vec<Expr>),
     If {
         cond: Box<Expr>,

@@ -8,7 +8,9 @@
 //! The building methods (`create_block`, `append_block_param`, `append_inst`, ...) keep the maps
 //! consistent: every value records its type and its definition.
 
-use super::{Block, BlockCall, Const, Domain, FuncId, Inst, InstData, InstKind, Opcode, Type, Value};
+use super::{
+    Block, BlockCall, Const, Domain, FuncId, Inst, InstData, InstKind, Opcode, Type, Value,
+};
 use crate::span::Span;
 use cranelift_entity::PrimaryMap;
 use serde::Serialize;
@@ -179,7 +181,12 @@ impl Function {
 
     /// Appends a primitive operation and returns its value.
     pub fn ins_prim(&mut self, block: Block, op: Opcode, args: Vec<Value>, span: Span) -> Value {
-        let inst = self.append_inst(block, InstKind::Prim { op, args }, &[op.result_type()], span);
+        let inst = self.append_inst(
+            block,
+            InstKind::Prim { op, args },
+            &[op.result_type()],
+            span,
+        );
         self.insts[inst].results[0]
     }
 
@@ -198,7 +205,12 @@ impl Function {
 
     /// Appends `theta domain "role"` and returns its value.
     pub fn ins_theta(&mut self, block: Block, domain: Domain, role: String, span: Span) -> Value {
-        let inst = self.append_inst(block, InstKind::Theta { domain, role }, &[domain.ty()], span);
+        let inst = self.append_inst(
+            block,
+            InstKind::Theta { domain, role },
+            &[domain.ty()],
+            span,
+        );
         self.insts[inst].results[0]
     }
 

@@ -4,15 +4,20 @@
 //! - [`entities`]: the typed ids ([`FuncId`], [`Block`], [`Value`], [`Inst`]).
 //! - [`opcode`]: the table of primitive operations.
 //! - [`instr`]: instructions; [`function`]: functions and how to build them; [`module`]: modules.
-//! - [`write`] and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
+//! - [`write`](mod@write) and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
+//! - [`compact`]: dense renumbering in layout order (what the text form's numbers show).
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
 
+pub mod compact;
 pub mod constant;
+pub mod cse;
 pub mod domain;
+pub mod dominators;
 pub mod dot;
 pub mod entities;
 pub mod function;
 pub mod instr;
+pub mod merge_blocks;
 pub mod module;
 pub mod opcode;
 pub mod read;
@@ -27,4 +32,7 @@ pub use function::{BlockData, FuncKind, Function, Signature, ValueData, ValueDef
 pub use instr::{BlockCall, InstData, InstKind};
 pub use module::Module;
 pub use opcode::{OpClass, Opcode};
+pub use read::{parse_module, IrParseError};
 pub use types::Type;
+pub use verify::{verify_function, verify_module, VerifyError};
+pub use write::{write_function, write_module, WriteOptions};

@@ -202,8 +202,8 @@ impl Opcode {
 /// The names of the built-in functions of LANGUAGE.md. A module may not define a function with
 /// one of these names (nor `fail`).
 pub const BUILTIN_NAMES: &[&str] = &[
-    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "sqrt", "abs",
-    "floor", "pow", "atan2", "min", "max",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "sqrt",
+    "abs", "floor", "pow", "atan2", "min", "max",
 ];
 
 impl fmt::Display for Opcode {

@@ -146,7 +146,10 @@ pub enum ExprKind {
     /// `e as T`
     Cast(Box<Expr>, TypeExpr),
     /// `name(args)`: a module function or a primitive.
-    Call { callee: Ident, args: Vec<Expr> },
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+    },
     /// `(a, b)`: a tuple of two or more elements.
     Tuple(Vec<Expr>),
     /// `if cond { then } else else_`; `else_` is a `Block` or another `If`.

@@ -3,5 +3,6 @@
 pub mod ast;
 pub mod lexer;
 pub mod parser;
+pub mod token;
 
 pub use parser::parse;

@@ -1,0 +1,63 @@
+//! `pinv pgf FILE FUNC ARGS...`: the θ that makes the inverse give back ARGS.
+
+use crate::commands::invert::load_inverse;
+use crate::commands::run::parse_inputs;
+use crate::output;
+use crate::values::json_value;
+use crate::Outcome;
+use clap::Args;
+use pinv::theta::format_tape;
+use std::path::PathBuf;
+
+/// Print the θ for which the inverse returns the given inputs (the parameter-generating
+/// function): `f⁻¹(f(x), pgf(x)) = x`.
+///
+/// Example: `pinv pgf tests/corpus/unary.pinv square -- -3` prints `1`, the sign choice of −3.
+#[derive(Args, Debug)]
+pub struct PgfArgs {
+    /// The .pinv file.
+    pub file: PathBuf,
+    /// The function.
+    pub function: String,
+    /// One value per input.
+    pub args: Vec<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &PgfArgs) -> Outcome {
+    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
+        Ok(x) => x,
+        Err(outcome) => return outcome,
+    };
+    let (_, function) = match loaded.program.function(&args.function) {
+        Ok(f) => f,
+        Err(e) => return output::library_error(&loaded.file, &e, args.json),
+    };
+    let x = match parse_inputs(function, &args.args) {
+        Ok(x) => x,
+        Err(m) => return output::plain_error(args.json, "arguments", &m, Outcome::BadInput),
+    };
+    let y = match inverse.forward(&x) {
+        Ok(y) => y,
+        Err(e) => return output::library_error(&loaded.file, &e, args.json),
+    };
+    match inverse.pgf(&x) {
+        Ok(theta) => {
+            if args.json {
+                let value = serde_json::json!({
+                    "function": inverse.function(),
+                    "x": x.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+                    "y": y.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+                    "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+                });
+                println!("{value}");
+            } else {
+                println!("{}", format_tape(&theta).replace(", ", ","));
+            }
+            Outcome::Success
+        }
+        Err(e) => output::library_error(&loaded.file, &e, args.json),
+    }
+}

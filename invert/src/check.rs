@@ -1,0 +1,293 @@
+//! `pinv check`: soundness, acceptance and completeness of a function's inverse, measured.
+//!
+//! For each of `cases` sampled inputs x₀ (f64 uniform in [−10, 10], i64 in [−100, 100], bools
+//! fair; an x₀ where f fails or gives a non-finite output is skipped), with y = f(x₀):
+//! - **soundness**: θ is drawn from its domains; a returned x must satisfy f(x) ≈ y;
+//! - **acceptance**: the share of drawn θ that returned an x at all;
+//! - **completeness**: x = f⁻¹(y, pgf(x₀)) must give back x₀.
+
+use crate::program::{Inverse, Program};
+use crate::search::SearchConfig;
+use crate::theta::Sampler;
+use pinv_core::ir::{Const, Type};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+/// How to check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckConfig {
+    /// Sampled inputs per function.
+    pub cases: usize,
+    pub seed: u64,
+    /// Soundness: |f(x) − y| ≤ tol · max(1, |y|).
+    pub soundness_tolerance: f64,
+    /// Completeness: |x − x₀| ≤ tol · max(1, |x₀|).
+    pub completeness_tolerance: f64,
+    /// On how many of the sampled y to also run a search for discrete θ (0: none).
+    pub search_cases: usize,
+    /// Limits of each search.
+    pub search: SearchConfig,
+}
+
+impl Default for CheckConfig {
+    fn default() -> CheckConfig {
+        CheckConfig {
+            cases: 1000,
+            seed: 0,
+            soundness_tolerance: 1e-9,
+            completeness_tolerance: 1e-6,
+            search_cases: 0,
+            search: SearchConfig {
+                max_runs: 500,
+                ..SearchConfig::default()
+            },
+        }
+    }
+}
+
+/// The verdict on one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// No violation, and the PGF recovered every sampled input.
+    Ok,
+    /// A violation, an error inside the inverse, or an input the PGF did not recover.
+    Failed,
+    /// The function could not be inverted.
+    Unsupported,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Soundness {
+    /// Sampled (y, θ) pairs.
+    pub trials: usize,
+    /// Pairs for which the inverse returned an x.
+    pub accepted: usize,
+    /// Returned x with f(x) ≠ y.
+    pub violations: usize,
+    /// Runs that failed with something other than a domain error (a bug).
+    pub errors: usize,
+}
+
+/// Acceptance of search: on how many sampled y a search for discrete θ found a preimage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SearchReport {
+    pub trials: usize,
+    pub found: usize,
+    /// Runs of the inverse over all searches.
+    pub runs: usize,
+    /// Found preimages with f(x) ≠ y (must be 0).
+    pub violations: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Completeness {
+    pub trials: usize,
+    pub recovered: usize,
+}
+
+/// The report on one function (the `--json` fields are part of pinv's interface).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FunctionReport {
+    pub name: String,
+    pub status: Status,
+    /// θ slots in the schema.
+    pub theta: usize,
+    pub soundness: Soundness,
+    pub completeness: Completeness,
+    /// Acceptance of search, when asked for.
+    pub search: Option<SearchReport>,
+    /// Why it failed or is unsupported, with a first counterexample.
+    pub message: Option<String>,
+}
+
+impl FunctionReport {
+    /// The share of searched y for which search found a preimage, in percent.
+    pub fn search_acceptance(&self) -> Option<f64> {
+        self.search
+            .as_ref()
+            .filter(|s| s.trials > 0)
+            .map(|s| 100.0 * s.found as f64 / s.trials as f64)
+    }
+
+    /// Accepted θ as a share of trials, in percent.
+    pub fn acceptance(&self) -> f64 {
+        if self.soundness.trials == 0 {
+            0.0
+        } else {
+            100.0 * self.soundness.accepted as f64 / self.soundness.trials as f64
+        }
+    }
+}
+
+/// Checks one function of `program`.
+pub fn check_function(program: &Program, name: &str, config: &CheckConfig) -> FunctionReport {
+    match program.invert(name) {
+        Ok(inverse) => check_inverse(&inverse, config),
+        Err(e) => FunctionReport {
+            name: name.to_string(),
+            status: Status::Unsupported,
+            theta: 0,
+            soundness: Soundness::default(),
+            completeness: Completeness::default(),
+            search: None,
+            message: Some(e.to_string()),
+        },
+    }
+}
+
+/// Checks a built inverse.
+pub fn check_inverse(inverse: &Inverse, config: &CheckConfig) -> FunctionReport {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
+    let mut sampler = Sampler::new(config.seed ^ 0x5eed_5eed_5eed_5eed);
+    let mut soundness = Soundness::default();
+    let mut completeness = Completeness::default();
+    let mut search = (config.search_cases > 0).then(SearchReport::default);
+    let mut message: Option<String> = None;
+    let mut note = |m: String| {
+        message.get_or_insert(m);
+    };
+    let mut attempts = 0;
+    while soundness.trials < config.cases && attempts < config.cases.saturating_mul(20).max(100) {
+        attempts += 1;
+        let x0: Vec<Const> = inverse
+            .input_types()
+            .iter()
+            .map(|&ty| sample_input(&mut rng, ty))
+            .collect();
+        let Ok(y) = inverse.forward(&x0) else {
+            continue;
+        };
+        if y.iter()
+            .any(|v| matches!(v, Const::F64(x) if !x.is_finite()))
+        {
+            continue;
+        }
+
+        soundness.trials += 1;
+        let (x, theta) = inverse.sample(&y, &mut sampler);
+        match x {
+            Ok(x) => {
+                soundness.accepted += 1;
+                match inverse.forward(&x) {
+                    Ok(fx) if close_all(&fx, &y, config.soundness_tolerance) => {}
+                    Ok(fx) => {
+                        soundness.violations += 1;
+                        note(format!(
+                            "unsound: θ = [{}] gives x = {} but f(x) = {} ≠ y = {}",
+                            crate::theta::format_tape(&theta),
+                            show(&x),
+                            show(&fx),
+                            show(&y)
+                        ));
+                    }
+                    Err(e) => {
+                        soundness.violations += 1;
+                        note(format!(
+                            "unsound: θ = [{}] gives x = {} where f fails: {e}",
+                            crate::theta::format_tape(&theta),
+                            show(&x)
+                        ));
+                    }
+                }
+            }
+            Err(e) if e.is_domain_error() => {}
+            Err(e) => {
+                soundness.errors += 1;
+                note(format!("the inverse failed at y = {}: {e}", show(&y)));
+            }
+        }
+
+        if let Some(report) = search.as_mut().filter(|r| r.trials < config.search_cases) {
+            report.trials += 1;
+            let cfg = SearchConfig {
+                seed: config.seed.wrapping_add(report.trials as u64),
+                ..config.search
+            };
+            if let Ok(outcome) = inverse.search(&y, &cfg) {
+                report.runs += outcome.runs;
+                if let Some(found) = outcome.found {
+                    report.found += 1;
+                    match inverse.forward(&found.x) {
+                        Ok(fx) if close_all(&fx, &y, config.soundness_tolerance) => {}
+                        _ => {
+                            report.violations += 1;
+                            note(format!(
+                                "unsound: search found x = {} for y = {}",
+                                show(&found.x),
+                                show(&y)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+
+        completeness.trials += 1;
+        match inverse.pgf(&x0) {
+            Ok(theta) => match inverse.call_with_tape(&y, &theta) {
+                Ok(x) if close_all(&x, &x0, config.completeness_tolerance) => {
+                    completeness.recovered += 1
+                }
+                Ok(x) => note(format!(
+                    "incomplete: x₀ = {}, pgf = [{}] gives back {}",
+                    show(&x0),
+                    crate::theta::format_tape(&theta),
+                    show(&x)
+                )),
+                Err(e) => note(format!(
+                    "incomplete: x₀ = {}, pgf = [{}]: {e}",
+                    show(&x0),
+                    crate::theta::format_tape(&theta)
+                )),
+            },
+            Err(e) => note(format!("the PGF failed at x₀ = {}: {e}", show(&x0))),
+        }
+    }
+    let status = if soundness.violations == 0
+        && soundness.errors == 0
+        && search.as_ref().is_none_or(|s| s.violations == 0)
+        && completeness.recovered == completeness.trials
+    {
+        Status::Ok
+    } else {
+        Status::Failed
+    };
+    FunctionReport {
+        name: inverse.function().to_string(),
+        status,
+        theta: inverse.schema().len(),
+        soundness,
+        completeness,
+        search,
+        message,
+    }
+}
+
+fn sample_input(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
+    match ty {
+        Type::F64 => Const::F64(rng.random_range(-10.0..=10.0)),
+        Type::I64 => Const::I64(rng.random_range(-100..=100)),
+        Type::Bool => Const::Bool(rng.random_bool(0.5)),
+    }
+}
+
+/// Whether two values agree: exactly for i64 and bool; for f64 within `tol` relative to
+/// max(1, |b|), with equal infinities and two NaNs agreeing.
+pub fn close(a: Const, b: Const, tol: f64) -> bool {
+    match (a, b) {
+        (Const::F64(x), Const::F64(y)) => {
+            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * y.abs().max(1.0)
+        }
+        _ => a == b,
+    }
+}
+
+fn close_all(a: &[Const], b: &[Const], tol: f64) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| close(x, y, tol))
+}
+
+fn show(values: &[Const]) -> String {
+    format!("({})", crate::theta::format_tape(values))
+}

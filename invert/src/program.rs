@@ -1,0 +1,321 @@
+//! The library API: load a program, run it, invert its functions, call the inverses.
+
+use crate::error::{Error, Result};
+use crate::reorient::{reorient, Inversion, ReorientOptions};
+use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
+use pinv_core::interp::{InterpConfig, Interpreter, TapeSource, ThetaSource};
+use pinv_core::ir::write::{write_function, WriteOptions};
+use pinv_core::ir::{Const, FuncId, FuncKind, Function, Module, Type};
+use pinv_core::span::SourceFile;
+use pinv_core::Compiled;
+use pinv_primitives::declared::declared_layer;
+use pinv_primitives::{Layer, LayerStamp, Stack};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A compiled `.pinv` module: its functions can be run forward and inverted.
+///
+/// ```
+/// let program = pinv::Program::parse("demo.pinv", "fn f(x: f64) -> f64 { 2.0 * x + 1.0 }")?;
+/// let y = program.run("f", &[pinv::Const::F64(3.0)])?;
+/// assert_eq!(y, [pinv::Const::F64(7.0)]);
+/// # Ok::<(), pinv::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Program {
+    file: SourceFile,
+    compiled: Compiled,
+    declared: Arc<Layer>,
+    config: InterpConfig,
+}
+
+impl Program {
+    /// Compiles source text; `name` is used in error locations.
+    pub fn parse(name: &str, text: &str) -> Result<Program> {
+        Program::from_source(SourceFile::new(name, text))
+    }
+
+    /// Reads and compiles a file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Program> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Program::parse(&path.display().to_string(), &text)
+    }
+
+    /// Compiles a source file.
+    pub fn from_source(file: SourceFile) -> Result<Program> {
+        let compiled = match pinv_core::compile(&file) {
+            Ok(c) => c,
+            Err(pinv_core::Error::Compile(e)) => return Err(Error::Compile(e)),
+            Err(e) => return Err(Error::Internal(e.to_string())),
+        };
+        let declared = Arc::new(declared_layer(&compiled.module));
+        Ok(Program {
+            file,
+            compiled,
+            declared,
+            config: InterpConfig::default().with_step_limit(100_000_000),
+        })
+    }
+
+    /// Sets the interpreter limits used by [`Program::run`] and by inverses built afterwards.
+    pub fn with_config(mut self, config: InterpConfig) -> Program {
+        self.config = config;
+        self
+    }
+
+    pub fn source(&self) -> &SourceFile {
+        &self.file
+    }
+
+    /// The IR of every function, declarations included.
+    pub fn module(&self) -> &Module {
+        &self.compiled.module
+    }
+
+    /// The names of the module's `fn`s, in source order.
+    pub fn function_names(&self) -> Vec<&str> {
+        self.module()
+            .iter()
+            .filter(|(_, f)| f.kind == FuncKind::Fn)
+            .map(|(_, f)| f.name.as_str())
+            .collect()
+    }
+
+    /// A function by its module-level name (`f`, or `inverse:f` for a declaration).
+    pub fn function(&self, name: &str) -> Result<(FuncId, &Function)> {
+        let module = self.module();
+        module
+            .get(name)
+            .map(|id| (id, &module.functions[id]))
+            .ok_or_else(|| Error::NoSuchFunction {
+                name: name.to_string(),
+                available: self.function_names().join(", "),
+            })
+    }
+
+    /// Runs a function forward in the reference interpreter.
+    pub fn run(&self, name: &str, args: &[Const]) -> Result<Vec<Const>> {
+        let (id, f) = self.function(name)?;
+        check_values("input", &f.name, &f.sig.params, args)?;
+        Ok(Interpreter::new(self.module())
+            .with_config(self.config)
+            .call(id, args)?)
+    }
+
+    /// The overlay stack of this program: the standard layer, and the module's own
+    /// `inverse`/`pgf` declarations over it.
+    pub fn stack(&self) -> Stack {
+        Stack::standard().with_arc(Arc::clone(&self.declared))
+    }
+
+    /// Inverts a function under [`Program::stack`].
+    ///
+    /// ```
+    /// use pinv::{Const, Program, Sampler};
+    /// let program = Program::parse("demo.pinv", "fn f(x: f64, y: f64) -> f64 { x + y }")?;
+    /// let inverse = program.invert("f")?;
+    /// assert_eq!(inverse.schema().len(), 1); // one θ: how y = 5 is split between x and y
+    /// let x = inverse.call_with_tape(&[Const::F64(5.0)], &[Const::F64(2.0)])?;
+    /// assert_eq!(x, [Const::F64(3.0), Const::F64(2.0)]);
+    /// # Ok::<(), pinv::Error>(())
+    /// ```
+    pub fn invert(&self, name: &str) -> Result<Inverse> {
+        self.invert_with(name, &self.stack(), &ReorientOptions::default())
+    }
+
+    /// Inverts a function under `stack` (push user layers onto [`Program::stack`] to override
+    /// rules).
+    pub fn invert_with(
+        &self,
+        name: &str,
+        stack: &Stack,
+        options: &ReorientOptions,
+    ) -> Result<Inverse> {
+        let (id, f) = self.function(name)?;
+        let Inversion {
+            module,
+            inverse,
+            pgf,
+            consulted,
+        } = reorient(self.module(), id, stack, options)?;
+        let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
+        Ok(Inverse {
+            function: f.name.clone(),
+            forward: id,
+            inputs: f.sig.params.clone(),
+            outputs: f.sig.returns.clone(),
+            module: Arc::new(module),
+            inverse,
+            pgf,
+            schema,
+            consulted,
+            config: self.config,
+        })
+    }
+}
+
+/// The parametric inverse of one function: `f⁻¹(y, θ)` and its PGF.
+#[derive(Clone, Debug)]
+pub struct Inverse {
+    function: String,
+    forward: FuncId,
+    inputs: Vec<Type>,
+    outputs: Vec<Type>,
+    module: Arc<Module>,
+    inverse: FuncId,
+    pgf: Result<FuncId, String>,
+    schema: ThetaSchema,
+    consulted: BTreeSet<LayerStamp>,
+    config: InterpConfig,
+}
+
+impl Inverse {
+    /// The name of the inverted function.
+    pub fn function(&self) -> &str {
+        &self.function
+    }
+
+    /// The types of the function's inputs (what the inverse returns).
+    pub fn input_types(&self) -> &[Type] {
+        &self.inputs
+    }
+
+    /// The types of the function's outputs (what the inverse takes).
+    pub fn output_types(&self) -> &[Type] {
+        &self.outputs
+    }
+
+    /// What each θ read means.
+    pub fn schema(&self) -> &ThetaSchema {
+        &self.schema
+    }
+
+    /// The module holding the forward functions and the generated inverse and PGF.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The generated inverse function's id in [`Inverse::module`].
+    pub fn inverse_id(&self) -> FuncId {
+        self.inverse
+    }
+
+    /// The generated PGF's id, or why there is none.
+    pub fn pgf_id(&self) -> std::result::Result<FuncId, &str> {
+        self.pgf.as_ref().copied().map_err(String::as_str)
+    }
+
+    /// The layers consulted while inverting (misses included).
+    pub fn consulted(&self) -> &BTreeSet<LayerStamp> {
+        &self.consulted
+    }
+
+    /// Runs the function forward.
+    pub fn forward(&self, x: &[Const]) -> Result<Vec<Const>> {
+        check_values("input", &self.function, &self.inputs, x)?;
+        Ok(self.interpreter().call(self.forward, x)?)
+    }
+
+    /// `f⁻¹(y, θ)` with θ read from `theta`. A θ or y outside the inverse's domain is an
+    /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds.
+    pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        Ok(self.interpreter().call_with_theta(self.inverse, y, theta)?)
+    }
+
+    /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
+    pub fn call_with_tape(&self, y: &[Const], tape: &[Const]) -> Result<Vec<Const>> {
+        let mut source = TapeSource::new(tape.to_vec());
+        let x = self.call(y, &mut source)?;
+        if source.pos() != tape.len() {
+            return Err(Error::BadValues(format!(
+                "θ has {} values but the inverse of `{}` read {}",
+                tape.len(),
+                self.function,
+                source.pos()
+            )));
+        }
+        Ok(x)
+    }
+
+    /// `f⁻¹(y, θ)` with θ drawn by `sampler`; returns the preimage and the θ drawn.
+    pub fn sample(&self, y: &[Const], sampler: &mut Sampler) -> (Result<Vec<Const>>, Vec<Const>) {
+        sampler.take_drawn();
+        let x = self.call(y, sampler);
+        (x, sampler.take_drawn())
+    }
+
+    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
+    /// [`crate::search`]).
+    pub fn search(
+        &self,
+        y: &[Const],
+        config: &crate::search::SearchConfig,
+    ) -> Result<crate::search::SearchOutcome> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        Ok(crate::search::search(self, y, config))
+    }
+
+    /// The PGF: the θ tape with `f⁻¹(f(x), θ) = x`.
+    pub fn pgf(&self, x: &[Const]) -> Result<Vec<Const>> {
+        let pgf = match &self.pgf {
+            Ok(id) => *id,
+            Err(why) => {
+                return Err(Error::Unsupported {
+                    function: self.function.clone(),
+                    reason: format!("it has no PGF: {why}"),
+                    span: self.module.functions[self.forward].span,
+                })
+            }
+        };
+        check_values("input", &self.function, &self.inputs, x)?;
+        let mut recorder = TapeRecorder::new();
+        self.interpreter().call_with_theta(pgf, x, &mut recorder)?;
+        Ok(recorder.into_values())
+    }
+
+    /// The generated inverse (and the inverses of callees it calls) as IR text.
+    pub fn inverse_ir(&self) -> String {
+        self.generated_ir(|k| matches!(k, FuncKind::GeneratedInverse { .. }))
+    }
+
+    /// The generated PGFs as IR text.
+    pub fn pgf_ir(&self) -> String {
+        self.generated_ir(|k| matches!(k, FuncKind::GeneratedPgf { .. }))
+    }
+
+    fn generated_ir(&self, which: impl Fn(&FuncKind) -> bool) -> String {
+        let opts = WriteOptions::default();
+        self.module
+            .iter()
+            .filter(|(_, f)| which(&f.kind))
+            .map(|(id, _)| write_function(&self.module, id, &opts))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn interpreter(&self) -> Interpreter<'_> {
+        Interpreter::new(&self.module).with_config(self.config)
+    }
+}
+
+/// Checks a list of values against the types a function wants.
+fn check_values(what: &str, function: &str, types: &[Type], values: &[Const]) -> Result<()> {
+    let found: Vec<Type> = values.iter().map(|v| v.ty()).collect();
+    if found == types {
+        return Ok(());
+    }
+    let list = |ts: &[Type]| ts.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ");
+    Err(Error::BadValues(format!(
+        "`{function}` has {} {what}(s) ({}) but was given {} ({})",
+        types.len(),
+        list(types),
+        values.len(),
+        list(&found)
+    )))
+}

@@ -1,0 +1,194 @@
+//! Inverting straight-line code (issue: reorientation): every straight-line function of the
+//! corpus is sound and complete under `pinv check`, and those without fan-out are accepted for
+//! almost every θ. Also ParametricInversion.jl's own examples, ported.
+//!
+//! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000).
+
+use pinv::check::{check_function, close, CheckConfig, Status};
+use pinv::{Const, Program, Sampler};
+use pinv_tests::corpus_dir;
+
+fn cases() -> usize {
+    std::env::var("PINV_CHECK_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000)
+}
+
+fn load(file: &str) -> Program {
+    Program::load(corpus_dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// (file, function, whether an unknown is used more than once).
+const STRAIGHT: &[(&str, &str, bool)] = &[
+    ("straight.pinv", "mul_add", false),
+    ("straight.pinv", "lin", false),
+    ("straight.pinv", "easy", false),
+    ("straight.pinv", "double", false),
+    ("straight.pinv", "nested", false),
+    ("straight.pinv", "ratio", false),
+    ("straight.pinv", "shifted_exp", false),
+    ("unary.pinv", "square", true),
+    ("unary.pinv", "wave", false),
+    ("unary.pinv", "grow", false),
+    ("unary.pinv", "root", false),
+    ("unary.pinv", "magnitude", false),
+    ("unary.pinv", "softplus", false),
+    ("unary.pinv", "uses_softplus", false),
+    ("fanout.pinv", "twice", true),
+    ("fanout.pinv", "fdupl", true),
+    ("fanout.pinv", "xy_plus_x", true),
+    ("fanout.pinv", "reuse", true),
+    ("fanout.pinv", "quad", true),
+    ("ints.pinv", "add5", false),
+    ("ints.pinv", "mod17", false),
+    ("ints.pinv", "odd_mul", false),
+    ("ints.pinv", "mix", true),
+    ("ints.pinv", "halve", false),
+];
+
+#[test]
+fn straight_line_corpus_is_sound_and_complete() {
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    let mut failures = Vec::new();
+    for &(file, name, fan_out) in STRAIGHT {
+        let program = load(file);
+        let report = check_function(&program, name, &config);
+        let ok = report.status == Status::Ok
+            && report.soundness.violations == 0
+            && report.soundness.errors == 0
+            && report.completeness.recovered == report.completeness.trials
+            && report.soundness.trials == config.cases
+            && (fan_out || report.acceptance() >= 99.0);
+        if !ok {
+            failures.push(format!(
+                "{file} {name}: {:?}, accepted {:.1}%, {:?}, {:?}: {}",
+                report.status,
+                report.acceptance(),
+                report.soundness,
+                report.completeness,
+                report.message.unwrap_or_default()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Draws `n` θ for y and checks every preimage; returns how many were accepted.
+fn preimages(program: &Program, name: &str, y: &[Const], n: usize) -> usize {
+    let inverse = program.invert(name).expect("invertible");
+    let mut sampler = Sampler::new(7);
+    let mut accepted = 0;
+    for _ in 0..n {
+        let (x, theta) = inverse.sample(y, &mut sampler);
+        match x {
+            Ok(x) => {
+                let fx = program.run(name, &x).expect("runs");
+                for (a, b) in fx.iter().zip(y) {
+                    assert!(
+                        close(*a, *b, 1e-9),
+                        "{name}: θ {theta:?} gave {x:?} ↦ {fx:?}"
+                    );
+                }
+                accepted += 1;
+            }
+            Err(e) => assert!(e.is_domain_error(), "{name}: {e}"),
+        }
+    }
+    accepted
+}
+
+#[test]
+fn parametric_inversion_jl_examples() {
+    // From ParametricInversion.jl's tests: x*y+z at y = 5, and x*2+y*3 at y = 100.
+    let program = load("straight.pinv");
+    assert!(preimages(&program, "mul_add", &[Const::F64(5.0)], 500) >= 495);
+    assert!(preimages(&program, "lin", &[Const::F64(100.0)], 500) >= 495);
+    // The degenerate case: mul_add = z exactly when x*y = 0, and θ reaches x = 0 and y = 0.
+    let inverse = program.invert("mul_add").expect("invertible");
+    for x in [
+        [Const::F64(0.0), Const::F64(0.0), Const::F64(5.0)],
+        [Const::F64(0.0), Const::F64(3.0), Const::F64(5.0)],
+        [Const::F64(-2.0), Const::F64(0.0), Const::F64(5.0)],
+    ] {
+        let theta = inverse.pgf(&x).expect("pgf");
+        let back = inverse
+            .call_with_tape(&[Const::F64(5.0)], &theta)
+            .expect("the PGF's θ is in the domain");
+        assert_eq!(back, x, "θ = {theta:?}");
+    }
+}
+
+#[test]
+fn explicit_theta_gives_the_same_preimage_every_time() {
+    let program = load("straight.pinv");
+    let inverse = program.invert("mul_add").expect("invertible");
+    let theta = inverse
+        .pgf(&[Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)])
+        .expect("pgf");
+    let first = inverse
+        .call_with_tape(&[Const::F64(10.0)], &theta)
+        .expect("in domain");
+    for _ in 0..5 {
+        assert_eq!(
+            inverse
+                .call_with_tape(&[Const::F64(10.0)], &theta)
+                .expect("again"),
+            first
+        );
+    }
+    assert_eq!(first, [Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)]);
+}
+
+#[test]
+fn calls_nest_and_use_declared_inverses() {
+    let program = Program::parse(
+        "calls.pinv",
+        "fn inner(a: f64) -> f64 { a * 3.0 }
+         fn middle(a: f64, b: f64) -> f64 { inner(a) + b }
+         fn outer(a: f64, b: f64, c: f64) -> f64 { middle(a, b) * 2.0 - c }
+         fn cube(x: f64) -> f64 { x * x * x }
+         inverse cube(y: f64) -> f64 { if y < 0.0 { -pow(-y, 1.0 / 3.0) } else { pow(y, 1.0 / 3.0) } }
+         fn uses_cube(x: f64, s: f64) -> f64 { cube(x) + s }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: 200,
+        ..CheckConfig::default()
+    };
+    for name in ["outer", "uses_cube"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+    // The inverse calls the callees' inverses, and the declared inverse of `cube`.
+    let ir = program.invert("outer").expect("invertible").inverse_ir();
+    assert!(ir.contains("call %middle.inv"), "{ir}");
+    assert!(ir.contains("call %inner.inv"), "{ir}");
+    let ir = program
+        .invert("uses_cube")
+        .expect("invertible")
+        .inverse_ir();
+    assert!(ir.contains("call %inverse:cube"), "{ir}");
+}
+
+#[test]
+fn recursion_is_reported_not_looped() {
+    let program = Program::parse(
+        "rec.pinv",
+        "fn down(x: f64) -> f64 { up(x) }
+         fn up(x: f64) -> f64 { down(x) }
+         fn user(x: f64) -> f64 { up(x) + 1.0 }",
+    )
+    .expect("compiles");
+    let err = program.invert("user").expect_err("recursive");
+    let message = err.to_string();
+    assert!(message.contains("recursive"), "{message}");
+    assert!(
+        message.contains("`up`") || message.contains("`down`"),
+        "{message}"
+    );
+}
