@@ -423,6 +423,17 @@ impl Inverse {
         (x, sampler.take_drawn())
     }
 
+    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
+    /// [`crate::search`]).
+    pub fn search(
+        &self,
+        y: &[Const],
+        config: &crate::search::SearchConfig,
+    ) -> Result<crate::search::SearchOutcome> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        Ok(crate::search::search(self, y, config))
+    }
+
     fn pgf_or_error(&self) -> Result<FuncId> {
         match &self.pgf {
             Ok(id) => Ok(*id),
