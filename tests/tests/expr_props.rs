@@ -4,7 +4,8 @@
 //!
 //! The trees mix f64, i64 and bool, with casts, calls of built-ins, short-circuit `&&`/`||` and
 //! `if` expressions, so the test covers the parser's precedence, the checker's opcode choice,
-//! lowering of control flow and the interpreter's semantics at once.
+//! lowering of control flow and the interpreter's semantics at once. Native code (`pinv_core::jit`)
+//! must give the same bits as the interpreter on every case.
 
 use pinv_core::interp::Interpreter;
 use pinv_core::ir::constant::format_f64;
@@ -427,6 +428,21 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
         let module = &compiled.module;
         let id = module.get("e").ok_or_else(|| TestCaseError::fail("no e"))?;
         let got = Interpreter::new(module).call(id, &args);
+        // Native code agrees with the interpreter bit for bit, NaN included, and errors alike.
+        let native = pinv_core::jit::compile(std::sync::Arc::new(module.clone()), id)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{source}")))?
+            .call(&args);
+        match (&got, &native) {
+            (Ok(a), Ok(b)) => prop_assert!(
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bits() == y.bits()),
+                "{source}\nargs {args:?}: interpreter {a:?}, native {b:?}"
+            ),
+            (Err(a), Err(b)) => prop_assert_eq!(&a.kind, &b.kind, "{}\nargs {:?}", source, args),
+            (a, b) => prop_assert!(
+                false,
+                "{source}\nargs {args:?}: interpreter {a:?}, native {b:?}"
+            ),
+        }
         match (eval(&e, &env), got) {
             (Ok(want), Ok(got)) => prop_assert!(
                 got.len() == 1 && same(got[0], want),
