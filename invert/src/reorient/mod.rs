@@ -128,7 +128,7 @@ pub(crate) struct Reorienter<'a> {
     in_progress: HashSet<FuncId>,
     consulted: BTreeSet<LayerStamp>,
     /// The ranges of the results of each function, once analysed.
-    call_ranges: HashMap<FuncId, Option<Vec<Option<(f64, f64)>>>>,
+    call_ranges: ranges::ReturnRanges,
 }
 
 impl<'a> Reorienter<'a> {

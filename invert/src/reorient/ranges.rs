@@ -15,6 +15,12 @@
 use pinv_core::ir::{Const, FuncId, Function, InstKind, Module, Opcode, Value};
 use std::collections::HashMap;
 
+/// An interval `[lo, hi]`.
+pub type Interval = (f64, f64);
+
+/// The intervals of each function's results, once analysed (`None` while being analysed).
+pub type ReturnRanges = HashMap<FuncId, Option<Vec<Option<Interval>>>>;
+
 /// The known intervals of a function's f64 values.
 #[derive(Clone, Debug, Default)]
 pub struct Ranges {
@@ -28,11 +34,7 @@ impl Ranges {
 }
 
 /// The intervals of `f`'s values, and of the functions it calls (memoised in `returns`).
-pub fn analyze(
-    module: &Module,
-    f: &Function,
-    returns: &mut HashMap<FuncId, Option<Vec<Option<(f64, f64)>>>>,
-) -> Ranges {
+pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ranges {
     let mut r = Ranges::default();
     for (_, inst) in f.insts_in_layout() {
         let data = &f.insts[inst];
@@ -66,7 +68,7 @@ pub fn analyze(
 fn call_range(
     module: &Module,
     callee: FuncId,
-    returns: &mut HashMap<FuncId, Option<Vec<Option<(f64, f64)>>>>,
+    returns: &mut ReturnRanges,
 ) -> Vec<Option<(f64, f64)>> {
     if let Some(known) = returns.get(&callee) {
         return known.clone().unwrap_or_default();
