@@ -150,7 +150,7 @@ impl Reorienter<'_> {
             &steps0.into_iter().collect::<Vec<_>>(),
             &ys,
             &site_facts,
-            "which `return` produced y",
+            "control flow: which `return` produced y",
             "no `return` of the function can produce this y",
             span,
         );
@@ -190,7 +190,7 @@ impl Reorienter<'_> {
                 &payload,
                 values,
                 &edge_facts,
-                &format!("which edge entered {b}"),
+                &format!("control flow: which edge entered {b}"),
                 &format!("no edge into {b} can bring these values"),
                 span,
             );
@@ -250,7 +250,7 @@ impl Reorienter<'_> {
                         &fwd_args,
                         &site_facts,
                         index,
-                        "which `return` produced y",
+                        "control flow: which `return` produced y",
                         term_span,
                     );
                     let start = starts[site];
@@ -359,7 +359,7 @@ impl Reorienter<'_> {
                     &values,
                     &edge_facts,
                     edge,
-                    &format!("which edge entered {p}"),
+                    &format!("control flow: which edge entered {p}"),
                     term_span,
                 );
             }
