@@ -20,6 +20,7 @@ macro_rules! out {
 }
 
 mod commands;
+mod engine;
 mod output;
 mod values;
 
@@ -42,6 +43,7 @@ enum Command {
     Pgf(commands::pgf::PgfArgs),
     Check(commands::check::CheckArgs),
     Primitives(commands::primitives::PrimitivesArgs),
+    Bench(commands::bench::BenchArgs),
 }
 
 /// How a command ended, and so the process's exit status.
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
         Command::Pgf(args) => commands::pgf::run(&args),
         Command::Check(args) => commands::check::run(&args),
         Command::Primitives(args) => commands::primitives::run(&args),
+        Command::Bench(args) => commands::bench::run(&args),
     };
     outcome.into()
 }

@@ -45,9 +45,11 @@
 //! - [`program`]: [`Program`] (load, run, invert) and [`Inverse`] (call, sample, PGF, schema).
 //! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
+//! - [`bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 
+pub mod bench;
 pub mod check;
 pub mod error;
 pub mod program;

@@ -41,6 +41,8 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 pub fn run(args: &CheckArgs) -> Outcome {
@@ -60,6 +62,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             .map(str::to_string)
             .collect(),
     };
+    let program = loaded.program.clone().with_engine(args.engine.engine);
     let config = CheckConfig {
         cases: args.cases,
         seed: args.seed,
@@ -74,7 +77,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
     };
     let reports: Vec<FunctionReport> = names
         .iter()
-        .map(|name| check_function(&loaded.program, name, &config))
+        .map(|name| check_function(&program, name, &config))
         .collect();
     if args.json {
         let value = serde_json::json!({

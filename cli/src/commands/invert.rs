@@ -40,6 +40,8 @@ pub struct InvertArgs {
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 /// Parses comma-separated values, one per type.
@@ -82,6 +84,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };
+    let inverse = inverse.with_engine(args.engine.engine);
     let y = match parse_list(&args.y, inverse.output_types(), "--y") {
         Ok(y) => y,
         Err(m) => return output::plain_error(args.json, "arguments", &m, Outcome::BadInput),

@@ -24,6 +24,8 @@ pub struct PgfArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 pub fn run(args: &PgfArgs) -> Outcome {
@@ -31,6 +33,7 @@ pub fn run(args: &PgfArgs) -> Outcome {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };
+    let inverse = inverse.with_engine(args.engine.engine);
     let (_, function) = match loaded.program.function(&args.function) {
         Ok(f) => f,
         Err(e) => return output::library_error(&loaded.file, &e, args.json),

@@ -1,10 +1,10 @@
-//! `pinv run FILE FUNC ARGS...`: run a function forward in the reference interpreter.
+//! `pinv run FILE FUNC ARGS...`: run a function forward (native code, or the interpreter).
 
 use crate::output::{self, Loaded};
 use crate::values::{format_values, json_value, parse_value};
 use crate::Outcome;
 use clap::Args;
-use pinv_core::interp::{InterpConfig, Interpreter};
+use pinv_core::interp::InterpConfig;
 use pinv_core::ir::{Const, FuncId, Function};
 use std::path::PathBuf;
 
@@ -25,6 +25,8 @@ pub struct RunArgs {
     /// Stop with an error after this many executed instructions (0: no limit).
     #[arg(long, default_value_t = 100_000_000)]
     pub step_limit: u64,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 pub fn run(args: &RunArgs) -> Outcome {
@@ -32,7 +34,7 @@ pub fn run(args: &RunArgs) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let (id, function) = match find_function(&loaded, &args.function, args.json) {
+    let (_, function) = match find_function(&loaded, &args.function, args.json) {
         Ok(found) => found,
         Err(outcome) => return outcome,
     };
@@ -46,8 +48,12 @@ pub fn run(args: &RunArgs) -> Outcome {
     if args.step_limit > 0 {
         config = config.with_step_limit(args.step_limit);
     }
-    let interp = Interpreter::new(loaded.module()).with_config(config);
-    match interp.call(id, &inputs) {
+    let program = loaded
+        .program
+        .clone()
+        .with_config(config)
+        .with_engine(args.engine.engine);
+    match program.run(&function.name, &inputs) {
         Ok(outputs) => {
             if args.json {
                 let value = serde_json::json!({
@@ -62,7 +68,10 @@ pub fn run(args: &RunArgs) -> Outcome {
             }
             Outcome::Success
         }
-        Err(e) => output::located_error(&loaded.file, &e, args.json, "runtime", Outcome::Failure),
+        Err(pinv::Error::Runtime(e)) => {
+            output::located_error(&loaded.file, &e, args.json, "runtime", Outcome::Failure)
+        }
+        Err(e) => output::library_error(&loaded.file, &e, args.json),
     }
 }
 

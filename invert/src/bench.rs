@@ -1,0 +1,440 @@
+//! Measuring pinv: nanoseconds per call of a function and of its inverse, in the interpreter and
+//! as native code, next to a hand-written Rust inverse where [`reference`] has one, and the
+//! latency from source text to a native inverse. `pinv bench FILE FUNC` prints [`bench`]'s
+//! report; the criterion benches (`invert/benches/`) measure the same calls.
+//!
+//! # The workload
+//!
+//! Inputs x are sampled as `pinv check` samples them; y = f(x) and θ = pgf(x), so every inverse
+//! call succeeds and returns x. Calls cycle through the cases. Native calls go through
+//! [`CompiledFunction::call_into`] (no allocation for up to 8 arguments and results), the
+//! interpreter through [`Interpreter::call_traced`], both reading θ from a rewound
+//! [`TapeSource`]. The hand-written inverse reads the same tape values; only cases where it gives
+//! bit for bit the same x as pinv's inverse are kept (it follows the inverse's usual path, not
+//! every rounding fallback), and then every inverse column uses those cases.
+
+use crate::error::{Error, Result};
+use crate::program::Program;
+use pinv_core::interp::{InterpConfig, Interpreter, TapeSource};
+use pinv_core::ir::{Const, Type};
+use pinv_core::jit::CompiledFunction;
+use pinv_core::SourceFile;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// How to measure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchConfig {
+    /// Sampled inputs (cases cycle).
+    pub cases: usize,
+    pub seed: u64,
+    /// Time spent measuring each column.
+    pub budget: Duration,
+    /// Source-to-native compilations timed (the median is reported).
+    pub compile_runs: usize,
+}
+
+impl Default for BenchConfig {
+    fn default() -> BenchConfig {
+        BenchConfig {
+            cases: 64,
+            seed: 0,
+            budget: Duration::from_millis(300),
+            compile_runs: 21,
+        }
+    }
+}
+
+/// The measurements of one function. Times are nanoseconds per call (medians over rounds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BenchReport {
+    pub function: String,
+    /// Cases the inverse columns ran on.
+    pub cases: usize,
+    pub forward_interp: f64,
+    pub forward_native: f64,
+    pub inverse_interp: Option<f64>,
+    pub inverse_native: Option<f64>,
+    pub hand_written: Option<f64>,
+    /// Median time from source text to a callable native inverse: parse, check, lower,
+    /// reorient, compile.
+    pub compile_inverse: Option<Duration>,
+    /// Median time to compile the forward function to native code (from IR).
+    pub compile_forward: Duration,
+    /// Why a column is missing.
+    pub notes: Vec<String>,
+}
+
+impl BenchReport {
+    /// Interpreted time over native time, for the inverse.
+    pub fn inverse_speedup(&self) -> Option<f64> {
+        Some(self.inverse_interp? / self.inverse_native?)
+    }
+
+    /// Native inverse time over hand-written time.
+    pub fn hand_ratio(&self) -> Option<f64> {
+        Some(self.inverse_native? / self.hand_written?)
+    }
+}
+
+/// Nanoseconds per call of `call`, which runs one case per call: the median of several rounds.
+pub fn time_per_call(budget: Duration, mut call: impl FnMut(usize)) -> f64 {
+    // Warm up, and size a round at about a tenth of the budget.
+    let start = Instant::now();
+    let mut n = 0usize;
+    while start.elapsed() < budget / 20 || n < 16 {
+        call(n);
+        n += 1;
+    }
+    let per_round = (n * 2).max(16);
+    let mut rounds = Vec::new();
+    let end = Instant::now() + budget;
+    while rounds.len() < 5 || (Instant::now() < end && rounds.len() < 51) {
+        let t = Instant::now();
+        for i in 0..per_round {
+            call(i);
+        }
+        rounds.push(t.elapsed().as_nanos() as f64 / per_round as f64);
+    }
+    rounds.sort_by(f64::total_cmp);
+    rounds[rounds.len() / 2]
+}
+
+fn sample(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
+    match ty {
+        Type::F64 => Const::F64(rng.random_range(-10.0..=10.0)),
+        Type::I64 => Const::I64(rng.random_range(-100..=100)),
+        Type::Bool => Const::Bool(rng.random_bool(0.5)),
+    }
+}
+
+fn median(mut ds: Vec<Duration>) -> Duration {
+    ds.sort();
+    ds.get(ds.len() / 2).copied().unwrap_or_default()
+}
+
+/// Measures `function` of the program in `source`.
+pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Result<BenchReport> {
+    let program = Program::from_source(source.clone())?;
+    let (id, f) = program.function(function)?;
+    let mut report = BenchReport {
+        function: f.name.clone(),
+        ..BenchReport::default()
+    };
+    let limits = InterpConfig::default().with_step_limit(100_000_000);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
+    let inputs: Vec<Vec<Const>> = (0..config.cases.max(1))
+        .map(|_| f.sig.params.iter().map(|&t| sample(&mut rng, t)).collect())
+        .collect();
+
+    // Forward.
+    let interp = Interpreter::new(program.module()).with_config(limits);
+    let forward = program.native(function)?;
+    report.forward_interp = time_per_call(config.budget, |i| {
+        let _ = black_box(interp.call_traced(id, black_box(&inputs[i % inputs.len()]), None));
+    });
+    let mut out = vec![Const::Bool(false); f.sig.returns.len()];
+    report.forward_native = time_per_call(config.budget, |i| {
+        let _ = black_box(forward.call_into(
+            &limits,
+            black_box(&inputs[i % inputs.len()]),
+            None,
+            &mut out,
+        ));
+    });
+    report.compile_forward = median(
+        (0..config.compile_runs.max(1))
+            .map(|_| {
+                let module = std::sync::Arc::new(program.module().clone());
+                let t = Instant::now();
+                let code = pinv_core::jit::compile(module, id);
+                let d = t.elapsed();
+                drop(code);
+                d
+            })
+            .collect(),
+    );
+
+    // Inverse.
+    let inverse = match program.invert(function) {
+        Ok(inverse) => inverse,
+        Err(e) => {
+            report.notes.push(format!("no inverse: {e}"));
+            return Ok(report);
+        }
+    };
+    let native = inverse
+        .native()
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    let hand = reference::inverse(&f.name);
+    let mut cases: Vec<(Vec<Const>, Vec<Const>)> = Vec::new();
+    let mut hand_differs = 0;
+    for x in &inputs {
+        let (Ok(y), Ok(theta)) = (inverse.forward(x), inverse.pgf(x)) else {
+            continue;
+        };
+        let Ok(back) = inverse.call_with_tape(&y, &theta) else {
+            continue;
+        };
+        if let Some(hand) = hand {
+            if hand(&y, &theta).as_deref() != Some(&back[..]) {
+                hand_differs += 1;
+                continue;
+            }
+        }
+        cases.push((y, theta));
+    }
+    if hand.is_some() && hand_differs > 0 {
+        report.notes.push(format!(
+            "{hand_differs} of {} cases left out: the hand-written inverse takes only the usual path",
+            inputs.len()
+        ));
+    }
+    report.cases = cases.len();
+    if cases.is_empty() {
+        report
+            .notes
+            .push("no case where the inverse gives x back".into());
+        return Ok(report);
+    }
+    let mut tapes: Vec<TapeSource> = cases
+        .iter()
+        .map(|(_, theta)| TapeSource::new(theta.clone()))
+        .collect();
+    let inv_interp = Interpreter::new(inverse.module()).with_config(limits);
+    let inv_id = inverse.inverse_id();
+    report.inverse_interp = Some(time_per_call(config.budget, |i| {
+        let k = i % cases.len();
+        let tape = &mut tapes[k];
+        tape.rewind();
+        let _ = black_box(inv_interp.call_traced(inv_id, black_box(&cases[k].0), Some(tape)));
+    }));
+    let mut out = vec![Const::Bool(false); f.sig.params.len()];
+    report.inverse_native = Some(native_inverse_time(
+        config.budget,
+        &native,
+        &limits,
+        &cases,
+        &mut tapes,
+        &mut out,
+    ));
+    if let Some(hand) = hand {
+        report.hand_written = Some(time_per_call(config.budget, |i| {
+            let (y, theta) = &cases[i % cases.len()];
+            let _ = black_box(hand(black_box(y), black_box(theta)));
+        }));
+    } else {
+        report
+            .notes
+            .push(format!("no hand-written inverse of `{}`", f.name));
+    }
+
+    // Source to native inverse.
+    let times: Vec<Duration> = (0..config.compile_runs.max(1))
+        .filter_map(|_| {
+            let t = Instant::now();
+            let program = Program::from_source(source.clone()).ok()?;
+            let inverse = program.invert(function).ok()?;
+            inverse.native().ok()?;
+            Some(t.elapsed())
+        })
+        .collect();
+    report.compile_inverse = Some(median(times));
+    Ok(report)
+}
+
+fn native_inverse_time(
+    budget: Duration,
+    code: &CompiledFunction,
+    limits: &InterpConfig,
+    cases: &[(Vec<Const>, Vec<Const>)],
+    tapes: &mut [TapeSource],
+    out: &mut [Const],
+) -> f64 {
+    time_per_call(budget, |i| {
+        let k = i % cases.len();
+        let tape = &mut tapes[k];
+        tape.rewind();
+        let _ = black_box(code.call_into(limits, black_box(&cases[k].0), Some(tape), out));
+    })
+}
+
+/// Hand-written Rust inverses of corpus functions, reading θ as pinv's generated inverse does on
+/// its usual path (so the same tape gives the same x), with the same soundness check at the end:
+/// f(x) = y within 1e-9 relative.
+///
+/// They return `None` where the generated inverse would leave its usual path (a zero or NaN
+/// intermediate, θ out of its domain) or the check fails.
+pub mod reference {
+    use pinv_core::ir::Const;
+
+    /// The hand-written inverse of the corpus function `name`: (y, θ) → x.
+    pub type HandInverse = fn(&[Const], &[Const]) -> Option<Vec<Const>>;
+
+    /// The hand-written inverse of a corpus function, if there is one.
+    pub fn inverse(name: &str) -> Option<HandInverse> {
+        Some(match name {
+            "mul_add" => mul_add,
+            "lin" => lin,
+            "square" => square,
+            "quad" => quad,
+            "arm3" => arm3,
+            "triangle" => triangle,
+            "f2" => f2,
+            _ => return None,
+        })
+    }
+
+    fn f(c: Option<&Const>) -> Option<f64> {
+        c?.as_f64()
+    }
+
+    fn i(c: Option<&Const>) -> Option<i64> {
+        c?.as_i64()
+    }
+
+    /// pinv's tolerance: equal, both NaN, or |a − b| ≤ 1e-9 · max(1, |b|).
+    fn close(a: f64, b: f64) -> bool {
+        a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    fn nonzero(x: f64) -> Option<f64> {
+        (x != 0.0).then_some(x)
+    }
+
+    /// `mul_add(x, y, z) = x * y + z`. θ: z, then x (nonzero); y = (y₀ − z) / x.
+    pub fn mul_add(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let z = f(t.first())?;
+        let p = out - z;
+        if p == 0.0 || p.is_nan() {
+            return None;
+        }
+        let a = nonzero(f(t.get(1))?)?;
+        let b = p / a;
+        close(a * b + z, out).then(|| vec![Const::F64(a), Const::F64(b), Const::F64(z)])
+    }
+
+    /// `lin(x, y) = x * 2 + y * 3`. θ: the value of y * 3.
+    pub fn lin(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let r = f(t.first())?;
+        let x = (out - r) / 2.0;
+        let y = r / 3.0;
+        close(x * 2.0 + y * 3.0, out).then(|| vec![Const::F64(x), Const::F64(y)])
+    }
+
+    /// `square(x) = x * x`. θ: x (nonzero), checked against y.
+    pub fn square(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        if out == 0.0 || out.is_nan() {
+            return None;
+        }
+        let x = nonzero(f(t.first())?)?;
+        close(x * x, out).then(|| vec![Const::F64(x)])
+    }
+
+    /// `quad(x) = x * x + 3 * x`. θ: the value of 3 * x.
+    pub fn quad(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let x = f(t.first())? / 3.0;
+        close(x * x + 3.0 * x, out).then(|| vec![Const::F64(x)])
+    }
+
+    /// `triangle(x) = 0 + 1 + … + x`. θ: x.
+    pub fn triangle(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = i(y.first())?;
+        let x = i(t.first())?;
+        let mut r: i64 = 0;
+        let mut k = 0;
+        while k <= x {
+            r = r.wrapping_add(k);
+            k += 1;
+        }
+        (r == out).then(|| vec![Const::I64(x)])
+    }
+
+    /// An angle with sine `s`: branch 0 is `asin s`, branch 1 is `π − asin s`, plus `k` turns.
+    fn angle(s: f64, branch: i64, k: i64) -> Option<f64> {
+        if s.abs() > 1.0 || !(0..=1).contains(&branch) {
+            return None;
+        }
+        let base = if branch == 1 {
+            std::f64::consts::PI - s.asin()
+        } else {
+            s.asin()
+        };
+        Some(base + k as f64 * std::f64::consts::TAU)
+    }
+
+    fn arm3_forward(t1: f64, t2: f64, t3: f64) -> (f64, f64) {
+        let a1 = t1;
+        let a2 = a1 + t2;
+        let a3 = a2 + t3;
+        let x = a1.cos() + 2.0 * a2.cos() + 0.5 * a3.cos();
+        let y = a1.sin() + 2.0 * a2.sin() + 0.5 * a3.sin();
+        (x, y)
+    }
+
+    /// `arm3(t1, t2, t3) -> (x, y)`, a planar arm. θ solves the y equation: the value of
+    /// 0.5·sin(a3), the branch and turns of a3, the value of 2·sin(a2), the branch and turns of
+    /// a2, and of a1; the x equation is the check.
+    pub fn arm3(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let (ox, oy) = (f(y.first())?, f(y.get(1))?);
+        let r3 = f(t.first())?;
+        let a3 = angle(r3 / 0.5, i(t.get(1))?, i(t.get(2))?)?;
+        let left = oy - r3;
+        let r2 = f(t.get(3))?;
+        let a2 = angle(r2 / 2.0, i(t.get(4))?, i(t.get(5))?)?;
+        let a1 = angle(left - r2, i(t.get(6))?, i(t.get(7))?)?;
+        let (t1, t2, t3) = (a1, a2 - a1, a3 - a2);
+        let (fx, fy) = arm3_forward(t1, t2, t3);
+        (close(fx, ox) && close(fy, oy))
+            .then(|| vec![Const::F64(t1), Const::F64(t2), Const::F64(t3)])
+    }
+
+    fn f2_forward(a: f64, b: f64, c: f64) -> f64 {
+        let x = a + b + 3.0;
+        let y = a * c;
+        if x > 3.0 {
+            x + x / y
+        } else {
+            y + x
+        }
+    }
+
+    /// `f2(a, b, c)`: `x + x / y` or `y + x` with x = a + b + 3, y = a·c. θ: the branch, then
+    /// x / y (then-branch) or x (else-branch), then a (nonzero).
+    pub fn f2(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let (x, yv) = match i(t.first())? {
+            0 => {
+                let q = f(t.get(1))?;
+                let x = out - q;
+                let yv = x / q;
+                if !(x > 3.0) {
+                    return None;
+                }
+                (x, yv)
+            }
+            1 => {
+                let x = f(t.get(1))?;
+                if x > 3.0 {
+                    return None;
+                }
+                (x, out - x)
+            }
+            _ => return None,
+        };
+        if yv == 0.0 || yv.is_nan() {
+            return None;
+        }
+        let a = nonzero(f(t.get(2))?)?;
+        let c = yv / a;
+        let b = (x - 3.0) - a;
+        close(f2_forward(a, b, c), out).then(|| vec![Const::F64(a), Const::F64(b), Const::F64(c)])
+    }
+}
