@@ -46,7 +46,7 @@ fn compile_invalidate_cycles_do_not_grow_memory() {
             version: 0,
         }],
     };
-    let mut cycle = |i: usize| {
+    let cycle = |i: usize| {
         let name = names[i % names.len()];
         let id = module.get(name).expect("defined");
         // Forward code, used and invalidated by redefinition; inverse-owned code, invalidated by a

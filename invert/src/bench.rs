@@ -80,7 +80,7 @@ impl BenchReport {
     }
 }
 
-/// Nanoseconds per call of `call`, which runs one case per call: the median of several rounds.
+/// Nanoseconds per call of `call` (given the call's number): the median of several rounds.
 pub fn time_per_call(budget: Duration, mut call: impl FnMut(usize)) -> f64 {
     // Warm up, and size a round at about a tenth of the budget.
     let start = Instant::now();
@@ -116,63 +116,165 @@ fn median(mut ds: Vec<Duration>) -> Duration {
     ds.get(ds.len() / 2).copied().unwrap_or_default()
 }
 
-/// Measures `function` of the program in `source`.
-pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Result<BenchReport> {
-    let program = Program::from_source(source.clone())?;
-    let (id, f) = program.function(function)?;
-    let mut report = BenchReport {
-        function: f.name.clone(),
-        ..BenchReport::default()
-    };
-    let limits = InterpConfig::default().with_step_limit(100_000_000);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
-    let inputs: Vec<Vec<Const>> = (0..config.cases.max(1))
-        .map(|_| f.sig.params.iter().map(|&t| sample(&mut rng, t)).collect())
-        .collect();
+/// The calls a benchmark makes, prepared: inputs, y and θ, compiled code, scratch space. Each
+/// method runs the next case once (cases cycle; no division on the way).
+pub struct Workload {
+    pub function: String,
+    program: Program,
+    limits: InterpConfig,
+    id: pinv_core::ir::FuncId,
+    inputs: Vec<Vec<Const>>,
+    forward: CompiledFunction,
+    out: Vec<Const>,
+    inverse: Option<InverseWork>,
+    /// The next case.
+    cursor: usize,
+    /// Why something is missing.
+    pub notes: Vec<String>,
+}
 
-    // Forward.
-    let interp = Interpreter::new(program.module()).with_config(limits);
-    let forward = program.native(function)?;
-    report.forward_interp = time_per_call(config.budget, |i| {
-        let _ = black_box(interp.call_traced(id, black_box(&inputs[i % inputs.len()]), None));
-    });
-    let mut out = vec![Const::Bool(false); f.sig.returns.len()];
-    report.forward_native = time_per_call(config.budget, |i| {
-        let _ = black_box(forward.call_into(
-            &limits,
-            black_box(&inputs[i % inputs.len()]),
-            None,
-            &mut out,
-        ));
-    });
-    report.compile_forward = median(
-        (0..config.compile_runs.max(1))
-            .map(|_| {
-                let module = std::sync::Arc::new(program.module().clone());
-                let t = Instant::now();
-                let code = pinv_core::jit::compile(module, id);
-                let d = t.elapsed();
-                drop(code);
-                d
-            })
-            .collect(),
-    );
+struct InverseWork {
+    inverse: crate::program::Inverse,
+    native: CompiledFunction,
+    /// (y, θ) with f⁻¹(y, θ) = x.
+    cases: Vec<(Vec<Const>, Vec<Const>)>,
+    tapes: Vec<TapeSource>,
+    hand: Option<reference::HandInverse>,
+    out: Vec<Const>,
+}
 
-    // Inverse.
-    let inverse = match program.invert(function) {
-        Ok(inverse) => inverse,
-        Err(e) => {
-            report.notes.push(format!("no inverse: {e}"));
-            return Ok(report);
+impl Workload {
+    /// Compiles `function` of `source` and its inverse, and prepares `cases` sampled inputs.
+    pub fn new(source: &SourceFile, function: &str, cases: usize, seed: u64) -> Result<Workload> {
+        let program = Program::from_source(source.clone())?;
+        let (id, f) = program.function(function)?;
+        let name = f.name.clone();
+        let (params, returns) = (f.sig.params.clone(), f.sig.returns.clone());
+        let limits = InterpConfig::default().with_step_limit(100_000_000);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let inputs: Vec<Vec<Const>> = (0..cases.max(1))
+            .map(|_| params.iter().map(|&t| sample(&mut rng, t)).collect())
+            .collect();
+        let forward = program.native(function)?;
+        let mut notes = Vec::new();
+        let inverse = match program.invert(function) {
+            Ok(inverse) => Some(prepare_inverse(inverse, &inputs, &mut notes)?),
+            Err(e) => {
+                notes.push(format!("no inverse: {e}"));
+                None
+            }
+        };
+        if let Some(w) = &inverse {
+            if w.cases.is_empty() {
+                notes.push("no case where the inverse gives x back".into());
+            }
+            if w.hand.is_none() {
+                notes.push(format!("no hand-written inverse of `{name}`"));
+            }
         }
-    };
+        Ok(Workload {
+            function: name,
+            program,
+            limits,
+            id,
+            inputs,
+            forward,
+            out: vec![Const::Bool(false); returns.len()],
+            inverse: inverse.filter(|w| !w.cases.is_empty()),
+            cursor: 0,
+            notes,
+        })
+    }
+
+    /// The next case index below `n`.
+    fn next(&mut self, n: usize) -> usize {
+        self.cursor += 1;
+        if self.cursor >= n {
+            self.cursor = 0;
+        }
+        self.cursor
+    }
+
+    /// Cases the inverse runs on (0 without an inverse).
+    pub fn inverse_cases(&self) -> usize {
+        self.inverse.as_ref().map_or(0, |w| w.cases.len())
+    }
+
+    pub fn has_inverse(&self) -> bool {
+        self.inverse.is_some()
+    }
+
+    pub fn has_hand_written(&self) -> bool {
+        self.inverse.as_ref().is_some_and(|w| w.hand.is_some())
+    }
+
+    pub fn forward_interp(&mut self) {
+        let k = self.next(self.inputs.len());
+        let x = &self.inputs[k];
+        let interp = Interpreter::new(self.program.module()).with_config(self.limits);
+        let _ = black_box(interp.call_traced(self.id, black_box(x), None));
+    }
+
+    pub fn forward_native(&mut self) {
+        let k = self.next(self.inputs.len());
+        let x = &self.inputs[k];
+        let _ = black_box(
+            self.forward
+                .call_into(&self.limits, black_box(x), None, &mut self.out),
+        );
+    }
+
+    pub fn inverse_interp(&mut self) {
+        let k = self.next(self.inverse_cases());
+        if let Some(w) = &mut self.inverse {
+            let interp = Interpreter::new(w.inverse.module()).with_config(self.limits);
+            let tape = &mut w.tapes[k];
+            tape.rewind();
+            let _ = black_box(interp.call_traced(
+                w.inverse.inverse_id(),
+                black_box(&w.cases[k].0),
+                Some(tape),
+            ));
+        }
+    }
+
+    pub fn inverse_native(&mut self) {
+        let k = self.next(self.inverse_cases());
+        if let Some(w) = &mut self.inverse {
+            let tape = &mut w.tapes[k];
+            tape.rewind();
+            let _ = black_box(w.native.call_into(
+                &self.limits,
+                black_box(&w.cases[k].0),
+                Some(tape),
+                &mut w.out,
+            ));
+        }
+    }
+
+    pub fn hand_written(&mut self) {
+        let k = self.next(self.inverse_cases());
+        if let Some(w) = &self.inverse {
+            if let Some(hand) = w.hand {
+                let (y, theta) = &w.cases[k];
+                let _ = black_box(hand(black_box(y), black_box(theta)));
+            }
+        }
+    }
+}
+
+fn prepare_inverse(
+    inverse: crate::program::Inverse,
+    inputs: &[Vec<Const>],
+    notes: &mut Vec<String>,
+) -> Result<InverseWork> {
     let native = inverse
         .native()
         .map_err(|e| Error::Internal(e.to_string()))?;
-    let hand = reference::inverse(&f.name);
-    let mut cases: Vec<(Vec<Const>, Vec<Const>)> = Vec::new();
+    let hand = reference::inverse(inverse.function());
+    let mut cases = Vec::new();
     let mut hand_differs = 0;
-    for x in &inputs {
+    for x in inputs {
         let (Ok(y), Ok(theta)) = (inverse.forward(x), inverse.pgf(x)) else {
             continue;
         };
@@ -187,79 +289,72 @@ pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Resul
         }
         cases.push((y, theta));
     }
-    if hand.is_some() && hand_differs > 0 {
-        report.notes.push(format!(
+    if hand_differs > 0 {
+        notes.push(format!(
             "{hand_differs} of {} cases left out: the hand-written inverse takes only the usual path",
             inputs.len()
         ));
     }
-    report.cases = cases.len();
-    if cases.is_empty() {
-        report
-            .notes
-            .push("no case where the inverse gives x back".into());
-        return Ok(report);
-    }
-    let mut tapes: Vec<TapeSource> = cases
+    let tapes = cases
         .iter()
         .map(|(_, theta)| TapeSource::new(theta.clone()))
         .collect();
-    let inv_interp = Interpreter::new(inverse.module()).with_config(limits);
-    let inv_id = inverse.inverse_id();
-    report.inverse_interp = Some(time_per_call(config.budget, |i| {
-        let k = i % cases.len();
-        let tape = &mut tapes[k];
-        tape.rewind();
-        let _ = black_box(inv_interp.call_traced(inv_id, black_box(&cases[k].0), Some(tape)));
-    }));
-    let mut out = vec![Const::Bool(false); f.sig.params.len()];
-    report.inverse_native = Some(native_inverse_time(
-        config.budget,
-        &native,
-        &limits,
-        &cases,
-        &mut tapes,
-        &mut out,
-    ));
-    if let Some(hand) = hand {
-        report.hand_written = Some(time_per_call(config.budget, |i| {
-            let (y, theta) = &cases[i % cases.len()];
-            let _ = black_box(hand(black_box(y), black_box(theta)));
-        }));
-    } else {
-        report
-            .notes
-            .push(format!("no hand-written inverse of `{}`", f.name));
-    }
-
-    // Source to native inverse.
-    let times: Vec<Duration> = (0..config.compile_runs.max(1))
-        .filter_map(|_| {
-            let t = Instant::now();
-            let program = Program::from_source(source.clone()).ok()?;
-            let inverse = program.invert(function).ok()?;
-            inverse.native().ok()?;
-            Some(t.elapsed())
-        })
-        .collect();
-    report.compile_inverse = Some(median(times));
-    Ok(report)
+    let out = vec![Const::Bool(false); inverse.input_types().len()];
+    Ok(InverseWork {
+        inverse,
+        native,
+        cases,
+        tapes,
+        hand,
+        out,
+    })
 }
 
-fn native_inverse_time(
-    budget: Duration,
-    code: &CompiledFunction,
-    limits: &InterpConfig,
-    cases: &[(Vec<Const>, Vec<Const>)],
-    tapes: &mut [TapeSource],
-    out: &mut [Const],
-) -> f64 {
-    time_per_call(budget, |i| {
-        let k = i % cases.len();
-        let tape = &mut tapes[k];
-        tape.rewind();
-        let _ = black_box(code.call_into(limits, black_box(&cases[k].0), Some(tape), out));
-    })
+/// Median time from source text to a callable native inverse (`None` if it does not invert).
+pub fn compile_latency(source: &SourceFile, function: &str, runs: usize) -> Option<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let program = Program::from_source(source.clone()).ok()?;
+        let inverse = program.invert(function).ok()?;
+        inverse.native().ok()?;
+        times.push(t.elapsed());
+    }
+    Some(median(times))
+}
+
+/// Measures `function` of the program in `source`.
+pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Result<BenchReport> {
+    let mut w = Workload::new(source, function, config.cases, config.seed)?;
+    let mut report = BenchReport {
+        function: w.function.clone(),
+        cases: w.inverse_cases(),
+        ..BenchReport::default()
+    };
+    report.forward_interp = time_per_call(config.budget, |_| w.forward_interp());
+    report.forward_native = time_per_call(config.budget, |_| w.forward_native());
+    let module = std::sync::Arc::new(w.program.module().clone());
+    report.compile_forward = median(
+        (0..config.compile_runs.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                let code = pinv_core::jit::compile(std::sync::Arc::clone(&module), w.id);
+                let d = t.elapsed();
+                drop(code);
+                d
+            })
+            .collect(),
+    );
+    if w.has_inverse() {
+        report.inverse_interp = Some(time_per_call(config.budget, |_| w.inverse_interp()));
+        report.inverse_native = Some(time_per_call(config.budget, |_| w.inverse_native()));
+        if w.has_hand_written() {
+            report.hand_written = Some(time_per_call(config.budget, |_| w.hand_written()));
+        }
+        report.compile_inverse = compile_latency(source, function, config.compile_runs);
+    }
+    report.notes = w.notes.clone();
+    Ok(report)
 }
 
 /// Hand-written Rust inverses of corpus functions, reading θ as pinv's generated inverse does on
@@ -415,7 +510,7 @@ pub mod reference {
                 let q = f(t.get(1))?;
                 let x = out - q;
                 let yv = x / q;
-                if !(x > 3.0) {
+                if x <= 3.0 || x.is_nan() {
                     return None;
                 }
                 (x, yv)

@@ -23,41 +23,61 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId as ClFuncId, Linkage, Module as _};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
+thread_local! {
+    /// A Cranelift context and function-builder context, kept for the next unit on this thread.
+    static SCRATCH: RefCell<Option<(cranelift_codegen::Context, FunctionBuilderContext)>> =
+        const { RefCell::new(None) };
+}
+
 /// Frame size assumed for a function whose frame layout Cranelift does not report.
 const UNKNOWN_FRAME: usize = 512;
 
-/// The target: the host machine, built once per process and shared by every unit.
-fn isa() -> Result<OwnedTargetIsa, JitError> {
-    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut flags = settings::builder();
-        let set = |flags: &mut settings::Builder, name: &str, value: &str| {
-            flags
-                .set(name, value)
-                .map_err(|e| format!("cannot set Cranelift flag {name}={value}: {e}"))
-        };
-        // See `translate`'s module docs: the mid-end's float rewrites change NaN bits.
-        set(&mut flags, "opt_level", "none")?;
-        set(&mut flags, "use_colocated_libcalls", "false")?;
-        set(&mut flags, "is_pic", "false")?;
-        set(&mut flags, "unwind_info", "false")?;
-        let verify = if cfg!(debug_assertions) {
-            "true"
-        } else {
-            "false"
-        };
-        set(&mut flags, "enable_verifier", verify)?;
-        let builder = cranelift_native::builder().map_err(|m| m.to_string())?;
-        builder
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| e.to_string())
-    })
-    .clone()
-    .map_err(JitError::Target)
+/// Units with more IR instructions than this are register-allocated in a single pass: compiling
+/// a large generated inverse with the backtracking allocator takes about twice as long, and the
+/// code it gives is dominated by calls and checks, where better allocation gains little.
+const SINGLE_PASS_ABOVE: usize = 100;
+
+/// The target: the host machine, built once per process (for each register allocator) and
+/// shared by every unit.
+fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
+    static ISAS: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    ISAS[usize::from(single_pass)]
+        .get_or_init(|| {
+            let mut flags = settings::builder();
+            let set = |flags: &mut settings::Builder, name: &str, value: &str| {
+                flags
+                    .set(name, value)
+                    .map_err(|e| format!("cannot set Cranelift flag {name}={value}: {e}"))
+            };
+            // See `translate`'s module docs: the mid-end's float rewrites change NaN bits.
+            set(&mut flags, "opt_level", "none")?;
+            set(&mut flags, "use_colocated_libcalls", "false")?;
+            set(&mut flags, "is_pic", "false")?;
+            set(&mut flags, "unwind_info", "false")?;
+            let allocator = if single_pass {
+                "single_pass"
+            } else {
+                "backtracking"
+            };
+            set(&mut flags, "regalloc_algorithm", allocator)?;
+            let verify = if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            };
+            set(&mut flags, "enable_verifier", verify)?;
+            let builder = cranelift_native::builder().map_err(|m| m.to_string())?;
+            builder
+                .finish(settings::Flags::new(flags))
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(JitError::Target)
 }
 
 /// What translation needs while a unit is being built.
@@ -74,8 +94,8 @@ pub(crate) struct UnitBuilder<'m> {
 }
 
 impl<'m> UnitBuilder<'m> {
-    fn new(module: &'m Module) -> Result<UnitBuilder<'m>, JitError> {
-        let mut builder = JITBuilder::with_isa(isa()?, default_libcall_names());
+    fn new(module: &'m Module, single_pass: bool) -> Result<UnitBuilder<'m>, JitError> {
+        let mut builder = JITBuilder::with_isa(isa(single_pass)?, default_libcall_names());
         let mut registered = HashSet::new();
         for sym in semantics::extern_symbols() {
             builder.symbol(sym.name, sym.func.addr());
@@ -267,7 +287,11 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
             message: e.to_string(),
         })?;
     }
-    let mut ub = UnitBuilder::new(m)?;
+    let size: usize = reach
+        .iter()
+        .map(|&id| m.functions[id].insts_in_layout().count())
+        .sum();
+    let mut ub = UnitBuilder::new(m, size > SINGLE_PASS_ABOVE)?;
     ub.in_cycle = in_cycles(m, &reach);
     for &id in &reach {
         let sig = internal_signature(&ub, &m.functions[id]);
@@ -288,28 +312,18 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         ub.callback(name)?;
     }
 
-    let mut ctx = ub.jit.make_context();
-    let mut fbc = FunctionBuilderContext::new();
-    let mut frames: HashMap<FuncId, usize> = HashMap::new();
-    let mut code_size = 0;
-    for &id in &reach {
+    // Cranelift's contexts keep their allocations (the register allocator's above all) between
+    // functions: reusing them per thread makes compiling a small unit several times faster.
+    let (mut ctx, mut fbc) = SCRATCH
+        .with(|s| s.borrow_mut().take())
+        .unwrap_or_else(|| (ub.jit.make_context(), FunctionBuilderContext::new()));
+    let result = compile_functions(&mut ub, &reach, root, &mut ctx, &mut fbc);
+    if result.is_ok() {
+        // After a failure the builder context may be half-used: it is dropped instead.
         ub.jit.clear_context(&mut ctx);
-        translate_function(&mut ub, id, &mut ctx.func, &mut fbc)?;
-        let cl = ub.functions[&id];
-        ub.jit
-            .define_function(cl, &mut ctx)
-            .map_err(|e| codegen(m, id, e))?;
-        let compiled = ctx.compiled_code();
-        let frame = compiled
-            .and_then(|c| c.buffer.frame_layout())
-            .map_or(UNKNOWN_FRAME, |l| l.frame_to_fp_offset as usize + 32);
-        code_size += compiled.map_or(0, |c| c.buffer.data().len());
-        frames.insert(id, frame);
+        SCRATCH.with(|s| *s.borrow_mut() = Some((ctx, fbc)));
     }
-
-    ub.jit.clear_context(&mut ctx);
-    let entry_id = build_entry(&mut ub, root, &mut ctx, &mut fbc)?;
-    code_size += ctx.compiled_code().map_or(0, |c| c.buffer.data().len());
+    let (entry_id, frames, code_size) = result?;
     ub.check_imports()?;
     ub.jit
         .finalize_definitions()
@@ -342,6 +356,48 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         func: root,
         entry,
     })
+}
+
+/// Whether `PINV_JIT_DUMP` asks for the Cranelift IR of every compiled function on stderr.
+fn dump() -> bool {
+    static DUMP: OnceLock<bool> = OnceLock::new();
+    *DUMP.get_or_init(|| std::env::var_os("PINV_JIT_DUMP").is_some_and(|v| !v.is_empty()))
+}
+
+/// Translates and defines every function of the unit and the entry trampoline; returns the
+/// trampoline, each function's frame size and the code size.
+fn compile_functions(
+    ub: &mut UnitBuilder<'_>,
+    reach: &[FuncId],
+    root: FuncId,
+    ctx: &mut cranelift_codegen::Context,
+    fbc: &mut FunctionBuilderContext,
+) -> Result<(ClFuncId, HashMap<FuncId, usize>, usize), JitError> {
+    let m = ub.module;
+    let mut frames: HashMap<FuncId, usize> = HashMap::new();
+    let mut code_size = 0;
+    for &id in reach {
+        ub.jit.clear_context(ctx);
+        translate_function(ub, id, &mut ctx.func, fbc)?;
+        if dump() {
+            eprintln!("; {}\n{}", m.functions[id].name, ctx.func.display());
+        }
+        let cl = ub.functions[&id];
+        ub.jit
+            .define_function(cl, ctx)
+            .map_err(|e| codegen(m, id, e))?;
+        let compiled = ctx.compiled_code();
+        let frame = compiled
+            .and_then(|c| c.buffer.frame_layout())
+            .map_or(UNKNOWN_FRAME, |l| l.frame_to_fp_offset as usize + 32);
+        code_size += compiled.map_or(0, |c| c.buffer.data().len());
+        frames.insert(id, frame);
+    }
+
+    ub.jit.clear_context(ctx);
+    let entry_id = build_entry(ub, root, ctx, fbc)?;
+    code_size += ctx.compiled_code().map_or(0, |c| c.buffer.data().len());
+    Ok((entry_id, frames, code_size))
 }
 
 fn codegen(m: &Module, id: FuncId, e: impl fmt::Display) -> JitError {

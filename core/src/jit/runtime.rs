@@ -29,7 +29,7 @@ use crate::interp::{
     check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
     RuntimeErrorKind, ThetaAddress, ThetaSource,
 };
-use crate::ir::{Const, InstKind, Type};
+use crate::ir::{Const, InstKind};
 use crate::span::Span;
 use std::any::Any;
 
@@ -169,7 +169,7 @@ impl<'u> Host<'u, '_> {
     }
 }
 
-/// Arguments or results: a few on the stack, more on the heap.
+/// Arguments or results as slots: up to 8 on the stack, more on the heap.
 enum Slots {
     Inline([u64; 8]),
     Heap(Vec<u64>),
@@ -190,6 +190,17 @@ impl Slots {
             Slots::Heap(v) => v,
         }
     }
+}
+
+/// What a successful run cost: (steps, θ reads, deepest stack).
+type Cost = (u64, usize, usize);
+
+/// How a run ended before its results are decoded.
+enum Ran {
+    /// Compiled code returned; the results are in the slots.
+    Native(Cost),
+    /// The interpreter ran instead (see the module docs on the native stack).
+    Interpreted(Outcome),
 }
 
 impl CompiledFunction {
@@ -220,26 +231,25 @@ impl CompiledFunction {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Outcome, RuntimeError> {
-        let unit = &*self.unit;
-        let function = &unit.module.functions[self.func];
-        let mut results = Vec::with_capacity(function.sig.returns.len());
-        let (steps, theta_reads, max_depth) = self.run(
-            config,
-            args,
-            theta,
-            &mut results,
-            function.sig.returns.len(),
-        )?;
-        Ok(Outcome {
-            results,
-            steps,
-            theta_reads,
-            max_depth,
-        })
+        let returns = &self.unit.module.functions[self.func].sig.returns;
+        let mut slots = Slots::new(returns.len());
+        match self.run(config, args, theta, slots.as_mut_slice())? {
+            Ran::Native((steps, theta_reads, max_depth)) => Ok(Outcome {
+                results: returns
+                    .iter()
+                    .zip(slots.as_mut_slice().iter())
+                    .map(|(&ty, &bits)| decode(ty, bits))
+                    .collect(),
+                steps,
+                theta_reads,
+                max_depth,
+            }),
+            Ran::Interpreted(outcome) => Ok(outcome),
+        }
     }
 
     /// Runs the function and writes its results into `out` (one per return), without allocating
-    /// on the way for up to 8 arguments and results: the fastest way to call compiled code.
+    /// for up to 8 arguments and results: the fastest way to call compiled code.
     pub fn call_into(
         &self,
         config: &InterpConfig,
@@ -248,10 +258,11 @@ impl CompiledFunction {
         out: &mut [Const],
     ) -> Result<(), RuntimeError> {
         let function = &self.unit.module.functions[self.func];
-        if out.len() != function.sig.returns.len() {
+        let returns = &function.sig.returns;
+        if out.len() != returns.len() {
             return Err(RuntimeError {
                 kind: RuntimeErrorKind::BadArguments {
-                    expected: function.sig.returns.clone(),
+                    expected: returns.clone(),
                     found: out.iter().map(|c| c.ty()).collect(),
                 },
                 function: function.name.clone(),
@@ -259,59 +270,49 @@ impl CompiledFunction {
                 backtrace: Vec::new(),
             });
         }
-        let mut sink = SliceSink { out, len: 0 };
-        self.run(config, args, theta, &mut sink, function.sig.returns.len())?;
+        let mut slots = Slots::new(returns.len());
+        match self.run(config, args, theta, slots.as_mut_slice())? {
+            Ran::Native(_) => {
+                let slots = slots.as_mut_slice();
+                for ((o, &ty), &bits) in out.iter_mut().zip(returns).zip(slots.iter()) {
+                    *o = decode(ty, bits);
+                }
+            }
+            Ran::Interpreted(outcome) => out.copy_from_slice(&outcome.results),
+        }
         Ok(())
     }
 
-    /// The shared body of the calls: returns (steps, θ reads, deepest stack).
+    /// The shared body of the calls: results go to `out` as slots.
+    #[inline]
     fn run(
         &self,
         config: &InterpConfig,
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
-        results: &mut dyn ResultSink,
-        n_results: usize,
-    ) -> Result<(u64, usize, usize), RuntimeError> {
+        out: &mut [u64],
+    ) -> Result<Ran, RuntimeError> {
         let unit = &*self.unit;
         let function = &unit.module.functions[self.func];
-        let error = |kind, span| RuntimeError {
-            kind,
-            function: function.name.clone(),
-            span,
-            backtrace: Vec::new(),
-        };
-        if args.len() != function.sig.params.len()
-            || args
-                .iter()
-                .zip(&function.sig.params)
-                .any(|(a, &t)| a.ty() != t)
-        {
-            let found: Vec<Type> = args.iter().map(|c| c.ty()).collect();
-            return Err(error(
-                RuntimeErrorKind::BadArguments {
-                    expected: function.sig.params.clone(),
-                    found,
-                },
-                function.span,
-            ));
+        let params = &function.sig.params;
+        if args.len() != params.len() || args.iter().zip(params).any(|(a, &t)| a.ty() != t) {
+            return Err(self.bad_arguments(args));
         }
         if config.depth_limit == 0 {
-            return Err(error(
-                RuntimeErrorKind::DepthLimit { limit: 0 },
-                function.span,
-            ));
+            return Err(RuntimeError {
+                kind: RuntimeErrorKind::DepthLimit { limit: 0 },
+                function: function.name.clone(),
+                span: function.span,
+                backtrace: Vec::new(),
+            });
         }
         let Some(stack_floor) = stack_floor(unit, config) else {
             // Not enough native stack for the depth the limit allows: the interpreter gives the
             // same outcome.
-            let o = Interpreter::new(&unit.module)
+            return Interpreter::new(&unit.module)
                 .with_config(*config)
-                .call_traced(self.func, args, theta)?;
-            for &r in &o.results {
-                results.push(r);
-            }
-            return Ok((o.steps, o.theta_reads, o.max_depth));
+                .call_traced(self.func, args, theta)
+                .map(Ran::Interpreted);
         };
 
         let fuel = config
@@ -338,24 +339,56 @@ impl CompiledFunction {
             host: std::ptr::addr_of_mut!(host).cast(),
         };
         let mut arg_slots = Slots::new(args.len());
-        for (slot, &a) in arg_slots.as_mut_slice().iter_mut().zip(args) {
+        let slots = arg_slots.as_mut_slice();
+        for (slot, &a) in slots.iter_mut().zip(args) {
             *slot = encode(a);
         }
-        let mut out_slots = Slots::new(n_results);
         // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;
         // `ctx.host` points to `host`, which outlives the call and which nothing else touches
-        // until it returns; the argument and result arrays have a slot per parameter and result.
-        let status = unsafe {
-            (self.entry)(
-                &mut ctx,
-                arg_slots.as_mut_slice().as_ptr(),
-                out_slots.as_mut_slice().as_mut_ptr(),
-            )
-        };
+        // until it returns; `slots` and `out` have a slot per parameter and result.
+        let status = unsafe { (self.entry)(&mut ctx, slots.as_ptr(), out.as_mut_ptr()) };
         if let Some(payload) = host.panic.take() {
             std::panic::resume_unwind(payload);
         }
+        let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
+        let over = config.step_limit.is_some_and(|limit| steps > limit);
+        if status == 0 && !over {
+            return Ok(Ran::Native((
+                steps,
+                host.theta_reads,
+                ctx.max_depth as usize,
+            )));
+        }
+        Err(self.failure(config, &ctx, &mut host, status, fuel))
+    }
 
+    #[cold]
+    fn bad_arguments(&self, args: &[Const]) -> RuntimeError {
+        let function = &self.unit.module.functions[self.func];
+        RuntimeError {
+            kind: RuntimeErrorKind::BadArguments {
+                expected: function.sig.params.clone(),
+                found: args.iter().map(|c| c.ty()).collect(),
+            },
+            function: function.name.clone(),
+            span: function.span,
+            backtrace: Vec::new(),
+        }
+    }
+
+    /// The error of a run that stopped (status ≠ 0) or went over the step limit.
+    #[cold]
+    #[inline(never)]
+    fn failure(
+        &self,
+        config: &InterpConfig,
+        ctx: &Ctx,
+        host: &mut Host<'_, '_>,
+        status: u32,
+        fuel: i64,
+    ) -> RuntimeError {
+        let unit = &*self.unit;
+        let function = &unit.module.functions[self.func];
         let site = (status != 0)
             .then(|| unit.sites.get(ctx.err_site as usize).copied())
             .flatten();
@@ -370,7 +403,7 @@ impl CompiledFunction {
             .filter_map(|&s| describe(unit, s))
             .map(|(function, span)| CallSite { function, span })
             .collect();
-        let located = |kind: RuntimeErrorKind, site: Option<Site>| -> RuntimeError {
+        let located = |kind: RuntimeErrorKind| -> RuntimeError {
             let (name, span) = site
                 .and_then(|s| describe(unit, s))
                 .unwrap_or_else(|| (function.name.clone(), function.span));
@@ -383,70 +416,37 @@ impl CompiledFunction {
         };
         if let Some(limit) = config.step_limit {
             if steps > limit {
-                return Err(located(RuntimeErrorKind::StepLimit { limit }, site));
+                return located(RuntimeErrorKind::StepLimit { limit });
             }
         }
-        if status != 0 {
-            let code = ErrorCode::from_u32(ctx.err_kind);
-            let reason = || {
-                site.and_then(|s| unit.module.functions.get(s.func)?.insts.get(s.inst))
-                    .and_then(|d| match &d.kind {
-                        InstKind::Check { reason, .. } | InstKind::Fail { reason } => {
-                            Some(reason.clone())
-                        }
-                        _ => None,
-                    })
-                    .unwrap_or_default()
-            };
-            let kind = match code {
-                Some(ErrorCode::DivisionByZero) => RuntimeErrorKind::DivisionByZero,
-                Some(ErrorCode::Overflow) => RuntimeErrorKind::Overflow,
-                Some(ErrorCode::CheckFailed) => RuntimeErrorKind::CheckFailed { reason: reason() },
-                Some(ErrorCode::Fail) => RuntimeErrorKind::Fail { reason: reason() },
-                Some(ErrorCode::Depth | ErrorCode::Stack) => RuntimeErrorKind::DepthLimit {
-                    limit: config.depth_limit,
-                },
-                Some(ErrorCode::Host) => host
-                    .error
-                    .take()
-                    .unwrap_or_else(|| malformed("a callback failed without an error")),
-                Some(ErrorCode::Fuel) | None => malformed(format!(
-                    "compiled code stopped with code {} at step {steps}",
-                    ctx.err_kind
-                )),
-            };
-            return Err(located(kind, site));
-        }
-        let function_returns = &function.sig.returns;
-        for (&ty, &bits) in function_returns.iter().zip(out_slots.as_mut_slice().iter()) {
-            results.push(decode(ty, bits));
-        }
-        Ok((steps, host.theta_reads, ctx.max_depth as usize))
-    }
-}
-
-/// Where results go: a `Vec` or a caller's slice.
-trait ResultSink {
-    fn push(&mut self, value: Const);
-}
-
-impl ResultSink for Vec<Const> {
-    fn push(&mut self, value: Const) {
-        Vec::push(self, value);
-    }
-}
-
-struct SliceSink<'o> {
-    out: &'o mut [Const],
-    len: usize,
-}
-
-impl ResultSink for SliceSink<'_> {
-    fn push(&mut self, value: Const) {
-        if let Some(slot) = self.out.get_mut(self.len) {
-            *slot = value;
-            self.len += 1;
-        }
+        let reason = || {
+            site.and_then(|s| unit.module.functions.get(s.func)?.insts.get(s.inst))
+                .and_then(|d| match &d.kind {
+                    InstKind::Check { reason, .. } | InstKind::Fail { reason } => {
+                        Some(reason.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default()
+        };
+        let kind = match ErrorCode::from_u32(ctx.err_kind) {
+            Some(ErrorCode::DivisionByZero) => RuntimeErrorKind::DivisionByZero,
+            Some(ErrorCode::Overflow) => RuntimeErrorKind::Overflow,
+            Some(ErrorCode::CheckFailed) => RuntimeErrorKind::CheckFailed { reason: reason() },
+            Some(ErrorCode::Fail) => RuntimeErrorKind::Fail { reason: reason() },
+            Some(ErrorCode::Depth | ErrorCode::Stack) => RuntimeErrorKind::DepthLimit {
+                limit: config.depth_limit,
+            },
+            Some(ErrorCode::Host) => host
+                .error
+                .take()
+                .unwrap_or_else(|| malformed("a callback failed without an error")),
+            Some(ErrorCode::Fuel) | None => malformed(format!(
+                "compiled code stopped with code {} at step {steps}",
+                ctx.err_kind
+            )),
+        };
+        located(kind)
     }
 }
 

@@ -29,8 +29,10 @@
 //! `fadd fsub fmul fdiv fneg fabs sqrt floor` are native instructions, which give the same bits as
 //! the shared `extern "C"` functions of [`crate::semantics`] (IEEE operations; `fneg`/`fabs` only
 //! touch the sign bit; a NaN operand propagates as the first NaN operand, quieted; `floor` of a NaN
-//! is whatever the shared `floor` gives, probed once: unchanged or quieted). Everything else
-//! on f64 (`frem`, `fmin`, `fmax`, `pow`, the libm functions) calls those functions. The mid-end
+//! is whatever the shared `floor` gives, probed once: unchanged or quieted). `fmin`/`fmax` are the
+//! native IEEE minimum/maximum (-0 below +0) with a NaN operand replaced by the other operand, which
+//! is exactly `semantics`' rule. Everything else on f64 (`frem`, `pow`, the libm functions) calls
+//! the shared functions. The mid-end
 //! optimizer is off (`opt_level=none`): some of its float rewrites, such as
 //! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
 
@@ -343,8 +345,9 @@ impl<'t, 'm> Translator<'t, 'm> {
                 self.define(result(0)?, v)?;
             }
             InstKind::Prim { op, args } => {
+                let not_nan: Vec<bool> = args.iter().map(|&a| not_nan_constant(func, a)).collect();
                 let args = self.values_of(args)?;
-                let v = self.prim(*op, &args, inst, uncharged)?;
+                let v = self.prim(*op, &args, &not_nan, inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Call { callee, args } => {
@@ -568,10 +571,12 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
     }
 
+    /// A primitive operation; `not_nan[i]` says operand `i` is a constant other than NaN.
     fn prim(
         &mut self,
         op: Opcode,
         args: &[cl::Value],
+        not_nan: &[bool],
         inst: Inst,
         uncharged: u32,
     ) -> Result<cl::Value, JitError> {
@@ -602,8 +607,29 @@ impl<'t, 'm> Translator<'t, 'm> {
                     r
                 }
             }
+            Fmin | Fmax => {
+                // The IEEE minimum/maximum (with -0 < +0) where neither operand is NaN; a NaN
+                // operand yields the other one, as in `semantics`.
+                let m = if op == Fmin {
+                    self.b.ins().fmin(a, b)
+                } else {
+                    self.b.ins().fmax(a, b)
+                };
+                let m = if not_nan.get(1) == Some(&true) {
+                    m
+                } else {
+                    let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+                    self.b.ins().select(b_nan, a, m)
+                };
+                if not_nan.first() == Some(&true) {
+                    m
+                } else {
+                    let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+                    self.b.ins().select(a_nan, b, m)
+                }
+            }
             Frem | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Exp | Log | Pow
-            | Atan2 | Fmin | Fmax => {
+            | Atan2 => {
                 let sym = semantics::extern_symbol(op)
                     .ok_or_else(|| self.internal(format!("no shared function for `{op}`")))?;
                 let callee = self.ub.f64_function(sym.name, sym.func.arity())?;
@@ -703,6 +729,17 @@ fn floor_keeps_nan_bits() -> bool {
         let signalling = f64::from_bits(0x7ff0_0000_0000_0001);
         semantics::pinv_floor(std::hint::black_box(signalling)).to_bits() == signalling.to_bits()
     })
+}
+
+/// Whether `v` is an f64 constant other than NaN.
+fn not_nan_constant(func: &Function, v: Value) -> bool {
+    match func.values.get(v).map(|d| d.def) {
+        Some(crate::ir::ValueDef::Result(i, _)) => matches!(
+            func.insts.get(i).map(|d| &d.kind),
+            Some(InstKind::Const(Const::F64(x))) if !x.is_nan()
+        ),
+        _ => false,
+    }
 }
 
 /// The first instruction of a block.
