@@ -33,6 +33,7 @@ use std::collections::HashMap;
 /// What a region of block P needs to know about P.
 struct BlockCtx {
     cont: Continue,
+    ranges: std::rc::Rc<super::ranges::Ranges>,
     /// P's loop counters: parameter → (start, step ±1).
     counters: HashMap<Value, (i64, i64)>,
 }
@@ -68,6 +69,11 @@ impl Reorienter<'_> {
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
         let mut facts = Facts::new(&c, &cfg);
+        let ranges = std::rc::Rc::new(super::ranges::analyze(
+            self.forward,
+            &c,
+            &mut self.call_ranges,
+        ));
         let cyclic = cfg.cyclic;
 
         // The PGF helpers, reserved so that they can call each other.
@@ -222,6 +228,7 @@ impl Reorienter<'_> {
                 })
                 .collect();
             let ctx = BlockCtx {
+                ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
                     Some(&d) => Continue::Dispatch(d),
                     None => Continue::Return(id, ys.clone()),
@@ -470,6 +477,7 @@ impl Reorienter<'_> {
     ) -> Result<Block, Error> {
         let mut region = Region::new(inv, start, h, at, fwd);
         region.counters = ctx.counters.clone();
+        region.ranges = ctx.ranges.clone();
         for (v, y) in seed {
             self.solve(
                 c,
