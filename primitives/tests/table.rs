@@ -581,7 +581,11 @@ fn declarations_from_source_form_a_layer() {
     );
     let mut module = pinv_core::compile(&source).expect("compiles").module;
     let layer = declared_layer(&module);
-    assert_eq!(layer.callees().count(), 1, "only `square` has a declaration");
+    assert_eq!(
+        layer.callees().count(),
+        1,
+        "only `square` has a declaration"
+    );
     let rule = layer
         .find(&Callee::Function("square".into()), &Pattern::all_unknown(1))
         .expect("a rule for square")
@@ -590,8 +594,14 @@ fn declarations_from_source_form_a_layer() {
 
     let span = Span::default();
     let sig = |params: Vec<Type>, returns: Vec<Type>| Signature { params, returns };
-    let kind = FuncKind::GeneratedInverse { of: "square".into() };
-    let mut inv = Function::new(kind.symbol("square"), kind, sig(vec![Type::F64], vec![Type::F64]));
+    let kind = FuncKind::GeneratedInverse {
+        of: "square".into(),
+    };
+    let mut inv = Function::new(
+        kind.symbol("square"),
+        kind,
+        sig(vec![Type::F64], vec![Type::F64]),
+    );
     let entry = inv.create_entry();
     let y = inv.blocks[entry].params[0];
     let mut e = Emitter::new(&mut inv, entry, Mode::Inverse, span).with_module(&module);
@@ -599,13 +609,16 @@ fn declarations_from_source_form_a_layer() {
     let end = e.block();
     inv.ins_return(end, xs, span);
 
-    let kind = FuncKind::GeneratedPgf { of: "square".into() };
+    let kind = FuncKind::GeneratedPgf {
+        of: "square".into(),
+    };
     let mut pgf = Function::new(kind.symbol("square"), kind, sig(vec![Type::F64], vec![]));
     let entry = pgf.create_entry();
     let x = pgf.blocks[entry].params[0];
     let mut e = Emitter::new(&mut pgf, entry, Mode::Pgf, span).with_module(&module);
     let z = e.prim(Opcode::Fmul, &[x, x]);
-    rule.emit_pgf(&mut e, &[z], &[x], &Pattern::all_unknown(1)).unwrap();
+    rule.emit_pgf(&mut e, &[z], &[x], &Pattern::all_unknown(1))
+        .unwrap();
     let end = e.block();
     pgf.ins_return(end, vec![], span);
 
@@ -615,7 +628,9 @@ fn declarations_from_source_form_a_layer() {
     let interp = Interpreter::new(&module);
     for x in [1.5, -4.0, 0.0] {
         let mut recorder = TapeRecorder::new();
-        interp.call_with_theta(pgf, &[Const::F64(x)], &mut recorder).unwrap();
+        interp
+            .call_with_theta(pgf, &[Const::F64(x)], &mut recorder)
+            .unwrap();
         let tape = recorder.into_values();
         assert_eq!(tape, vec![Const::Bool(x >= 0.0)]);
         let out = interp
