@@ -16,19 +16,32 @@
 //! [`settle`] decides, from values the inverse knows, whether `d` **pins** the answer:
 //!
 //! ```text
-//! δ = 0.5e-9 · max(1, |d|)
+//! δ = 0.5 · tolerance · max(1, |d|)          (tolerance = 1e-9 by default)
 //! pins = fwd(d − δ) and fwd(d + δ) lie strictly on opposite sides of target
 //!        and fwd(d) equals target within the tolerance
 //! ```
 //!
 //! Because `fwd` is monotone around `d`, if `pins` holds every exact solution lies within `δ` of
 //! `d` (less than the round-trip tolerance), so returning `d` is complete. Otherwise the inverse
-//! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ` (or θ itself when `d`
-//! is 0 or not finite, or when a zero solves the equation, which keeps the sign of a zero, covers
-//! non-finite answers and answers much smaller than `d`). The PGF
-//! computes the same `pins` and, where the inverse reads the offset, records `x − d` (or `x`).
-//! Every rule still ends with a forward check, so a bad offset is a domain error, never a wrong
-//! answer.
+//! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ`, or θ itself when `d`
+//! is 0 or not finite, or when a zero solves the equation (which keeps the sign of a zero, and
+//! covers non-finite answers and answers much smaller than `d`). The PGF computes the same
+//! decision and, where the inverse reads the offset, records `x − d` (or `x`). Every rule still
+//! ends with a forward check, so a bad offset is a domain error, never a wrong answer.
+//!
+//! Rules whose candidate is unreliable in known cases (an integer multiple beyond 2^52, a tiny
+//! exponent) pass a `trusted` condition ([`settle_guarded`]); where it fails, the θ is the whole
+//! value. Rules with their own test of the candidate (a discrete solution set) use
+//! [`settle_when`].
+//!
+//! # Limits
+//!
+//! - The offset is exact when `x` and `d` are within a factor of 2 of each other (Sterbenz) and
+//!   within an ulp otherwise. A round trip could fail only if `x − d` overflowed (`x` and `d`
+//!   near ±f64::MAX with opposite signs); no rule is known to produce such a `d`.
+//! - The probe assumes `fwd` is monotone on `[d − δ, d + δ]`. Where it is not (a period or a
+//!   divisor smaller than δ), the result is still sound, and the rules guard the cases where it
+//!   could be incomplete (`trusted`).
 
 use super::ops::Ops;
 use crate::emit::Emitter;
@@ -38,15 +51,17 @@ use pinv_core::ir::{Domain, Type, Value};
 /// The forward function being solved, written as IR: `fwd(e, x)`.
 pub type Forward<'a> = &'a dyn Fn(&mut Emitter<'_>, Value) -> Value;
 
-/// The relative half-width of the probe around the candidate (half the round-trip tolerance).
-pub const PROBE: f64 = 0.5e-9;
+/// The relative half-width of the probe around the candidate, as a fraction of the emitter's
+/// tolerance ([`crate::EmitOptions::tolerance`]): half of it, so that a solution within the probe
+/// is within the tolerance of the candidate with room for rounding.
+pub const PROBE: f64 = 0.5;
 
 /// Whether candidate `d` pins the solution of `fwd(x) = target` (see the module docs).
 pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
     let ad = e.fabs(d);
     let one = e.fc(1.0);
     let scale = e.op2(pinv_core::ir::Opcode::Fmax, ad, one);
-    let probe = e.fc(PROBE);
+    let probe = e.fc(PROBE * e.options().tolerance);
     let delta = e.fmul(probe, scale);
     let below = e.fsub(d, delta);
     let above = e.fadd(d, delta);
@@ -215,6 +230,5 @@ pub fn small_multiple(e: &mut Emitter<'_>, k: Value) -> Value {
 
 /// The documentation of the offset θ of a [`settle`] step.
 pub fn settle_doc(role: &str) -> ThetaDoc {
-    ThetaDoc::value(Domain::Real, role)
-        .when("the closed form does not pin it (rounding, saturation, non-finite output)")
+    ThetaDoc::value(Domain::Real, role).when("the closed form does not pin it")
 }
