@@ -103,22 +103,24 @@ pub fn settle_guarded(
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
-    settle_when(e, d, ok, base, role)
+    let ok = match trusted {
+        Some(t) => e.band(ok, t),
+        None => ok,
+    };
+    offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
 }
 
-/// The decision of a settle step: whether `d` is the answer, and whether an offset is added to
-/// it. The offset is read as the whole value where `d` is 0 or not finite, and also where a zero
-/// solves the equation: the solution set then reaches 0, and an `x` much smaller than `d` (or a
-/// zero of the other sign) would be lost in `d + (x − d)`.
-fn decide(
+/// Whether the offset is added to `d`, decided where the offset is read: not where `d` is 0 or
+/// not finite, nor where a zero solves the equation (the solution set then reaches 0, and an `x`
+/// much smaller than `d`, or a zero of the other sign, would be lost in `d + (x − d)`), nor where
+/// the candidate is not `trusted`.
+fn base_of(
     e: &mut Emitter<'_>,
     d: Value,
     target: Value,
     fwd: Forward<'_>,
-    ok: Value,
     trusted: Option<Value>,
-) -> (Value, Value) {
+) -> Value {
     let base = use_base(e, d);
     let zero = e.fc(0.0);
     let neg_zero = e.fc(-0.0);
@@ -130,14 +132,14 @@ fn decide(
     let far = e.bnot(zero_solves);
     let base = e.band(base, far);
     match trusted {
-        Some(t) => (e.band(ok, t), e.band(base, t)),
-        None => (ok, base),
+        Some(t) => e.band(base, t),
+        None => base,
     }
 }
 
 /// The inverse side of a settle step whose decision is already made: `ok ? d : (base ? d + θ : θ)`.
 /// Rules with their own test of whether `d` pins the answer (such as a discrete solution set)
-/// use it directly; `base` defaults to "d is finite and nonzero".
+/// use it directly; `base` is usually [`use_base`] ("d is finite and nonzero").
 pub fn settle_when(
     e: &mut Emitter<'_>,
     d: Value,
@@ -145,11 +147,22 @@ pub fn settle_when(
     base: Value,
     role: &str,
 ) -> Result<Value, RuleError> {
+    offset_when(e, d, ok, |_| base, role)
+}
+
+fn offset_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    role: &str,
+) -> Result<Value, RuleError> {
     let r = e.if_else(
         ok,
         &[Type::F64],
         |_| Ok(vec![d]),
         |e| {
+            let base = base(e);
             let t = e.theta(Domain::Real, role)?;
             let shifted = e.fadd(d, t);
             Ok(vec![e.select(base, shifted, t)?])
@@ -182,8 +195,11 @@ pub fn settle_pgf_guarded(
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
-    settle_pgf_when(e, d, ok, base, x, role)
+    let ok = match trusted {
+        Some(t) => e.band(ok, t),
+        None => ok,
+    };
+    record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
 }
 
 /// PGF side of [`settle_when`].
@@ -195,11 +211,23 @@ pub fn settle_pgf_when(
     x: Value,
     role: &str,
 ) -> Result<(), RuleError> {
+    record_offset_when(e, d, ok, |_| base, x, role)
+}
+
+fn record_offset_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    x: Value,
+    role: &str,
+) -> Result<(), RuleError> {
     e.if_else(
         ok,
         &[],
         |_| Ok(vec![]),
         |e| {
+            let base = base(e);
             let diff = e.fsub(x, d);
             let t = e.select(base, diff, x)?;
             e.record(t, role)?;
