@@ -25,6 +25,9 @@ use std::fmt;
 
 pub use pinv_core::interp::{TapeRecorder, TapeSource as Tape};
 
+/// The role prefix of the choices the reorientation reads for control flow.
+pub const CONTROL_FLOW: &str = "control flow:";
+
 /// What one θ read is: a value from a domain, or a path choice.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -97,6 +100,15 @@ impl ThetaSchema {
 
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// The choices of control flow left to θ (which `return`, which edge into a merge or loop
+    /// header) — those the edge facts could not decide.
+    pub fn control_choices(&self) -> Vec<&ThetaSlot> {
+        self.slots
+            .iter()
+            .filter(|s| s.role.starts_with(CONTROL_FLOW))
+            .collect()
     }
 
     /// Whether every read happens on every path: then the tape always has `len()` values.
