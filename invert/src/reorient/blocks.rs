@@ -688,14 +688,7 @@ fn emit_dispatch(
         chain(f, at, &conds);
         return;
     }
-    // How many targets are still possible.
-    let mut count = f.ins_const(at, Const::I64(0), span);
-    for &c in &conds {
-        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
-        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
-    }
-    let two = f.ins_const(at, Const::I64(2), span);
-    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let many = several_hold(f, at, &conds, span);
     let (decided, chosen) = (f.create_block(), f.create_block());
     f.ins_void(
         at,
@@ -744,6 +737,18 @@ fn emit_dispatch(
     );
 }
 
+/// A bool value: whether two or more of `conds` hold (then the inverse reads a choice, and the
+/// PGF records one).
+fn several_hold(f: &mut Function, at: Block, conds: &[Value], span: Span) -> Value {
+    let mut count = f.ins_const(at, Const::I64(0), span);
+    for &c in conds {
+        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
+        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
+    }
+    let two = f.ins_const(at, Const::I64(2), span);
+    f.ins_prim(at, Opcode::Ige, vec![count, two], span)
+}
+
 /// In a PGF helper at `at`: records `index` (the target the forward run took) if the inverse's
 /// dispatch over these facts will read a choice for `values`. Returns where the helper continues.
 fn emit_record_choice(
@@ -758,14 +763,11 @@ fn emit_record_choice(
     if facts.len() < 2 || all_exclusive(facts) {
         return at;
     }
-    let mut count = f.ins_const(at, Const::I64(0), span);
-    for fs in facts {
-        let c = facts_hold(f, at, fs, values, span);
-        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
-        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
-    }
-    let two = f.ins_const(at, Const::I64(2), span);
-    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let conds: Vec<Value> = facts
+        .iter()
+        .map(|fs| facts_hold(f, at, fs, values, span))
+        .collect();
+    let many = several_hold(f, at, &conds, span);
     let (record, after) = (f.create_block(), f.create_block());
     f.ins_void(
         at,
