@@ -12,7 +12,9 @@
 //!   instruction than the interpreter's, since compiled code notices it later);
 //! - θ reads go through the [`ThetaSource`], and the host re-checks each value exactly as the
 //!   interpreter does (`check_domain`, `check_choice`), so the same tape gives the same results
-//!   and the same errors.
+//!   and the same errors. One difference is visible only to the source: compiled code notices the
+//!   step limit at segment boundaries, so a run stopped by the limit may have made the θ reads
+//!   (or records) of its last straight-line segment, which the interpreter would not have made.
 //!
 //! # The native stack
 //!
