@@ -675,3 +675,40 @@ fn a_changed_module_is_a_redefinition() {
     assert_eq!(cache.stats().forward_entries, 2);
     assert_eq!(cache.stats().misses, 3);
 }
+
+#[test]
+fn the_cache_serves_several_threads_at_once() {
+    let cache = CodeCache::new();
+    let m = source(CACHE_PROGRAM);
+    let names = ["double", "nested", "other"];
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (cache, m) = (&cache, &m);
+            s.spawn(move || {
+                for i in 0..200 {
+                    let name = names[(i + t) % names.len()];
+                    let id = m.get(name).unwrap();
+                    let code = cache.forward(m, id).unwrap();
+                    let args: Vec<Const> = m.functions[id]
+                        .sig
+                        .params
+                        .iter()
+                        .map(|_| Const::F64(1.5))
+                        .collect();
+                    let want = crate::interp::Interpreter::new(m).call(id, &args).unwrap();
+                    assert_eq!(code.call(&args).unwrap(), want);
+                    if i % 17 == t {
+                        cache.redefine(name);
+                    }
+                    if i % 23 == t {
+                        let key = InverseKey::new([t as u64]);
+                        cache.inverse(&key, m, id, &InverseDeps::default()).unwrap();
+                        cache.edit_layer(0);
+                    }
+                }
+            });
+        }
+    });
+    let s = cache.stats();
+    assert!(s.hits > 0 && s.misses > 0, "{s:?}");
+}
