@@ -229,6 +229,9 @@ pub struct CompiledFunction {
     pub(crate) unit: Arc<Unit>,
     pub(crate) func: FuncId,
     pub(crate) entry: EntryFn,
+    /// The function's parameter and return types, at hand for every call.
+    pub(crate) params: Arc<[Type]>,
+    pub(crate) returns: Arc<[Type]>,
 }
 
 impl fmt::Debug for CompiledFunction {
@@ -351,7 +354,10 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         functions: reach.len(),
         code: Mutex::new(Some(jit)),
     };
+    let sig = &module.functions[root].sig;
     Ok(CompiledFunction {
+        params: sig.params.iter().copied().collect(),
+        returns: sig.returns.iter().copied().collect(),
         unit: Arc::new(unit),
         func: root,
         entry,

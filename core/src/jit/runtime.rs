@@ -233,7 +233,7 @@ impl CompiledFunction {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Outcome, RuntimeError> {
-        let returns = &self.unit.module.functions[self.func].sig.returns;
+        let returns = &*self.returns;
         let mut slots = Slots::new(returns.len());
         match self.run(config, args, theta, slots.as_mut_slice())? {
             Ran::Native((steps, theta_reads, max_depth)) => Ok(Outcome {
@@ -259,12 +259,12 @@ impl CompiledFunction {
         theta: Option<&mut dyn ThetaSource>,
         out: &mut [Const],
     ) -> Result<(), RuntimeError> {
-        let function = &self.unit.module.functions[self.func];
-        let returns = &function.sig.returns;
+        let returns = &*self.returns;
         if out.len() != returns.len() {
+            let function = &self.unit.module.functions[self.func];
             return Err(RuntimeError {
                 kind: RuntimeErrorKind::BadArguments {
-                    expected: returns.clone(),
+                    expected: returns.to_vec(),
                     found: out.iter().map(|c| c.ty()).collect(),
                 },
                 function: function.name.clone(),
@@ -295,12 +295,12 @@ impl CompiledFunction {
         out: &mut [u64],
     ) -> Result<Ran, RuntimeError> {
         let unit = &*self.unit;
-        let function = &unit.module.functions[self.func];
-        let params = &function.sig.params;
+        let params = &*self.params;
         if args.len() != params.len() || args.iter().zip(params).any(|(a, &t)| a.ty() != t) {
             return Err(self.bad_arguments(args));
         }
         if config.depth_limit == 0 {
+            let function = &unit.module.functions[self.func];
             return Err(RuntimeError {
                 kind: RuntimeErrorKind::DepthLimit { limit: 0 },
                 function: function.name.clone(),
