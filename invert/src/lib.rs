@@ -49,6 +49,7 @@
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 
 pub mod check;
+pub mod egraph;
 pub mod error;
 pub mod program;
 pub mod reorient;

@@ -1,5 +1,6 @@
 //! The library API: load a program, run it, invert its functions, call the inverses.
 
+use crate::egraph::IsolationReport;
 use crate::error::{Error, Result};
 use crate::reorient::{reorient, Inversion, ReorientOptions};
 use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
@@ -142,6 +143,7 @@ impl Program {
             inverse,
             pgf,
             consulted,
+            isolation,
         } = reorient(self.module(), id, stack, options)?;
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
         Ok(Inverse {
@@ -154,6 +156,7 @@ impl Program {
             pgf,
             schema,
             consulted,
+            isolation,
             config: self.config,
         })
     }
@@ -171,6 +174,7 @@ pub struct Inverse {
     pgf: Result<FuncId, String>,
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
+    isolation: Vec<IsolationReport>,
     config: InterpConfig,
 }
 
@@ -213,6 +217,12 @@ impl Inverse {
     /// The layers consulted while inverting (misses included).
     pub fn consulted(&self) -> &BTreeSet<LayerStamp> {
         &self.consulted
+    }
+
+    /// What e-graph isolation did to the function and the functions it calls
+    /// ([`crate::egraph`]).
+    pub fn isolation(&self) -> &[IsolationReport] {
+        &self.isolation
     }
 
     /// Runs the function forward.

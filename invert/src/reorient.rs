@@ -37,6 +37,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub struct ReorientOptions {
     /// What rules emit (the tolerance of consistency checks).
     pub emit: EmitOptions,
+    /// E-graph isolation of reused unknowns before inverting, and simplification after
+    /// ([`crate::egraph`]); on by default.
+    pub isolation: crate::egraph::IsolationConfig,
 }
 
 /// The outcome of inverting one function: a module holding the forward functions and the
@@ -49,6 +52,8 @@ pub struct Inversion {
     pub pgf: Result<FuncId, String>,
     /// Every layer consulted while inverting (misses included), for cache invalidation.
     pub consulted: BTreeSet<LayerStamp>,
+    /// What e-graph isolation did, per function considered ([`crate::egraph`]).
+    pub isolation: Vec<crate::egraph::IsolationReport>,
 }
 
 /// Inverts `function` of `module` under `stack`.
@@ -60,6 +65,10 @@ pub fn reorient(
 ) -> Result<Inversion, Error> {
     // A value computed twice would look like fan-out: merge recomputations first.
     let mut forward = module.clone();
+    // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
+    let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
+    let stack = &isolation.stack(stack);
+    // ---- end of hook
     for f in forward.functions.values_mut() {
         if f.kind == FuncKind::Fn {
             pinv_core::ir::cse::cse(f);
@@ -75,7 +84,13 @@ pub fn reorient(
         consulted: BTreeSet::new(),
     };
     let (inverse, pgf) = pass.invert(function)?;
-    let module = pass.out;
+    let mut module = pass.out;
+    let mut consulted = pass.consulted;
+    // ---- e-graph isolation hook: original bodies back, guards, simplification
+    let isolation = isolation
+        .after(&mut module, &mut consulted, &options.emit)
+        .map_err(Error::Internal)?;
+    // ---- end of hook
     for id in std::iter::once(inverse).chain(pgf.clone().ok()) {
         pinv_core::ir::verify::verify_function(&module, id)
             .map_err(|e| Error::Internal(e.to_string()))?;
@@ -84,7 +99,8 @@ pub fn reorient(
         module,
         inverse,
         pgf,
-        consulted: pass.consulted,
+        consulted,
+        isolation,
     })
 }
 
