@@ -22,26 +22,29 @@
 //! described in [`super::numeric`].
 
 use super::numeric;
-use super::plan::{PKind, PVal, Plan};
+use super::plan::{PKind, Plan};
 use pinv_core::ir::{
     Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
 };
 use pinv_core::Span;
 use pinv_primitives::{
-    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
+    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, Stack, ThetaDoc,
 };
 
 /// The name of the square helper.
 pub const SQ: &str = "iso.sq";
+/// The name of the balanced-product helper.
+pub const MUL: &str = "iso.mul";
 
 /// Emits `plan` into `func` at `block`, with `args` as the plan's parameters; returns the
-/// outputs. `helper` gives the function called for a helper instruction.
+/// outputs. `helper` gives the function to call instead for an instruction (every helper
+/// instruction has one; a primitive may).
 pub fn emit_plan(
     plan: &Plan,
     func: &mut Function,
     block: Block,
     args: &[Value],
-    helper: &dyn Fn(usize, &PKind) -> FuncId,
+    helper: &dyn Fn(usize, &PKind) -> Option<FuncId>,
     module: &Module,
 ) -> Vec<Value> {
     let mut vals: Vec<Vec<Value>> = Vec::with_capacity(plan.insts.len());
@@ -51,6 +54,12 @@ pub fn emit_plan(
             .iter()
             .map(|v| vals[v.inst as usize][v.idx as usize])
             .collect();
+        if !matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+            if let Some(f) = helper(i, &inst.kind) {
+                vals.push(func.ins_call(block, f, a, &inst.tys, inst.span));
+                continue;
+            }
+        }
         let r = match &inst.kind {
             PKind::Param(p) => vec![args[*p as usize]],
             PKind::Const(c) => vec![func.ins_const(block, *c, inst.span)],
@@ -59,9 +68,8 @@ pub fn emit_plan(
                 let rets = module.functions[*f].sig.returns.clone();
                 func.ins_call(block, *f, a, &rets, inst.span)
             }
-            k @ (PKind::Sq | PKind::Given { .. } | PKind::Root(_)) => {
-                let f = helper(i, k);
-                func.ins_call(block, f, a, &inst.tys, inst.span)
+            PKind::Sq | PKind::Given { .. } | PKind::Root(_) => {
+                unreachable!("helper instructions are calls of helpers")
             }
         };
         vals.push(r);
@@ -106,6 +114,30 @@ fn fresh(module: &Module, base: &str) -> String {
         .expect("a free name")
 }
 
+/// The balanced-product helper, added (with its rule) if the module does not have it yet.
+fn product(module: &mut Module, layer: &mut Layer, stack: &Stack) -> FuncId {
+    if let Some(id) = module.get(MUL) {
+        return id;
+    }
+    let (mut f, b) = new_function(
+        MUL,
+        vec![Type::F64, Type::F64],
+        vec![Type::F64],
+        vec!["a".to_string(), "b".to_string()],
+        Span::default(),
+    );
+    let (x, y) = (f.blocks[b].params[0], f.blocks[b].params[1]);
+    let p = f.ins_prim(b, Opcode::Fmul, vec![x, y], Span::default());
+    f.ins_return(b, vec![p], Span::default());
+    layer.add(
+        Callee::Function(MUL.to_string()),
+        ProductRule {
+            stack: stack.clone(),
+        },
+    );
+    add(module, f)
+}
+
 /// The square helper, added (with its rule) if the module does not have it yet.
 fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
     if let Some(id) = module.get(SQ) {
@@ -126,13 +158,24 @@ fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
 }
 
 /// Installs `plan` as the body of function `id` of `module`: adds the helpers it needs (and
-/// their rules to `layer`) and replaces the body. Returns the body it replaced.
-pub fn install(plan: &Plan, module: &mut Module, id: FuncId, layer: &mut Layer) -> Function {
+/// their rules to `layer`) and replaces the body. Returns the body it replaced. `stack` is the
+/// stack the reorientation inverts with (the balanced product falls back on its `fmul` rule).
+pub fn install(
+    plan: &Plan,
+    module: &mut Module,
+    id: FuncId,
+    layer: &mut Layer,
+    stack: &Stack,
+) -> Function {
     let original = module.functions[id].clone();
     let mut helpers: Vec<Option<FuncId>> = vec![None; plan.insts.len()];
     let mut root_ids: Vec<Option<FuncId>> = vec![None; plan.roots.len()];
+    let (_, splits) = super::plan::simulate_splits(plan);
     for (i, inst) in plan.insts.iter().enumerate() {
         helpers[i] = match &inst.kind {
+            PKind::Prim(Opcode::Fmul) if splits.contains(&(i as u32)) => {
+                Some(product(module, layer, stack))
+            }
             PKind::Sq => Some(square(module, layer)),
             PKind::Given { pivot } => {
                 let name = fresh(module, "iso.given");
@@ -172,7 +215,7 @@ pub fn install(plan: &Plan, module: &mut Module, id: FuncId, layer: &mut Layer) 
     new.span = f.span;
     let entry = new.create_entry();
     let params = new.blocks[entry].params.clone();
-    let helper = |i: usize, _: &PKind| helpers[i].expect("helpers were added");
+    let helper = |i: usize, _: &PKind| helpers[i];
     let outputs = emit_plan(plan, &mut new, entry, &params, &helper, module);
     let span = f
         .entry()
@@ -432,9 +475,127 @@ impl InverseRule for RootRule {
     }
 }
 
-/// Values of the `PVal`s a plan's outputs are (for tests).
-pub fn _outputs(plan: &Plan) -> &[PVal] {
-    &plan.outputs
+const SPLIT: &str = "left factor ÷ √|y| (a balanced split of the product)";
+
+/// The rule of `iso.mul` (see the module docs): with both factors unknown and `y` finite and
+/// nonzero, `a = θ·√|y|`, `b = y / a`; everything else is the stack's `fmul` rule.
+#[derive(Debug)]
+pub struct ProductRule {
+    pub stack: Stack,
+}
+
+impl ProductRule {
+    fn fallback(&self, pattern: &Pattern) -> Result<std::sync::Arc<dyn InverseRule>, RuleError> {
+        self.stack
+            .lookup(&Callee::Prim(Opcode::Fmul), pattern)
+            .found
+            .map(|f| f.rule)
+            .ok_or_else(|| RuleError::Uncovered(pattern.clone()))
+    }
+
+    /// `√|y|`, and whether it is finite and nonzero.
+    fn scale(e: &mut Emitter<'_>, z: Value) -> (Value, Value) {
+        let az = e.prim(Opcode::Fabs, &[z]);
+        let s = e.prim(Opcode::Sqrt, &[az]);
+        let zero = e.f64(0.0);
+        let inf = e.f64(f64::INFINITY);
+        let pos = e.prim(Opcode::Fgt, &[s, zero]);
+        let fin = e.prim(Opcode::Flt, &[s, inf]);
+        (s, e.prim(Opcode::Band, &[pos, fin]))
+    }
+}
+
+impl InverseRule for ProductRule {
+    fn name(&self) -> &str {
+        "balanced-split"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == 2
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let mut doc = self
+            .fallback(pattern)
+            .map(|r| r.doc(pattern))
+            .unwrap_or_else(|_| RuleDoc {
+                thetas: Vec::new(),
+                checks: Vec::new(),
+                exact: false,
+                summary: String::new(),
+            });
+        if pattern.unknowns() == 2 {
+            for t in &mut doc.thetas {
+                t.when = Some(match &t.when {
+                    Some(w) => format!("y is 0 or not finite, and {w}"),
+                    None => "y is 0 or not finite".to_string(),
+                });
+            }
+            doc.thetas.insert(
+                0,
+                ThetaDoc::value(Domain::NonzeroReal, SPLIT).when("y is finite and nonzero"),
+            );
+            doc.summary = format!("a = θ·√|y|, b = y / a; else {}", doc.summary);
+        }
+        doc
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let pattern = Pattern::of(args);
+        let fallback = self.fallback(&pattern)?;
+        if pattern.unknowns() < 2 {
+            return fallback.emit_inverse(e, outputs, args);
+        }
+        let z = one_output(outputs)?;
+        let (s, ok) = Self::scale(e, z);
+        e.if_else(
+            ok,
+            &[Type::F64, Type::F64],
+            |e| {
+                let t = e.theta(Domain::NonzeroReal, SPLIT)?;
+                let a = e.prim(Opcode::Fmul, &[t, s]);
+                let b = e.prim(Opcode::Fdiv, &[z, a]);
+                let again = e.prim(Opcode::Fmul, &[a, b]);
+                e.check_equal(again, z, "θ loses precision: a · b is not y")?;
+                Ok(vec![a, b])
+            },
+            |e| fallback.emit_inverse(e, outputs, args),
+        )
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let fallback = self.fallback(pattern)?;
+        if pattern.unknowns() < 2 {
+            return fallback.emit_pgf(e, outputs, args, pattern);
+        }
+        let z = one_output(outputs)?;
+        let (s, ok) = Self::scale(e, z);
+        e.if_else(
+            ok,
+            &[],
+            |e| {
+                let t = e.prim(Opcode::Fdiv, &[args[0], s]);
+                e.record(t, SPLIT)?;
+                Ok(vec![])
+            },
+            |e| {
+                fallback.emit_pgf(e, outputs, args, pattern)?;
+                Ok(vec![])
+            },
+        )?;
+        Ok(())
+    }
 }
 
 /// Whether a function's body is a single block ending in `return`.

@@ -92,7 +92,7 @@ pub fn before(
         }
         let iso = isolate_function(forward, id, config);
         if let Some(plan) = &iso.plan {
-            let original = super::helpers::install(plan, forward, id, &mut layer);
+            let original = super::helpers::install(plan, forward, id, &mut layer, stack);
             hook.originals.push((id, original));
         }
         hook.reports.push(iso.report);

@@ -220,8 +220,8 @@ pub fn install_root(
     );
     let params = f.blocks[entry].params.clone();
     let helper = |_: usize, kind: &PKind| match kind {
-        PKind::Sq => sq,
-        _ => unreachable!("root bodies only use the square helper"),
+        PKind::Sq => Some(sq),
+        _ => None,
     };
     let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
     f.ins_return(entry, out, span);

@@ -424,6 +424,13 @@ fn theta_operand(op: Opcode) -> (usize, bool) {
 
 /// Simulates the reorientation of `plan` (see the module docs).
 pub fn simulate(plan: &Plan) -> Simulation {
+    simulate_splits(plan).0
+}
+
+/// [`simulate`], and the instructions whose rule would read θ to split the output between two
+/// unknown operands.
+pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
+    let mut splits = Vec::new();
     let mut sim = Simulation::default();
     let n = plan.insts.len();
     let range = ranges(plan);
@@ -525,6 +532,7 @@ pub fn simulate(plan: &Plan) -> Simulation {
                     sim.bad += 1;
                 }
                 if distinct(&unknown) >= 2 {
+                    splits.push(i as u32);
                     sim.thetas += distinct(&unknown) - 1;
                     let (k, real) = theta_operand(*op);
                     if real {
@@ -595,7 +603,7 @@ pub fn simulate(plan: &Plan) -> Simulation {
             read_real(&mut sim, p, &mut real_theta);
         }
     }
-    sim
+    (sim, splits)
 }
 
 fn distinct(values: &[PVal]) -> usize {
