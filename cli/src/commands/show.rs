@@ -134,6 +134,7 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
             "inverse_ir": inverse.inverse_ir(),
             "pgf_ir": inverse.pgf_ir(),
             "pgf": inverse.pgf_id().err(),
+            "isolation": inverse.isolation(),
         });
         println!("{value}");
         return Outcome::Success;
@@ -151,6 +152,16 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
     }
     if !schema.is_fixed() {
         println!(";   (reads marked \"on some paths\" happen only on some paths: the tape's length varies)");
+    }
+    let isolation = inverse.isolation();
+    if !isolation.is_empty() {
+        println!(";");
+        println!("; e-graph isolation of reused unknowns:");
+        for report in isolation {
+            for line in report.to_string().lines() {
+                println!(";   {line}");
+            }
+        }
     }
     println!();
     print!("{}", inverse.inverse_ir());

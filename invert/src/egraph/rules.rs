@@ -246,3 +246,53 @@ fn int() -> Vec<Rule> {
         rw!("idouble"; "(iadd ?a ?a)" => "(imul 2 ?a)"),
     ]
 }
+
+/// Rules that are exact for every value (IEEE f64 bit for bit, wrapping i64, bool): the only
+/// ones the simplifier of generated code uses ([`super::simplify`]).
+///
+/// `x·1 = x`, `x/1 = x`, `x − 0 = x`, `x + (−0) = x`, `−(−x) = x`; for i64 `x+0`, `x−0`, `x·1`,
+/// `(z − t) + t = z`, `(z + t) − t = z`, `(z ^ t) ^ t = z`, `−(−x)`, `x = x`; for bool the
+/// identities and annihilators of `&`, `|`, idempotence, `!!x = x`, `x == x`, and
+/// `(a == a) | (a != a) = true` for f64 `a` (false only for NaN, when the other is true) — which
+/// is what a tolerance check of a value against itself reduces to.
+///
+/// Not here: `(z − t) + t = z` for f64, which is false in floating point (that is why the rules
+/// check their answers), `x·0 = 0`, `x − x = 0`, `x/x = 1`.
+pub fn exact_simplifications() -> Vec<Rule> {
+    vec![
+        rw!("x*1"; "(fmul ?x 1.0)" => "?x"),
+        rw!("1*x"; "(fmul 1.0 ?x)" => "?x"),
+        rw!("x/1"; "(fdiv ?x 1.0)" => "?x"),
+        rw!("x-0"; "(fsub ?x 0.0)" => "?x"),
+        rw!("x+-0"; "(fadd ?x -0.0)" => "?x"),
+        rw!("-0+x"; "(fadd -0.0 ?x)" => "?x"),
+        rw!("--x"; "(fneg (fneg ?x))" => "?x"),
+        rw!("i+0"; "(iadd ?x 0)" => "?x"),
+        rw!("0+i"; "(iadd 0 ?x)" => "?x"),
+        rw!("i-0"; "(isub ?x 0)" => "?x"),
+        rw!("i*1"; "(imul ?x 1)" => "?x"),
+        rw!("1*i"; "(imul 1 ?x)" => "?x"),
+        rw!("(z-t)+t"; "(iadd (isub ?z ?t) ?t)" => "?z"),
+        rw!("t+(z-t)"; "(iadd ?t (isub ?z ?t))" => "?z"),
+        rw!("(z+t)-t"; "(isub (iadd ?z ?t) ?t)" => "?z"),
+        rw!("(t+z)-t"; "(isub (iadd ?t ?z) ?t)" => "?z"),
+        rw!("(z^t)^t"; "(ixor (ixor ?z ?t) ?t)" => "?z"),
+        rw!("(t^z)^t"; "(ixor (ixor ?t ?z) ?t)" => "?z"),
+        rw!("--i"; "(ineg (ineg ?x))" => "?x"),
+        rw!("i==i"; "(ieq ?x ?x)" => "true"),
+        rw!("b&true"; "(band ?x true)" => "?x"),
+        rw!("true&b"; "(band true ?x)" => "?x"),
+        rw!("b&false"; "(band ?x false)" => "false"),
+        rw!("false&b"; "(band false ?x)" => "false"),
+        rw!("b|false"; "(bor ?x false)" => "?x"),
+        rw!("false|b"; "(bor false ?x)" => "?x"),
+        rw!("b|true"; "(bor ?x true)" => "true"),
+        rw!("true|b"; "(bor true ?x)" => "true"),
+        rw!("b&b"; "(band ?x ?x)" => "?x"),
+        rw!("b|b"; "(bor ?x ?x)" => "?x"),
+        rw!("!!b"; "(bnot (bnot ?x))" => "?x"),
+        rw!("b==b"; "(beq ?x ?x)" => "true"),
+        rw!("a==a|a!=a"; "(bor (feq ?a ?a) (fne ?a ?a))" => "true"),
+        rw!("a!=a|a==a"; "(bor (fne ?a ?a) (feq ?a ?a))" => "true"),
+    ]
+}
