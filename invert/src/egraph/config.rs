@@ -246,6 +246,17 @@ impl IsolationReport {
         matches!(self.outcome, Outcome::Isolated | Outcome::Improved)
     }
 
+    /// What was done, without the runs (whose iteration counts and times depend on the
+    /// machine's load when a time limit is hit): the outcome, the forms, the θ read first and
+    /// the numeric roots.
+    pub fn summary(&self) -> String {
+        let text = self.to_string();
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with("run ("))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
     /// Why the last run stopped, if there was a run.
     pub fn last_stop(&self) -> Option<&Stop> {
         self.runs.last().map(|r| &r.stop)

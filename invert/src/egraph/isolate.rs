@@ -55,6 +55,46 @@ pub struct Isolated {
     pub names: Vec<String>,
 }
 
+impl Isolated {
+    /// The rewritten function and the helper functions it needs, as IR text, as they would be
+    /// installed in `module` (`None` if the body is not rewritten). The numeric helpers'
+    /// generated `solve`/`index` loops and the grid are listed by name only.
+    pub fn rewritten_ir(&self, module: &Module) -> Option<String> {
+        let plan = self.plan.as_ref()?;
+        let mut m = module.clone();
+        let first_new = m.functions.len();
+        let mut layer = pinv_primitives::Layer::new("isolation");
+        super::helpers::install(
+            plan,
+            &mut m,
+            self.function,
+            &mut layer,
+            &pinv_primitives::Stack::standard(),
+        );
+        let opts = pinv_core::ir::WriteOptions::default();
+        let mut f = m.functions[self.function].clone();
+        f.compact();
+        let mut out = pinv_core::ir::write::write_function_in(&m, &f, &opts);
+        let mut generated = Vec::new();
+        for (id, g) in m.iter().skip(first_new) {
+            if g.name.ends_with(".solve") || g.name.ends_with(".index") || g.name == "iso.grid" {
+                generated.push(g.name.clone());
+                continue;
+            }
+            let _ = id;
+            out.push('\n');
+            out.push_str(&pinv_core::ir::write::write_function_in(&m, g, &opts));
+        }
+        if !generated.is_empty() {
+            out.push_str(&format!(
+                "\n; generated root finding (loops): {}\n",
+                generated.join(", ")
+            ));
+        }
+        Some(out)
+    }
+}
+
 /// A proposed body and what the reorientation would do with it.
 #[derive(Clone, Debug)]
 struct Candidate {
