@@ -119,7 +119,13 @@ fn check(families: &[Family], ty: Type, generate: &dyn Fn(&mut Xoshiro256PlusPlu
         );
         let eg = &runner.egraph;
         let vars = eg.analysis.vars.clone();
-        let extractor = Extractor::new(eg, IsoCost { vars: &vars });
+        let extractor = Extractor::new(
+            eg,
+            IsoCost {
+                vars: &vars,
+                zeros: None,
+            },
+        );
         let root = runner.roots[0];
         for _ in 0..TERMS {
             let mut term = RecExpr::default();
@@ -315,9 +321,15 @@ fn exact_simplifications_are_bit_exact() {
             .with_expr(&expr)
             .run(&rules);
         let vars = runner.egraph.analysis.vars.clone();
-        let best = Extractor::new(&runner.egraph, IsoCost { vars: &vars })
-            .find_best(runner.roots[0])
-            .1;
+        let best = Extractor::new(
+            &runner.egraph,
+            IsoCost {
+                vars: &vars,
+                zeros: None,
+            },
+        )
+        .find_best(runner.roots[0])
+        .1;
         assert!(best.as_ref().len() <= 1, "{text} simplifies to {best}");
         for x in specials {
             let env = HashMap::from([(Symbol::from("x"), Const::F64(x))]);

@@ -54,7 +54,7 @@ impl Default for IsolationConfig {
             node_limit: 10_000,
             iter_limit: 30,
             run_time_limit: Duration::from_millis(200),
-            function_time_limit: Duration::from_secs(2),
+            function_time_limit: Duration::from_secs(1),
             max_pivots: 8,
             families: Family::ALL.to_vec(),
             numeric: true,

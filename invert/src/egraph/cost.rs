@@ -39,10 +39,18 @@ impl std::ops::Add for Cost {
     }
 }
 
-/// The cost function, given what each leaf symbol is.
+/// The cost function, given what each leaf symbol is. With `zeros` (the constant-zero classes
+/// of the e-graph), a product with a constant 0 costs as much as an unknown occurring
+/// [`ZERO_FACTOR`] extra times: `x·0` stands for `x − x` (the e-graph finds `x − x = x·(1 − 1)`),
+/// which is not 0 for an infinite x, so no rule removes it, and it keeps x's unknowns in the
+/// term where no value can solve them.
 pub struct IsoCost<'a> {
     pub vars: &'a HashMap<Symbol, VarInfo>,
+    pub zeros: Option<&'a std::collections::HashSet<Id>>,
 }
+
+/// See [`IsoCost`].
+pub const ZERO_FACTOR: u64 = 64;
 
 impl CostFunction<Node> for IsoCost<'_> {
     type Cost = Cost;
@@ -72,6 +80,17 @@ impl CostFunction<Node> for IsoCost<'_> {
                 size: 2,
                 ..Cost::default()
             },
+            Node::Op(Opcode::Fmul, args)
+                if self
+                    .zeros
+                    .is_some_and(|z| args.iter().any(|a| z.contains(a))) =>
+            {
+                Cost {
+                    unknown: ZERO_FACTOR,
+                    pivot: 0,
+                    size: 1,
+                }
+            }
             _ => Cost {
                 size: 1,
                 ..Cost::default()
@@ -94,12 +113,23 @@ pub struct Extracted {
 
 impl Extracted {
     /// Extracts the best term of every root class.
-    pub fn best<N: egg::Analysis<Node>>(
-        egraph: &EGraph<Node, N>,
+    pub fn best(
+        egraph: &EGraph<Node, super::analysis::IsoAnalysis>,
         vars: &HashMap<Symbol, VarInfo>,
         roots: &[Id],
     ) -> Extracted {
-        let extractor = egg::Extractor::new(egraph, IsoCost { vars });
+        let zeros: std::collections::HashSet<Id> = egraph
+            .classes()
+            .filter(|c| matches!(c.data.konst, Some(pinv_core::ir::Const::F64(z)) if z == 0.0))
+            .map(|c| c.id)
+            .collect();
+        let extractor = egg::Extractor::new(
+            egraph,
+            IsoCost {
+                vars,
+                zeros: Some(&zeros),
+            },
+        );
         let mut out = Extracted {
             nodes: Vec::new(),
             classes: Vec::new(),
@@ -116,9 +146,9 @@ impl Extracted {
         out
     }
 
-    fn walk<N: egg::Analysis<Node>>(
-        egraph: &EGraph<Node, N>,
-        extractor: &egg::Extractor<IsoCost<'_>, Node, N>,
+    fn walk(
+        egraph: &EGraph<Node, super::analysis::IsoAnalysis>,
+        extractor: &egg::Extractor<IsoCost<'_>, Node, super::analysis::IsoAnalysis>,
         class: Id,
         memo: &mut HashMap<Id, usize>,
         out: &mut Extracted,

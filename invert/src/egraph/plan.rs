@@ -356,6 +356,9 @@ impl Range {
     }
 
     fn mul(self, o: Range) -> Range {
+        if (self.lo == 0.0 && self.hi == 0.0) || (o.lo == 0.0 && o.hi == 0.0) {
+            return Range { lo: 0.0, hi: 0.0 };
+        }
         let ps = [
             self.lo * o.lo,
             self.lo * o.hi,
@@ -528,7 +531,8 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     (Opcode::Fdiv, &[_, b], 1) if unknown[0] == b => Some(z),
                     _ => None,
                 };
-                if divisor.is_some_and(|d| real_theta.contains(&d)) {
+                let zero = |d: PVal| matches!(plan.constant(d), Some(Const::F64(c)) if c == 0.0);
+                if divisor.is_some_and(|d| real_theta.contains(&d) || zero(d)) {
                     sim.bad += 1;
                 }
                 if distinct(&unknown) >= 2 {

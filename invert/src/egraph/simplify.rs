@@ -221,7 +221,13 @@ fn simplify_block(
         .run(rules);
     let egraph = &runner.egraph;
     let vars = egraph.analysis.vars.clone();
-    let extractor = Extractor::new(egraph, IsoCost { vars: &vars });
+    let extractor = Extractor::new(
+        egraph,
+        IsoCost {
+            vars: &vars,
+            zeros: None,
+        },
+    );
 
     // Rebuild: statements in order, pure values on demand.
     f.blocks[b].insts.clear();
