@@ -81,9 +81,10 @@ impl IsoAnalysis {
 /// The sign set of a constant.
 pub fn sign_of(c: Const) -> Sign {
     match c {
+        Const::F64(x) if x.is_nan() => ANY,
         Const::F64(x) if x > 0.0 => POS,
         Const::F64(x) if x < 0.0 => NEG,
-        Const::F64(x) if x == 0.0 => ZERO,
+        Const::F64(_) => ZERO,
         Const::I64(x) if x > 0 => POS,
         Const::I64(x) if x < 0 => NEG,
         Const::I64(_) => ZERO,

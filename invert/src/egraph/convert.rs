@@ -68,8 +68,9 @@ impl Dag {
                     uses[a] += 1;
                 }
                 params[i] |= params[a];
-                for p in 0..np {
-                    occ[i][p] = occ[i][p].saturating_add(occ[a][p]);
+                let (before, after) = occ.split_at_mut(i);
+                for (d, s) in after[0].iter_mut().zip(&before[a]) {
+                    *d = d.saturating_add(*s);
                 }
             }
         }

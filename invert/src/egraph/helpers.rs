@@ -24,7 +24,7 @@
 use super::numeric;
 use super::plan::{PKind, Plan};
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
+    Block, Domain, FuncId, FuncKind, Function, Module, Opcode, Signature, Type, Value,
 };
 use pinv_core::Span;
 use pinv_primitives::{
@@ -596,12 +596,4 @@ impl InverseRule for ProductRule {
         )?;
         Ok(())
     }
-}
-
-/// Whether a function's body is a single block ending in `return`.
-pub fn straight_line(f: &Function) -> bool {
-    f.layout.len() == 1
-        && f.entry()
-            .and_then(|b| f.terminator(b))
-            .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
 }

@@ -76,12 +76,11 @@ impl Isolated {
         f.compact();
         let mut out = pinv_core::ir::write::write_function_in(&m, &f, &opts);
         let mut generated = Vec::new();
-        for (id, g) in m.iter().skip(first_new) {
+        for (_, g) in m.iter().skip(first_new) {
             if g.name.ends_with(".solve") || g.name.ends_with(".index") || g.name == "iso.grid" {
                 generated.push(g.name.clone());
                 continue;
             }
-            let _ = id;
             out.push('\n');
             out.push_str(&pinv_core::ir::write::write_function_in(&m, g, &opts));
         }

@@ -66,7 +66,7 @@ pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
     for &id in &ids {
         stats.insts_before += count(&module.functions[id]);
         let mut f = module.functions[id].clone();
-        simplify_function(&mut f, module, &rules, &mut stats);
+        simplify_function(&mut f, &rules, &mut stats);
         if pinv_core::ir::verify::verify_function_in(module, &f).is_ok() {
             module.functions[id] = f;
         }
@@ -96,13 +96,7 @@ fn pure(kind: &InstKind) -> bool {
 }
 
 /// Simplifies one function in place (see the module docs, steps 1–3).
-pub fn simplify_function(
-    f: &mut Function,
-    module: &Module,
-    rules: &[Rule],
-    stats: &mut SimplifyStats,
-) {
-    let _ = module;
+pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
     // Blocks using each value, to know what is live out of its block.
     let mut used_in: HashMap<Value, HashSet<Block>> = HashMap::new();
     for &b in &f.layout {
@@ -231,40 +225,14 @@ fn simplify_block(
 
     // Rebuild: statements in order, pure values on demand.
     f.blocks[b].insts.clear();
-    let mut emitted: HashMap<Id, Value> = HashMap::new();
-    let mut emit = |f: &mut Function, c: Id, span| -> Value {
-        fn go(
-            f: &mut Function,
-            b: Block,
-            egraph: &egg::EGraph<Node, IsoAnalysis>,
-            extractor: &Extractor<IsoCost<'_>, Node, IsoAnalysis>,
-            leaf_value: &HashMap<Symbol, Value>,
-            emitted: &mut HashMap<Id, Value>,
-            c: Id,
-            span: pinv_core::Span,
-        ) -> Value {
-            let c = egraph.find(c);
-            if let Some(&v) = emitted.get(&c) {
-                return v;
-            }
-            let node = extractor.find_best_node(c).clone();
-            let v = match &node {
-                Node::Var(s) => leaf_value[s],
-                Node::Num(n) => f.ins_const(b, n.0, span),
-                Node::Op(op, args) => {
-                    let args: Vec<Value> = args
-                        .iter()
-                        .map(|&a| go(f, b, egraph, extractor, leaf_value, emitted, a, span))
-                        .collect();
-                    f.ins_prim(b, *op, args, span)
-                }
-                _ => unreachable!("only constants and primitives are simplified"),
-            };
-            emitted.insert(c, v);
-            v
-        }
-        go(f, b, egraph, &extractor, &leaf_value, &mut emitted, c, span)
+    let mut rebuild = Rebuild {
+        block: b,
+        egraph,
+        extractor: &extractor,
+        leaf_value: &leaf_value,
+        emitted: HashMap::new(),
     };
+    let mut emit = |f: &mut Function, c: Id, span| rebuild.emit(f, c, span);
     let konst = |v: Value| -> Option<Const> {
         class
             .get(&v)
@@ -319,6 +287,36 @@ fn simplify_block(
         });
         f.insts[i].kind = kind;
         f.blocks[b].insts.push(i);
+    }
+}
+
+/// Emits the best term of e-classes into a block, each class once.
+struct Rebuild<'a, 'e> {
+    block: Block,
+    egraph: &'a egg::EGraph<Node, IsoAnalysis>,
+    extractor: &'e Extractor<'a, IsoCost<'a>, Node, IsoAnalysis>,
+    leaf_value: &'e HashMap<Symbol, Value>,
+    emitted: HashMap<Id, Value>,
+}
+
+impl Rebuild<'_, '_> {
+    fn emit(&mut self, f: &mut Function, c: Id, span: pinv_core::Span) -> Value {
+        let c = self.egraph.find(c);
+        if let Some(&v) = self.emitted.get(&c) {
+            return v;
+        }
+        let node = self.extractor.find_best_node(c).clone();
+        let v = match &node {
+            Node::Var(s) => self.leaf_value[s],
+            Node::Num(n) => f.ins_const(self.block, n.0, span),
+            Node::Op(op, args) => {
+                let args: Vec<Value> = args.iter().map(|&a| self.emit(f, a, span)).collect();
+                f.ins_prim(self.block, *op, args, span)
+            }
+            _ => unreachable!("only constants and primitives are simplified"),
+        };
+        self.emitted.insert(c, v);
+        v
     }
 }
 
