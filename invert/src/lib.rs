@@ -53,6 +53,7 @@ pub mod egraph;
 pub mod error;
 pub mod program;
 pub mod reorient;
+pub mod search;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod theta;

@@ -120,7 +120,10 @@ impl Program {
     /// use pinv::{Const, Program, Sampler};
     /// let program = Program::parse("demo.pinv", "fn f(x: f64, y: f64) -> f64 { x + y }")?;
     /// let inverse = program.invert("f")?;
-    /// assert_eq!(inverse.schema().len(), 1); // one θ: how y = 5 is split between x and y
+    /// // One θ on every path: how y = 5 is split between x and y (a rounding fix-up is read on
+    /// // the rare paths where the split loses precision).
+    /// let always = inverse.schema().slots.iter().filter(|s| !s.conditional).count();
+    /// assert_eq!(always, 1);
     /// let x = inverse.call_with_tape(&[Const::F64(5.0)], &[Const::F64(2.0)])?;
     /// assert_eq!(x, [Const::F64(3.0), Const::F64(2.0)]);
     /// # Ok::<(), pinv::Error>(())
@@ -258,6 +261,17 @@ impl Inverse {
         sampler.take_drawn();
         let x = self.call(y, sampler);
         (x, sampler.take_drawn())
+    }
+
+    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
+    /// [`crate::search`]).
+    pub fn search(
+        &self,
+        y: &[Const],
+        config: &crate::search::SearchConfig,
+    ) -> Result<crate::search::SearchOutcome> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        Ok(crate::search::search(self, y, config))
     }
 
     /// The PGF: the θ tape with `f⁻¹(f(x), θ) = x`.

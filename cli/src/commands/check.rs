@@ -31,6 +31,13 @@ pub struct CheckArgs {
     /// Completeness tolerance: |x − x₀| ≤ tol · max(1, |x₀|).
     #[arg(long, default_value_t = 1e-6)]
     pub completeness_tolerance: f64,
+    /// Also search for discrete θ (choices, loop counts, small integers) on this many of the
+    /// sampled outputs, and report how often search finds a preimage.
+    #[arg(long, default_value_t = 100)]
+    pub search: usize,
+    /// The most runs of the inverse per search.
+    #[arg(long, default_value_t = 500)]
+    pub search_runs: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -58,6 +65,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
         seed: args.seed,
         soundness_tolerance: args.soundness_tolerance,
         completeness_tolerance: args.completeness_tolerance,
+        search_cases: args.search,
+        search: pinv::search::SearchConfig {
+            max_runs: args.search_runs,
+            seed: args.seed,
+            ..pinv::search::SearchConfig::default()
+        },
     };
     let reports: Vec<FunctionReport> = names
         .iter()
@@ -68,7 +81,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "file": loaded.file.name(),
             "functions": reports,
         });
-        println!("{value}");
+        outln!("{value}");
     } else {
         print_table(&reports);
     }
@@ -86,9 +99,15 @@ fn print_table(reports: &[FunctionReport]) {
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
-        "{:<width$}  {:>5}  {:>6}  {:>9}  {:>10}  {:>12}  status",
-        "function", "θ", "trials", "accepted", "violations", "completeness"
+    outln!(
+        "{:<width$}  {:>5}  {:>6}  {:>9}  {:>8}  {:>10}  {:>12}  status",
+        "function",
+        "θ",
+        "trials",
+        "accepted",
+        "search",
+        "violations",
+        "completeness"
     );
     for r in reports {
         let status = match r.status {
@@ -96,18 +115,24 @@ fn print_table(reports: &[FunctionReport]) {
             Status::Failed => "failed".to_string(),
             Status::Unsupported => "unsupported".to_string(),
         };
-        println!(
-            "{:<width$}  {:>5}  {:>6}  {:>8.1}%  {:>10}  {:>12}  {status}",
+        let search = match r.search_acceptance() {
+            Some(p) => format!("{p:.1}%"),
+            None => "-".to_string(),
+        };
+        let violations = r.soundness.violations + r.search.as_ref().map_or(0, |s| s.violations);
+        outln!(
+            "{:<width$}  {:>5}  {:>6}  {:>8.1}%  {:>8}  {:>10}  {:>12}  {status}",
             r.name,
             r.theta,
             r.soundness.trials,
             r.acceptance(),
-            r.soundness.violations,
+            search,
+            violations,
             format!("{}/{}", r.completeness.recovered, r.completeness.trials),
         );
         if r.status != Status::Ok {
             if let Some(message) = &r.message {
-                println!("{:<width$}  ↳ {message}", "");
+                outln!("{:<width$}  ↳ {message}", "");
             }
         }
     }

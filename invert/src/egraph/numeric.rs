@@ -290,6 +290,7 @@ fn build(
     let last_param = ps[ps.len() - 1];
 
     // Count the brackets.
+    let one = b.ci(1);
     let i0 = b.ci(0);
     let x0 = b.call(grid, &[i0]);
     let h0 = h(&mut b, body, x0, &ks, y);
@@ -302,7 +303,6 @@ fn build(
     let (cnt_end, _) = b.new_block(&[]);
     b.brif(done, (cnt_end, &[]), (cnt_body, &[]));
     b.at(cnt_body);
-    let one = b.ci(1);
     let i1 = b.op(Opcode::Iadd, &[cp[0], one]);
     let x1 = b.call(grid, &[i1]);
     let h1 = h(&mut b, body, x1, &ks, y);

@@ -14,7 +14,8 @@
 //!    are emitted before the terminator.
 //! 2. A `check` of a condition that folds to `true` is removed; a `brif` on a constant becomes a
 //!    `jump`, and blocks no longer reachable are dropped (no run took that branch, so no tape
-//!    changes).
+//!    changes). Straight jump chains are merged (`pinv_core::ir::merge_blocks`) before and after,
+//!    so the e-graphs see whole straight-line stretches.
 //! 3. **Dead code**: pure instructions whose results are unused are removed.
 //! 4. **Dead θ reads**: a `theta` or `choice` whose value is unused still consumes a tape
 //!    position, so removing it alone would shift every later read and break the PGF, which
@@ -97,6 +98,7 @@ fn pure(kind: &InstKind) -> bool {
 
 /// Simplifies one function in place (see the module docs, steps 1–3).
 pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
+    pinv_core::ir::merge_blocks::merge_blocks(f);
     // Blocks using each value, to know what is live out of its block.
     let mut used_in: HashMap<Value, HashSet<Block>> = HashMap::new();
     for &b in &f.layout {
@@ -118,6 +120,7 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
         }
     }
     f.remove_unreachable_blocks();
+    pinv_core::ir::merge_blocks::merge_blocks(f);
     hoist_constants(f);
     pinv_core::ir::cse::cse(f);
     dce(f);
