@@ -273,14 +273,17 @@ impl fmt::Display for IsolationReport {
             }
             Outcome::Isolated => "isolated: every unknown is solved once".to_string(),
             Outcome::Improved => format!(
-                "partly isolated: {} consistency check(s) left of {}",
-                self.after.checks, self.before.checks
+                "partly isolated: {} consistency check(s) (was {}), {} step(s) that reject some θ \
+                 (was {})",
+                self.after.checks, self.before.checks, self.after.bad, self.before.bad
             ),
             Outcome::NotIsolated => format!(
-                "not isolated ({}): inverted as written, with {} consistency check(s)",
+                "not isolated ({}): inverted as written, with {} consistency check(s) and {} \
+                 step(s) that reject some θ",
                 self.last_stop()
                     .map_or("no run".to_string(), |s| s.to_string()),
-                self.before.checks
+                self.before.checks,
+                self.before.bad
             ),
             Outcome::Skipped(why) => format!("not attempted: {why}"),
         };

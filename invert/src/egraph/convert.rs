@@ -127,7 +127,9 @@ impl Dag {
     }
 
     /// Candidate pivots: shared values (used more than once) that depend on an input occurring
-    /// more than once, most-used first, then those inputs themselves, most-occurring first.
+    /// more than once, most-used first, then those inputs themselves, most-occurring first, then
+    /// the other inputs (in `exp(x)·exp(y) + exp(x)`, θ for y leaves `exp(x) = y / (1 + exp y)`,
+    /// always positive).
     pub fn pivot_candidates(&self, plan: &Plan) -> Vec<PVal> {
         let fanned: u64 = self
             .fanned_params()
@@ -150,7 +152,9 @@ impl Dag {
                 i,
             )
         });
-        let mut params = self.fanned_params();
+        let mut params: Vec<u32> = (0..self.total.len() as u32)
+            .filter(|&p| self.total[p as usize] > 0)
+            .collect();
         params.sort_by_key(|&p| (std::cmp::Reverse(self.total[p as usize]), p));
         shared
             .into_iter()

@@ -10,12 +10,18 @@
 //! | helper | forward | inverse rule | PGF |
 //! |---|---|---|---|
 //! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`; `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips) |
+//! | `iso.mul(a, b)` | `a * b` | both unknown, y finite and nonzero: `a = θ·√|y|` (θ nonzero), `b = y / a`, `check a·b ≈ y`; anything else: the stack's `fmul` rule | records `a / √|y|`, or what the `fmul` rule records |
 //! | `iso.given.N(e, p)` | `e` | `p` unknown: `p = θ` (its whole type), `e = y`; `p` known: `e = y` | records `p` |
 //! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `u = θ ∈ [0, 1]`; `x = iso.root.N.solve(y, k…, u)`; `check T(x, k…) ≈ y` | records `iso.root.N.index(y, k…, x)` |
 //!
 //! A square could have been `x * x` with a special case in the reorientation for a product of
 //! a value with itself, or `pow(x, 2.0)` with the standard `pow` rule; a helper keeps the
 //! reorientation untouched, makes the sign choice explicit in the θ schema, and costs one call.
+//! `iso.mul` replaces `fmul` where the rewritten form splits a product between two unknown
+//! factors: the standard rule reads θ for one factor directly, so θ near 0 (or huge) puts the
+//! other factor — and with it the inputs — far out, where the original formula may no longer
+//! evaluate to y within the tolerance (`reuse`: x ≈ −y ≈ 10⁵ for θ = 10⁻³); scaled by √|y|,
+//! θ's usual magnitudes give factors of comparable size.
 //! `given` is how a value is read from θ *before* the rest is inverted without touching the
 //! reorientation's walk: the walk goes backwards from the outputs, so an output wrapped in
 //! `given(out, p)` is the first thing inverted, and its rule reads `p`. `iso.root.N` is

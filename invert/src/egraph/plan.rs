@@ -326,23 +326,19 @@ pub struct Simulation {
     pub bad: usize,
 }
 
-/// A closed range of f64 values (bounds may be infinite).
+/// A closed range of f64 values (bounds may be infinite). NaN is not tracked.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Range {
-    lo: f64,
-    hi: f64,
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
 }
 
-const FULL: Range = Range {
+pub const FULL: Range = Range {
     lo: f64::NEG_INFINITY,
     hi: f64::INFINITY,
 };
 
 impl Range {
-    fn restricted(self) -> bool {
-        self.lo > f64::NEG_INFINITY || self.hi < f64::INFINITY
-    }
-
     fn of(lo: f64, hi: f64) -> Range {
         if lo.is_nan() || hi.is_nan() || lo > hi {
             FULL
@@ -351,67 +347,130 @@ impl Range {
         }
     }
 
+    fn point(c: f64) -> Range {
+        Range::of(c, c)
+    }
+
+    /// Whether every value of `self` is in `o`.
+    pub fn within(self, o: Range) -> bool {
+        o.lo <= self.lo && self.hi <= o.hi
+    }
+
     fn contains_zero(self) -> bool {
         self.lo <= 0.0 && self.hi >= 0.0
     }
 
+    fn add(self, o: Range) -> Range {
+        Range::of(self.lo + o.lo, self.hi + o.hi)
+    }
+
+    fn neg(self) -> Range {
+        Range::of(-self.hi, -self.lo)
+    }
+
+    fn sub(self, o: Range) -> Range {
+        self.add(o.neg())
+    }
+
     fn mul(self, o: Range) -> Range {
-        if (self.lo == 0.0 && self.hi == 0.0) || (o.lo == 0.0 && o.hi == 0.0) {
-            return Range { lo: 0.0, hi: 0.0 };
+        if self == Range::point(0.0) || o == Range::point(0.0) {
+            return Range::point(0.0);
         }
+        // Bounds multiply with 0 · ∞ = 0 (the bound is approached, never reached).
+        let m = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
         let ps = [
-            self.lo * o.lo,
-            self.lo * o.hi,
-            self.hi * o.lo,
-            self.hi * o.hi,
+            m(self.lo, o.lo),
+            m(self.lo, o.hi),
+            m(self.hi, o.lo),
+            m(self.hi, o.hi),
         ];
-        if ps.iter().any(|p| p.is_nan()) {
-            return FULL;
-        }
         Range::of(
             ps.iter().copied().fold(f64::INFINITY, f64::min),
             ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         )
     }
+
+    fn div(self, o: Range) -> Range {
+        if o.contains_zero() {
+            FULL
+        } else {
+            self.mul(Range::of(1.0 / o.hi, 1.0 / o.lo))
+        }
+    }
+
+    fn sq(self) -> Range {
+        if self.contains_zero() {
+            Range::of(0.0, f64::max(self.lo * self.lo, self.hi * self.hi))
+        } else {
+            self.mul(self)
+        }
+    }
+
+    fn nonneg() -> Range {
+        Range::of(0.0, f64::INFINITY)
+    }
 }
 
-/// The range of every f64 value of `plan` (parameters range over everything).
-fn ranges(plan: &Plan) -> Vec<Range> {
+/// The range of an instruction's (first) result given its operands' ranges.
+fn forward_range(kind: &PKind, a: &[Range], konst: Option<Const>) -> Range {
+    match kind {
+        PKind::Const(_) => match konst {
+            Some(Const::F64(c)) if c.is_finite() => Range::point(c),
+            _ => FULL,
+        },
+        PKind::Sq => a[0].sq(),
+        PKind::Given { .. } => a[0],
+        PKind::Prim(op) => match op {
+            Opcode::Fadd => a[0].add(a[1]),
+            Opcode::Fsub => a[0].sub(a[1]),
+            Opcode::Fneg => a[0].neg(),
+            Opcode::Fmul => a[0].mul(a[1]),
+            Opcode::Fdiv => a[0].div(a[1]),
+            Opcode::Exp => Range::of(a[0].lo.exp(), a[0].hi.exp()),
+            Opcode::Sqrt => Range::of(a[0].lo.max(0.0).sqrt(), a[0].hi.max(0.0).sqrt()),
+            Opcode::Cosh | Opcode::Fabs => Range::nonneg(),
+            Opcode::Sin | Opcode::Cos | Opcode::Tanh => Range::of(-1.0, 1.0),
+            Opcode::Atan | Opcode::Asin => Range::of(-2.0, 2.0),
+            Opcode::Acos => Range::of(0.0, 4.0),
+            _ => FULL,
+        },
+        _ => FULL,
+    }
+}
+
+/// The ranges of the f64 values of `plan` over all inputs.
+pub fn ranges(plan: &Plan) -> Vec<Range> {
     let mut out: Vec<Range> = Vec::with_capacity(plan.insts.len());
     for inst in &plan.insts {
-        let a = |i: usize| out[inst.args[i].inst as usize];
-        let r = match &inst.kind {
-            PKind::Const(Const::F64(c)) if c.is_finite() => Range { lo: *c, hi: *c },
-            PKind::Sq => {
-                let x = a(0);
-                if x.contains_zero() {
-                    Range::of(0.0, f64::max(x.lo * x.lo, x.hi * x.hi))
-                } else {
-                    x.mul(x)
-                }
-            }
-            PKind::Given { .. } => a(0),
-            PKind::Prim(op) => match op {
-                Opcode::Fadd => Range::of(a(0).lo + a(1).lo, a(0).hi + a(1).hi),
-                Opcode::Fsub => Range::of(a(0).lo - a(1).hi, a(0).hi - a(1).lo),
-                Opcode::Fneg => Range::of(-a(0).hi, -a(0).lo),
-                Opcode::Fmul => a(0).mul(a(1)),
-                Opcode::Fdiv if !a(1).contains_zero() => {
-                    a(0).mul(Range::of(1.0 / a(1).hi, 1.0 / a(1).lo))
-                }
-                Opcode::Exp | Opcode::Cosh | Opcode::Sqrt | Opcode::Fabs => {
-                    Range::of(0.0, f64::INFINITY)
-                }
-                Opcode::Sin | Opcode::Cos | Opcode::Tanh => Range::of(-1.0, 1.0),
-                Opcode::Atan | Opcode::Asin => Range::of(-2.0, 2.0),
-                Opcode::Acos => Range::of(0.0, 4.0),
-                _ => FULL,
-            },
-            _ => FULL,
+        let a: Vec<Range> = inst.args.iter().map(|v| out[v.inst as usize]).collect();
+        let konst = match inst.kind {
+            PKind::Const(c) => Some(c),
+            _ => None,
         };
-        out.push(r);
+        out.push(forward_range(&inst.kind, &a, konst));
     }
     out
+}
+
+/// The range of the unknown operand `k` an instruction's rule solves, from the output's range
+/// and the other operands' ranges (as the inverse has them).
+fn solved_range(kind: &PKind, z: Range, a: &[Range], k: usize) -> Range {
+    match (kind, k) {
+        (PKind::Prim(Opcode::Fadd), 0) => z.sub(a[1]),
+        (PKind::Prim(Opcode::Fadd), _) => z.sub(a[0]),
+        (PKind::Prim(Opcode::Fsub), 0) => z.add(a[1]),
+        (PKind::Prim(Opcode::Fsub), _) => a[0].sub(z),
+        (PKind::Prim(Opcode::Fmul), 0) => z.div(a[1]),
+        (PKind::Prim(Opcode::Fmul), _) => z.div(a[0]),
+        (PKind::Prim(Opcode::Fdiv), 0) => z.mul(a[1]),
+        (PKind::Prim(Opcode::Fdiv), _) => a[0].div(z),
+        (PKind::Prim(Opcode::Fneg), _) => z.neg(),
+        (PKind::Prim(Opcode::Exp), _) if z.lo > 0.0 => Range::of(z.lo.ln(), z.hi.ln()),
+        (PKind::Prim(Opcode::Sqrt), _) if z.lo >= 0.0 => Range::of(z.lo * z.lo, z.hi * z.hi),
+        (PKind::Sq, _) if z.hi >= 0.0 => Range::of(-z.hi.sqrt(), z.hi.sqrt()),
+        (PKind::Given { .. }, 0) => z,
+        _ => FULL,
+    }
 }
 
 /// Which operand a rule reads θ for when both are unknown, and whether that θ can be any real
@@ -432,35 +491,45 @@ pub fn simulate(plan: &Plan) -> Simulation {
 
 /// [`simulate`], and the instructions whose rule would read θ to split the output between two
 /// unknown operands.
+///
+/// Besides counting checks and θ, it follows the **range** of every value as the inverse
+/// computes it (outputs range over the function's image, θ over its domain, solved operands
+/// over what the rule computes from those): a step that inverts an operation on a value whose
+/// range is not inside the operation's image (given the operands the inverse already knows)
+/// fails for some θ — counted in [`Simulation::bad`], as is a divisor drawn from all reals
+/// (samplers draw 0 often) or a constant 0 factor.
 pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     let mut splits = Vec::new();
     let mut sim = Simulation::default();
     let n = plan.insts.len();
-    let range = ranges(plan);
+    let fwd = ranges(plan);
     let mut known: HashSet<PVal> = HashSet::new();
+    // The range of each known f64 value as the inverse computes it.
+    let mut inv: HashMap<PVal, Range> = HashMap::new();
     // Values read from θ over all reals.
     let mut real_theta: HashSet<PVal> = HashSet::new();
     let mut computed = vec![false; n];
     let is_known =
         |known: &HashSet<PVal>, v: PVal| known.contains(&v) || plan.constant(v).is_some();
-    let is_f64 = |v: PVal| plan.ty(v) == Type::F64;
-    let read_real = |sim: &mut Simulation, v: PVal, real_theta: &mut HashSet<PVal>| {
-        if is_f64(v) {
-            if range[v.inst as usize].restricted() {
-                sim.bad += 1;
-            }
-            real_theta.insert(v);
+    let range_of = |inv: &HashMap<PVal, Range>, v: PVal| -> Range {
+        match plan.constant(v) {
+            Some(Const::F64(c)) if c.is_finite() => Range::point(c),
+            _ => inv.get(&v).copied().unwrap_or(FULL),
         }
     };
 
-    // The outputs are known (a value returned twice is checked).
+    // The outputs are known (a value returned twice is checked); they range over the image.
     for &o in &plan.outputs {
         if !known.insert(o) {
             sim.checks += 1;
         }
+        inv.insert(o, fwd[o.inst as usize]);
     }
 
-    let propagate = |known: &mut HashSet<PVal>, computed: &mut Vec<bool>, sim: &mut Simulation| {
+    let propagate = |known: &mut HashSet<PVal>,
+                     inv: &mut HashMap<PVal, Range>,
+                     computed: &mut Vec<bool>,
+                     sim: &mut Simulation| {
         for (i, inst) in plan.insts.iter().enumerate() {
             if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
                 continue;
@@ -475,16 +544,19 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
             if !inst.args.iter().all(|&a| is_known(known, a)) {
                 continue;
             }
+            let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
+            let r0 = forward_range(&inst.kind, &a, None);
             for r in results {
                 if !known.insert(r) {
                     sim.checks += 1;
                 }
+                inv.insert(r, r0);
             }
             computed[i] = true;
         }
     };
 
-    propagate(&mut known, &mut computed, &mut sim);
+    propagate(&mut known, &mut inv, &mut computed, &mut sim);
     for i in (0..n).rev() {
         let inst = &plan.insts[i];
         if computed[i] || matches!(inst.kind, PKind::Param(_)) {
@@ -503,7 +575,8 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         for &r in &results {
             if known.insert(r) {
                 sim.thetas += 1;
-                read_real(&mut sim, r, &mut real_theta);
+                real_theta.insert(r);
+                inv.insert(r, FULL);
             }
         }
         let unknown: Vec<PVal> = inst
@@ -512,11 +585,27 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
             .copied()
             .filter(|&a| !is_known(&known, a))
             .collect();
-        let solve = |known: &mut HashSet<PVal>, sim: &mut Simulation, a: PVal| {
-            if !known.insert(a) {
-                sim.checks += 1;
-            }
-        };
+        let z = results[0];
+        let rz = range_of(&inv, z);
+        // The image of the operation given what is known: unknown operands range as forward.
+        let image_args: Vec<Range> = inst
+            .args
+            .iter()
+            .map(|&a| {
+                if is_known(&known, a) {
+                    range_of(&inv, a)
+                } else {
+                    fwd[a.inst as usize]
+                }
+            })
+            .collect();
+        let image = forward_range(&inst.kind, &image_args, None);
+        let f64_out = plan.ty(z) == Type::F64;
+        if f64_out && !unknown.is_empty() && !rz.within(image) {
+            sim.bad += 1;
+        }
+        // θ: the operand a two-unknown binary rule reads θ for.
+        let mut theta_for: Option<(PVal, bool)> = None;
         match &inst.kind {
             PKind::Param(_) => {}
             PKind::Const(_) => sim.checks += 1,
@@ -525,38 +614,27 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.checks += 1;
                 }
                 // What the rule divides by: a known factor, or the output of `k / ?`.
-                let z = results[0];
                 let divisor = match (op, inst.args.as_slice(), unknown.len()) {
                     (Opcode::Fmul, &[a, b], 1) => Some(if unknown[0] == a { b } else { a }),
                     (Opcode::Fdiv, &[_, b], 1) if unknown[0] == b => Some(z),
                     _ => None,
                 };
-                let zero = |d: PVal| matches!(plan.constant(d), Some(Const::F64(c)) if c == 0.0);
-                if divisor.is_some_and(|d| real_theta.contains(&d) || zero(d)) {
+                if divisor.is_some_and(|d| real_theta.contains(&d)) {
                     sim.bad += 1;
                 }
                 if distinct(&unknown) >= 2 {
                     splits.push(i as u32);
                     sim.thetas += distinct(&unknown) - 1;
                     let (k, real) = theta_operand(*op);
-                    if real {
-                        if let Some(&t) = inst.args.get(k) {
-                            read_real(&mut sim, t, &mut real_theta);
-                        }
+                    if let Some(&t) = inst.args.get(k) {
+                        theta_for = Some((t, real));
                     }
-                }
-                for a in unknown {
-                    solve(&mut known, &mut sim, a);
                 }
             }
             PKind::Call(_) => {
                 // The callee's inverse gives every operand; known ones are checked against it.
-                let known_args = inst.args.len() - unknown.len();
-                sim.checks += known_args;
+                sim.checks += inst.args.len() - unknown.len();
                 sim.thetas += distinct(&unknown).saturating_sub(1);
-                for a in unknown {
-                    solve(&mut known, &mut sim, a);
-                }
             }
             PKind::Sq => {
                 if unknown.is_empty() {
@@ -564,21 +642,15 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 } else {
                     sim.choices += 1;
                 }
-                for a in unknown {
-                    solve(&mut known, &mut sim, a);
-                }
             }
             PKind::Given { .. } => {
                 let (e, p) = (inst.args[0], inst.args[1]);
                 if is_known(&known, e) {
                     sim.checks += 1;
-                } else {
-                    solve(&mut known, &mut sim, e);
                 }
                 if !is_known(&known, p) {
                     sim.givens += 1;
-                    read_real(&mut sim, p, &mut real_theta);
-                    solve(&mut known, &mut sim, p);
+                    theta_for = Some((p, true));
                 }
             }
             PKind::Root(_) => {
@@ -589,12 +661,37 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 } else {
                     sim.roots += 1;
                 }
-                for a in unknown {
-                    solve(&mut known, &mut sim, a);
+            }
+        }
+        // Solve: the θ operand first (any value of its domain), then the others from it.
+        let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(&inv, a)).collect();
+        if let Some((t, real)) = theta_for {
+            if !known.contains(&t) {
+                known.insert(t);
+                inv.insert(t, FULL);
+                if real && plan.ty(t) == Type::F64 {
+                    real_theta.insert(t);
+                }
+            }
+            for (k, &a) in inst.args.iter().enumerate() {
+                if a == t {
+                    now[k] = FULL;
                 }
             }
         }
-        propagate(&mut known, &mut computed, &mut sim);
+        for (k, &a) in inst.args.iter().enumerate() {
+            if unknown.contains(&a) && Some(a) != theta_for.map(|t| t.0) {
+                let r = solved_range(&inst.kind, rz, &now, k);
+                if known.insert(a) {
+                    inv.insert(a, r);
+                    now[k] = r;
+                }
+            }
+        }
+        // A value appearing twice among the unknown operands is solved once, checked once.
+        let dup = unknown.len() - distinct(&unknown);
+        sim.checks += dup;
+        propagate(&mut known, &mut inv, &mut computed, &mut sim);
     }
     // Free inputs are read from θ.
     for (i, _) in plan.params.iter().enumerate() {
@@ -604,7 +701,6 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         };
         if !known.contains(&p) {
             sim.thetas += 1;
-            read_real(&mut sim, p, &mut real_theta);
         }
     }
     (sim, splits)
@@ -657,6 +753,38 @@ block0(v0: f64, v1: f64, v2: f64):
 }");
         assert_eq!(mul_add.checks, 0);
         assert_eq!(mul_add.thetas, 2);
+    }
+
+    #[test]
+    fn ranges_see_theta_outside_an_image() {
+        // x·y + x as written: θ for x (any real), then y = (z − x) / x divides by it.
+        let s = sim("function %f(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = fmul v0, v1
+    v3 = fadd v2, v0
+    return v3
+}");
+        assert_eq!((s.checks, s.bad), (0, 1), "{s:?}");
+        // (x + 1.5)·(x + 1.5) − 2.25 with a square: y + 2.25 ≥ 0 for every y in the image.
+        let s = sim("function %q(x: f64) -> f64 {
+block0(v0: f64):
+    v1 = fconst 1.5
+    v2 = fadd v0, v1
+    v3 = fmul v2, v2
+    v4 = fconst 2.25
+    v5 = fsub v3, v4
+    return v5
+}");
+        assert_eq!(s.bad, 0, "{s:?}");
+        // exp(x)·exp(y): θ for the factor exp(x) may be negative.
+        let s = sim("function %e(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = exp v0
+    v3 = exp v1
+    v4 = fmul v2, v3
+    return v4
+}");
+        assert_eq!(s.bad, 2, "{s:?}");
     }
 
     #[test]
