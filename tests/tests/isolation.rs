@@ -342,3 +342,38 @@ fn simplification_changes_no_result() {
     );
     eprintln!("generated IR: {before} lines before simplification, {after} after");
 }
+
+#[test]
+fn blocks_of_functions_with_control_flow_are_isolated() {
+    // `mid` returns x*x on one branch: in closed block form that block is a function of its
+    // parameter, isolated to sq(x) (a sign choice) instead of a check that fails for almost
+    // every θ.
+    let program = Program::load(corpus_dir().join("branches.pinv")).expect("compiles");
+    let config = CheckConfig {
+        cases: 300,
+        ..CheckConfig::default()
+    };
+    let off = ReorientOptions {
+        isolation: IsolationConfig::disabled(),
+        ..ReorientOptions::default()
+    };
+    for name in ["mid", "complex"] {
+        let inverse = program.invert(name).expect("invertible");
+        let report = &inverse.isolation()[0];
+        assert_eq!(report.outcome, Outcome::Isolated, "{report}");
+        let on = check_inverse(&inverse, &config);
+        let before = check_inverse(
+            &program
+                .invert_with(name, &program.stack(), &off)
+                .expect("invertible"),
+            &config,
+        );
+        assert_eq!(on.status, Status::Ok, "{name}: {on:?}");
+        assert!(
+            on.acceptance() > before.acceptance() + 30.0,
+            "{name}: {:.1}% with isolation, {:.1}% without",
+            on.acceptance(),
+            before.acceptance()
+        );
+    }
+}

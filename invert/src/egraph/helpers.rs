@@ -27,10 +27,11 @@
 //! `given(out, p)` is the first thing inverted, and its rule reads `p`. `iso.root.N` is
 //! described in [`super::numeric`].
 
+use super::isolate::Body;
 use super::numeric;
 use super::plan::{PKind, Plan};
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, Module, Opcode, Signature, Type, Value,
+    Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
 };
 use pinv_core::Span;
 use pinv_primitives::{
@@ -163,17 +164,82 @@ fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
     add(module, f)
 }
 
-/// Installs `plan` as the body of function `id` of `module`: adds the helpers it needs (and
-/// their rules to `layer`) and replaces the body. Returns the body it replaced. `stack` is the
-/// stack the reorientation inverts with (the balanced product falls back on its `fmul` rule).
+/// Installs a rewritten body of function `id` of `module`: adds the helpers it needs (and their
+/// rules to `layer`) and replaces the body. Returns the body it replaced. `stack` is the stack
+/// the reorientation inverts with (the balanced product falls back on its `fmul` rule).
 pub fn install(
-    plan: &Plan,
+    body: &Body,
     module: &mut Module,
     id: FuncId,
     layer: &mut Layer,
     stack: &Stack,
 ) -> Function {
     let original = module.functions[id].clone();
+    match body {
+        Body::Straight(plan) => {
+            let helpers = add_helpers(plan, module, layer, stack);
+            let f = &module.functions[id];
+            let mut new = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
+            new.param_names = f.param_names.clone();
+            new.span = f.span;
+            let entry = new.create_entry();
+            let span = f
+                .entry()
+                .and_then(|b| f.terminator(b))
+                .map_or(f.span, |t| f.insts[t].span);
+            emit_block(plan, &mut new, entry, &helpers, module, span);
+            module.functions[id] = new;
+        }
+        Body::Blocks { closed, plans } => {
+            let mut new = closed.clone();
+            for (b, plan) in plans {
+                let helpers = add_helpers(plan, module, layer, stack);
+                let term = new
+                    .terminator(*b)
+                    .expect("a rewritten block ends in return or jump");
+                let mut kind = new.insts[term].kind.clone();
+                let span = new.insts[term].span;
+                new.blocks[*b].insts.clear();
+                let params = new.blocks[*b].params.clone();
+                let helper = |i: usize, _: &PKind| helpers[i];
+                let outputs = emit_plan(plan, &mut new, *b, &params, &helper, module);
+                match &mut kind {
+                    InstKind::Jump { dest } => dest.args = outputs,
+                    _ => kind = InstKind::Return { args: outputs },
+                }
+                new.ins_void(*b, kind, span);
+            }
+            new.compact();
+            module.functions[id] = new;
+        }
+    }
+    original
+}
+
+/// Emits `plan` into the empty entry block `b` of `f` (its parameters are the plan's) and
+/// returns.
+fn emit_block(
+    plan: &Plan,
+    f: &mut Function,
+    b: Block,
+    helpers: &[Option<FuncId>],
+    module: &Module,
+    span: Span,
+) {
+    let params = f.blocks[b].params.clone();
+    let helper = |i: usize, _: &PKind| helpers[i];
+    let outputs = emit_plan(plan, f, b, &params, &helper, module);
+    f.ins_return(b, outputs, span);
+}
+
+/// Adds the helpers `plan` calls to `module` (their rules to `layer`); returns, per plan
+/// instruction, the helper it is a call of.
+fn add_helpers(
+    plan: &Plan,
+    module: &mut Module,
+    layer: &mut Layer,
+    stack: &Stack,
+) -> Vec<Option<FuncId>> {
     let mut helpers: Vec<Option<FuncId>> = vec![None; plan.insts.len()];
     let mut root_ids: Vec<Option<FuncId>> = vec![None; plan.roots.len()];
     let (_, splits) = super::plan::simulate_splits(plan);
@@ -215,21 +281,7 @@ pub fn install(
             _ => None,
         };
     }
-    let f = &module.functions[id];
-    let mut new = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
-    new.param_names = f.param_names.clone();
-    new.span = f.span;
-    let entry = new.create_entry();
-    let params = new.blocks[entry].params.clone();
-    let helper = |i: usize, _: &PKind| helpers[i];
-    let outputs = emit_plan(plan, &mut new, entry, &params, &helper, module);
-    let span = f
-        .entry()
-        .and_then(|b| f.terminator(b))
-        .map_or(f.span, |t| f.insts[t].span);
-    new.ins_return(entry, outputs, span);
-    module.functions[id] = new;
-    original
+    helpers
 }
 
 // ---------------------------------------------------------------------------------------------

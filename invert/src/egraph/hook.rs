@@ -91,8 +91,8 @@ pub fn before(
             continue;
         }
         let iso = isolate_function(forward, id, config);
-        if let Some(plan) = &iso.plan {
-            let original = super::helpers::install(plan, forward, id, &mut layer, stack);
+        if let Some(body) = &iso.body {
+            let original = super::helpers::install(body, forward, id, &mut layer, stack);
             hook.originals.push((id, original));
         }
         hook.reports.push(iso.report);

@@ -35,7 +35,7 @@ use super::plan::{simulate, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation
 use super::rules::{rules, Rule};
 use egg::{Id, Language, Runner, StopReason, Symbol};
 use pinv_core::interp::Interpreter;
-use pinv_core::ir::{Const, FuncId, FuncKind, Module, Type};
+use pinv_core::ir::{Const, FuncId, FuncKind, InstKind, Module, Type};
 use pinv_core::Span;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
@@ -50,9 +50,22 @@ pub struct Isolated {
     pub function: FuncId,
     pub report: IsolationReport,
     /// The rewritten body, when the report's outcome is isolated or improved.
-    pub plan: Option<Plan>,
+    pub body: Option<Body>,
     /// Readable parameter names (for helper roles).
     pub names: Vec<String>,
+}
+
+/// A rewritten body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// A straight-line function: its new body.
+    Straight(Plan),
+    /// A function with control flow, in closed block form, with new bodies for some of its
+    /// blocks that end in `return`.
+    Blocks {
+        closed: pinv_core::ir::Function,
+        plans: Vec<(pinv_core::ir::Block, Plan)>,
+    },
 }
 
 impl Isolated {
@@ -60,12 +73,12 @@ impl Isolated {
     /// installed in `module` (`None` if the body is not rewritten). The numeric helpers'
     /// generated `solve`/`index` loops and the grid are listed by name only.
     pub fn rewritten_ir(&self, module: &Module) -> Option<String> {
-        let plan = self.plan.as_ref()?;
+        let body = self.body.as_ref()?;
         let mut m = module.clone();
         let first_new = m.functions.len();
         let mut layer = pinv_primitives::Layer::new("isolation");
         super::helpers::install(
-            plan,
+            body,
             &mut m,
             self.function,
             &mut layer,
@@ -146,6 +159,12 @@ struct Ctx<'a> {
 
 /// Isolates the unknowns of function `f` of `module` (see the module docs). Never fails: what
 /// could not be done is in the report.
+///
+/// A function with branches or loops is first put in closed block form
+/// ([`crate::reorient::close_blocks`]); then every block that ends in `return` or `jump` is a
+/// straight-line function from its parameters to what it returns or passes on, and is isolated
+/// on its own (the blocks that branch are left as they are: the facts the reorientation derives
+/// from their conditions stay intact).
 pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) -> Isolated {
     let start = Instant::now();
     let func = &module.functions[f];
@@ -153,7 +172,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     let skipped = |why: &str| Isolated {
         function: f,
         report: IsolationReport::skipped(&func.name, why),
-        plan: None,
+        body: None,
         names: names.clone(),
     };
     if !config.enabled {
@@ -164,18 +183,157 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     }
     let mut body = func.clone();
     pinv_core::ir::cse::cse(&mut body);
-    let Some(plan) = Plan::from_function(&body) else {
-        return skipped("it has branches or loops (only straight-line bodies are isolated)");
+    if let Some(plan) = Plan::from_function(&body) {
+        let one = isolate_plan(module, config, start, plan.pruned(), &names, false);
+        let mut report = one.report(&func.name);
+        report.time = start.elapsed();
+        return Isolated {
+            function: f,
+            report,
+            body: one.plan.map(Body::Straight),
+            names,
+        };
+    }
+    if body.layout.len() < 2 {
+        return skipped("its body is not straight-line code");
+    }
+    // Closed block form: every return block is a function of its parameters.
+    let mut closed = crate::reorient::close_blocks(&body);
+    closed.compact();
+    let mut report = IsolationReport::skipped(&func.name, "");
+    report.outcome = Outcome::NoFanOut;
+    let mut plans = Vec::new();
+    let mut any = false;
+    for b in closed.layout.clone() {
+        let straight = closed.terminator(b).is_some_and(|t| {
+            matches!(
+                closed.insts[t].kind,
+                InstKind::Return { .. } | InstKind::Jump { .. }
+            )
+        });
+        if !straight {
+            continue;
+        }
+        let Some(plan) = Plan::from_block(&closed, b) else {
+            continue;
+        };
+        let block_names: Vec<String> = if Some(b) == closed.entry() {
+            names.clone()
+        } else {
+            (0..plan.params.len())
+                .map(|i| format!("{b}.p{i}"))
+                .collect()
+        };
+        let one = isolate_plan(module, config, start, plan.pruned(), &block_names, true);
+        any = true;
+        merge_block_report(&mut report, &one, b);
+        if let Some(p) = one.plan {
+            plans.push((b, p));
+        }
+    }
+    if !any {
+        return skipped("every block branches");
+    }
+    if !plans.is_empty() {
+        report.outcome = if report.after.checks == 0 && report.after.bad == 0 {
+            Outcome::Isolated
+        } else {
+            Outcome::Improved
+        };
+    }
+    report.time = start.elapsed();
+    Isolated {
+        function: f,
+        report,
+        body: (!plans.is_empty()).then_some(Body::Blocks { closed, plans }),
+        names,
+    }
+}
+
+/// Adds one block's result to a function's report.
+fn merge_block_report(report: &mut IsolationReport, one: &One, b: pinv_core::ir::Block) {
+    let add = |a: &mut Simulation, b: &Simulation| {
+        a.checks += b.checks;
+        a.thetas += b.thetas;
+        a.choices += b.choices;
+        a.givens += b.givens;
+        a.roots += b.roots;
+        a.bad += b.bad;
     };
-    let plan = plan.pruned();
+    add(&mut report.before, &one.before);
+    add(&mut report.after, &one.after);
+    let rank = |o: &Outcome| match o {
+        Outcome::NoFanOut => 0,
+        Outcome::Isolated => 1,
+        Outcome::Improved => 2,
+        Outcome::NotIsolated => 3,
+        Outcome::Skipped(_) => 4,
+    };
+    if rank(&one.outcome) > rank(&report.outcome) {
+        report.outcome = one.outcome.clone();
+    }
+    if one.plan.is_some() {
+        report
+            .original
+            .extend(one.original.iter().map(|t| format!("{b}: {t}")));
+        report
+            .rewritten
+            .extend(one.rewritten.iter().map(|t| format!("{b}: {t}")));
+    }
+    report.thetas.extend(one.thetas.iter().cloned());
+    report.numeric.extend(one.numeric.iter().cloned());
+    report.runs.extend(one.runs.iter().cloned());
+}
+
+/// What isolation did to one straight-line plan.
+struct One {
+    outcome: Outcome,
+    before: Simulation,
+    after: Simulation,
+    original: Vec<String>,
+    rewritten: Vec<String>,
+    thetas: Vec<String>,
+    numeric: Vec<String>,
+    runs: Vec<RunReport>,
+    plan: Option<Plan>,
+}
+
+impl One {
+    fn report(&self, function: &str) -> IsolationReport {
+        IsolationReport {
+            function: function.to_string(),
+            outcome: self.outcome.clone(),
+            before: self.before,
+            after: self.after,
+            original: self.original.clone(),
+            rewritten: self.rewritten.clone(),
+            thetas: self.thetas.clone(),
+            numeric: self.numeric.clone(),
+            runs: self.runs.clone(),
+            time: Duration::ZERO,
+        }
+    }
+}
+
+/// Isolates one straight-line plan whose parameters are named `names`. With `checks_only`
+/// (a block of a function with control flow) only consistency checks count: a block's values
+/// also meet the branch conditions of other blocks, which the simulation does not see, so a
+/// rewrite that only changes how θ is drawn may lose as much acceptance there as it wins here.
+fn isolate_plan(
+    module: &Module,
+    config: &IsolationConfig,
+    start: Instant,
+    plan: Plan,
+    names: &[String],
+    checks_only: bool,
+) -> One {
     let before = simulate(&plan);
     let original: Vec<String> = plan
         .outputs
         .iter()
-        .map(|&o| plan_text(&plan, &names, o, 200))
+        .map(|&o| plan_text(&plan, names, o, 200))
         .collect();
-    let mut report = IsolationReport {
-        function: func.name.clone(),
+    let mut one = One {
         outcome: Outcome::NoFanOut,
         before,
         after: before,
@@ -184,23 +342,18 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
         thetas: Vec::new(),
         numeric: Vec::new(),
         runs: Vec::new(),
-        time: Duration::ZERO,
+        plan: None,
     };
     let dag = Dag::new(&plan);
-    if dag.fanned_params().is_empty() || (before.checks == 0 && before.bad == 0) {
-        report.time = start.elapsed();
-        return Isolated {
-            function: f,
-            report,
-            plan: None,
-            names,
-        };
+    let worth = before.checks > 0 || (before.bad > 0 && !checks_only);
+    if dag.fanned_params().is_empty() || !worth {
+        return one;
     }
     let ctx = Ctx {
         module,
         config,
         atoms: dag.atoms(&plan),
-        names: names.clone(),
+        names: names.to_vec(),
         plan,
         rules: rules(&config.families),
         start,
@@ -215,7 +368,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
         }
     };
     let (r, c) = run(&ctx, &[]);
-    report.runs.push(r);
+    one.runs.push(r);
     consider(c, &mut best);
     if !best.as_ref().is_some_and(Candidate::perfect) {
         // An input as θ is pointless when it is the only input used.
@@ -233,7 +386,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
                 break;
             }
             let (r, c) = run(&ctx, &[pivot]);
-            report.runs.push(r);
+            one.runs.push(r);
             consider(c, &mut best);
             if best.as_ref().is_some_and(Candidate::perfect) {
                 break;
@@ -242,47 +395,41 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     }
 
     let original_score = score(&before, ctx.plan.size());
-    let chosen = best.filter(|c| c.score() < original_score);
+    let chosen = best
+        .filter(|c| c.score() < original_score && (!checks_only || c.sim.checks < before.checks));
     let chosen = match chosen {
         Some(c) => match check_plan(&ctx, &c.plan) {
             Ok(()) => Some(c),
             Err(why) => {
-                report.outcome = Outcome::NotIsolated;
-                if let Some(last) = report.runs.last_mut() {
+                if let Some(last) = one.runs.last_mut() {
                     last.rejected = Some(format!("the rewritten body disagrees: {why}"));
                 }
                 None
             }
         },
-        None => {
-            report.outcome = Outcome::NotIsolated;
-            None
-        }
+        None => None,
     };
-    let plan = chosen.map(|c| {
-        report.outcome = if c.sim.checks == 0 && c.sim.bad == 0 {
-            Outcome::Isolated
-        } else {
-            Outcome::Improved
-        };
-        report.after = c.sim;
-        report.rewritten = c
-            .plan
-            .outputs
-            .iter()
-            .map(|&o| plan_text(&c.plan, &names, o, 200))
-            .collect();
-        report.thetas = c.thetas;
-        report.numeric = c.numeric;
-        c.plan
-    });
-    report.time = start.elapsed();
-    Isolated {
-        function: f,
-        report,
-        plan,
-        names,
+    match chosen {
+        None => one.outcome = Outcome::NotIsolated,
+        Some(c) => {
+            one.outcome = if c.sim.checks == 0 && c.sim.bad == 0 {
+                Outcome::Isolated
+            } else {
+                Outcome::Improved
+            };
+            one.after = c.sim;
+            one.rewritten = c
+                .plan
+                .outputs
+                .iter()
+                .map(|&o| plan_text(&c.plan, names, o, 200))
+                .collect();
+            one.thetas = c.thetas;
+            one.numeric = c.numeric;
+            one.plan = Some(c.plan);
+        }
     }
+    one
 }
 
 fn stop_of(reason: &Option<StopReason>) -> Stop {

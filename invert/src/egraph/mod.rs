@@ -108,5 +108,5 @@ pub mod rules;
 pub mod simplify;
 
 pub use config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
-pub use isolate::{isolate_function, Isolated};
+pub use isolate::{isolate_function, Body, Isolated};
 pub use rules::Family;

@@ -101,13 +101,24 @@ impl Plan {
         if f.layout.len() != 1 {
             return None;
         }
-        let entry = f.entry()?;
-        let mut b = PlanBuilder::new(f.sig.params.clone());
+        Plan::from_block(f, f.entry()?)
+    }
+
+    /// The plan of one block that ends in `return` or `jump` and uses only its own parameters
+    /// and results (a block in closed form): a function from its parameters to the returned
+    /// values, or to the jump's arguments.
+    pub fn from_block(f: &Function, block: pinv_core::ir::Block) -> Option<Plan> {
+        let params: Vec<Type> = f.blocks[block]
+            .params
+            .iter()
+            .map(|&p| f.value_type(p))
+            .collect();
+        let mut b = PlanBuilder::new(params);
         let mut map: HashMap<Value, PVal> = HashMap::new();
-        for (i, &p) in f.blocks[entry].params.iter().enumerate() {
+        for (i, &p) in f.blocks[block].params.iter().enumerate() {
             map.insert(p, b.param(i));
         }
-        let (&term, body) = f.blocks[entry].insts.split_last()?;
+        let (&term, body) = f.blocks[block].insts.split_last()?;
         for &inst in body {
             let data = &f.insts[inst];
             let args: Option<Vec<PVal>> = data
@@ -135,8 +146,10 @@ impl Plan {
                 );
             }
         }
-        let InstKind::Return { args } = &f.insts[term].kind else {
-            return None;
+        let args = match &f.insts[term].kind {
+            InstKind::Return { args } => args,
+            InstKind::Jump { dest } => &dest.args,
+            _ => return None,
         };
         let outputs: Option<Vec<PVal>> = args.iter().map(|a| map.get(a).copied()).collect();
         let mut plan = b.finish();
