@@ -91,8 +91,12 @@
 //!
 //! Each run has node, iteration and time limits, and each function a time budget for all its
 //! runs ([`IsolationConfig`]); hitting them falls back to the body as written and is reported.
-//! Only straight-line bodies are isolated (a function with branches or loops is reported as
-//! skipped). Measured with `cargo run --release -p pinv --example isolation_bench`.
+//! In a function with branches or loops, the blocks that end in `return` or `jump` are isolated
+//! one by one in closed block form (a block is then a function of its parameters), and only
+//! where they have consistency checks: blocks that branch are left alone, so the facts the
+//! reorientation derives from conditions are untouched. Systems of equations (two outputs that
+//! share unknowns, as `(x + y, x·y)`) are not solved. Measured with
+//! `cargo run --release -p pinv --example isolation_bench`.
 
 pub mod analysis;
 pub mod config;

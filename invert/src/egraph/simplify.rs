@@ -416,3 +416,68 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
         removed += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::ir::parse_module;
+
+    const PAIR: &str = "function %f(x: f64) -> f64 {
+block0(v0: f64):
+    return v0
+}
+
+function %f.inv(y: f64) -> f64 generated_inverse(f) {
+block0(v0: f64):
+    v1 = theta real \"used\" @1..2
+    v2 = theta real \"unused\" @3..4
+    v3 = fadd v0, v1
+    v4 = fconst 1.0
+    v5 = fmul v3, v4
+    v6 = feq v5, v5
+    v7 = fne v5, v5
+    v8 = bor v6, v7
+    check v8, \"always\"
+    return v5
+}
+
+function %f.pgf(x: f64) -> () generated_pgf(f) {
+block0(v0: f64):
+    v1 = fconst 2.0
+    record v1, \"used\" @1..2
+    v2 = fmul v0, v1
+    record v2, \"unused\" @3..4
+    return
+}
+";
+
+    #[test]
+    fn dead_theta_goes_with_its_record() {
+        let mut m = parse_module(PAIR).expect("parses");
+        let stats = simplify_generated(&mut m);
+        pinv_core::ir::verify::verify_module(&m).expect("verifies");
+        let text = pinv_core::ir::write_module(&m, &Default::default());
+        assert_eq!(stats.dead_thetas, 1, "{text}");
+        assert_eq!(stats.checks_removed, 1, "{text}");
+        assert!(!text.contains("unused"), "{text}");
+        assert_eq!(text.matches("\"used\"").count(), 2, "{text}");
+        assert!(
+            !text.contains("fmul"),
+            "x·1 and the dead record's value are gone: {text}"
+        );
+    }
+
+    #[test]
+    fn ambiguous_records_keep_the_read() {
+        // Two records with the same role and span: which one is the read's is not certain.
+        let text = PAIR.replace(
+            "    return\n}",
+            "    record v2, \"unused\" @3..4\n    return\n}",
+        );
+        let mut m = parse_module(&text).expect("parses");
+        let stats = simplify_generated(&mut m);
+        assert_eq!(stats.dead_thetas, 0);
+        let out = pinv_core::ir::write_module(&m, &Default::default());
+        assert_eq!(out.matches("\"unused\"").count(), 3, "{out}");
+    }
+}
