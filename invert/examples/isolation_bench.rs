@@ -84,6 +84,20 @@ fn main() {
         config.function_time_limit,
         config.max_pivots
     );
+    // The fan-out corpus.
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/fanout.pinv");
+    if let Ok(program) = pinv::Program::load(corpus) {
+        for name in program.function_names() {
+            let (id, _) = program.function(name).expect("exists");
+            let t = Instant::now();
+            let iso = isolate_function(program.module(), id, &config);
+            println!(
+                "fanout.pinv {name:>10}: {:>8.2}ms  {:?}",
+                t.elapsed().as_secs_f64() * 1e3,
+                iso.report.outcome
+            );
+        }
+    }
     println!(
         "{:>6} {:>8} {:>10} {:>10} {:>10} {:>12} {:>12}  outcomes",
         "insts", "samples", "iso min", "iso median", "iso max", "invert (iso)", "invert (off)"
