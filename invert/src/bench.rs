@@ -422,20 +422,29 @@ pub mod reference {
         close(x * 2.0 + y * 3.0, out).then(|| vec![Const::F64(x), Const::F64(y)])
     }
 
-    /// `square(x) = x * x`. θ: x (nonzero), checked against y.
-    pub fn square(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
-        let out = f(y.first())?;
-        if out == 0.0 || out.is_nan() {
+    /// ±√s by a sign choice (0: +, 1: −).
+    fn signed_root(s: f64, choice: i64) -> Option<f64> {
+        if s < 0.0 {
             return None;
         }
-        let x = nonzero(f(t.first())?)?;
+        match choice {
+            0 => Some(s.sqrt()),
+            1 => Some(-s.sqrt()),
+            _ => None,
+        }
+    }
+
+    /// `square(x) = x * x`. θ: the sign of the root.
+    pub fn square(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let x = signed_root(out, i(t.first())?)?;
         close(x * x, out).then(|| vec![Const::F64(x)])
     }
 
-    /// `quad(x) = x * x + 3 * x`. θ: the value of 3 * x.
+    /// `quad(x) = x * x + 3 * x = (x + 1.5)² − 2.25`. θ: the sign of the root.
     pub fn quad(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
         let out = f(y.first())?;
-        let x = f(t.first())? / 3.0;
+        let x = signed_root(out + 2.25, i(t.first())?)? - 1.5;
         close(x * x + 3.0 * x, out).then(|| vec![Const::F64(x)])
     }
 
@@ -474,17 +483,18 @@ pub mod reference {
         (x, y)
     }
 
-    /// `arm3(t1, t2, t3) -> (x, y)`, a planar arm. θ solves the y equation: the value of
-    /// 0.5·sin(a3), the branch and turns of a3, the value of 2·sin(a2), the branch and turns of
-    /// a2, and of a1; the x equation is the check.
+    /// `arm3(t1, t2, t3) -> (x, y)`, a planar arm, inverted as pinv's e-graph isolation
+    /// rewrites it. θ: the angle a2 = t1 + t2, the value R of 2·sin(a2) + 0.5·sin(a3), then the
+    /// branch and turns of a3 (from 0.5·sin(a3) = R − 2·sin(a2)) and of t1 (from
+    /// sin(t1) = y − R); the x equation is the check.
     pub fn arm3(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
         let (ox, oy) = (f(y.first())?, f(y.get(1))?);
-        let r3 = f(t.first())?;
-        let a3 = angle(r3 / 0.5, i(t.get(1))?, i(t.get(2))?)?;
-        let left = oy - r3;
-        let r2 = f(t.get(3))?;
-        let a2 = angle(r2 / 2.0, i(t.get(4))?, i(t.get(5))?)?;
-        let a1 = angle(left - r2, i(t.get(6))?, i(t.get(7))?)?;
+        let a2 = f(t.first())?;
+        let r = f(t.get(1))?;
+        let s1 = oy - r;
+        let s3 = (r - 2.0 * a2.sin()) / 0.5;
+        let a3 = angle(s3, i(t.get(2))?, i(t.get(3))?)?;
+        let a1 = angle(s1, i(t.get(4))?, i(t.get(5))?)?;
         let (t1, t2, t3) = (a1, a2 - a1, a3 - a2);
         let (fx, fy) = arm3_forward(t1, t2, t3);
         (close(fx, ox) && close(fy, oy))

@@ -44,6 +44,8 @@
 //!
 //! - [`program`]: [`Program`] (load, run, invert) and [`Inverse`] (call, sample, PGF, schema).
 //! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
+//! - [`egraph`]: e-graph isolation of reused unknowns before inverting, and simplification of
+//!   generated code.
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
@@ -51,6 +53,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod egraph;
 pub mod error;
 pub mod program;
 pub mod reorient;

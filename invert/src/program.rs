@@ -10,6 +10,7 @@
 //! [`Owner::Forward`]: pinv_core::jit::Owner::Forward
 //! [`Owner::Inverse`]: pinv_core::jit::Owner::Inverse
 
+use crate::egraph::IsolationReport;
 use crate::error::{Error, Result};
 use crate::reorient::{reorient, Inversion, ReorientOptions};
 use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
@@ -196,6 +197,7 @@ impl Program {
             inverse,
             pgf,
             consulted,
+            isolation,
         } = reorient(self.module(), id, stack, options)?;
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
         let key = inverse_key(stack, options);
@@ -219,6 +221,7 @@ impl Program {
             pgf,
             schema,
             consulted,
+            isolation,
             config: self.config,
             engine: self.engine,
             native: Arc::new(Native {
@@ -301,6 +304,7 @@ pub struct Inverse {
     pgf: Result<FuncId, String>,
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
+    isolation: Vec<IsolationReport>,
     config: InterpConfig,
     engine: Engine,
     native: Arc<Native>,
@@ -345,6 +349,12 @@ impl Inverse {
     /// The layers consulted while inverting (misses included).
     pub fn consulted(&self) -> &BTreeSet<LayerStamp> {
         &self.consulted
+    }
+
+    /// What e-graph isolation did to the function and the functions it calls
+    /// ([`crate::egraph`]).
+    pub fn isolation(&self) -> &[IsolationReport] {
+        &self.isolation
     }
 
     /// The engine this inverse runs with.
