@@ -64,6 +64,10 @@ fn run() -> Result<(), String> {
         }
         println!("forward {name}: {:?} (median of {n})", median(times));
     }
+    let src = pinv_core::SourceFile::new(path.clone(), text.clone());
+    if let Some(d) = pinv::bench::compile_latency(&src, name, runs) {
+        println!("bench::compile_latency: {d:?}");
+    }
     println!(
         "{name}: front end {:?}, invert {:?}, native {:?} (of which compiling {:?}), total {:?} (medians of {runs})",
         median(front),
