@@ -1,9 +1,10 @@
 //! `pinv check FILE`: soundness, acceptance and completeness of every function's inverse.
 
 use crate::output;
+use crate::progress::Progress;
 use crate::Outcome;
 use clap::Args;
-use pinv::check::{check_function, CheckConfig, FunctionReport, Status};
+use pinv::check::{check_function_with, CheckConfig, FunctionReport, Status};
 use std::path::PathBuf;
 
 /// Check the inverses of a file's functions: soundness (every returned x maps to y),
@@ -59,10 +60,22 @@ pub fn run(args: &CheckArgs) -> Outcome {
         soundness_tolerance: args.soundness_tolerance,
         completeness_tolerance: args.completeness_tolerance,
     };
+    let cases = args.cases as u64;
+    let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
     let reports: Vec<FunctionReport> = names
         .iter()
-        .map(|name| check_function(&loaded.program, name, &config))
+        .enumerate()
+        .map(|(i, name)| {
+            progress.set_message(name.clone());
+            let base = i as u64 * cases;
+            let report = check_function_with(&loaded.program, name, &config, &mut |done| {
+                progress.set_position(base + done as u64)
+            });
+            progress.set_position(base + cases);
+            report
+        })
         .collect();
+    progress.finish();
     if args.json {
         let value = serde_json::json!({
             "file": loaded.file.name(),
