@@ -252,12 +252,27 @@ fn help_has_examples() {
 
 #[test]
 fn invert_with_explicit_theta_is_deterministic() {
-    let pgf = pinv(&["pgf", "tests/corpus/straight.pinv", "mul_add", "2", "3", "4"]);
+    let pgf = pinv(&[
+        "pgf",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "2",
+        "3",
+        "4",
+    ]);
     assert_eq!(pgf.status.code(), Some(0), "{}", stderr(&pgf));
     let theta = stdout(&pgf).trim().to_string();
     let mut outputs = Vec::new();
     for _ in 0..3 {
-        let o = pinv(&["invert", "tests/corpus/straight.pinv", "mul_add", "--y", "10", "--theta", &theta]);
+        let o = pinv(&[
+            "invert",
+            "tests/corpus/straight.pinv",
+            "mul_add",
+            "--y",
+            "10",
+            "--theta",
+            &theta,
+        ]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         outputs.push(stdout(&o));
     }
@@ -267,7 +282,18 @@ fn invert_with_explicit_theta_is_deterministic() {
 
 #[test]
 fn invert_samples_and_json() {
-    let o = pinv(&["invert", "tests/corpus/straight.pinv", "lin", "--y", "100", "--samples", "5", "--seed", "3", "--json"]);
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "lin",
+        "--y",
+        "100",
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["function"], "lin");
@@ -279,13 +305,31 @@ fn invert_samples_and_json() {
         assert!((a * 2.0 + b * 3.0 - 100.0).abs() < 1e-6, "{r}");
     }
     // The same seed gives the same preimages.
-    let again = pinv(&["invert", "tests/corpus/straight.pinv", "lin", "--y", "100", "--samples", "5", "--seed", "3", "--json"]);
+    let again = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "lin",
+        "--y",
+        "100",
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+        "--json",
+    ]);
     assert_eq!(stdout(&o), stdout(&again));
 }
 
 #[test]
 fn bad_theta_exits_2() {
-    let base = ["invert", "tests/corpus/straight.pinv", "mul_add", "--y", "10", "--theta"];
+    let base = [
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "10",
+        "--theta",
+    ];
     for theta in ["1", "1,2,3,4", "1,true"] {
         let mut args = base.to_vec();
         args.push(theta);
@@ -293,30 +337,63 @@ fn bad_theta_exits_2() {
         assert_eq!(o.status.code(), Some(2), "θ = {theta}: {}", stderr(&o));
         assert!(stderr(&o).contains("θ"), "θ = {theta}: {}", stderr(&o));
     }
-    let o = pinv(&["invert", "tests/corpus/straight.pinv", "mul_add", "--y", "abc"]);
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "abc",
+    ]);
     assert_eq!(o.status.code(), Some(2));
-    let o = pinv(&["invert", "tests/corpus/straight.pinv", "mul_add", "--y", "1,2"]);
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "1,2",
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
 fn a_theta_out_of_domain_is_a_domain_error() {
     // θ = 0 for the nonzero factor of x*y when x*y = 6 ≠ 0.
-    let o = pinv(&["invert", "tests/corpus/straight.pinv", "mul_add", "--y", "10", "--theta", "4,0"]);
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "10",
+        "--theta",
+        "4,0",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("straight.pinv:3:5"), "{}", stderr(&o));
 }
 
 #[test]
 fn check_json_has_the_documented_fields() {
-    let o = pinv(&["check", "tests/corpus/straight.pinv", "--cases", "50", "--json"]);
+    let o = pinv(&[
+        "check",
+        "tests/corpus/straight.pinv",
+        "--cases",
+        "50",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["file"], "tests/corpus/straight.pinv");
     let functions = v["functions"].as_array().expect("functions");
     assert_eq!(functions.len(), 7);
     for f in functions {
-        for field in ["name", "status", "theta", "soundness", "completeness", "message"] {
+        for field in [
+            "name",
+            "status",
+            "theta",
+            "soundness",
+            "completeness",
+            "message",
+        ] {
             assert!(f.get(field).is_some(), "{field} missing in {f}");
         }
         for field in ["trials", "accepted", "violations"] {
@@ -327,9 +404,20 @@ fn check_json_has_the_documented_fields() {
         }
         assert_eq!(f["status"], "ok", "{f}");
     }
-    let o = pinv(&["check", "tests/corpus/straight.pinv", "--function", "lin", "--cases", "20"]);
+    let o = pinv(&[
+        "check",
+        "tests/corpus/straight.pinv",
+        "--function",
+        "lin",
+        "--cases",
+        "20",
+    ]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("lin") && !stdout(&o).contains("mul_add"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("lin") && !stdout(&o).contains("mul_add"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -361,5 +449,9 @@ fn primitives_catalogue_lists_every_opcode() {
     let entries = v["primitives"].as_array().expect("entries");
     assert_eq!(entries.len(), pinv_core::ir::Opcode::ALL.len());
     let o = pinv(&["primitives"]);
-    assert!(stdout(&o).contains("fadd (f64, f64) -> f64"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("fadd (f64, f64) -> f64"),
+        "{}",
+        stdout(&o)
+    );
 }

@@ -1,8 +1,11 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod completions;
 pub mod invert;
 pub mod pgf;
+pub mod plot;
 pub mod primitives;
 pub mod run;
+pub mod sample;
 pub mod show;
