@@ -633,12 +633,13 @@ fn compile_errors_show_source_context_in_every_file_command() {
 }
 
 #[test]
-fn unsupported_functions_show_where_in_sample_and_plot() {
+fn unsupported_functions_show_where_in_check_sample_and_plot() {
     // Recursion with no base case cannot be inverted; the error points at the function.
     let path = temp_file("rec.pinv", "fn r(x: f64) -> f64 {\n    r(x)\n}\n");
     let p = path.to_str().unwrap();
     let out = temp_dir().join("rec.svg");
     for args in [
+        vec!["check", p, "--cases", "5"],
         vec!["sample", p, "r", "--y", "1"],
         vec!["plot", p, "r", "--y", "1", "--out", out.to_str().unwrap()],
     ] {

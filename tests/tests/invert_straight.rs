@@ -88,7 +88,10 @@ fn preimages(program: &Program, name: &str, y: &[Const], n: usize) -> usize {
             Ok(x) => {
                 let fx = program.run(name, &x).expect("runs");
                 for (a, b) in fx.iter().zip(y) {
-                    assert!(close(*a, *b, 1e-9), "{name}: θ {theta:?} gave {x:?} ↦ {fx:?}");
+                    assert!(
+                        close(*a, *b, 1e-9),
+                        "{name}: θ {theta:?} gave {x:?} ↦ {fx:?}"
+                    );
                 }
                 accepted += 1;
             }
@@ -123,10 +126,19 @@ fn parametric_inversion_jl_examples() {
 fn explicit_theta_gives_the_same_preimage_every_time() {
     let program = load("straight.pinv");
     let inverse = program.invert("mul_add").expect("invertible");
-    let theta = inverse.pgf(&[Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)]).expect("pgf");
-    let first = inverse.call_with_tape(&[Const::F64(10.0)], &theta).expect("in domain");
+    let theta = inverse
+        .pgf(&[Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)])
+        .expect("pgf");
+    let first = inverse
+        .call_with_tape(&[Const::F64(10.0)], &theta)
+        .expect("in domain");
     for _ in 0..5 {
-        assert_eq!(inverse.call_with_tape(&[Const::F64(10.0)], &theta).expect("again"), first);
+        assert_eq!(
+            inverse
+                .call_with_tape(&[Const::F64(10.0)], &theta)
+                .expect("again"),
+            first
+        );
     }
     assert_eq!(first, [Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)]);
 }
@@ -156,7 +168,10 @@ fn calls_nest_and_use_declared_inverses() {
     let ir = program.invert("outer").expect("invertible").inverse_ir();
     assert!(ir.contains("call %middle.inv"), "{ir}");
     assert!(ir.contains("call %inner.inv"), "{ir}");
-    let ir = program.invert("uses_cube").expect("invertible").inverse_ir();
+    let ir = program
+        .invert("uses_cube")
+        .expect("invertible")
+        .inverse_ir();
     assert!(ir.contains("call %inverse:cube"), "{ir}");
 }
 
@@ -172,5 +187,8 @@ fn recursion_is_reported_not_looped() {
     let err = program.invert("user").expect_err("recursive");
     let message = err.to_string();
     assert!(message.contains("recursive"), "{message}");
-    assert!(message.contains("`up`") || message.contains("`down`"), "{message}");
+    assert!(
+        message.contains("`up`") || message.contains("`down`"),
+        "{message}"
+    );
 }

@@ -84,6 +84,14 @@ pub fn run(args: &CheckArgs) -> Outcome {
         println!("{value}");
     } else {
         print_table(&reports);
+        // Where each unsupported function stops inversion, with its source.
+        for r in reports.iter().filter(|r| r.status == Status::Unsupported) {
+            if let Err(e) = loaded.program.invert(&r.name) {
+                if e.span().is_some() {
+                    output::located_error(&loaded.file, &e, false, "unsupported", Outcome::Failure);
+                }
+            }
+        }
     }
     if reports.iter().all(|r| r.status == Status::Ok) {
         Outcome::Success

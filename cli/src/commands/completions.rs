@@ -15,7 +15,10 @@ use clap_complete::Shell;
 ///
 /// Example: `pinv completions bash > ~/.local/share/bash-completion/completions/pinv`.
 #[derive(Args, Debug)]
-#[command(verbatim_doc_comment)]
+#[command(
+    about = "Print a shell completion script for pinv's subcommands and options",
+    verbatim_doc_comment
+)]
 pub struct CompletionsArgs {
     /// The shell to write the script for.
     #[arg(value_enum)]
