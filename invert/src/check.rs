@@ -7,6 +7,7 @@
 //! - **completeness**: x = f⁻¹(y, pgf(x₀)) must give back x₀.
 
 use crate::program::{Inverse, Program};
+use crate::search::SearchConfig;
 use crate::theta::Sampler;
 use pinv_core::ir::{Const, Type};
 use rand::rngs::Xoshiro256PlusPlus;
@@ -23,6 +24,10 @@ pub struct CheckConfig {
     pub soundness_tolerance: f64,
     /// Completeness: |x − x₀| ≤ tol · max(1, |x₀|).
     pub completeness_tolerance: f64,
+    /// On how many of the sampled y to also run a search for discrete θ (0: none).
+    pub search_cases: usize,
+    /// Limits of each search.
+    pub search: SearchConfig,
 }
 
 impl Default for CheckConfig {
@@ -32,6 +37,11 @@ impl Default for CheckConfig {
             seed: 0,
             soundness_tolerance: 1e-9,
             completeness_tolerance: 1e-6,
+            search_cases: 0,
+            search: SearchConfig {
+                max_runs: 500,
+                ..SearchConfig::default()
+            },
         }
     }
 }
@@ -60,6 +70,17 @@ pub struct Soundness {
     pub errors: usize,
 }
 
+/// Acceptance of search: on how many sampled y a search for discrete θ found a preimage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SearchReport {
+    pub trials: usize,
+    pub found: usize,
+    /// Runs of the inverse over all searches.
+    pub runs: usize,
+    /// Found preimages with f(x) ≠ y (must be 0).
+    pub violations: usize,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Completeness {
     pub trials: usize,
@@ -75,11 +96,21 @@ pub struct FunctionReport {
     pub theta: usize,
     pub soundness: Soundness,
     pub completeness: Completeness,
+    /// Acceptance of search, when asked for.
+    pub search: Option<SearchReport>,
     /// Why it failed or is unsupported, with a first counterexample.
     pub message: Option<String>,
 }
 
 impl FunctionReport {
+    /// The share of searched y for which search found a preimage, in percent.
+    pub fn search_acceptance(&self) -> Option<f64> {
+        self.search
+            .as_ref()
+            .filter(|s| s.trials > 0)
+            .map(|s| 100.0 * s.found as f64 / s.trials as f64)
+    }
+
     /// Accepted θ as a share of trials, in percent.
     pub fn acceptance(&self) -> f64 {
         if self.soundness.trials == 0 {
@@ -111,6 +142,7 @@ pub fn check_function_with(
             theta: 0,
             soundness: Soundness::default(),
             completeness: Completeness::default(),
+            search: None,
             message: Some(e.to_string()),
         },
     }
@@ -131,6 +163,7 @@ pub fn check_inverse_with(
     let mut sampler = Sampler::new(config.seed ^ 0x5eed_5eed_5eed_5eed);
     let mut soundness = Soundness::default();
     let mut completeness = Completeness::default();
+    let mut search = (config.search_cases > 0).then(SearchReport::default);
     let mut message: Option<String> = None;
     let mut note = |m: String| {
         message.get_or_insert(m);
@@ -186,6 +219,31 @@ pub fn check_inverse_with(
             }
         }
 
+        if let Some(report) = search.as_mut().filter(|r| r.trials < config.search_cases) {
+            report.trials += 1;
+            let cfg = SearchConfig {
+                seed: config.seed.wrapping_add(report.trials as u64),
+                ..config.search
+            };
+            if let Ok(outcome) = inverse.search(&y, &cfg) {
+                report.runs += outcome.runs;
+                if let Some(found) = outcome.found {
+                    report.found += 1;
+                    match inverse.forward(&found.x) {
+                        Ok(fx) if close_all(&fx, &y, config.soundness_tolerance) => {}
+                        _ => {
+                            report.violations += 1;
+                            note(format!(
+                                "unsound: search found x = {} for y = {}",
+                                show(&found.x),
+                                show(&y)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+
         completeness.trials += 1;
         match inverse.pgf(&x0) {
             Ok(theta) => match inverse.call_with_tape(&y, &theta) {
@@ -210,6 +268,7 @@ pub fn check_inverse_with(
     }
     let status = if soundness.violations == 0
         && soundness.errors == 0
+        && search.as_ref().is_none_or(|s| s.violations == 0)
         && completeness.recovered == completeness.trials
     {
         Status::Ok
@@ -222,6 +281,7 @@ pub fn check_inverse_with(
         theta: inverse.schema().len(),
         soundness,
         completeness,
+        search,
         message,
     }
 }

@@ -52,6 +52,7 @@ pub mod check;
 pub mod error;
 pub mod program;
 pub mod reorient;
+pub mod search;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod theta;

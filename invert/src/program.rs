@@ -250,6 +250,17 @@ impl Inverse {
         (x, sampler.take_drawn())
     }
 
+    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
+    /// [`crate::search`]).
+    pub fn search(
+        &self,
+        y: &[Const],
+        config: &crate::search::SearchConfig,
+    ) -> Result<crate::search::SearchOutcome> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        Ok(crate::search::search(self, y, config))
+    }
+
     /// The PGF: the θ tape with `f⁻¹(f(x), θ) = x`.
     pub fn pgf(&self, x: &[Const]) -> Result<Vec<Const>> {
         let pgf = match &self.pgf {

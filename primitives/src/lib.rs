@@ -8,6 +8,7 @@
 //! - [`rules`]: the standard rules, one module per family of primitives.
 //! - [`declared`]: a module's own `inverse`/`pgf` declarations as a layer.
 //! - [`catalogue`]: the table described from itself (`pinv primitives`).
+//! - [`testing`]: the harness that runs rules as IR and checks soundness and completeness.
 
 pub mod catalogue;
 pub mod declared;
@@ -16,6 +17,7 @@ pub mod overlay;
 pub mod pattern;
 pub mod rule;
 pub mod rules;
+pub mod testing;
 
 pub use emit::{EmitOptions, Emitter, Mode};
 pub use overlay::{Callee, Found, Layer, LayerId, LayerStamp, Lookup, Stack};

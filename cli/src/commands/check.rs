@@ -32,6 +32,13 @@ pub struct CheckArgs {
     /// Completeness tolerance: |x − x₀| ≤ tol · max(1, |x₀|).
     #[arg(long, default_value_t = 1e-6)]
     pub completeness_tolerance: f64,
+    /// Also search for discrete θ (choices, loop counts, small integers) on this many of the
+    /// sampled outputs, and report how often search finds a preimage.
+    #[arg(long, default_value_t = 100)]
+    pub search: usize,
+    /// The most runs of the inverse per search.
+    #[arg(long, default_value_t = 500)]
+    pub search_runs: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +66,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
         seed: args.seed,
         soundness_tolerance: args.soundness_tolerance,
         completeness_tolerance: args.completeness_tolerance,
+        search_cases: args.search,
+        search: pinv::search::SearchConfig {
+            max_runs: args.search_runs,
+            seed: args.seed,
+            ..pinv::search::SearchConfig::default()
+        },
     };
     let cases = args.cases as u64;
     let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
@@ -108,8 +121,8 @@ fn print_table(reports: &[FunctionReport]) {
         .unwrap_or(8)
         .max(8);
     println!(
-        "{:<width$}  {:>5}  {:>6}  {:>9}  {:>10}  {:>12}  status",
-        "function", "θ", "trials", "accepted", "violations", "completeness"
+        "{:<width$}  {:>5}  {:>6}  {:>9}  {:>8}  {:>10}  {:>12}  status",
+        "function", "θ", "trials", "accepted", "search", "violations", "completeness"
     );
     for r in reports {
         let status = match r.status {
@@ -117,13 +130,19 @@ fn print_table(reports: &[FunctionReport]) {
             Status::Failed => "failed".to_string(),
             Status::Unsupported => "unsupported".to_string(),
         };
+        let search = match r.search_acceptance() {
+            Some(p) => format!("{p:.1}%"),
+            None => "-".to_string(),
+        };
+        let violations = r.soundness.violations + r.search.as_ref().map_or(0, |s| s.violations);
         println!(
-            "{:<width$}  {:>5}  {:>6}  {:>8.1}%  {:>10}  {:>12}  {status}",
+            "{:<width$}  {:>5}  {:>6}  {:>8.1}%  {:>8}  {:>10}  {:>12}  {status}",
             r.name,
             r.theta,
             r.soundness.trials,
             r.acceptance(),
-            r.soundness.violations,
+            search,
+            violations,
             format!("{}/{}", r.completeness.recovered, r.completeness.trials),
         );
         if r.status != Status::Ok {

@@ -33,6 +33,10 @@ pub struct InvertArgs {
     /// How many θ to draw (each gives a preimage or a domain error).
     #[arg(long, default_value_t = 1)]
     pub samples: usize,
+    /// Search for a preimage instead: enumerate discrete θ (choices, loop counts, small
+    /// integers) in order of size, sampling only the continuous θ, up to this many runs.
+    #[arg(long, value_name = "RUNS", conflicts_with_all = ["theta", "samples"])]
+    pub search: Option<usize>,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +88,9 @@ pub fn run(args: &InvertArgs) -> Outcome {
     };
     if let Some(theta) = &args.theta {
         return explicit(&loaded, &inverse, &y, theta, args.json);
+    }
+    if let Some(runs) = args.search {
+        return search(&loaded, &inverse, &y, runs, args.seed, args.json);
     }
     let mut sampler = Sampler::new(args.seed);
     let mut results = Vec::new();
@@ -209,4 +216,57 @@ fn error_json(loaded: &Loaded, e: &pinv::Error) -> serde_json::Value {
         "message": e.to_string(),
         "location": e.span().map(|s| loaded.file.location(s)),
     })
+}
+
+fn search(
+    loaded: &Loaded,
+    inverse: &Inverse,
+    y: &[Const],
+    runs: usize,
+    seed: u64,
+    json: bool,
+) -> Outcome {
+    let config = pinv::search::SearchConfig {
+        max_runs: runs,
+        seed,
+        ..pinv::search::SearchConfig::default()
+    };
+    let outcome = match inverse.search(y, &config) {
+        Ok(o) => o,
+        Err(e) => return output::library_error(&loaded.file, &e, json),
+    };
+    if json {
+        let found = outcome.found.as_ref().map(|f| {
+            serde_json::json!({
+                "x": f.x.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+                "theta": f.theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+            })
+        });
+        let value = serde_json::json!({
+            "function": inverse.function(),
+            "y": y.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+            "found": found,
+            "runs": outcome.runs,
+        });
+        println!("{value}");
+    }
+    match outcome.found {
+        Some(found) => {
+            if !json {
+                println!(
+                    "x = {}  θ = [{}]  (found in {} runs)",
+                    format_values(&found.x),
+                    format_tape(&found.theta),
+                    outcome.runs
+                );
+            }
+            Outcome::Success
+        }
+        None => {
+            if !json {
+                eprintln!("error: no preimage of y found in {} runs", outcome.runs);
+            }
+            Outcome::Failure
+        }
+    }
 }

@@ -69,6 +69,19 @@ impl PartialEq for Const {
 
 impl Eq for Const {}
 
+/// Ordered by type, then by bits (a total order for sets and maps, not numeric order).
+impl PartialOrd for Const {
+    fn partial_cmp(&self, other: &Const) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Const {
+    fn cmp(&self, other: &Const) -> std::cmp::Ordering {
+        (self.ty(), self.bits()).cmp(&(other.ty(), other.bits()))
+    }
+}
+
 impl std::hash::Hash for Const {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.ty().hash(state);

@@ -17,6 +17,7 @@ pub mod dot;
 pub mod entities;
 pub mod function;
 pub mod instr;
+pub mod merge_blocks;
 pub mod module;
 pub mod opcode;
 pub mod read;

@@ -40,6 +40,12 @@ impl InverseRule for Consistency {
         let (Some(known), [z]) = (known, outputs) else {
             return Err(RuleError::Uncovered(Pattern::of(args)));
         };
+        if self.op.can_trap() {
+            // Integer division: check the divisor before dividing, so that a known divisor of 0
+            // (or i64::MIN / -1) is a domain error, not a trap.
+            super::i64_arith::check_division(e, self.op, known[0], known[1], *z)?;
+            return Ok(known);
+        }
         let again = e.prim(self.op, &known);
         e.check_equal(
             again,

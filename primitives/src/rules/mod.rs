@@ -4,12 +4,26 @@
 //! one unknown operand; the all-known pattern (every operand already solved, as after fan-out)
 //! is covered for every opcode by [`consistency::Consistency`], which checks that the forward
 //! value matches. `catalogue` tests that nothing is missing.
+//!
+//! Shared machinery: [`ops`] (shorthand instructions), [`settle`] (how f64 rules turn a closed
+//! form into a complete solution), and [`verify_forward`] (the final guard of f64 rules).
 
+pub mod bool;
+pub mod compare;
 pub mod consistency;
+pub mod convert;
 pub mod f64_arith;
+pub mod f64_elem;
+pub mod f64_minmax;
+pub mod f64_trig;
+pub mod i64_arith;
+pub mod i64_bits;
+pub mod ops;
+pub mod settle;
 
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
 use crate::rule::RuleError;
 use pinv_core::ir::{Opcode, Value};
 
@@ -17,6 +31,14 @@ use pinv_core::ir::{Opcode, Value};
 pub fn standard_rules() -> Layer {
     let mut layer = Layer::new("standard");
     f64_arith::register(&mut layer);
+    f64_elem::register(&mut layer);
+    f64_trig::register(&mut layer);
+    f64_minmax::register(&mut layer);
+    compare::register(&mut layer);
+    i64_arith::register(&mut layer);
+    i64_bits::register(&mut layer);
+    bool::register(&mut layer);
+    convert::register(&mut layer);
     for &op in Opcode::ALL {
         layer.add(Callee::Prim(op), consistency::Consistency { op });
     }
@@ -38,4 +60,61 @@ pub fn verify_forward(
         z,
         &format!("θ loses precision: {op} of the solution is not the output"),
     )
+}
+
+/// The output and the operand of a unary rule.
+pub(crate) fn unary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg), RuleError> {
+    match (outputs, args) {
+        (&[z], &[a]) => Ok((z, a)),
+        _ => Err(RuleError::Malformed(format!(
+            "a unary rule was given {} outputs and {} operands",
+            outputs.len(),
+            args.len()
+        ))),
+    }
+}
+
+/// The output and the operands of a binary rule.
+pub(crate) fn binary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg, Arg), RuleError> {
+    match (outputs, args) {
+        (&[z], &[a, b]) => Ok((z, a, b)),
+        _ => Err(RuleError::Malformed(format!(
+            "a binary rule was given {} outputs and {} operands",
+            outputs.len(),
+            args.len()
+        ))),
+    }
+}
+
+/// The output and the operand values of a unary rule's PGF.
+pub(crate) fn unary_pgf(outputs: &[Value], args: &[Value]) -> Result<(Value, Value), RuleError> {
+    match (outputs, args) {
+        (&[z], &[a]) => Ok((z, a)),
+        _ => Err(RuleError::Malformed(
+            "a unary PGF needs one output and one operand".into(),
+        )),
+    }
+}
+
+/// The output and the operand values of a binary rule's PGF.
+pub(crate) fn binary_pgf(
+    outputs: &[Value],
+    args: &[Value],
+) -> Result<(Value, Value, Value), RuleError> {
+    match (outputs, args) {
+        (&[z], &[a, b]) => Ok((z, a, b)),
+        _ => Err(RuleError::Malformed(
+            "a binary PGF needs one output and two operands".into(),
+        )),
+    }
+}
+
+/// Which operands are unknown, for a binary pattern: (left unknown, right unknown).
+pub(crate) fn unknowns2(pattern: &Pattern) -> (bool, bool) {
+    (!pattern.is_known(0), !pattern.is_known(1))
+}
+
+/// Covers every pattern of `arity` operands with at least one unknown.
+pub(crate) fn covers_unknown(pattern: &Pattern, arity: usize) -> bool {
+    pattern.arity() == arity && pattern.unknowns() >= 1
 }

@@ -1,0 +1,749 @@
+//! The control-flow part of the reorientation: the inverse walks the forward CFG backwards.
+//!
+//! With `f` in closed block form, the inverse is built from three kinds of block:
+//! - the **start**, which picks the `return` that produced y (computed from facts about the
+//!   returned values when they decide it, read from θ otherwise), and jumps to that return
+//!   site's region;
+//! - one **region** per return site and per CFG edge `P → B`, which knows the values at the end of
+//!   P — the returned values, or B's parameters as P's outgoing arguments, and P's branch
+//!   condition (true or false, by which side was taken) — inverts P's instructions backwards
+//!   ([`super::region`]), and goes on with P's parameters: to the **dispatch** of P, or, when P is
+//!   the entry block, returns them as the inputs;
+//! - one **dispatch** per block with predecessors, which picks the edge P was entered by, from the
+//!   edge facts of [`super::facts`] or from θ, and jumps to that edge's region. In a function with
+//!   loops it also counts steps and stops with a domain error past the iteration limit.
+//!
+//! The PGF mirrors this with one helper per forward block, `f.pgf.blockN(params..., edge)`
+//! (`f.pgf` itself for the entry block): it runs the block forward, calls the helper of the
+//! successor it branches to — so everything after it is recorded first, as the inverse reads it
+//! first — and then records, for the region of the edge it took, the θ the inverse will read
+//! there, and at last the dispatch choice for the edge it was entered by. The recursion depth of
+//! the PGF is the number of blocks the forward run went through.
+
+use super::facts::{all_exclusive, Cfg, Fact, Facts};
+use super::region::{pair_fwd, rule_error, Region};
+use super::{close_blocks, PgfId, Reorienter};
+use crate::error::Error;
+use pinv_core::ir::{
+    Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, Type, Value,
+};
+use pinv_core::Span;
+use std::collections::HashMap;
+
+/// Where the inverse walks back to, from a region.
+enum Continue {
+    /// P is the entry block: return its parameters.
+    Return,
+    /// Go on at the dispatch of P.
+    Dispatch(Block),
+}
+
+impl Reorienter<'_> {
+    pub(super) fn invert_body(&mut self, f0: &Function) -> Result<(FuncId, PgfId), Error> {
+        if f0.entry().is_none() {
+            return Err(Self::unsupported(f0, "it has no body", f0.span));
+        }
+        let mut c = close_blocks(f0);
+        c.compact();
+        let c = c;
+        let cfg = Cfg::new(&c);
+        if cfg.returns.is_empty() {
+            return Err(Self::unsupported(
+                f0,
+                "it never returns, so nothing is in its image",
+                f0.span,
+            ));
+        }
+        let entry = c.layout[0];
+        let blocks = c.reachable_blocks();
+        let mut facts = Facts::new(&c, &cfg);
+        let cyclic = cfg.cyclic;
+
+        // The PGF helpers, reserved so that they can call each other.
+        let mut helper_ids: HashMap<Block, FuncId> = HashMap::new();
+        let mut helpers: HashMap<Block, Function> = HashMap::new();
+        for &b in &blocks {
+            let mut params: Vec<Type> = c.blocks[b]
+                .params
+                .iter()
+                .map(|&p| c.value_type(p))
+                .collect();
+            let (name, names) = if b == entry {
+                (
+                    FuncKind::GeneratedPgf { of: c.name.clone() }.symbol(&c.name),
+                    c.param_names.clone(),
+                )
+            } else {
+                params.push(Type::I64);
+                let mut names: Vec<String> =
+                    (0..params.len() - 1).map(|i| format!("p{i}")).collect();
+                names.push("edge".to_string());
+                (format!("{}.pgf.{b}", c.name), names)
+            };
+            let h = Self::new_pgf(&c, name, params, names);
+            let id = self.reserve(h.name.clone(), h.kind.clone(), h.sig.clone())?;
+            helper_ids.insert(b, id);
+            helpers.insert(b, h);
+        }
+
+        let mut inv = Self::new_inverse(&c);
+        let inv_entry = inv.layout[0];
+        let ys = inv.blocks[inv_entry].params.clone();
+        let param_types = |b: Block| -> Vec<Type> {
+            let mut ts: Vec<Type> = Vec::new();
+            if cyclic {
+                ts.push(Type::I64);
+            }
+            ts.extend(c.blocks[b].params.iter().map(|&p| c.value_type(p)));
+            ts
+        };
+        let new_block = |inv: &mut Function, types: &[Type]| -> Block {
+            let b = inv.create_block();
+            for &t in types {
+                inv.append_block_param(b, t);
+            }
+            b
+        };
+        let mut dispatch: HashMap<Block, Block> = HashMap::new();
+        for &b in &blocks {
+            if b != entry && !cfg.preds[&b].is_empty() {
+                dispatch.insert(b, new_block(&mut inv, &param_types(b)));
+            }
+        }
+        let steps_only: Vec<Type> = if cyclic { vec![Type::I64] } else { Vec::new() };
+        let mut starts: Vec<Block> = Vec::new();
+        for _ in &cfg.returns {
+            starts.push(new_block(&mut inv, &steps_only));
+        }
+        let mut regions: HashMap<(Block, usize), Block> = HashMap::new();
+        for edges in cfg.preds.values() {
+            for e in edges {
+                regions.insert((e.from, e.slot), new_block(&mut inv, &param_types(e.to)));
+            }
+        }
+
+        // The start: which return produced y.
+        let span = c.span;
+        let steps0 = cyclic.then(|| inv.ins_const(inv_entry, Const::I64(0), span));
+        let site_facts = facts.return_facts();
+        emit_dispatch(
+            &mut inv,
+            inv_entry,
+            &starts,
+            &steps0.into_iter().collect::<Vec<_>>(),
+            &ys,
+            &site_facts,
+            "which `return` produced y",
+            "no `return` of the function can produce this y",
+            span,
+        );
+
+        // The dispatch of every block with predecessors.
+        for (&b, &d) in &dispatch {
+            let edges = &cfg.preds[&b];
+            let params = inv.blocks[d].params.clone();
+            let (steps, values) = split_steps(cyclic, &params);
+            let mut payload = Vec::new();
+            let at = d;
+            if let Some(steps) = steps {
+                let one = inv.ins_const(at, Const::I64(1), span);
+                let next = inv.ins_prim(at, Opcode::Iadd, vec![steps, one], span);
+                let limit = inv.ins_const(at, Const::I64(self.options.iteration_limit), span);
+                let ok = inv.ins_prim(at, Opcode::Ile, vec![next, limit], span);
+                inv.ins_void(
+                    at,
+                    InstKind::Check {
+                        cond: ok,
+                        reason: format!(
+                            "more than {} loop iterations: θ keeps going round",
+                            self.options.iteration_limit
+                        ),
+                    },
+                    span,
+                );
+                payload.push(next);
+            }
+            payload.extend_from_slice(values);
+            let targets: Vec<Block> = edges.iter().map(|e| regions[&(e.from, e.slot)]).collect();
+            let edge_facts = facts.edge_facts(b);
+            emit_dispatch(
+                &mut inv,
+                at,
+                &targets,
+                &payload,
+                values,
+                &edge_facts,
+                &format!("which edge entered {b}"),
+                &format!("no edge into {b} can bring these values"),
+                span,
+            );
+        }
+
+        // The regions, with the PGF helpers written beside them.
+        let mut no_pgf: Option<String> = None;
+        let local_index: HashMap<(Block, usize), usize> = cfg
+            .preds
+            .values()
+            .flat_map(|edges| edges.iter().enumerate().map(|(i, e)| ((e.from, e.slot), i)))
+            .collect();
+        for &p in &blocks {
+            let Some(mut h) = helpers.remove(&p) else {
+                continue;
+            };
+            let h_entry = h.layout[0];
+            let mut fwd: HashMap<Value, Value> = HashMap::new();
+            let h_params = h.blocks[h_entry].params.clone();
+            for (&q, &v) in c.blocks[p].params.iter().zip(&h_params) {
+                fwd.insert(q, v);
+            }
+            let in_edge = (p != entry).then(|| h_params[h_params.len() - 1]);
+            copy_block(&c, p, &mut h, h_entry, &mut fwd)?;
+            let Some(term) = c.terminator(p) else {
+                return Err(Error::Internal(format!("{p} has no terminator")));
+            };
+            let term_span = c.insts[term].span;
+            let cont = match dispatch.get(&p) {
+                Some(&d) => Continue::Dispatch(d),
+                None => Continue::Return,
+            };
+            let tail = h.create_block();
+            match c.insts[term].kind.clone() {
+                InstKind::Return { args } => {
+                    let site = cfg.returns.iter().position(|&r| r == p).unwrap_or(0);
+                    let fwd_args: Vec<Value> = args
+                        .iter()
+                        .map(|&a| pair_fwd(&fwd, a))
+                        .collect::<Result<_, _>>()?;
+                    let index = h.ins_const(h_entry, Const::I64(site as i64), term_span);
+                    let at = emit_record_choice(
+                        &mut h,
+                        h_entry,
+                        &fwd_args,
+                        &site_facts,
+                        index,
+                        "which `return` produced y",
+                        term_span,
+                    );
+                    let start = starts[site];
+                    let steps = inv.blocks[start].params.first().copied();
+                    let seed: Vec<(Value, Value)> =
+                        args.iter().copied().zip(ys.iter().copied()).collect();
+                    let end = self.emit_region(
+                        &c,
+                        p,
+                        &mut inv,
+                        start,
+                        &mut h,
+                        at,
+                        fwd.clone(),
+                        seed,
+                        None,
+                        steps,
+                        &cont,
+                        &mut no_pgf,
+                        term_span,
+                    )?;
+                    h.ins_jump(end, tail, Vec::new(), term_span);
+                }
+                InstKind::Jump { dest } => {
+                    let end = self.edge(
+                        &c,
+                        p,
+                        0,
+                        &dest,
+                        None,
+                        &mut inv,
+                        &regions,
+                        &mut h,
+                        h_entry,
+                        &fwd,
+                        &helper_ids,
+                        &local_index,
+                        &cont,
+                        &mut no_pgf,
+                        term_span,
+                    )?;
+                    h.ins_jump(end, tail, Vec::new(), term_span);
+                }
+                InstKind::Brif {
+                    cond,
+                    then_dest,
+                    else_dest,
+                } => {
+                    let (tb, eb) = (h.create_block(), h.create_block());
+                    let fc = pair_fwd(&fwd, cond)?;
+                    h.ins_void(
+                        h_entry,
+                        InstKind::Brif {
+                            cond: fc,
+                            then_dest: BlockCall::new(tb, Vec::new()),
+                            else_dest: BlockCall::new(eb, Vec::new()),
+                        },
+                        term_span,
+                    );
+                    for (slot, dest, at, taken) in
+                        [(0, &then_dest, tb, true), (1, &else_dest, eb, false)]
+                    {
+                        let end = self.edge(
+                            &c,
+                            p,
+                            slot,
+                            dest,
+                            Some((cond, taken)),
+                            &mut inv,
+                            &regions,
+                            &mut h,
+                            at,
+                            &fwd,
+                            &helper_ids,
+                            &local_index,
+                            &cont,
+                            &mut no_pgf,
+                            term_span,
+                        )?;
+                        h.ins_jump(end, tail, Vec::new(), term_span);
+                    }
+                }
+                _ => {
+                    // A block that fails: no path through it produces any y.
+                    h.ins_void(
+                        h_entry,
+                        InstKind::Fail {
+                            reason: "this input makes the function fail".to_string(),
+                        },
+                        term_span,
+                    );
+                }
+            }
+            // The dispatch choice for the edge this block was entered by.
+            let mut end = tail;
+            if let Some(edge) = in_edge {
+                let values: Vec<Value> = c.blocks[p]
+                    .params
+                    .iter()
+                    .map(|&q| pair_fwd(&fwd, q))
+                    .collect::<Result<_, _>>()?;
+                let edge_facts = facts.edge_facts(p);
+                end = emit_record_choice(
+                    &mut h,
+                    tail,
+                    &values,
+                    &edge_facts,
+                    edge,
+                    &format!("which edge entered {p}"),
+                    term_span,
+                );
+            }
+            h.ins_return(end, Vec::new(), term_span);
+            h.remove_unreachable_blocks();
+            helpers.insert(p, h);
+        }
+
+        inv.remove_unreachable_blocks();
+        let inv_id = self.add(inv)?;
+        let pgf = match no_pgf {
+            None => {
+                for (_, h) in helpers {
+                    self.add(h)?;
+                }
+                Ok(helper_ids[&entry])
+            }
+            Some(why) => {
+                // The reserved helpers get bodies that say why, so the module stays well formed.
+                for h in helpers.into_values() {
+                    let mut stub =
+                        Self::new_pgf(&c, h.name.clone(), h.sig.params.clone(), h.param_names);
+                    let e = stub.layout[0];
+                    stub.ins_void(
+                        e,
+                        InstKind::Fail {
+                            reason: format!("no PGF: {why}"),
+                        },
+                        span,
+                    );
+                    self.add(stub)?;
+                }
+                Err(why)
+            }
+        };
+        Ok((inv_id, pgf))
+    }
+
+    /// The region of the edge from `p` (side `slot`) to `dest`, and the PGF's call of the
+    /// successor's helper before it. Returns where the PGF helper continues.
+    #[allow(clippy::too_many_arguments)]
+    fn edge(
+        &mut self,
+        c: &Function,
+        p: Block,
+        slot: usize,
+        dest: &BlockCall,
+        cond: Option<(Value, bool)>,
+        inv: &mut Function,
+        regions: &HashMap<(Block, usize), Block>,
+        h: &mut Function,
+        at: Block,
+        fwd: &HashMap<Value, Value>,
+        helper_ids: &HashMap<Block, FuncId>,
+        local_index: &HashMap<(Block, usize), usize>,
+        cont: &Continue,
+        no_pgf: &mut Option<String>,
+        span: Span,
+    ) -> Result<Block, Error> {
+        let mut args: Vec<Value> = dest
+            .args
+            .iter()
+            .map(|&a| pair_fwd(fwd, a))
+            .collect::<Result<_, _>>()?;
+        let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
+        args.push(h.ins_const(at, Const::I64(index as i64), span));
+        let callee = helper_ids[&dest.block];
+        h.ins_call(at, callee, args, &[], span);
+        let region = regions[&(p, slot)];
+        let params = inv.blocks[region].params.clone();
+        let cyclic = params.len() > c.blocks[dest.block].params.len();
+        let (steps, values) = split_steps(cyclic, &params);
+        let seed: Vec<(Value, Value)> = dest
+            .args
+            .iter()
+            .copied()
+            .zip(values.iter().copied())
+            .collect();
+        self.emit_region(
+            c,
+            p,
+            inv,
+            region,
+            h,
+            at,
+            fwd.clone(),
+            seed,
+            cond,
+            steps,
+            cont,
+            no_pgf,
+            span,
+        )
+    }
+
+    /// Inverts block `p` in the inverse block `start`, knowing `seed` (forward value, inverse
+    /// value) pairs and the branch condition; writes the matching PGF at `at` of helper `h`. Then
+    /// continues with p's parameters as `cont` says. Returns where the PGF continues.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_region(
+        &mut self,
+        c: &Function,
+        p: Block,
+        inv: &mut Function,
+        start: Block,
+        h: &mut Function,
+        at: Block,
+        fwd: HashMap<Value, Value>,
+        seed: Vec<(Value, Value)>,
+        cond: Option<(Value, bool)>,
+        steps: Option<Value>,
+        cont: &Continue,
+        no_pgf: &mut Option<String>,
+        span: Span,
+    ) -> Result<Block, Error> {
+        let mut region = Region::new(inv, start, h, at, fwd);
+        for (v, y) in seed {
+            self.solve(
+                c,
+                &mut region,
+                v,
+                y,
+                span,
+                "one value leaves this block twice, with different values",
+            )?;
+        }
+        if let Some((cond, taken)) = cond {
+            let k = region
+                .inv
+                .ins_const(region.inv_block, Const::Bool(taken), span);
+            self.solve(
+                c,
+                &mut region,
+                cond,
+                k,
+                span,
+                "the branch condition disagrees with the side taken",
+            )?;
+        }
+        self.invert_block(c, p, &mut region)?;
+        // The block's parameters: solved, or free along this path.
+        let is_entry = matches!(cont, Continue::Return);
+        let mut values = Vec::new();
+        for (i, &q) in c.blocks[p].params.iter().enumerate() {
+            let v = match region.known.get(&q) {
+                Some(&v) => v,
+                None => {
+                    let role = if is_entry {
+                        let name = c.param_names.get(i).cloned().unwrap_or_default();
+                        format!("input `{name}`, which no output depends on")
+                    } else {
+                        format!("{p} parameter {i}, which this path does not determine")
+                    };
+                    let ty = c.value_type(q);
+                    let fv = pair_fwd(&region.fwd, q)?;
+                    region
+                        .emit(self.options, span, "", None, |ie, pe| {
+                            let v = ie.theta(Domain::all(ty), &role)?;
+                            pe.record(fv, &role)?;
+                            Ok(v)
+                        })
+                        .map_err(|e| rule_error(c, e))?
+                }
+            };
+            values.push(v);
+        }
+        if let Some(why) = region.no_pgf.take() {
+            no_pgf.get_or_insert(why);
+        }
+        let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
+        match cont {
+            Continue::Return => {
+                inv.ins_return(inv_block, values, span);
+            }
+            Continue::Dispatch(d) => {
+                let mut args: Vec<Value> = steps.into_iter().collect();
+                args.extend(values);
+                inv.ins_jump(inv_block, *d, args, span);
+            }
+        }
+        Ok(pgf_block)
+    }
+}
+
+/// Splits a block's parameters into the step counter (in functions with loops) and the rest.
+fn split_steps(cyclic: bool, params: &[Value]) -> (Option<Value>, &[Value]) {
+    if cyclic {
+        match params.split_first() {
+            Some((&s, rest)) => (Some(s), rest),
+            None => (None, params),
+        }
+    } else {
+        (None, params)
+    }
+}
+
+/// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.
+fn copy_block(
+    c: &Function,
+    p: Block,
+    h: &mut Function,
+    at: Block,
+    fwd: &mut HashMap<Value, Value>,
+) -> Result<(), Error> {
+    for &inst in &c.blocks[p].insts {
+        let data = &c.insts[inst];
+        if data.kind.is_terminator() {
+            continue;
+        }
+        if data.kind.is_theta_related() {
+            return Err(Error::Unsupported {
+                function: c.name.clone(),
+                reason: "it contains inverse-only instructions".to_string(),
+                span: data.span,
+            });
+        }
+        let mut kind = data.kind.clone();
+        let mut missing = None;
+        kind.map_args(|v| match fwd.get(&v) {
+            Some(&w) => w,
+            None => {
+                missing = Some(v);
+                v
+            }
+        });
+        if let Some(v) = missing {
+            return Err(Error::Internal(format!("{v} is used before it is defined")));
+        }
+        let types: Vec<Type> = data.results.iter().map(|&r| c.value_type(r)).collect();
+        let new = h.append_inst(at, kind, &types, data.span);
+        for (&r, &n) in data.results.iter().zip(&h.insts[new].results.clone()) {
+            fwd.insert(r, n);
+        }
+    }
+    Ok(())
+}
+
+/// A bool value: whether the facts hold of `values`.
+fn facts_hold(f: &mut Function, at: Block, facts: &[Fact], values: &[Value], span: Span) -> Value {
+    let mut all = f.ins_const(at, Const::Bool(true), span);
+    for fact in facts {
+        let holds = match fact {
+            Fact::In(k, set) => {
+                let v = values[*k];
+                let mut any = f.ins_const(at, Const::Bool(false), span);
+                for &c in set {
+                    let k = f.ins_const(at, c, span);
+                    let op = match c.ty() {
+                        Type::F64 => Opcode::Feq,
+                        Type::I64 => Opcode::Ieq,
+                        Type::Bool => Opcode::Beq,
+                    };
+                    let eq = f.ins_prim(at, op, vec![v, k], span);
+                    any = f.ins_prim(at, Opcode::Bor, vec![any, eq], span);
+                }
+                any
+            }
+            Fact::AtLeast(k, a) => {
+                let bound = f.ins_const(at, Const::I64(*a), span);
+                f.ins_prim(at, Opcode::Ige, vec![values[*k], bound], span)
+            }
+            Fact::AtMost(k, a) => {
+                let bound = f.ins_const(at, Const::I64(*a), span);
+                f.ins_prim(at, Opcode::Ile, vec![values[*k], bound], span)
+            }
+        };
+        all = f.ins_prim(at, Opcode::Band, vec![all, holds], span);
+    }
+    all
+}
+
+/// Ends `at` by going to one of `targets` (each with `payload` as arguments): by the facts when
+/// they exclude each other, else to the only target whose facts hold, else by a `choice` that
+/// must pick a target whose facts hold.
+#[allow(clippy::too_many_arguments)]
+fn emit_dispatch(
+    f: &mut Function,
+    at: Block,
+    targets: &[Block],
+    payload: &[Value],
+    values: &[Value],
+    facts: &[Vec<Fact>],
+    role: &str,
+    none_reason: &str,
+    span: Span,
+) {
+    let go = |f: &mut Function, from: Block, target: Block| {
+        f.ins_jump(from, target, payload.to_vec(), span);
+    };
+    if let [only] = targets {
+        go(f, at, *only);
+        return;
+    }
+    let conds: Vec<Value> = facts
+        .iter()
+        .map(|fs| facts_hold(f, at, fs, values, span))
+        .collect();
+    // Tests the conditions in order, taking the first that holds, failing if none does.
+    let chain = |f: &mut Function, mut from: Block, conds: &[Value]| {
+        for (i, &target) in targets.iter().enumerate() {
+            let next = f.create_block();
+            f.ins_void(
+                from,
+                InstKind::Brif {
+                    cond: conds[i],
+                    then_dest: BlockCall::new(target, payload.to_vec()),
+                    else_dest: BlockCall::new(next, Vec::new()),
+                },
+                span,
+            );
+            from = next;
+        }
+        f.ins_void(
+            from,
+            InstKind::Fail {
+                reason: none_reason.to_string(),
+            },
+            span,
+        );
+    };
+    if all_exclusive(facts) {
+        chain(f, at, &conds);
+        return;
+    }
+    // How many targets are still possible.
+    let mut count = f.ins_const(at, Const::I64(0), span);
+    for &c in &conds {
+        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
+        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
+    }
+    let two = f.ins_const(at, Const::I64(2), span);
+    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let (decided, chosen) = (f.create_block(), f.create_block());
+    f.ins_void(
+        at,
+        InstKind::Brif {
+            cond: many,
+            then_dest: BlockCall::new(chosen, Vec::new()),
+            else_dest: BlockCall::new(decided, Vec::new()),
+        },
+        span,
+    );
+    chain(f, decided, &conds);
+    // θ picks among the possible targets.
+    let k = f.ins_choice(chosen, targets.len() as u32, role.to_string(), span);
+    let mut from = chosen;
+    for (i, &target) in targets.iter().enumerate() {
+        let check = f.create_block();
+        let next = f.create_block();
+        let idx = f.ins_const(from, Const::I64(i as i64), span);
+        let is = f.ins_prim(from, Opcode::Ieq, vec![k, idx], span);
+        f.ins_void(
+            from,
+            InstKind::Brif {
+                cond: is,
+                then_dest: BlockCall::new(check, Vec::new()),
+                else_dest: BlockCall::new(next, Vec::new()),
+            },
+            span,
+        );
+        f.ins_void(
+            check,
+            InstKind::Check {
+                cond: conds[i],
+                reason: format!("θ chose a path ({role}: {i}) that cannot bring these values"),
+            },
+            span,
+        );
+        go(f, check, target);
+        from = next;
+    }
+    f.ins_void(
+        from,
+        InstKind::Fail {
+            reason: "θ chose no path".to_string(),
+        },
+        span,
+    );
+}
+
+/// In a PGF helper at `at`: records `index` (the target the forward run took) if the inverse's
+/// dispatch over these facts will read a choice for `values`. Returns where the helper continues.
+fn emit_record_choice(
+    f: &mut Function,
+    at: Block,
+    values: &[Value],
+    facts: &[Vec<Fact>],
+    index: Value,
+    role: &str,
+    span: Span,
+) -> Block {
+    if facts.len() < 2 || all_exclusive(facts) {
+        return at;
+    }
+    let mut count = f.ins_const(at, Const::I64(0), span);
+    for fs in facts {
+        let c = facts_hold(f, at, fs, values, span);
+        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
+        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
+    }
+    let two = f.ins_const(at, Const::I64(2), span);
+    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let (record, after) = (f.create_block(), f.create_block());
+    f.ins_void(
+        at,
+        InstKind::Brif {
+            cond: many,
+            then_dest: BlockCall::new(record, Vec::new()),
+            else_dest: BlockCall::new(after, Vec::new()),
+        },
+        span,
+    );
+    f.ins_record(record, index, role.to_string(), span);
+    f.ins_jump(record, after, Vec::new(), span);
+    after
+}

@@ -1,0 +1,313 @@
+//! Facts about the values that arrive along each CFG edge, used to decide — without θ — which
+//! edge the inverse walks back over.
+//!
+//! Two kinds of fact are found in the forward code:
+//! - **value sets**: a constant, a block parameter all of whose incoming values are constants, or
+//!   the branch condition itself passed along the edge that only runs when it is true (or false,
+//!   as short-circuit `&&`/`||` do) has one of a few known values;
+//! - **induction**: a loop-header parameter that enters as the constant A and comes round the
+//!   back edge as itself plus a constant c > 0 is at least A + c whenever the back edge was taken
+//!   (at most A + c for c < 0), so "entered the loop" and "went round again" are told apart by the
+//!   counter (`i == 0` against `i >= 1`).
+//!
+//! The facts of an edge are a conjunction over its target's parameters. When the facts of every
+//! pair of edges into a block exclude each other, the inverse picks the edge by testing them, and
+//! reads no θ at all (this is how `for` loops with a fixed trip count and `sign` lose every choice);
+//! otherwise it tests them to find the edges that are still possible and reads a choice only when
+//! more than one is.
+
+use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef};
+use std::collections::{BTreeSet, HashMap};
+
+/// The most constants a value set holds before it is forgotten.
+const MAX_SET: usize = 16;
+
+/// A fact about one parameter (by index) of the edge's target block, or one output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fact {
+    /// The value is one of these constants.
+    In(usize, Vec<Const>),
+    /// The i64 value is at least this.
+    AtLeast(usize, i64),
+    /// The i64 value is at most this.
+    AtMost(usize, i64),
+}
+
+impl Fact {
+    fn index(&self) -> usize {
+        match self {
+            Fact::In(i, _) | Fact::AtLeast(i, _) | Fact::AtMost(i, _) => *i,
+        }
+    }
+}
+
+/// Whether no value satisfies both facts (which are about the same index).
+fn exclusive(a: &Fact, b: &Fact) -> bool {
+    if a.index() != b.index() {
+        return false;
+    }
+    let int = |c: &Const| c.as_i64();
+    match (a, b) {
+        (Fact::In(_, s), Fact::In(_, t)) => s.iter().all(|x| !t.contains(x)),
+        (Fact::In(_, s), Fact::AtLeast(_, lo)) | (Fact::AtLeast(_, lo), Fact::In(_, s)) => {
+            s.iter().all(|c| int(c).is_some_and(|x| x < *lo))
+        }
+        (Fact::In(_, s), Fact::AtMost(_, hi)) | (Fact::AtMost(_, hi), Fact::In(_, s)) => {
+            s.iter().all(|c| int(c).is_some_and(|x| x > *hi))
+        }
+        (Fact::AtLeast(_, lo), Fact::AtMost(_, hi))
+        | (Fact::AtMost(_, hi), Fact::AtLeast(_, lo)) => lo > hi,
+        _ => false,
+    }
+}
+
+/// Whether the facts of two edges exclude each other.
+pub fn edges_exclusive(a: &[Fact], b: &[Fact]) -> bool {
+    a.iter().any(|fa| b.iter().any(|fb| exclusive(fa, fb)))
+}
+
+/// Whether every pair of edges excludes each other.
+pub fn all_exclusive(facts: &[Vec<Fact>]) -> bool {
+    (0..facts.len()).all(|i| (i + 1..facts.len()).all(|j| edges_exclusive(&facts[i], &facts[j])))
+}
+
+/// One incoming edge of a block: the predecessor, which successor slot of its terminator
+/// (0 for `jump` and the then-side of `brif`, 1 for the else-side), and its arguments.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub from: Block,
+    pub slot: usize,
+    pub to: Block,
+    pub args: Vec<Value>,
+}
+
+/// The CFG of a function in closed block form, with the facts of each edge.
+pub struct Cfg {
+    /// Incoming edges of each reachable block, in a fixed order.
+    pub preds: HashMap<Block, Vec<Edge>>,
+    /// Blocks that end in `return`, in layout order.
+    pub returns: Vec<Block>,
+    /// Whether some block can reach itself (the function has a loop).
+    pub cyclic: bool,
+}
+
+impl Cfg {
+    pub fn new(f: &Function) -> Cfg {
+        let reachable = f.reachable_blocks();
+        let mut preds: HashMap<Block, Vec<Edge>> = HashMap::new();
+        let mut returns = Vec::new();
+        for &b in &reachable {
+            preds.entry(b).or_default();
+            let Some(term) = f.terminator(b) else {
+                continue;
+            };
+            match &f.insts[term].kind {
+                InstKind::Return { .. } => returns.push(b),
+                kind => {
+                    for (slot, call) in kind.successors().into_iter().enumerate() {
+                        preds.entry(call.block).or_default().push(Edge {
+                            from: b,
+                            slot,
+                            to: call.block,
+                            args: call.args.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        let doms = pinv_core::ir::dominators::DomTree::compute(f);
+        let cyclic = preds
+            .values()
+            .flatten()
+            .any(|e| doms.dominates(e.to, e.from));
+        Cfg {
+            preds,
+            returns,
+            cyclic,
+        }
+    }
+}
+
+/// Finds facts in a function (in closed block form).
+pub struct Facts<'f> {
+    f: &'f Function,
+    cfg: &'f Cfg,
+    sets: HashMap<Value, Option<BTreeSet<Const>>>,
+}
+
+impl<'f> Facts<'f> {
+    pub fn new(f: &'f Function, cfg: &'f Cfg) -> Facts<'f> {
+        Facts {
+            f,
+            cfg,
+            sets: HashMap::new(),
+        }
+    }
+
+    /// The constants `v` can be, if few and known.
+    fn set(&mut self, v: Value) -> Option<BTreeSet<Const>> {
+        if let Some(s) = self.sets.get(&v) {
+            return s.clone();
+        }
+        // Provisionally unknown, which also ends cycles through loop parameters.
+        self.sets.insert(v, None);
+        let result = match self.f.values[v].def {
+            ValueDef::Result(inst, _) => match self.f.insts[inst].kind {
+                InstKind::Const(c) => Some(BTreeSet::from([c])),
+                _ => None,
+            },
+            ValueDef::Param(block, index) => {
+                let edges = self.cfg.preds.get(&block).cloned().unwrap_or_default();
+                let mut all = BTreeSet::new();
+                let mut known = !edges.is_empty();
+                for e in &edges {
+                    match self.edge_arg_set(e, index as usize) {
+                        Some(s) => all.extend(s),
+                        None => known = false,
+                    }
+                    if !known || all.len() > MAX_SET {
+                        known = false;
+                        break;
+                    }
+                }
+                known.then_some(all)
+            }
+        };
+        self.sets.insert(v, result.clone());
+        result
+    }
+
+    /// The constants the `index`-th argument of an edge can be.
+    fn edge_arg_set(&mut self, e: &Edge, index: usize) -> Option<BTreeSet<Const>> {
+        let arg = *e.args.get(index)?;
+        // A branch condition passed along its own edge is known there.
+        if let Some(term) = self.f.terminator(e.from) {
+            if let InstKind::Brif { cond, .. } = self.f.insts[term].kind {
+                if cond == arg {
+                    return Some(BTreeSet::from([Const::Bool(e.slot == 0)]));
+                }
+            }
+        }
+        self.set(arg)
+    }
+
+    /// Follows block parameters with a single incoming edge back to the value they carry.
+    fn origin(&self, mut v: Value) -> Value {
+        for _ in 0..64 {
+            let ValueDef::Param(block, index) = self.f.values[v].def else {
+                break;
+            };
+            match self.cfg.preds.get(&block).map(Vec::as_slice) {
+                Some([e]) => match e.args.get(index as usize) {
+                    Some(&arg) => v = arg,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        v
+    }
+
+    /// If `v` is `p + c` (or `p - c`) for a constant c, with `p` carrying `param`: c.
+    fn step_of(&self, v: Value, param: Value) -> Option<i64> {
+        let ValueDef::Result(inst, _) = self.f.values[v].def else {
+            return None;
+        };
+        let InstKind::Prim { op, ref args } = self.f.insts[inst].kind else {
+            return None;
+        };
+        let constant = |x: Value| match self.f.values[x].def {
+            ValueDef::Result(i, _) => self.f.insts[i].kind.clone(),
+            _ => InstKind::Return { args: Vec::new() },
+        };
+        let (a, b) = (args[0], args[1]);
+        match (op, constant(b), constant(a)) {
+            (Opcode::Iadd, InstKind::Const(Const::I64(c)), _) if self.origin(a) == param => Some(c),
+            (Opcode::Iadd, _, InstKind::Const(Const::I64(c))) if self.origin(b) == param => Some(c),
+            (Opcode::Isub, InstKind::Const(Const::I64(c)), _) if self.origin(a) == param => {
+                c.checked_neg()
+            }
+            _ => None,
+        }
+    }
+
+    /// The facts of every incoming edge of `block`, in `cfg.preds` order.
+    pub fn edge_facts(&mut self, block: Block) -> Vec<Vec<Fact>> {
+        let edges = self.cfg.preds.get(&block).cloned().unwrap_or_default();
+        let params = self.f.blocks[block].params.clone();
+        let mut facts: Vec<Vec<Fact>> = vec![Vec::new(); edges.len()];
+        for (i, e) in edges.iter().enumerate() {
+            for k in 0..params.len() {
+                if let Some(set) = self.edge_arg_set(e, k) {
+                    facts[i].push(Fact::In(k, set.into_iter().collect()));
+                }
+            }
+        }
+        // Induction: entering edges pass one constant A, the others pass the parameter plus c.
+        for (k, &p) in params.iter().enumerate() {
+            let mut start: Option<i64> = None;
+            let mut steps: Vec<(usize, i64)> = Vec::new();
+            let mut ok = true;
+            for (i, e) in edges.iter().enumerate() {
+                let Some(&arg) = e.args.get(k) else {
+                    ok = false;
+                    break;
+                };
+                if let Some(c) = self.step_of(arg, p) {
+                    steps.push((i, c));
+                    continue;
+                }
+                match self
+                    .edge_arg_set(e, k)
+                    .map(|s| s.into_iter().collect::<Vec<_>>())
+                {
+                    Some(s) if s.len() == 1 && s[0].as_i64().is_some() => {
+                        let a = s[0].as_i64().unwrap_or_default();
+                        if start.is_some_and(|x| x != a) {
+                            ok = false;
+                        }
+                        start = Some(a);
+                    }
+                    _ => ok = false,
+                }
+            }
+            let Some(a) = start.filter(|_| ok && !steps.is_empty()) else {
+                continue;
+            };
+            let increasing = steps.iter().all(|&(_, c)| c > 0);
+            let decreasing = steps.iter().all(|&(_, c)| c < 0);
+            for &(i, c) in &steps {
+                let Some(bound) = a.checked_add(c) else {
+                    continue;
+                };
+                if increasing {
+                    facts[i].push(Fact::AtLeast(k, bound));
+                } else if decreasing {
+                    facts[i].push(Fact::AtMost(k, bound));
+                }
+            }
+        }
+        facts
+    }
+
+    /// The facts of each return site about the returned values.
+    pub fn return_facts(&mut self) -> Vec<Vec<Fact>> {
+        let returns = self.cfg.returns.clone();
+        returns
+            .iter()
+            .map(|&b| {
+                let mut facts = Vec::new();
+                if let Some(term) = self.f.terminator(b) {
+                    if let InstKind::Return { args } = self.f.insts[term].kind.clone() {
+                        for (k, v) in args.into_iter().enumerate() {
+                            if let Some(set) = self.set(v) {
+                                facts.push(Fact::In(k, set.into_iter().collect()));
+                            }
+                        }
+                    }
+                }
+                facts
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,273 @@
+//! Reorientation: a forward function → its inverse and its PGF, as IR functions.
+//!
+//! For `f: X → Y` the pass builds, in one walk so that they agree by construction:
+//! - `f.inv` (`FuncKind::GeneratedInverse`): Y in, X out, reading θ from the tape;
+//! - `f.pgf` (`FuncKind::GeneratedPgf`): X in, recording the θ tape that makes `f.inv` give X
+//!   back (with helpers `f.pgf.blockN` when `f` has control flow).
+//!
+//! The function is first put in closed block form ([`closed`]), so that each block is a
+//! straight-line function of its parameters. The inverse then walks the control-flow graph
+//! backwards ([`blocks`]): it picks the `return` that produced y, inverts that block ([`region`]),
+//! and at the start of every block picks the edge it was entered by, passing the block's
+//! parameters back as the predecessor's outgoing arguments, until it reaches the entry block,
+//! whose parameters are the inputs. A pick is computed from facts about the values along each
+//! edge ([`facts`]) when they decide it, and read from θ (`choice`) when they do not.
+//!
+//! Before all that, recomputations are merged (CSE), because `(x + 1, exp(x + 1))` uses `x` twice
+//! while `let v = x + 1; (v, exp(v))` does not. A rule for the function itself in the overlay
+//! stack (a declared `inverse`, a user layer) is used instead of its body.
+
+mod blocks;
+mod closed;
+mod facts;
+mod region;
+
+use crate::error::Error;
+use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};
+use pinv_core::Span;
+use pinv_primitives::{Arg, Callee, EmitOptions, InverseRule, LayerStamp, Pattern, Stack};
+use region::{rule_error, Region};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+pub use closed::close_blocks;
+
+/// Options of the reorientation pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReorientOptions {
+    /// What rules emit (the tolerance of consistency checks).
+    pub emit: EmitOptions,
+    /// How many loop iterations the inverse may walk back over before it reports a domain error.
+    pub iteration_limit: i64,
+}
+
+impl Default for ReorientOptions {
+    fn default() -> ReorientOptions {
+        ReorientOptions {
+            emit: EmitOptions::default(),
+            iteration_limit: 1_000_000,
+        }
+    }
+}
+
+impl ReorientOptions {
+    pub fn with_iteration_limit(mut self, limit: i64) -> ReorientOptions {
+        self.iteration_limit = limit;
+        self
+    }
+}
+
+/// The outcome of inverting one function: a module holding the forward functions and the
+/// generated ones, and which generated functions are the inverse and the PGF.
+#[derive(Clone, Debug)]
+pub struct Inversion {
+    pub module: Module,
+    pub inverse: FuncId,
+    /// The PGF, or why there is none (a declared inverse with θ parameters and no `pgf`).
+    pub pgf: Result<FuncId, String>,
+    /// Every layer consulted while inverting (misses included), for cache invalidation.
+    pub consulted: BTreeSet<LayerStamp>,
+}
+
+/// Inverts `function` of `module` under `stack`.
+pub fn reorient(
+    module: &Module,
+    function: FuncId,
+    stack: &Stack,
+    options: &ReorientOptions,
+) -> Result<Inversion, Error> {
+    // A value computed twice would look like fan-out: merge recomputations first.
+    let mut forward = module.clone();
+    for f in forward.functions.values_mut() {
+        if f.kind == FuncKind::Fn {
+            pinv_core::ir::cse::cse(f);
+        }
+    }
+    let mut pass = Reorienter {
+        forward: &forward,
+        stack,
+        options,
+        out: forward.clone(),
+        done: HashMap::new(),
+        in_progress: HashSet::new(),
+        consulted: BTreeSet::new(),
+    };
+    let (inverse, pgf) = pass.invert(function)?;
+    let mut module = pass.out;
+    for f in module.functions.values_mut() {
+        if matches!(
+            f.kind,
+            FuncKind::GeneratedInverse { .. } | FuncKind::GeneratedPgf { .. }
+        ) {
+            pinv_core::ir::merge_blocks::merge_blocks(f);
+            f.compact();
+        }
+    }
+    pinv_core::ir::verify::verify_module(&module).map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(Inversion {
+        module,
+        inverse,
+        pgf,
+        consulted: pass.consulted,
+    })
+}
+
+/// A generated PGF, or why there is none.
+type PgfId = Result<FuncId, String>;
+
+pub(crate) struct Reorienter<'a> {
+    forward: &'a Module,
+    stack: &'a Stack,
+    options: &'a ReorientOptions,
+    /// The forward module plus every generated function so far.
+    out: Module,
+    /// Generated (inverse, pgf) per forward function.
+    done: HashMap<FuncId, (FuncId, PgfId)>,
+    in_progress: HashSet<FuncId>,
+    consulted: BTreeSet<LayerStamp>,
+}
+
+impl<'a> Reorienter<'a> {
+    /// The generated inverse and PGF of a forward function, generating them the first time.
+    fn invert(&mut self, id: FuncId) -> Result<(FuncId, PgfId), Error> {
+        if let Some(pair) = self.done.get(&id) {
+            return Ok(pair.clone());
+        }
+        let f = &self.forward.functions[id];
+        if !self.in_progress.insert(id) {
+            return Err(Error::Unsupported {
+                function: f.name.clone(),
+                reason: "it is recursive, and recursive functions cannot be inverted yet"
+                    .to_string(),
+                span: f.span,
+            });
+        }
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        let lookup = self
+            .stack
+            .lookup(&Callee::Function(f.name.clone()), &pattern);
+        self.consulted.extend(lookup.consulted.iter().copied());
+        let result = match lookup.found {
+            // A rule for the function itself (a declared inverse, a user layer) wins over its body.
+            Some(found) => self.wrap_rule(id, f, &found.rule),
+            None => self.invert_body(f),
+        };
+        self.in_progress.remove(&id);
+        let pair = result?;
+        self.done.insert(id, pair.clone());
+        Ok(pair)
+    }
+
+    /// Adds a function to the output module, or replaces the placeholder of that name.
+    fn add(&mut self, f: Function) -> Result<FuncId, Error> {
+        if let Some(id) = self.out.get(&f.name) {
+            if self.out.functions[id].layout.is_empty() {
+                self.out.functions[id] = f;
+                return Ok(id);
+            }
+            return Err(Error::Internal(format!("`{}` is generated twice", f.name)));
+        }
+        let name = f.name.clone();
+        self.out
+            .add(f)
+            .map_err(|_| Error::Internal(format!("`{name}` is generated twice")))
+    }
+
+    /// Reserves a name for a function generated later, so that calls to it can be emitted now.
+    fn reserve(&mut self, name: String, kind: FuncKind, sig: Signature) -> Result<FuncId, Error> {
+        let f = Function::new(name, kind, sig);
+        let name = f.name.clone();
+        self.out
+            .add(f)
+            .map_err(|_| Error::Internal(format!("`{name}` is generated twice")))
+    }
+
+    fn unsupported(f: &Function, reason: &str, span: Span) -> Error {
+        Error::Unsupported {
+            function: f.name.clone(),
+            reason: reason.to_string(),
+            span,
+        }
+    }
+
+    /// An empty inverse function for `f`, with its entry block.
+    fn new_inverse(f: &Function) -> Function {
+        let of = f.name.clone();
+        let kind = FuncKind::GeneratedInverse { of: of.clone() };
+        let mut inv = Function::new(
+            kind.symbol(&of),
+            kind,
+            Signature {
+                params: f.sig.returns.clone(),
+                returns: f.sig.params.clone(),
+            },
+        );
+        inv.span = f.span;
+        inv.param_names = match f.sig.returns.len() {
+            1 => vec!["y".to_string()],
+            n => (0..n).map(|i| format!("y{i}")).collect(),
+        };
+        inv.create_entry();
+        inv
+    }
+
+    /// An empty PGF function for `f` named `name` with parameters `params`, with its entry block.
+    fn new_pgf(
+        f: &Function,
+        name: String,
+        params: Vec<pinv_core::ir::Type>,
+        param_names: Vec<String>,
+    ) -> Function {
+        let mut pgf = Function::new(
+            name,
+            FuncKind::GeneratedPgf { of: f.name.clone() },
+            Signature {
+                params,
+                returns: Vec::new(),
+            },
+        );
+        pgf.span = f.span;
+        pgf.param_names = param_names;
+        pgf.create_entry();
+        pgf
+    }
+
+    /// The inverse and PGF of `f` made from a rule for `f` itself: the inverse applies the rule
+    /// to its outputs; the PGF runs `f` forward and records the rule's θ.
+    fn wrap_rule(
+        &mut self,
+        id: FuncId,
+        f: &Function,
+        rule: &Arc<dyn InverseRule>,
+    ) -> Result<(FuncId, PgfId), Error> {
+        let mut inv = Self::new_inverse(f);
+        let pgf_name = FuncKind::GeneratedPgf { of: f.name.clone() }.symbol(&f.name);
+        let mut pgf = Self::new_pgf(f, pgf_name, f.sig.params.clone(), f.param_names.clone());
+        let (inv_entry, pgf_entry) = (inv.layout[0], pgf.layout[0]);
+        let outputs = inv.blocks[inv_entry].params.clone();
+        let inputs = pgf.blocks[pgf_entry].params.clone();
+        let forward_outputs = pgf.ins_call(pgf_entry, id, inputs.clone(), &f.sig.returns, f.span);
+        let args = vec![Arg::Unknown; inputs.len()];
+        let pattern = Pattern::all_unknown(inputs.len());
+        let mut region = Region::new(&mut inv, inv_entry, &mut pgf, pgf_entry, HashMap::new());
+        let (solved, pgf_result) = region
+            .emit(self.options, f.span, &f.name, Some(&self.out), |ie, pe| {
+                let solved = rule.emit_inverse(ie, &outputs, &args)?;
+                let pgf = rule.emit_pgf(pe, &forward_outputs, &inputs, &pattern);
+                Ok((solved, pgf))
+            })
+            .map_err(|e| rule_error(f, e))?;
+        let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
+        inv.ins_return(inv_block, solved, f.span);
+        let inv_id = self.add(inv)?;
+        let pgf_id = match pgf_result {
+            Ok(()) => {
+                pgf.ins_return(pgf_block, Vec::new(), f.span);
+                Ok(self.add(pgf)?)
+            }
+            Err(pinv_primitives::RuleError::NoPgf(why)) => Err(why),
+            Err(e) => return Err(rule_error(f, e)),
+        };
+        Ok((inv_id, pgf_id))
+    }
+}

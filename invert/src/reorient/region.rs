@@ -1,0 +1,488 @@
+//! One region of the inverse: the instructions of one forward block, inverted backwards from the
+//! values known at its end, with the matching PGF code written beside it.
+//!
+//! An instruction is inverted when one of its results is known, by the rule the overlay stack
+//! finds for its callee and the known/unknown pattern of its operands (constants and values
+//! already solved are known). The walk runs in reverse program order, so every use of a value in
+//! the block is inverted before its definition.
+//!
+//! - **Forward propagation**: an instruction whose operands are all known is computed forward in
+//!   the inverse instead of being inverted (`exp(v)` once `v` is known needs no θ).
+//! - **Fan-out**: a value solved by one use is known to every other use, whose rule then checks
+//!   consistency (the all-known pattern); a value appearing twice among one instruction's unknown
+//!   operands is solved once and checked against itself. Sound, but most θ fail those checks.
+//! - **Calls** go through the stack too (declared `inverse`/`pgf` and user layers); a module
+//!   function without a rule is inverted by recursing into its body, and its generated inverse
+//!   and PGF are called, reading and writing the same θ tape.
+
+use super::{ReorientOptions, Reorienter};
+use crate::error::Error;
+use pinv_core::ir::{
+    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, Opcode, Value, ValueDef,
+};
+use pinv_core::Span;
+use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
+use std::collections::{HashMap, HashSet};
+
+/// The inverse and PGF code being written for one forward block, and where each continues.
+pub(super) struct Region<'p> {
+    pub inv: &'p mut Function,
+    pub inv_block: Block,
+    pub pgf: &'p mut Function,
+    pub pgf_block: Block,
+    /// Forward value → its solved value in the inverse.
+    pub known: HashMap<Value, Value>,
+    /// Forward value → its value in the PGF (which recomputed the block forward).
+    pub fwd: HashMap<Value, Value>,
+    /// Forward constants, emitted once each in the inverse.
+    pub consts: HashMap<Value, Value>,
+    /// Set when some rule has no PGF: then the function has none either.
+    pub no_pgf: Option<String>,
+    /// Forward instructions whose results the inverse computed forward instead of inverting.
+    pub computed: HashSet<Inst>,
+}
+
+impl<'p> Region<'p> {
+    pub fn new(
+        inv: &'p mut Function,
+        inv_block: Block,
+        pgf: &'p mut Function,
+        pgf_block: Block,
+        fwd: HashMap<Value, Value>,
+    ) -> Region<'p> {
+        Region {
+            inv,
+            inv_block,
+            pgf,
+            pgf_block,
+            known: HashMap::new(),
+            fwd,
+            consts: HashMap::new(),
+            no_pgf: None,
+            computed: HashSet::new(),
+        }
+    }
+}
+
+impl Reorienter<'_> {
+    /// Inverts the instructions of `block` (not its terminator) backwards, from what `region`
+    /// knows; leaves every value it could solve in `region.known`.
+    pub(super) fn invert_block(
+        &mut self,
+        f: &Function,
+        block: Block,
+        region: &mut Region<'_>,
+    ) -> Result<(), Error> {
+        let insts = &f.blocks[block].insts;
+        let body = match insts.split_last() {
+            Some((&last, body)) if f.insts[last].kind.is_terminator() => body,
+            _ => insts.as_slice(),
+        };
+        self.propagate_forward(f, body, region)?;
+        for &inst in body.iter().rev() {
+            if region.computed.contains(&inst) {
+                continue;
+            }
+            self.invert_inst(f, inst, region)?;
+            self.propagate_forward(f, body, region)?;
+        }
+        Ok(())
+    }
+
+    /// Records that forward value `v` is `solved` in the inverse; if it was already solved (fan-out),
+    /// checks that both agree instead.
+    pub(super) fn solve(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        v: Value,
+        solved: Value,
+        span: Span,
+        reason: &str,
+    ) -> Result<(), Error> {
+        if pair.consts.get(&v) == Some(&solved) {
+            // A constant operand, handed back as given: nothing was solved.
+            return Ok(());
+        }
+        match pair.known.get(&v) {
+            None => {
+                pair.known.insert(v, solved);
+                Ok(())
+            }
+            Some(&earlier) if earlier == solved => Ok(()),
+            Some(&earlier) => pair
+                .emit(self.options, span, "", None, |ie, _| {
+                    ie.check_equal(solved, earlier, reason)
+                })
+                .map_err(|e| rule_error(f, e)),
+        }
+    }
+
+    /// The operand as the rule sees it: a constant or a solved value is known.
+    pub(super) fn operand(&self, f: &Function, pair: &mut Region<'_>, v: Value) -> Arg {
+        if let Some(&k) = pair.known.get(&v) {
+            return Arg::Known(k);
+        }
+        if let ValueDef::Result(def, _) = f.values[v].def {
+            if let InstKind::Const(c) = f.insts[def].kind {
+                let k = *pair
+                    .consts
+                    .entry(v)
+                    .or_insert_with(|| pair.inv.ins_const(pair.inv_block, c, f.insts[def].span));
+                return Arg::Known(k);
+            }
+        }
+        Arg::Unknown
+    }
+
+    /// Computes forward, in the inverse, every pure instruction whose operands are all known and
+    /// whose results are not: `exp(v)` once `v` is known needs no inverting (and no θ). Results
+    /// that were already known are checked against the computed ones.
+    fn propagate_forward(
+        &mut self,
+        f: &Function,
+        body: &[Inst],
+        pair: &mut Region<'_>,
+    ) -> Result<(), Error> {
+        for &inst in body {
+            let data = &f.insts[inst];
+            if pair.computed.contains(&inst)
+                || data.results.iter().all(|r| pair.known.contains_key(r))
+                || !matches!(data.kind, InstKind::Prim { .. } | InstKind::Call { .. })
+            {
+                continue;
+            }
+            let operands: Vec<Arg> = data
+                .kind
+                .args()
+                .into_iter()
+                .map(|a| self.operand(f, pair, a))
+                .collect();
+            let Some(known) = operands
+                .iter()
+                .map(Arg::known)
+                .collect::<Option<Vec<Value>>>()
+            else {
+                continue;
+            };
+            let span = data.span;
+            let mut kind = data.kind.clone();
+            let mut it = known.iter();
+            kind.map_args(|v| *it.next().unwrap_or(&v));
+            if let InstKind::Prim {
+                op: op @ (Opcode::Idiv | Opcode::Irem),
+                args,
+            } = &kind
+            {
+                // Only a y outside the image can make these trap here: a domain error, not a crash.
+                let (a, b) = (args[0], args[1]);
+                let op = *op;
+                pair.emit(self.options, span, "", None, |ie, _| {
+                    let zero = ie.i64(0);
+                    let nonzero = ie.prim(Opcode::Ine, &[b, zero]);
+                    let min = ie.i64(i64::MIN);
+                    let minus_one = ie.i64(-1);
+                    let a_min = ie.prim(Opcode::Ieq, &[a, min]);
+                    let b_m1 = ie.prim(Opcode::Ieq, &[b, minus_one]);
+                    let overflow = ie.prim(Opcode::Band, &[a_min, b_m1]);
+                    let no_overflow = ie.prim(Opcode::Bnot, &[overflow]);
+                    let ok = ie.prim(Opcode::Band, &[nonzero, no_overflow]);
+                    ie.check(
+                        ok,
+                        &format!("y is not in the image: {op} by zero or overflow"),
+                    )
+                })
+                .map_err(|e| rule_error(f, e))?;
+            }
+            let types: Vec<_> = data.results.iter().map(|&r| f.value_type(r)).collect();
+            let new = pair.inv.append_inst(pair.inv_block, kind, &types, span);
+            let values = pair.inv.insts[new].results.clone();
+            for (&r, v) in data.results.iter().zip(values) {
+                self.solve(
+                    f,
+                    pair,
+                    r,
+                    v,
+                    span,
+                    "a known output disagrees with the value computed from known inputs",
+                )?;
+            }
+            pair.computed.insert(inst);
+        }
+        Ok(())
+    }
+
+    fn invert_inst(
+        &mut self,
+        f: &Function,
+        inst: Inst,
+        pair: &mut Region<'_>,
+    ) -> Result<(), Error> {
+        let data = &f.insts[inst];
+        let span = data.span;
+        if data.results.iter().all(|r| !pair.known.contains_key(r)) {
+            // No output depends on this instruction.
+            return Ok(());
+        }
+        match &data.kind {
+            InstKind::Const(c) => {
+                let r = data.results[0];
+                let y = pair.known[&r];
+                pair.emit(self.options, span, "", None, |ie, _| {
+                    let k = ie.konst(*c);
+                    ie.check_equal(y, k, &format!("this output is always {c}"))
+                })
+                .map_err(|e| rule_error(f, e))
+            }
+            InstKind::Prim { op, args } => {
+                let callee = Callee::Prim(*op);
+                self.apply_rule(f, pair, &callee, op.name(), &data.results, args, span)
+            }
+            InstKind::Call { callee, args } => {
+                self.invert_call(f, pair, *callee, &data.results, args, span)
+            }
+            _ => Err(Self::unsupported(
+                f,
+                "it contains an instruction that forward code never has",
+                span,
+            )),
+        }
+    }
+
+    /// Inverts one instruction with the rule the stack finds; `Ok(false)` if there is none.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn try_rule(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        callee: &Callee,
+        prefix: &str,
+        results: &[Value],
+        args: &[Value],
+        span: Span,
+    ) -> Result<bool, Error> {
+        let mut operands: Vec<Arg> = Vec::with_capacity(args.len());
+        for &a in args {
+            operands.push(self.operand(f, pair, a));
+        }
+        let pattern = Pattern::of(&operands);
+        let lookup = self.stack.lookup(callee, &pattern);
+        self.consulted.extend(lookup.consulted.iter().copied());
+        let Some(found) = lookup.found else {
+            return Ok(false);
+        };
+        let rule = found.rule;
+        let outputs = self.outputs(f, pair, results, span, prefix)?;
+        let fwd_outputs: Vec<Value> = results
+            .iter()
+            .map(|&r| pair_fwd(&pair.fwd, r))
+            .collect::<Result<_, _>>()?;
+        let fwd_args: Vec<Value> = args
+            .iter()
+            .map(|&a| pair_fwd(&pair.fwd, a))
+            .collect::<Result<_, _>>()?;
+        let no_pgf = pair.no_pgf.is_some();
+        let (solved, pgf) = pair
+            .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
+                let solved = rule.emit_inverse(ie, &outputs, &operands)?;
+                let pgf = if no_pgf {
+                    Ok(())
+                } else {
+                    rule.emit_pgf(pe, &fwd_outputs, &fwd_args, &pattern)
+                };
+                Ok((solved, pgf))
+            })
+            .map_err(|e| rule_error(f, e))?;
+        match pgf {
+            Ok(()) => {}
+            Err(pinv_primitives::RuleError::NoPgf(why)) => pair.no_pgf = Some(why),
+            Err(e) => return Err(rule_error(f, e)),
+        }
+        if solved.len() != args.len() {
+            return Err(Error::Internal(format!(
+                "the rule `{}` for {callee} gave {} values for {} operands",
+                rule.name(),
+                solved.len(),
+                args.len()
+            )));
+        }
+        for (&a, s) in args.iter().zip(solved) {
+            self.solve(
+                f,
+                pair,
+                a,
+                s,
+                span,
+                "a value used twice gets two different solutions",
+            )?;
+        }
+        Ok(true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_rule(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        callee: &Callee,
+        prefix: &str,
+        results: &[Value],
+        args: &[Value],
+        span: Span,
+    ) -> Result<(), Error> {
+        if self.try_rule(f, pair, callee, prefix, results, args, span)? {
+            return Ok(());
+        }
+        let operands: Vec<Arg> = args.iter().map(|&a| self.operand(f, pair, a)).collect();
+        Err(Error::NoRule {
+            function: f.name.clone(),
+            callee: callee.to_string(),
+            pattern: Pattern::of(&operands).to_string(),
+            span,
+        })
+    }
+
+    /// The solved values of an instruction's results; a result no output depends on is free, so
+    /// it is read from θ (and the PGF records its forward value).
+    fn outputs(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        results: &[Value],
+        span: Span,
+        prefix: &str,
+    ) -> Result<Vec<Value>, Error> {
+        let mut out = Vec::with_capacity(results.len());
+        for (i, &r) in results.iter().enumerate() {
+            match pair.known.get(&r) {
+                Some(&v) => out.push(v),
+                None => {
+                    let role = format!("result {i}, which no output depends on");
+                    let fv = pair_fwd(&pair.fwd, r)?;
+                    let ty = f.value_type(r);
+                    let v = pair
+                        .emit(self.options, span, prefix, None, |ie, pe| {
+                            let v = ie.theta(Domain::all(ty), &role)?;
+                            pe.record(fv, &role)?;
+                            Ok(v)
+                        })
+                        .map_err(|e| rule_error(f, e))?;
+                    pair.known.insert(r, v);
+                    out.push(v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn invert_call(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        callee: FuncId,
+        results: &[Value],
+        args: &[Value],
+        span: Span,
+    ) -> Result<(), Error> {
+        let target = &self.forward.functions[callee];
+        let name = target.name.clone();
+        if self.try_rule(
+            f,
+            pair,
+            &Callee::Function(name.clone()),
+            &name,
+            results,
+            args,
+            span,
+        )? {
+            return Ok(());
+        }
+        if target.kind != FuncKind::Fn {
+            return Err(Self::unsupported(
+                f,
+                &format!("`{name}` is not an ordinary function and has no inverse rule"),
+                span,
+            ));
+        }
+        let (inv_id, pgf_id) = self.invert(callee)?;
+        if let Err(why) = &pgf_id {
+            pair.no_pgf.get_or_insert_with(|| why.clone());
+        }
+        let outputs = self.outputs(f, pair, results, span, &name)?;
+        let inv_sig = self.out.functions[inv_id].sig.clone();
+        let solved = pair
+            .inv
+            .ins_call(pair.inv_block, inv_id, outputs, &inv_sig.returns, span);
+        let fwd_args: Vec<Value> = args
+            .iter()
+            .map(|&a| pair_fwd(&pair.fwd, a))
+            .collect::<Result<_, _>>()?;
+        if let Ok(pgf_id) = pgf_id {
+            pair.pgf
+                .ins_call(pair.pgf_block, pgf_id, fwd_args, &[], span);
+        }
+        for (&a, s) in args.iter().zip(solved) {
+            // A known operand (constant or solved elsewhere) is checked against the callee's answer.
+            let arg = self.operand(f, pair, a);
+            match arg {
+                Arg::Known(k) => {
+                    let reason = format!(
+                        "the inverse of `{name}` gave an input that disagrees with a known one"
+                    );
+                    pair.emit(self.options, span, "", None, |ie, _| {
+                        ie.check_equal(s, k, &reason)
+                    })
+                    .map_err(|e| rule_error(f, e))?;
+                }
+                Arg::Unknown => self.solve(
+                    f,
+                    pair,
+                    a,
+                    s,
+                    span,
+                    "a value used twice gets two different solutions",
+                )?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Region<'_> {
+    /// Runs `body` with emitters for the inverse and the PGF at their current blocks, and
+    /// continues both where the emitters left off.
+    pub(super) fn emit<R>(
+        &mut self,
+        options: &ReorientOptions,
+        span: Span,
+        prefix: &str,
+        module: Option<&Module>,
+        body: impl FnOnce(&mut Emitter<'_>, &mut Emitter<'_>) -> R,
+    ) -> R {
+        let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span)
+            .with_role_prefix(prefix)
+            .with_options(options.emit);
+        let mut pe = Emitter::new(self.pgf, self.pgf_block, Mode::Pgf, span)
+            .with_role_prefix(prefix)
+            .with_options(options.emit);
+        if let Some(module) = module {
+            ie = ie.with_module(module);
+            pe = pe.with_module(module);
+        }
+        let result = body(&mut ie, &mut pe);
+        let (inv_block, pgf_block) = (ie.block(), pe.block());
+        self.inv_block = inv_block;
+        self.pgf_block = pgf_block;
+        result
+    }
+}
+
+pub(super) fn pair_fwd(fwd: &HashMap<Value, Value>, v: Value) -> Result<Value, Error> {
+    fwd.get(&v)
+        .copied()
+        .ok_or_else(|| Error::Internal(format!("no forward value for {v}")))
+}
+
+pub(super) fn rule_error(f: &Function, e: pinv_primitives::RuleError) -> Error {
+    Error::Internal(format!("a rule failed while inverting `{}`: {e}", f.name))
+}

@@ -1,0 +1,409 @@
+//! Comparisons of f64 (`feq fne flt fle fgt fge`) and i64 (`ieq ine ilt ile igt ige`): a witness
+//! pair for either truth value.
+//!
+//! With one operand known, the other is the known one moved by a gap θ in the direction the
+//! truth value requires (`b = a + g`, `g > 0` for `a < b` true, and so on); with both unknown, θ
+//! is the left operand and then the same. For f64 the "false" side of an ordered comparison also
+//! holds when an operand is NaN, so its gap is read as `|g|` from all reals (NaN included), and
+//! the moved operand is [settled](super::settle) (a gap absorbed by a much larger known operand
+//! reads an offset). i64 gaps wrap; a gap that wraps past the end fails the final check.
+
+use super::ops::Ops;
+use super::settle::{settle, settle_doc, settle_pgf};
+use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+
+pub fn register(layer: &mut Layer) {
+    use Opcode::*;
+    for op in [Feq, Fne, Flt, Fle, Fgt, Fge, Ieq, Ine, Ilt, Ile, Igt, Ige] {
+        layer.add(Callee::Prim(op), Compare { op });
+    }
+}
+
+/// Where the moved operand `m` must lie relative to the anchor `k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rel {
+    /// m > k
+    Gt,
+    /// m ≥ k
+    Ge,
+    /// m < k
+    Lt,
+    /// m ≤ k
+    Le,
+    /// m = k
+    Eq,
+    /// m ≠ k (or NaN)
+    Ne,
+    /// not (m > k): m ≤ k or NaN
+    NotGt,
+    /// not (m ≥ k): m < k or NaN
+    NotGe,
+    /// not (m < k): m ≥ k or NaN
+    NotLt,
+    /// not (m ≤ k): m > k or NaN
+    NotLe,
+}
+
+impl Rel {
+    /// For i64 (no NaN) the negated relations are the plain ones.
+    fn int(self) -> Rel {
+        match self {
+            Rel::NotGt => Rel::Le,
+            Rel::NotGe => Rel::Lt,
+            Rel::NotLt => Rel::Ge,
+            Rel::NotLe => Rel::Gt,
+            r => r,
+        }
+    }
+
+    /// Whether the gap is added (m above k) or subtracted.
+    fn up(self) -> bool {
+        matches!(self, Rel::Gt | Rel::Ge | Rel::Ne | Rel::NotLt | Rel::NotLe)
+    }
+
+    fn f64_domain(self) -> Option<Domain> {
+        let pos = Domain::Interval {
+            lo: 5e-324,
+            hi: f64::INFINITY,
+        };
+        let nonneg = Domain::Interval {
+            lo: 0.0,
+            hi: f64::INFINITY,
+        };
+        Some(match self {
+            Rel::Gt | Rel::Lt => pos,
+            Rel::Ge | Rel::Le => nonneg,
+            Rel::Eq => return None,
+            Rel::Ne | Rel::NotGe | Rel::NotLe => Domain::NonzeroReal,
+            Rel::NotGt | Rel::NotLt => Domain::Real,
+        })
+    }
+
+    /// Whether the f64 gap is used as `|g|` (it may be NaN, or, for `Ne`, of either sign).
+    fn abs_gap(self) -> bool {
+        matches!(self, Rel::NotGt | Rel::NotGe | Rel::NotLt | Rel::NotLe)
+    }
+
+    fn gap_role(self, int: bool) -> &'static str {
+        match (self, int) {
+            (Rel::Gt, true) | (Rel::Lt, true) | (Rel::Ne, true) => {
+                "gap to the other operand, beyond 1 (unsigned; wraps)"
+            }
+            (_, true) => "gap to the other operand (unsigned; wraps)",
+            (Rel::Gt | Rel::Lt, false) => "gap to the other operand (> 0)",
+            (Rel::Ge | Rel::Le, false) => "gap to the other operand (≥ 0)",
+            (Rel::Ne, false) => "difference to the other operand (≠ 0; NaN allowed)",
+            _ => "gap to the other operand (its magnitude; NaN allowed)",
+        }
+    }
+}
+
+/// `z = a OP b` for a comparison. See the module docs.
+#[derive(Debug)]
+pub struct Compare {
+    pub op: Opcode,
+}
+
+impl Compare {
+    fn int(&self) -> bool {
+        matches!(
+            self.op,
+            Opcode::Ieq | Opcode::Ine | Opcode::Ilt | Opcode::Ile | Opcode::Igt | Opcode::Ige
+        )
+    }
+
+    fn ty(&self) -> Type {
+        if self.int() {
+            Type::I64
+        } else {
+            Type::F64
+        }
+    }
+
+    /// The relations of `b` to `a` for `z = a OP b` true and false.
+    fn rels_right(&self) -> (Rel, Rel) {
+        use Opcode::*;
+        let (t, f) = match self.op {
+            Feq | Ieq => (Rel::Eq, Rel::Ne),
+            Fne | Ine => (Rel::Ne, Rel::Eq),
+            Flt | Ilt => (Rel::Gt, Rel::NotGt),
+            Fle | Ile => (Rel::Ge, Rel::NotGe),
+            Fgt | Igt => (Rel::Lt, Rel::NotLt),
+            _ => (Rel::Le, Rel::NotLe),
+        };
+        if self.int() {
+            (t.int(), f.int())
+        } else {
+            (t, f)
+        }
+    }
+
+    /// The relations of `a` to `b` for `z = a OP b` true and false (the mirrored comparison).
+    fn rels_left(&self) -> (Rel, Rel) {
+        use Opcode::*;
+        let mirrored = match self.op {
+            Flt => Fgt,
+            Fgt => Flt,
+            Fle => Fge,
+            Fge => Fle,
+            Ilt => Igt,
+            Igt => Ilt,
+            Ile => Ige,
+            Ige => Ile,
+            op => op,
+        };
+        Compare { op: mirrored }.rels_right()
+    }
+
+    fn anchor_role(&self) -> &'static str {
+        "left operand"
+    }
+
+    fn offset_role(&self) -> &'static str {
+        "moved operand: offset from anchor ± gap"
+    }
+
+    /// `m` with relation `rel` to `k`, reading the gap θ.
+    fn moved(&self, e: &mut Emitter<'_>, k: Value, rel: Rel) -> Result<Value, RuleError> {
+        if rel == Rel::Eq {
+            return Ok(k);
+        }
+        if self.int() {
+            let g = e.theta(Domain::Int, rel.gap_role(true))?;
+            return Ok(int_moved(e, k, rel, g));
+        }
+        let domain = rel.f64_domain().expect("not Eq");
+        let g = e.theta(domain, rel.gap_role(false))?;
+        let g = if rel.abs_gap() { e.fabs(g) } else { g };
+        let (d, f) = f64_moved(e, k, rel, g);
+        settle(e, d, g, &f, self.offset_role())
+    }
+
+    fn moved_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        k: Value,
+        m: Value,
+        rel: Rel,
+    ) -> Result<(), RuleError> {
+        if rel == Rel::Eq {
+            return Ok(());
+        }
+        if self.int() {
+            let one = e.ic(1);
+            let g = match rel {
+                Rel::Gt | Rel::Ne => {
+                    let d = e.isub(m, k);
+                    e.isub(d, one)
+                }
+                Rel::Ge => e.isub(m, k),
+                Rel::Lt => {
+                    let d = e.isub(k, m);
+                    e.isub(d, one)
+                }
+                _ => e.isub(k, m),
+            };
+            return e.record(g, rel.gap_role(true));
+        }
+        // g = m − k (up) or k − m (down); equal infinities give 0.
+        let diff = if rel.up() { e.fsub(m, k) } else { e.fsub(k, m) };
+        let same = e.feq(m, k);
+        let zero = e.fc(0.0);
+        let g = e.select(same, zero, diff)?;
+        e.record(g, rel.gap_role(false))?;
+        let g = if rel.abs_gap() { e.fabs(g) } else { g };
+        let (d, f) = f64_moved(e, k, rel, g);
+        settle_pgf(e, d, g, m, &f, self.offset_role())
+    }
+
+    /// The unknown operand with relation (`t` if z, else `f`) to the known `k`.
+    fn solve(
+        &self,
+        e: &mut Emitter<'_>,
+        z: Value,
+        k: Value,
+        (t, f): (Rel, Rel),
+    ) -> Result<Value, RuleError> {
+        let ty = self.ty();
+        let r = e.if_else(
+            z,
+            &[ty],
+            |e| Ok(vec![self.moved(e, k, t)?]),
+            |e| Ok(vec![self.moved(e, k, f)?]),
+        )?;
+        Ok(r[0])
+    }
+
+    fn solve_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        z: Value,
+        k: Value,
+        m: Value,
+        (t, f): (Rel, Rel),
+    ) -> Result<(), RuleError> {
+        e.if_else(
+            z,
+            &[],
+            |e| {
+                self.moved_pgf(e, k, m, t)?;
+                Ok(vec![])
+            },
+            |e| {
+                self.moved_pgf(e, k, m, f)?;
+                Ok(vec![])
+            },
+        )?;
+        Ok(())
+    }
+
+    fn rel_doc(&self, rel: Rel, when: &str) -> Vec<ThetaDoc> {
+        if rel == Rel::Eq {
+            return Vec::new();
+        }
+        if self.int() {
+            return vec![ThetaDoc::value(Domain::Int, rel.gap_role(true)).when(when)];
+        }
+        vec![
+            ThetaDoc::value(rel.f64_domain().expect("not Eq"), rel.gap_role(false)).when(when),
+            settle_doc(self.offset_role()).when(when),
+        ]
+    }
+}
+
+/// `k ± (1 +) g` for i64, wrapping.
+fn int_moved(e: &mut Emitter<'_>, k: Value, rel: Rel, g: Value) -> Value {
+    let one = e.ic(1);
+    match rel {
+        Rel::Gt | Rel::Ne => {
+            let k1 = e.iadd(k, one);
+            e.iadd(k1, g)
+        }
+        Rel::Ge => e.iadd(k, g),
+        Rel::Lt => {
+            let k1 = e.isub(k, one);
+            e.isub(k1, g)
+        }
+        _ => e.isub(k, g),
+    }
+}
+
+/// The f64 candidate `k ± g` and the function whose value is the gap.
+fn f64_moved(
+    e: &mut Emitter<'_>,
+    k: Value,
+    rel: Rel,
+    g: Value,
+) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+    let up = rel.up();
+    let d = if up { e.fadd(k, g) } else { e.fsub(k, g) };
+    (
+        d,
+        move |e: &mut Emitter<'_>, x: Value| {
+            if up {
+                e.fsub(x, k)
+            } else {
+                e.fsub(k, x)
+            }
+        },
+    )
+}
+
+impl InverseRule for Compare {
+    fn name(&self) -> &str {
+        "witness"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (a_unknown, b_unknown) = unknowns2(pattern);
+        let (thetas, summary) = if b_unknown {
+            // b solved against a (after θ for a, if both are unknown).
+            let (t, f) = self.rels_right();
+            let mut thetas = Vec::new();
+            if a_unknown {
+                thetas.push(ThetaDoc::value(Domain::all(self.ty()), self.anchor_role()));
+            }
+            thetas.extend(self.rel_doc(t, "z is true"));
+            thetas.extend(self.rel_doc(f, "z is false"));
+            let s = if a_unknown {
+                "a = θ, b = a ± gap θ"
+            } else {
+                "b = a ± gap θ"
+            };
+            (thetas, s)
+        } else {
+            let (t, f) = self.rels_left();
+            let mut thetas = self.rel_doc(t, "z is true");
+            thetas.extend(self.rel_doc(f, "z is false"));
+            (thetas, "a = b ± gap θ")
+        };
+        RuleDoc {
+            thetas,
+            checks: vec![format!(
+                "{} of the witnesses is z (a gap absorbed or wrapped fails)",
+                self.op
+            )],
+            exact: true,
+            summary: summary.to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        let (a, b) = match (a, b) {
+            (a, Arg::Unknown) => {
+                let a = match a {
+                    Arg::Known(a) => a,
+                    Arg::Unknown => e.theta(Domain::all(self.ty()), self.anchor_role())?,
+                };
+                (a, self.solve(e, z, a, self.rels_right())?)
+            }
+            (Arg::Unknown, Arg::Known(b)) => (self.solve(e, z, b, self.rels_left())?, b),
+            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        };
+        let again = e.prim(self.op, &[a, b]);
+        let ok = e.op2(Opcode::Beq, again, z);
+        e.check(
+            ok,
+            &format!(
+                "{} of the witnesses is not z (the gap is absorbed or wraps)",
+                self.op
+            ),
+        )?;
+        Ok(vec![a, b])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (left, true) => {
+                if left {
+                    e.record(a, self.anchor_role())?;
+                }
+                self.solve_pgf(e, z, a, b, self.rels_right())
+            }
+            (true, false) => self.solve_pgf(e, z, b, a, self.rels_left()),
+            (false, false) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,717 @@
+//! Elementary f64 functions: `exp log sqrt sinh tanh` (monotone: one closed form), `cosh fabs`
+//! (even: a sign choice), `floor` (a fractional part θ) and `pow` (by which operand is known).
+//!
+//! The monotone functions share [`Monotone`]: check the output's domain, compute the closed-form
+//! inverse, [settle](super::settle) it (saturation such as `exp x = 0` or `tanh x = 1` reads an
+//! offset θ, so those preimages are reached too), and check the forward value.
+
+use super::ops::Ops;
+use super::settle::{settle, settle_pgf};
+use super::settle::{
+    settle_doc, settle_guarded, settle_pgf_guarded, settle_pgf_when, settle_when, use_base,
+};
+use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+use std::f64::consts::LN_2;
+
+pub fn register(layer: &mut Layer) {
+    for rule in [
+        Monotone {
+            op: Opcode::Exp,
+            name: "log",
+            summary: "x = log z",
+            check: Some(("exp is never negative", |e, z| {
+                let neg = e.sign_bit(z);
+                e.bnot(neg)
+            })),
+            closed: |e, z| Ok(e.op1(Opcode::Log, z)),
+        },
+        Monotone {
+            op: Opcode::Log,
+            name: "exp",
+            summary: "x = exp z",
+            check: None,
+            closed: |e, z| Ok(e.op1(Opcode::Exp, z)),
+        },
+        Monotone {
+            op: Opcode::Sqrt,
+            name: "square",
+            summary: "x = z²",
+            check: Some(("sqrt is never negative", |e, z| {
+                let zero = e.fc(0.0);
+                let neg = e.flt(z, zero);
+                e.bnot(neg)
+            })),
+            closed: |e, z| Ok(e.fmul(z, z)),
+        },
+        Monotone {
+            op: Opcode::Sinh,
+            name: "asinh",
+            summary: "x = asinh z",
+            check: None,
+            closed: |e, z| {
+                let az = e.fabs(z);
+                let r = acosh_or_asinh(e, az, 1.0)?;
+                e.with_sign_of(r, z)
+            },
+        },
+        Monotone {
+            op: Opcode::Tanh,
+            name: "atanh",
+            summary: "x = atanh z",
+            check: Some(("tanh is between -1 and 1", |e, z| within(e, z, 1.0))),
+            closed: |e, z| {
+                let az = e.fabs(z);
+                let one = e.fc(1.0);
+                let num = e.fadd(one, az);
+                let den = e.fsub(one, az);
+                let q = e.fdiv(num, den);
+                let l = e.op1(Opcode::Log, q);
+                let half = e.fc(0.5);
+                let r = e.fmul(half, l);
+                e.with_sign_of(r, z)
+            },
+        },
+    ] {
+        layer.add(Callee::Prim(rule.op), rule);
+    }
+    layer.add(Callee::Prim(Opcode::Cosh), Cosh);
+    layer.add(Callee::Prim(Opcode::Fabs), Fabs);
+    layer.add(Callee::Prim(Opcode::Floor), Floor);
+    layer.add(Callee::Prim(Opcode::Pow), Pow);
+}
+
+/// `log(v + sqrt(v² + s))` for v ≥ 0 (s = 1: asinh; s = −1: acosh), as `log v + ln 2` where v²
+/// would lose everything (v > 2^28).
+fn acosh_or_asinh(e: &mut Emitter<'_>, v: Value, s: f64) -> Result<Value, RuleError> {
+    let big = e.fc(268_435_456.0);
+    let is_big = e.fgt(v, big);
+    e.if_else(
+        is_big,
+        &[Type::F64],
+        |e| {
+            let l = e.op1(Opcode::Log, v);
+            let ln2 = e.fc(LN_2);
+            Ok(vec![e.fadd(l, ln2)])
+        },
+        |e| {
+            let sq = e.fmul(v, v);
+            let sc = e.fc(s);
+            let sum = e.fadd(sq, sc);
+            let root = e.op1(Opcode::Sqrt, sum);
+            let arg = e.fadd(v, root);
+            Ok(vec![e.op1(Opcode::Log, arg)])
+        },
+    )
+    .map(|r| r[0])
+}
+
+/// `!(|z| > bound)` (true for NaN).
+pub(crate) fn within(e: &mut Emitter<'_>, z: Value, bound: f64) -> Value {
+    let az = e.fabs(z);
+    let b = e.fc(bound);
+    let out = e.fgt(az, b);
+    e.bnot(out)
+}
+
+/// A domain check of an output: its reason, and the condition as IR (true: in the domain).
+pub type OutputCheck = (&'static str, fn(&mut Emitter<'_>, Value) -> Value);
+
+pub(crate) const OFFSET: &str = "operand: offset from the closed form";
+
+/// A strictly monotone unary function with a closed-form inverse: `x = closed(z)`, settled and
+/// checked. No θ except the settle offset (saturated outputs, NaN, rounding).
+#[derive(Debug)]
+pub struct Monotone {
+    pub op: Opcode,
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The domain check of the output, if it has one.
+    pub check: Option<OutputCheck>,
+    /// The closed-form inverse.
+    pub closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
+}
+
+impl InverseRule for Monotone {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        let mut checks: Vec<String> = self.check.iter().map(|c| c.0.to_string()).collect();
+        checks.push(format!("{} of the solution is z", self.op));
+        RuleDoc {
+            thetas: vec![settle_doc(OFFSET)],
+            checks,
+            exact: false,
+            summary: self.summary.to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        if a != Arg::Unknown {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        if let Some((reason, ok)) = self.check {
+            let ok = ok(e, z);
+            e.check(ok, reason)?;
+        }
+        let d = (self.closed)(e, z)?;
+        let op = self.op;
+        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+        verify_forward(e, op, &[x], z)?;
+        Ok(vec![x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, x) = unary_pgf(outputs, args)?;
+        let d = (self.closed)(e, z)?;
+        let op = self.op;
+        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cosh
+
+const SIGN: &str = "sign of the operand (1: negative)";
+
+/// `z = cosh x`: a sign choice, `x = ±acosh z`, settled (z near 1 pins x loosely).
+#[derive(Debug)]
+pub struct Cosh;
+
+fn cosh_candidate(e: &mut Emitter<'_>, z: Value, s: Value) -> Result<Value, RuleError> {
+    let r = acosh_or_asinh(e, z, -1.0)?;
+    let neg = e.fneg(r);
+    let one = e.ic(1);
+    let is_neg = e.ieq(s, one);
+    e.select(is_neg, neg, r)
+}
+
+/// The sign choice of `x`: 1 if its sign bit is set (so −0 round-trips), else 0.
+pub(crate) fn sign_choice(e: &mut Emitter<'_>, x: Value) -> Value {
+    let sb = e.sign_bit(x);
+    e.b_to_i(sb)
+}
+
+impl InverseRule for Cosh {
+    fn name(&self) -> &str {
+        "acosh"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: vec![ThetaDoc::choice(2, SIGN), settle_doc(OFFSET)],
+            checks: vec![
+                "cosh is at least 1".into(),
+                "cosh of the solution is z".into(),
+            ],
+            exact: false,
+            summary: "x = ±acosh z".into(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        if a != Arg::Unknown {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        let one = e.fc(1.0);
+        let low = e.flt(z, one);
+        let ok = e.bnot(low);
+        e.check(ok, "cosh is at least 1")?;
+        let s = e.choice(2, SIGN)?;
+        let d = cosh_candidate(e, z, s)?;
+        let x = settle(e, d, z, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)?;
+        verify_forward(e, Opcode::Cosh, &[x], z)?;
+        Ok(vec![x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, x) = unary_pgf(outputs, args)?;
+        let s = sign_choice(e, x);
+        e.record(s, SIGN)?;
+        let d = cosh_candidate(e, z, s)?;
+        settle_pgf(e, d, z, x, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fabs
+
+/// `z = |x|`: a sign choice, `x = ±z`, exactly.
+#[derive(Debug)]
+pub struct Fabs;
+
+impl InverseRule for Fabs {
+    fn name(&self) -> &str {
+        "sign"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: vec![ThetaDoc::choice(2, SIGN)],
+            checks: vec!["abs is never negative".into()],
+            exact: true,
+            summary: "x = ±z".into(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        if a != Arg::Unknown {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        let neg = e.sign_bit(z);
+        let ok = e.bnot(neg);
+        e.check(ok, "abs is never negative")?;
+        let s = e.choice(2, SIGN)?;
+        let one = e.ic(1);
+        let is_neg = e.ieq(s, one);
+        let nz = e.fneg(z);
+        Ok(vec![e.select(is_neg, nz, z)?])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (_, x) = unary_pgf(outputs, args)?;
+        let s = sign_choice(e, x);
+        e.record(s, SIGN)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// floor
+
+const FRACTION: &str = "fractional part x − floor(x)";
+/// Below 2^52 an f64 can have a fractional part.
+const FRACTIONAL: f64 = 4_503_599_627_370_496.0;
+
+/// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
+/// above, and for ±inf and NaN, `x = z`.
+#[derive(Debug)]
+pub struct Floor;
+
+fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
+    let az = e.fabs(z);
+    let lim = e.fc(FRACTIONAL);
+    e.flt(az, lim)
+}
+
+impl InverseRule for Floor {
+    fn name(&self) -> &str {
+        "fraction"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: vec![
+                ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52"),
+            ],
+            checks: vec![
+                "floor gives an integer".into(),
+                "the fractional part is below 1".into(),
+                "floor of the solution is z (z + f can round up)".into(),
+            ],
+            exact: false,
+            summary: "x = z + f".into(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        if a != Arg::Unknown {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        let fz = e.floor(z);
+        let int = e.feq(fz, z);
+        let nan = e.is_nan(z);
+        let ok = e.bor(int, nan);
+        e.check(ok, "floor gives an integer")?;
+        let frac = has_fraction(e, z);
+        let x = e.if_else(
+            frac,
+            &[Type::F64],
+            |e| {
+                let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
+                let one = e.fc(1.0);
+                let below = e.flt(f, one);
+                e.check(below, "the fractional part is below 1")?;
+                let zero = e.fc(0.0);
+                let f0 = e.feq(f, zero);
+                let sum = e.fadd(z, f);
+                // f = 0 keeps z as it is (so −0 stays −0).
+                Ok(vec![e.select(f0, z, sum)?])
+            },
+            |_| Ok(vec![z]),
+        )?[0];
+        verify_forward(e, Opcode::Floor, &[x], z)?;
+        Ok(vec![x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, x) = unary_pgf(outputs, args)?;
+        let frac = has_fraction(e, z);
+        e.if_else(
+            frac,
+            &[],
+            |e| {
+                let f = e.fsub(x, z);
+                // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
+                let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
+                let f = e.op2(Opcode::Fmin, f, below_one);
+                e.record(f, FRACTION)?;
+                Ok(vec![])
+            },
+            |_| Ok(vec![]),
+        )?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pow
+
+const BASE_FREE: &str = "base (any: x^0 = 1)";
+const BASE_SIGN: &str = "sign of the base (1: negative)";
+const BASE: &str = "base: offset from the root of z";
+const EXPONENT: &str = "exponent";
+const EXP_OFFSET: &str = "exponent: offset from log|z| / log|a|";
+
+/// `z = pow(a, b)`.
+/// - exponent known (`c`): `c = 0`: the base is free (θ); `c` an even integer (±inf too): a sign
+///   choice and `a = ±z^(1/c)`; otherwise `a = z^(1/c)`, with z's sign for odd `c`; settled.
+/// - base known: `b = log z / log a` for `a ≥ 0` (settled: `a = 1`, `z ∈ {0, ∞}` read the
+///   offset); for `a < 0`, whose powers are defined only at integers, the nearest integer to
+///   `log|z| / log|a|`, used when it is the only integer of its parity that gives z, otherwise
+///   with an offset θ.
+/// - both unknown: θ is the exponent, then as with the exponent known.
+#[derive(Debug)]
+pub struct Pow;
+
+/// The class of a known exponent: 0 (zero), 1 (even integer or ±inf), 2 (anything else).
+fn exponent_class(e: &mut Emitter<'_>, c: Value) -> Result<Value, RuleError> {
+    let zero = e.fc(0.0);
+    let is_zero = e.feq(c, zero);
+    let fc = e.floor(c);
+    let is_int = e.feq(fc, c);
+    let half = e.fc(0.5);
+    let h = e.fmul(c, half);
+    let fh = e.floor(h);
+    let even_half = e.feq(fh, h);
+    let even = e.band(is_int, even_half);
+    let zero_i = e.ic(0);
+    let one_i = e.ic(1);
+    let two_i = e.ic(2);
+    let rest = e.select(even, one_i, two_i)?;
+    e.select(is_zero, zero_i, rest)
+}
+
+/// Whether `c` is an odd integer.
+fn is_odd(e: &mut Emitter<'_>, c: Value) -> Value {
+    let fc = e.floor(c);
+    let is_int = e.feq(fc, c);
+    let half = e.fc(0.5);
+    let h = e.fmul(c, half);
+    let fh = e.floor(h);
+    let odd_half = e.fne(fh, h);
+    e.band(is_int, odd_half)
+}
+
+/// The root candidate for the base: `±|z|^(1/c)` (the sign from `s` for even `c`, from z for odd
+/// `c`, + otherwise).
+fn root(e: &mut Emitter<'_>, z: Value, c: Value, s: Option<Value>) -> Result<Value, RuleError> {
+    let one = e.fc(1.0);
+    let inv = e.fdiv(one, c);
+    let az = e.fabs(z);
+    let r = e.op2(Opcode::Pow, az, inv);
+    match s {
+        Some(s) => {
+            let one_i = e.ic(1);
+            let neg = e.ieq(s, one_i);
+            let nr = e.fneg(r);
+            e.select(neg, nr, r)
+        }
+        None => {
+            let odd = is_odd(e, c);
+            let signed = e.with_sign_of(r, z)?;
+            e.select(odd, signed, r)
+        }
+    }
+}
+
+/// Whether the root candidate is a useful base for an offset: for a tiny exponent (|c| ≤ 1e-14)
+/// `x^c` maps bases many orders of magnitude apart to one output, so the offset θ is the whole
+/// base instead.
+fn root_trusted(e: &mut Emitter<'_>, c: Value) -> Value {
+    let ac = e.fabs(c);
+    let lim = e.fc(1e-14);
+    e.fgt(ac, lim)
+}
+
+impl Pow {
+    /// The base, given the exponent.
+    fn solve_base(e: &mut Emitter<'_>, z: Value, c: Value) -> Result<Value, RuleError> {
+        let class = exponent_class(e, c)?;
+        let fwd = move |e: &mut Emitter<'_>, x: Value| e.op2(Opcode::Pow, x, c);
+        e.switch(class, 3, &[Type::F64], |e, k| match k {
+            0 => Ok(vec![e.theta(Domain::Real, BASE_FREE)?]),
+            1 => {
+                let zero = e.fc(0.0);
+                let neg = e.flt(z, zero);
+                let ok = e.bnot(neg);
+                e.check(ok, "an even power is never negative")?;
+                let s = e.choice(2, BASE_SIGN)?;
+                let d = root(e, z, c, Some(s))?;
+                let trusted = root_trusted(e, c);
+                Ok(vec![settle_guarded(e, d, z, &fwd, BASE, Some(trusted))?])
+            }
+            _ => {
+                let odd = is_odd(e, c);
+                let zero = e.fc(0.0);
+                let neg = e.flt(z, zero);
+                let even_or_frac = e.bnot(odd);
+                let bad = e.band(neg, even_or_frac);
+                let ok = e.bnot(bad);
+                e.check(
+                    ok,
+                    "only an odd integer power of a negative base is negative",
+                )?;
+                let d = root(e, z, c, None)?;
+                let trusted = root_trusted(e, c);
+                Ok(vec![settle_guarded(e, d, z, &fwd, BASE, Some(trusted))?])
+            }
+        })
+        .map(|r| r[0])
+    }
+
+    fn pgf_base(e: &mut Emitter<'_>, z: Value, a: Value, c: Value) -> Result<(), RuleError> {
+        let class = exponent_class(e, c)?;
+        let fwd = move |e: &mut Emitter<'_>, x: Value| e.op2(Opcode::Pow, x, c);
+        e.switch(class, 3, &[], |e, k| {
+            match k {
+                0 => e.record(a, BASE_FREE)?,
+                1 => {
+                    let s = sign_choice(e, a);
+                    e.record(s, BASE_SIGN)?;
+                    let d = root(e, z, c, Some(s))?;
+                    let trusted = root_trusted(e, c);
+                    settle_pgf_guarded(e, d, z, a, &fwd, BASE, Some(trusted))?;
+                }
+                _ => {
+                    let d = root(e, z, c, None)?;
+                    let trusted = root_trusted(e, c);
+                    settle_pgf_guarded(e, d, z, a, &fwd, BASE, Some(trusted))?;
+                }
+            }
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+
+    /// The exponent candidate and whether it is trusted as is, given the base.
+    fn exponent_candidate(
+        e: &mut Emitter<'_>,
+        z: Value,
+        a: Value,
+    ) -> Result<(Value, Value, Value), RuleError> {
+        let zero = e.fc(0.0);
+        let negative = e.flt(a, zero);
+        let r = e.if_else(
+            negative,
+            &[Type::F64, Type::Bool],
+            |e| {
+                // Only integers: the nearest one, if it alone (of its parity) gives z.
+                let az = e.fabs(z);
+                let aa = e.fabs(a);
+                let lz = e.op1(Opcode::Log, az);
+                let la = e.op1(Opcode::Log, aa);
+                let q = e.fdiv(lz, la);
+                let d = e.round(q);
+                let finite = e.is_finite(d);
+                let hit = e.op2(Opcode::Pow, a, d);
+                let hit = e.feq(hit, z);
+                let two = e.fc(2.0);
+                let dm = e.fsub(d, two);
+                let dp = e.fadd(d, two);
+                let m = e.op2(Opcode::Pow, a, dm);
+                let p = e.op2(Opcode::Pow, a, dp);
+                let m_hit = e.feq(m, z);
+                let p_hit = e.feq(p, z);
+                let other = e.bor(m_hit, p_hit);
+                let unique = e.bnot(other);
+                let ok = e.band(finite, hit);
+                let ok = e.band(ok, unique);
+                Ok(vec![d, ok])
+            },
+            |e| {
+                let lz = e.op1(Opcode::Log, z);
+                let la = e.op1(Opcode::Log, a);
+                let d = e.fdiv(lz, la);
+                let ok = super::settle::pins(e, d, z, &|e, x| e.op2(Opcode::Pow, a, x));
+                Ok(vec![d, ok])
+            },
+        )?;
+        let base = use_base(e, r[0]);
+        Ok((r[0], r[1], base))
+    }
+}
+
+impl InverseRule for Pow {
+    fn name(&self) -> &str {
+        "root-log"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let base = vec![
+            ThetaDoc::value(Domain::Real, BASE_FREE).when("the exponent is 0"),
+            ThetaDoc::choice(2, BASE_SIGN).when("the exponent is an even integer"),
+            settle_doc(BASE).when("the exponent is not 0"),
+        ];
+        let checks = vec![
+            "an even power is never negative".to_string(),
+            "only an odd integer power of a negative base is negative".to_string(),
+            "pow of the solution is z".to_string(),
+        ];
+        match unknowns2(pattern) {
+            (true, true) => {
+                let mut thetas = vec![ThetaDoc::value(Domain::Real, EXPONENT)];
+                thetas.extend(base);
+                RuleDoc {
+                    thetas,
+                    checks,
+                    exact: false,
+                    summary: "b = θ, a = ±z^(1/b)".into(),
+                }
+            }
+            (true, false) => RuleDoc {
+                thetas: base,
+                checks,
+                exact: false,
+                summary: "a = ±z^(1/b)".into(),
+            },
+            _ => RuleDoc {
+                thetas: vec![settle_doc(EXP_OFFSET)],
+                checks: vec!["pow of the solution is z".into()],
+                exact: false,
+                summary: "b = log|z| / log|a| (an integer for a < 0)".into(),
+            },
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        let (a, b) = match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Real, EXPONENT)?,
+                };
+                (Pow::solve_base(e, z, b)?, b)
+            }
+            (Arg::Known(a), Arg::Unknown) => {
+                let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                (a, settle_when(e, d, ok, base, EXP_OFFSET)?)
+            }
+            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        };
+        verify_forward(e, Opcode::Pow, &[a, b], z)?;
+        Ok(vec![a, b])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, right) => {
+                if right {
+                    e.record(b, EXPONENT)?;
+                }
+                Pow::pgf_base(e, z, a, b)
+            }
+            (false, true) => {
+                let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
+            }
+            (false, false) => Ok(()),
+        }
+    }
+}

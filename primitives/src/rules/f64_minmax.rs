@@ -1,0 +1,267 @@
+//! `fmin` and `fmax`: which operand is the result, and θ for the other, bounded by it.
+//!
+//! Remember the NaN rule of the semantics: a NaN operand is ignored, so the other operand of a
+//! non-NaN result may be NaN; a NaN result needs both operands NaN.
+
+use super::ops::Ops;
+use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+
+pub fn register(layer: &mut Layer) {
+    layer.add(Callee::Prim(Opcode::Fmin), MinMax { min: true });
+    layer.add(Callee::Prim(Opcode::Fmax), MinMax { min: false });
+}
+
+/// `z = min(a, b)` (or max).
+/// - both unknown: z NaN: both are NaN; otherwise a choice of which operand is z, and θ for the
+///   other with a check that it is not below z (above, for max; NaN allowed);
+/// - one known: if z equals it, θ for the other (not below z); otherwise the other is z, with a
+///   check that the known operand is above z (or NaN).
+///
+/// Exact: no arithmetic, only the operands given back (±0 alike, as `feq`).
+#[derive(Debug)]
+pub struct MinMax {
+    pub min: bool,
+}
+
+impl MinMax {
+    fn op(&self) -> Opcode {
+        if self.min {
+            Opcode::Fmin
+        } else {
+            Opcode::Fmax
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        if self.min {
+            "minimum"
+        } else {
+            "maximum"
+        }
+    }
+
+    fn which_role(&self) -> String {
+        format!("which operand is the {} (0: a, 1: b)", self.word())
+    }
+
+    fn other_role(&self) -> String {
+        format!(
+            "the other operand (not {} the {}; NaN allowed)",
+            if self.min { "below" } else { "above" },
+            self.word()
+        )
+    }
+
+    fn operand_role(&self, which: &str) -> String {
+        format!(
+            "{which} operand (not {} the {}; NaN allowed)",
+            if self.min { "below" } else { "above" },
+            self.word()
+        )
+    }
+
+    /// Whether `o` is on the wrong side of `z` (below it for min).
+    fn beyond(&self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
+        if self.min {
+            e.flt(o, z)
+        } else {
+            e.fgt(o, z)
+        }
+    }
+
+    fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
+        let o = e.theta(Domain::Real, role)?;
+        let bad = self.beyond(e, o, z);
+        let ok = e.bnot(bad);
+        e.check(
+            ok,
+            &format!(
+                "the other operand of {} is {} it",
+                self.op(),
+                if self.min { "below" } else { "above" }
+            ),
+        )?;
+        Ok(o)
+    }
+
+    /// The unknown operand when the other is known to be `k`.
+    fn solve_one(
+        &self,
+        e: &mut Emitter<'_>,
+        z: Value,
+        k: Value,
+        role: &str,
+    ) -> Result<Value, RuleError> {
+        let same = e.feq(z, k);
+        let r = e.if_else(
+            same,
+            &[Type::F64],
+            |e| Ok(vec![self.bounded(e, role, z)?]),
+            |e| {
+                // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
+                // NaN z, when the comparison is false).
+                let kn = e.is_nan(k);
+                let beyond = self.beyond(e, z, k); // z < k for min
+                let ok = e.bor(beyond, kn);
+                e.check(
+                    ok,
+                    &format!(
+                        "the {} is {} the known operand",
+                        self.word(),
+                        if self.min { "above" } else { "below" }
+                    ),
+                )?;
+                Ok(vec![z])
+            },
+        )?;
+        Ok(r[0])
+    }
+
+    /// Whether `x` is `z` including the sign of a zero (and not NaN).
+    fn is_z(e: &mut Emitter<'_>, x: Value, z: Value) -> Value {
+        let eq = e.feq(x, z);
+        let sx = e.sign_bit(x);
+        let sz = e.sign_bit(z);
+        let same_sign = e.op2(Opcode::Beq, sx, sz);
+        e.band(eq, same_sign)
+    }
+}
+
+impl InverseRule for MinMax {
+    fn name(&self) -> &str {
+        "pick"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let checks = vec![
+            format!(
+                "the other operand of {} is {} it",
+                self.op(),
+                if self.min { "below" } else { "above" }
+            ),
+            format!(
+                "the {} is {} the known operand",
+                self.word(),
+                if self.min { "above" } else { "below" }
+            ),
+        ];
+        let (thetas, summary) = match unknowns2(pattern) {
+            (true, true) => (
+                vec![
+                    ThetaDoc::choice(2, &self.which_role()).when("z is not NaN"),
+                    ThetaDoc::value(Domain::Real, &self.other_role()).when("z is not NaN"),
+                ],
+                "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
+            ),
+            (true, false) => (
+                vec![ThetaDoc::value(Domain::Real, &self.operand_role("left")).when("z = b")],
+                "a = θ if z = b, else a = z".to_string(),
+            ),
+            _ => (
+                vec![ThetaDoc::value(Domain::Real, &self.operand_role("right")).when("z = a")],
+                "b = θ if z = a, else b = z".to_string(),
+            ),
+        };
+        RuleDoc {
+            thetas,
+            checks,
+            exact: true,
+            summary,
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        let (a, b) = match (a, b) {
+            (Arg::Unknown, Arg::Unknown) => {
+                let nan = e.is_nan(z);
+                let ab = e.if_else(
+                    nan,
+                    &[Type::F64, Type::F64],
+                    |_| Ok(vec![z, z]),
+                    |e| {
+                        let c = e.choice(2, &self.which_role())?;
+                        let o = self.bounded(e, &self.other_role(), z)?;
+                        let zero = e.ic(0);
+                        let a_is = e.ieq(c, zero);
+                        let a = e.select(a_is, z, o)?;
+                        let b = e.select(a_is, o, z)?;
+                        Ok(vec![a, b])
+                    },
+                )?;
+                (ab[0], ab[1])
+            }
+            (Arg::Unknown, Arg::Known(b)) => {
+                (self.solve_one(e, z, b, &self.operand_role("left"))?, b)
+            }
+            (Arg::Known(a), Arg::Unknown) => {
+                (a, self.solve_one(e, z, a, &self.operand_role("right"))?)
+            }
+            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        };
+        Ok(vec![a, b])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        let nan = e.is_nan(z);
+        match unknowns2(pattern) {
+            (true, true) => {
+                e.if_else(
+                    nan,
+                    &[],
+                    |_| Ok(vec![]),
+                    |e| {
+                        let a_is = MinMax::is_z(e, a, z);
+                        let zero = e.ic(0);
+                        let one = e.ic(1);
+                        let c = e.select(a_is, zero, one)?;
+                        e.record(c, &self.which_role())?;
+                        let o = e.select(a_is, b, a)?;
+                        e.record(o, &self.other_role())?;
+                        Ok(vec![])
+                    },
+                )?;
+            }
+            (left, right) if left != right => {
+                let (known, x, role) = if left {
+                    (b, a, self.operand_role("left"))
+                } else {
+                    (a, b, self.operand_role("right"))
+                };
+                let same = e.feq(z, known);
+                e.if_else(
+                    same,
+                    &[],
+                    |e| {
+                        e.record(x, &role)?;
+                        Ok(vec![])
+                    },
+                    |_| Ok(vec![]),
+                )?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

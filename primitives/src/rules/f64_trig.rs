@@ -1,0 +1,529 @@
+//! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
+//! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
+
+use super::f64_elem::{within, Monotone, OFFSET};
+use super::ops::Ops;
+use super::settle::{settle, settle_doc, settle_pgf, settle_pgf_when, settle_when};
+use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+use std::f64::consts::{FRAC_PI_2, PI, TAU};
+
+pub fn register(layer: &mut Layer) {
+    for rule in [
+        Monotone {
+            op: Opcode::Asin,
+            name: "sin",
+            summary: "x = sin z",
+            check: Some(("asin is between -π/2 and π/2", |e, z| {
+                within(e, z, FRAC_PI_2)
+            })),
+            closed: |e, z| Ok(e.op1(Opcode::Sin, z)),
+        },
+        Monotone {
+            op: Opcode::Acos,
+            name: "cos",
+            summary: "x = cos z",
+            check: Some(("acos is between 0 and π", |e, z| {
+                let zero = e.fc(0.0);
+                let neg = e.flt(z, zero);
+                let pi = e.fc(PI);
+                let big = e.fgt(z, pi);
+                let out = e.bor(neg, big);
+                e.bnot(out)
+            })),
+            closed: |e, z| Ok(e.op1(Opcode::Cos, z)),
+        },
+        Monotone {
+            op: Opcode::Atan,
+            name: "tan",
+            summary: "x = tan z",
+            check: Some(("atan is between -π/2 and π/2", |e, z| {
+                within(e, z, FRAC_PI_2)
+            })),
+            closed: |e, z| Ok(e.op1(Opcode::Tan, z)),
+        },
+    ] {
+        layer.add(Callee::Prim(rule.op), rule);
+    }
+    for kind in [Periodic::Sin, Periodic::Cos, Periodic::Tan] {
+        layer.add(Callee::Prim(kind.op()), kind);
+    }
+    layer.add(Callee::Prim(Opcode::Atan2), Atan2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sin, cos, tan
+
+const TURNS: &str = "whole periods";
+
+/// `sin`, `cos` and `tan`: every solution is a principal one plus whole periods.
+/// - `z = sin x`: a branch choice (`asin z` or `π − asin z`) and θ `k ∈ ℤ`: `x = branch + 2πk`;
+/// - `z = cos x`: a sign choice (`±acos z`) and `k`: `x = ±acos z + 2πk`;
+/// - `z = tan x`: `k` only: `x = atan z + πk`;
+///
+/// settled (near the peaks, and for huge x where `2πk` is inexact, an offset θ) and checked.
+/// The PGF takes the branch and k nearest to x.
+#[derive(Clone, Copy, Debug)]
+pub enum Periodic {
+    Sin,
+    Cos,
+    Tan,
+}
+
+impl Periodic {
+    fn op(self) -> Opcode {
+        match self {
+            Periodic::Sin => Opcode::Sin,
+            Periodic::Cos => Opcode::Cos,
+            Periodic::Tan => Opcode::Tan,
+        }
+    }
+
+    fn period(self) -> f64 {
+        match self {
+            Periodic::Tan => PI,
+            _ => TAU,
+        }
+    }
+
+    fn branch_role(self) -> &'static str {
+        match self {
+            Periodic::Sin => "branch (0: asin z, 1: π − asin z)",
+            _ => "branch (0: acos z, 1: −acos z)",
+        }
+    }
+
+    /// The principal value: asin, acos or atan of z.
+    fn principal(self, e: &mut Emitter<'_>, z: Value) -> Value {
+        let inv = match self {
+            Periodic::Sin => Opcode::Asin,
+            Periodic::Cos => Opcode::Acos,
+            Periodic::Tan => Opcode::Atan,
+        };
+        e.op1(inv, z)
+    }
+
+    /// The solution of branch `c` (0 or 1) before adding periods.
+    fn branch(self, e: &mut Emitter<'_>, r: Value, c: u32) -> Value {
+        match (self, c) {
+            (_, 0) | (Periodic::Tan, _) => r,
+            (Periodic::Sin, _) => {
+                let pi = e.fc(PI);
+                e.fsub(pi, r)
+            }
+            (Periodic::Cos, _) => e.fneg(r),
+        }
+    }
+
+    /// `branch(c) + period · k`, with `c` a value (`None` for tan).
+    fn candidate(
+        self,
+        e: &mut Emitter<'_>,
+        r: Value,
+        c: Option<Value>,
+        k: Value,
+    ) -> Result<Value, RuleError> {
+        let base = match c {
+            None => r,
+            Some(c) => {
+                let b0 = self.branch(e, r, 0);
+                let b1 = self.branch(e, r, 1);
+                let one = e.ic(1);
+                let is1 = e.ieq(c, one);
+                e.select(is1, b1, b0)?
+            }
+        };
+        let kf = e.i_to_f(k);
+        let p = e.fc(self.period());
+        let shift = e.fmul(kf, p);
+        Ok(e.fadd(base, shift))
+    }
+
+    /// The k that brings `branch` nearest to x, and the distance left.
+    fn nearest(self, e: &mut Emitter<'_>, x: Value, branch: Value) -> (Value, Value) {
+        let diff = e.fsub(x, branch);
+        let p = e.fc(self.period());
+        let q = e.fdiv(diff, p);
+        let k = e.round_to_i64(q);
+        let kf = e.i_to_f(k);
+        let shift = e.fmul(kf, p);
+        let d = e.fadd(branch, shift);
+        let off = e.fsub(x, d);
+        (k, e.fabs(off))
+    }
+}
+
+impl InverseRule for Periodic {
+    fn name(&self) -> &str {
+        match self {
+            Periodic::Sin => "asin-turns",
+            Periodic::Cos => "acos-turns",
+            Periodic::Tan => "atan-turns",
+        }
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        let mut thetas = Vec::new();
+        if !matches!(self, Periodic::Tan) {
+            thetas.push(ThetaDoc::choice(2, self.branch_role()));
+        }
+        thetas.push(ThetaDoc::value(Domain::Int, TURNS));
+        thetas.push(settle_doc(OFFSET));
+        let mut checks = Vec::new();
+        if !matches!(self, Periodic::Tan) {
+            checks.push(format!("{} is between -1 and 1", self.op()));
+        }
+        checks.push(format!("{} of the solution is z", self.op()));
+        let summary = match self {
+            Periodic::Sin => "x = asin z or π − asin z, + 2πk",
+            Periodic::Cos => "x = ±acos z + 2πk",
+            Periodic::Tan => "x = atan z + πk",
+        };
+        RuleDoc {
+            thetas,
+            checks,
+            exact: false,
+            summary: summary.into(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        if a != Arg::Unknown {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        let c = match self {
+            Periodic::Tan => None,
+            _ => {
+                let ok = within(e, z, 1.0);
+                e.check(ok, &format!("{} is between -1 and 1", self.op()))?;
+                Some(e.choice(2, self.branch_role())?)
+            }
+        };
+        let k = e.theta(Domain::Int, TURNS)?;
+        let r = self.principal(e, z);
+        let d = self.candidate(e, r, c, k)?;
+        let op = self.op();
+        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+        verify_forward(e, op, &[x], z)?;
+        Ok(vec![x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, x) = unary_pgf(outputs, args)?;
+        let r = self.principal(e, z);
+        let (c, k) = match self {
+            Periodic::Tan => (None, self.nearest(e, x, r).0),
+            _ => {
+                let b0 = self.branch(e, r, 0);
+                let b1 = self.branch(e, r, 1);
+                let (k0, off0) = self.nearest(e, x, b0);
+                let (k1, off1) = self.nearest(e, x, b1);
+                let second = e.flt(off1, off0);
+                let c = e.b_to_i(second);
+                e.record(c, self.branch_role())?;
+                (Some(c), e.select(second, k1, k0)?)
+            }
+        };
+        e.record(k, TURNS)?;
+        let d = self.candidate(e, r, c, k)?;
+        let op = self.op();
+        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// atan2
+
+const RADIUS: &str = "radius sqrt(x² + y²)";
+const Y_OFF: &str = "y: offset from the closed form";
+const X_OFF: &str = "x: offset from the closed form";
+const Y_FREE: &str = "y (any, z is NaN)";
+const X_FREE: &str = "x (any, z is NaN)";
+const LARGER: &str = "the larger coordinate (the radius overflows)";
+
+/// `z = atan2(y, x)`.
+/// - both unknown: z NaN: both free (θ); otherwise θ is the radius `r ≥ 0` and the point is
+///   `(r sin z, r cos z)`: the larger coordinate as is (θ where `r` overflows), the smaller
+///   settled against it (its offset θ where they do not pin it, such as `y = 0`);
+/// - x known: `y = x tan z`, settled; y known: `x = y / tan z`, settled.
+#[derive(Debug)]
+pub struct Atan2;
+
+/// `(y, x)` candidates from the radius and whether the x coordinate is the larger one.
+fn polar(e: &mut Emitter<'_>, z: Value, r: Value) -> (Value, Value, Value) {
+    let s = e.op1(Opcode::Sin, z);
+    let c = e.op1(Opcode::Cos, z);
+    let y = e.fmul(r, s);
+    let x = e.fmul(r, c);
+    let as_ = e.fabs(s);
+    let ac = e.fabs(c);
+    let x_larger = e.fge(ac, as_);
+    (y, x, x_larger)
+}
+
+fn y_of(
+    e: &mut Emitter<'_>,
+    z: Value,
+    x: Value,
+) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+    let t = e.op1(Opcode::Tan, z);
+    let d = e.fmul(x, t);
+    (d, move |e: &mut Emitter<'_>, y: Value| {
+        e.op2(Opcode::Atan2, y, x)
+    })
+}
+
+fn x_of(
+    e: &mut Emitter<'_>,
+    z: Value,
+    y: Value,
+) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+    let t = e.op1(Opcode::Tan, z);
+    let d = e.fdiv(y, t);
+    (d, move |e: &mut Emitter<'_>, x: Value| {
+        e.op2(Opcode::Atan2, y, x)
+    })
+}
+
+/// `sqrt(x² + y²)` without overflow or underflow on the way.
+fn hypot(e: &mut Emitter<'_>, y: Value, x: Value) -> Result<Value, RuleError> {
+    let ax = e.fabs(x);
+    let ay = e.fabs(y);
+    let m = e.op2(Opcode::Fmax, ax, ay);
+    let zero = e.fc(0.0);
+    let is_zero = e.feq(m, zero);
+    let finite = e.is_finite(m);
+    let sx = e.fdiv(ax, m);
+    let sy = e.fdiv(ay, m);
+    let sx2 = e.fmul(sx, sx);
+    let sy2 = e.fmul(sy, sy);
+    let sum = e.fadd(sx2, sy2);
+    let root = e.op1(Opcode::Sqrt, sum);
+    let scaled = e.fmul(m, root);
+    // m = 0: 0; m = inf: inf; otherwise m·sqrt((x/m)² + (y/m)²).
+    let r = e.select(finite, scaled, m)?;
+    e.select(is_zero, zero, r)
+}
+
+impl Atan2 {
+    fn check_range(e: &mut Emitter<'_>, z: Value) -> Result<(), RuleError> {
+        let ok = within(e, z, PI);
+        e.check(ok, "atan2 is between -π and π")
+    }
+}
+
+impl InverseRule for Atan2 {
+    fn name(&self) -> &str {
+        "polar"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let checks = vec![
+            "atan2 is between -π and π".to_string(),
+            "atan2 of the solution is z".to_string(),
+        ];
+        let (thetas, summary) = match unknowns2(pattern) {
+            (true, true) => (
+                vec![
+                    ThetaDoc::value(Domain::Real, Y_FREE).when("z is NaN"),
+                    ThetaDoc::value(Domain::Real, X_FREE).when("z is NaN"),
+                    ThetaDoc::value(
+                        Domain::Interval {
+                            lo: 0.0,
+                            hi: f64::INFINITY,
+                        },
+                        RADIUS,
+                    )
+                    .when("z is not NaN"),
+                    ThetaDoc::value(Domain::Real, LARGER).when("r sin z or r cos z overflows"),
+                    settle_doc("the smaller coordinate: offset from the closed form"),
+                ],
+                "y = r sin z, x = r cos z (r = θ)",
+            ),
+            (true, false) => (vec![settle_doc(Y_OFF)], "y = x tan z"),
+            _ => (vec![settle_doc(X_OFF)], "x = y / tan z"),
+        };
+        RuleDoc {
+            thetas,
+            checks,
+            exact: false,
+            summary: summary.into(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, y, x) = binary(outputs, args)?;
+        Atan2::check_range(e, z)?;
+        let (y, x) = match (y, x) {
+            (Arg::Unknown, Arg::Unknown) => {
+                let nan = e.is_nan(z);
+                let yx = e.if_else(
+                    nan,
+                    &[Type::F64, Type::F64],
+                    |e| {
+                        let y = e.theta(Domain::Real, Y_FREE)?;
+                        let x = e.theta(Domain::Real, X_FREE)?;
+                        Ok(vec![y, x])
+                    },
+                    |e| {
+                        let r = e.theta(
+                            Domain::Interval {
+                                lo: 0.0,
+                                hi: f64::INFINITY,
+                            },
+                            RADIUS,
+                        )?;
+                        let (yc, xc, x_larger) = polar(e, z, r);
+                        e.if_else(
+                            x_larger,
+                            &[Type::F64, Type::F64],
+                            |e| {
+                                let ok = e.is_finite(xc);
+                                let no = e.bc(false);
+                                let x = settle_when(e, xc, ok, no, LARGER)?;
+                                let (d, f) = y_of_point(e, z, yc, x);
+                                let y = settle(e, d, z, &f, Y_OFF)?;
+                                Ok(vec![y, x])
+                            },
+                            |e| {
+                                let ok = e.is_finite(yc);
+                                let no = e.bc(false);
+                                let y = settle_when(e, yc, ok, no, LARGER)?;
+                                let (d, f) = x_of_point(e, z, xc, y);
+                                let x = settle(e, d, z, &f, X_OFF)?;
+                                Ok(vec![y, x])
+                            },
+                        )
+                    },
+                )?;
+                (yx[0], yx[1])
+            }
+            (Arg::Unknown, Arg::Known(x)) => {
+                let (d, f) = y_of(e, z, x);
+                (settle(e, d, z, &f, Y_OFF)?, x)
+            }
+            (Arg::Known(y), Arg::Unknown) => {
+                let (d, f) = x_of(e, z, y);
+                (y, settle(e, d, z, &f, X_OFF)?)
+            }
+            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        };
+        verify_forward(e, Opcode::Atan2, &[y, x], z)?;
+        Ok(vec![y, x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, y, x) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, true) => {
+                let nan = e.is_nan(z);
+                e.if_else(
+                    nan,
+                    &[],
+                    |e| {
+                        e.record(y, Y_FREE)?;
+                        e.record(x, X_FREE)?;
+                        Ok(vec![])
+                    },
+                    |e| {
+                        let r = hypot(e, y, x)?;
+                        e.record(r, RADIUS)?;
+                        let (yc, xc, x_larger) = polar(e, z, r);
+                        e.if_else(
+                            x_larger,
+                            &[],
+                            |e| {
+                                let ok = e.is_finite(xc);
+                                let no = e.bc(false);
+                                settle_pgf_when(e, xc, ok, no, x, LARGER)?;
+                                let xs = e.select(ok, xc, x)?;
+                                let (d, f) = y_of_point(e, z, yc, xs);
+                                settle_pgf(e, d, z, y, &f, Y_OFF)?;
+                                Ok(vec![])
+                            },
+                            |e| {
+                                let ok = e.is_finite(yc);
+                                let no = e.bc(false);
+                                settle_pgf_when(e, yc, ok, no, y, LARGER)?;
+                                let ys = e.select(ok, yc, y)?;
+                                let (d, f) = x_of_point(e, z, xc, ys);
+                                settle_pgf(e, d, z, x, &f, X_OFF)?;
+                                Ok(vec![])
+                            },
+                        )?;
+                        Ok(vec![])
+                    },
+                )?;
+                Ok(())
+            }
+            (true, false) => {
+                let (d, f) = y_of(e, z, x);
+                settle_pgf(e, d, z, y, &f, Y_OFF)
+            }
+            (false, true) => {
+                let (d, f) = x_of(e, z, y);
+                settle_pgf(e, d, z, x, &f, X_OFF)
+            }
+            (false, false) => Ok(()),
+        }
+    }
+}
+
+/// The smaller coordinate y, given the polar candidate `yc` and the settled larger `x`.
+fn y_of_point(
+    _: &mut Emitter<'_>,
+    _z: Value,
+    yc: Value,
+    x: Value,
+) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+    (yc, move |e: &mut Emitter<'_>, y: Value| {
+        e.op2(Opcode::Atan2, y, x)
+    })
+}
+
+/// The smaller coordinate x, given the polar candidate `xc` and the settled larger `y`.
+fn x_of_point(
+    _: &mut Emitter<'_>,
+    _z: Value,
+    xc: Value,
+    y: Value,
+) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+    (xc, move |e: &mut Emitter<'_>, x: Value| {
+        e.op2(Opcode::Atan2, y, x)
+    })
+}

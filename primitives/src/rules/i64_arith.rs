@@ -1,0 +1,1023 @@
+//! i64 arithmetic: `iadd isub imul idiv irem ineg iabs imin imax`. Everything is exact.
+//!
+//! - `iadd isub ineg`: wrapping bijections; with both operands unknown θ is the right operand.
+//! - `imul` by a known `c = m·2^k` (m odd): `z` must be a multiple of `2^k`; then
+//!   `x = (z / 2^k)·m⁻¹ mod 2^(64−k)` and θ gives the k high bits (none for odd `c`: the
+//!   multiplicative inverse mod 2^64 undoes it); `c = 0` needs `z = 0` and x is free.
+//! - `idiv`: `a = z·b + r` with θ the remainder; a known dividend gives the divisor range
+//!   `|a|/(|z|+1) < |b| ≤ |a|/|z|`, walked by θ from its outer end.
+//! - `irem`: `a = z ± n·|b|` with θ `n ≥ 0` (any integer quotient when z = 0); a known dividend
+//!   gives θ the quotient and `b = (a − z) / q`.
+//! - `iabs`: a sign choice. `imin imax`: which operand is the result, θ for the other.
+//!
+//! Integer division and remainder trap on a zero divisor and on `i64::MIN / -1`; the inverses
+//! check both before dividing, so a bad θ is a domain error, never a trap.
+
+use super::ops::Ops;
+use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+
+pub fn register(layer: &mut Layer) {
+    layer.add(Callee::Prim(Opcode::Iadd), AddSub { sub: false });
+    layer.add(Callee::Prim(Opcode::Isub), AddSub { sub: true });
+    layer.add(Callee::Prim(Opcode::Imul), Imul);
+    layer.add(Callee::Prim(Opcode::Idiv), Idiv);
+    layer.add(Callee::Prim(Opcode::Irem), Irem);
+    layer.add(Callee::Prim(Opcode::Ineg), Ineg);
+    layer.add(Callee::Prim(Opcode::Iabs), Iabs);
+    layer.add(Callee::Prim(Opcode::Imin), IntMinMax { min: true });
+    layer.add(Callee::Prim(Opcode::Imax), IntMinMax { min: false });
+}
+
+fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
+    RuleDoc {
+        thetas,
+        checks: checks.iter().map(|c| c.to_string()).collect(),
+        exact: true,
+        summary: summary.to_string(),
+    }
+}
+
+fn uncovered(args: &[Arg]) -> RuleError {
+    RuleError::Uncovered(Pattern::of(args))
+}
+
+/// Checks that `op(a, b) = z` for `idiv`/`irem` without trapping: the divisor is not 0 and the
+/// operands are not `i64::MIN, -1`, then the value.
+pub(crate) fn check_division(
+    e: &mut Emitter<'_>,
+    op: Opcode,
+    a: Value,
+    b: Value,
+    z: Value,
+) -> Result<(), RuleError> {
+    let zero = e.ic(0);
+    let nonzero = e.ine(b, zero);
+    e.check(nonzero, "the divisor is 0")?;
+    let min = e.ic(i64::MIN);
+    let minus_one = e.ic(-1);
+    let a_min = e.ieq(a, min);
+    let b_m1 = e.ieq(b, minus_one);
+    let overflow = e.band(a_min, b_m1);
+    let ok = e.bnot(overflow);
+    e.check(ok, "i64::MIN divided by -1 overflows")?;
+    let again = e.op2(op, a, b);
+    let same = e.ieq(again, z);
+    e.check(
+        same,
+        &format!("{op} of the solution is not z (θ out of range)"),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// iadd, isub, ineg
+
+const RIGHT: &str = "right operand";
+
+/// `z = a + b` or `z = a − b` (wrapping): the unknown is `z ∓ known`; both unknown, θ is `b`.
+#[derive(Debug)]
+pub struct AddSub {
+    pub sub: bool,
+}
+
+impl AddSub {
+    /// a from z and b.
+    fn left(&self, e: &mut Emitter<'_>, z: Value, b: Value) -> Value {
+        if self.sub {
+            e.iadd(z, b)
+        } else {
+            e.isub(z, b)
+        }
+    }
+
+    /// b from z and a.
+    fn right(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
+        if self.sub {
+            e.isub(a, z)
+        } else {
+            e.isub(z, a)
+        }
+    }
+}
+
+impl InverseRule for AddSub {
+    fn name(&self) -> &str {
+        if self.sub {
+            "add"
+        } else {
+            "sub"
+        }
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (l, r) = if self.sub {
+            ("a = z + b", "b = a − z")
+        } else {
+            ("a = z − b", "b = z − a")
+        };
+        match unknowns2(pattern) {
+            (true, true) => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, RIGHT)],
+                &[],
+                &format!("b = θ, {l}"),
+            ),
+            (true, false) => exact_doc(Vec::new(), &[], l),
+            _ => exact_doc(Vec::new(), &[], r),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
+                };
+                vec![self.left(e, z, b), b]
+            }
+            (Arg::Known(a), Arg::Unknown) => vec![a, self.right(e, z, a)],
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (_, _, b) = binary_pgf(outputs, args)?;
+        if pattern.unknowns() == 2 {
+            e.record(b, RIGHT)?;
+        }
+        Ok(())
+    }
+}
+
+/// `z = −a` (wrapping): `a = −z`.
+#[derive(Debug)]
+pub struct Ineg;
+
+impl InverseRule for Ineg {
+    fn name(&self) -> &str {
+        "neg"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        exact_doc(Vec::new(), &[], "a = −z")
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, _) = unary(outputs, args)?;
+        Ok(vec![e.ineg(z)])
+    }
+
+    fn emit_pgf(
+        &self,
+        _: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        unary_pgf(outputs, args)?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// iabs
+
+const SIGN: &str = "sign of the operand (1: negative)";
+
+/// `z = |a|` (wrapping at i64::MIN): a sign choice, `a = ±z`.
+#[derive(Debug)]
+pub struct Iabs;
+
+impl InverseRule for Iabs {
+    fn name(&self) -> &str {
+        "sign"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        exact_doc(
+            vec![ThetaDoc::choice(2, SIGN)],
+            &["abs is never negative (except i64::MIN)"],
+            "a = ±z",
+        )
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, _) = unary(outputs, args)?;
+        let zero = e.ic(0);
+        let nonneg = e.ige(z, zero);
+        let min = e.ic(i64::MIN);
+        let is_min = e.ieq(z, min);
+        let ok = e.bor(nonneg, is_min);
+        e.check(ok, "abs is never negative (except i64::MIN)")?;
+        let s = e.choice(2, SIGN)?;
+        let one = e.ic(1);
+        let neg = e.ieq(s, one);
+        let nz = e.ineg(z);
+        Ok(vec![e.select(neg, nz, z)?])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (_, a) = unary_pgf(outputs, args)?;
+        let zero = e.ic(0);
+        let neg = e.ilt(a, zero);
+        let s = e.b_to_i(neg);
+        e.record(s, SIGN)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// imin, imax
+
+/// `z = min(a, b)` (or max): which operand is z (a choice, with both unknown), θ for the other,
+/// checked not to be below z (above, for max).
+#[derive(Debug)]
+pub struct IntMinMax {
+    pub min: bool,
+}
+
+impl IntMinMax {
+    fn op(&self) -> Opcode {
+        if self.min {
+            Opcode::Imin
+        } else {
+            Opcode::Imax
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        if self.min {
+            "minimum"
+        } else {
+            "maximum"
+        }
+    }
+
+    fn which_role(&self) -> String {
+        format!("which operand is the {} (0: a, 1: b)", self.word())
+    }
+
+    fn other_role(&self, which: &str) -> String {
+        format!(
+            "{which} operand (not {} the {})",
+            if self.min { "below" } else { "above" },
+            self.word()
+        )
+    }
+
+    fn beyond(&self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
+        if self.min {
+            e.ilt(o, z)
+        } else {
+            e.igt(o, z)
+        }
+    }
+
+    fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
+        let o = e.theta(Domain::Int, role)?;
+        let bad = self.beyond(e, o, z);
+        let ok = e.bnot(bad);
+        e.check(
+            ok,
+            &format!(
+                "the other operand of {} is {} it",
+                self.op(),
+                if self.min { "below" } else { "above" }
+            ),
+        )?;
+        Ok(o)
+    }
+
+    fn solve_one(
+        &self,
+        e: &mut Emitter<'_>,
+        z: Value,
+        k: Value,
+        role: &str,
+    ) -> Result<Value, RuleError> {
+        let same = e.ieq(z, k);
+        let r = e.if_else(
+            same,
+            &[Type::I64],
+            |e| Ok(vec![self.bounded(e, role, z)?]),
+            |e| {
+                let ok = self.beyond(e, z, k);
+                e.check(
+                    ok,
+                    &format!(
+                        "the {} is {} the known operand",
+                        self.word(),
+                        if self.min { "above" } else { "below" }
+                    ),
+                )?;
+                Ok(vec![z])
+            },
+        )?;
+        Ok(r[0])
+    }
+}
+
+impl InverseRule for IntMinMax {
+    fn name(&self) -> &str {
+        "pick"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let checks = [
+            "the other operand is beyond the result",
+            "the result is beyond the known operand",
+        ];
+        match unknowns2(pattern) {
+            (true, true) => exact_doc(
+                vec![
+                    ThetaDoc::choice(2, &self.which_role()),
+                    ThetaDoc::value(Domain::Int, &self.other_role("the other")),
+                ],
+                &checks,
+                "one operand is z (choice), the other θ",
+            ),
+            (true, false) => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, &self.other_role("left")).when("z = b")],
+                &checks,
+                "a = θ if z = b, else a = z",
+            ),
+            _ => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, &self.other_role("right")).when("z = a")],
+                &checks,
+                "b = θ if z = a, else b = z",
+            ),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (Arg::Unknown, Arg::Unknown) => {
+                let c = e.choice(2, &self.which_role())?;
+                let o = self.bounded(e, &self.other_role("the other"), z)?;
+                let zero = e.ic(0);
+                let a_is = e.ieq(c, zero);
+                let a = e.select(a_is, z, o)?;
+                let b = e.select(a_is, o, z)?;
+                vec![a, b]
+            }
+            (Arg::Unknown, Arg::Known(b)) => {
+                vec![self.solve_one(e, z, b, &self.other_role("left"))?, b]
+            }
+            (Arg::Known(a), Arg::Unknown) => {
+                vec![a, self.solve_one(e, z, a, &self.other_role("right"))?]
+            }
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, true) => {
+                let a_is = e.ieq(a, z);
+                let zero = e.ic(0);
+                let one = e.ic(1);
+                let c = e.select(a_is, zero, one)?;
+                e.record(c, &self.which_role())?;
+                let o = e.select(a_is, b, a)?;
+                e.record(o, &self.other_role("the other"))?;
+            }
+            (left, right) if left != right => {
+                let (known, x, role) = if left {
+                    (b, a, self.other_role("left"))
+                } else {
+                    (a, b, self.other_role("right"))
+                };
+                let same = e.ieq(z, known);
+                e.if_else(
+                    same,
+                    &[],
+                    |e| {
+                        e.record(x, &role)?;
+                        Ok(vec![])
+                    },
+                    |_| Ok(vec![]),
+                )?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// imul
+
+const FREE_FACTOR: &str = "the factor (any: the other is 0)";
+const HIGH_BITS: &str = "high bits of the factor (only the top tz(other) bits are used)";
+
+/// `z = a · b` (wrapping). See the module docs.
+#[derive(Debug)]
+pub struct Imul;
+
+/// 0: the known factor is 0; 1: it is odd; 2: it is even, with the trailing zero count.
+fn factor_class(e: &mut Emitter<'_>, c: Value) -> Result<(Value, Value), RuleError> {
+    let k = e.ctz(c);
+    let zero = e.ic(0);
+    let c0 = e.ieq(c, zero);
+    let odd = e.ieq(k, zero);
+    let one = e.ic(1);
+    let two = e.ic(2);
+    let rest = e.select(odd, one, two)?;
+    let class = e.select(c0, zero, rest)?;
+    Ok((class, k))
+}
+
+impl Imul {
+    /// The unknown factor x of `z = x · c`.
+    fn solve(e: &mut Emitter<'_>, z: Value, c: Value) -> Result<Value, RuleError> {
+        let (class, k) = factor_class(e, c)?;
+        let r = e.switch(class, 3, &[Type::I64], |e, arm| match arm {
+            0 => {
+                let zero = e.ic(0);
+                let ok = e.ieq(z, zero);
+                e.check(ok, "a product with a factor 0 is 0")?;
+                Ok(vec![e.theta(Domain::Int, FREE_FACTOR)?])
+            }
+            1 => {
+                let inv = e.mul_inverse(c);
+                Ok(vec![e.imul(z, inv)])
+            }
+            _ => {
+                let low = e.low_mask(k);
+                let zl = e.iand(z, low);
+                let zero = e.ic(0);
+                let ok = e.ieq(zl, zero);
+                e.check(
+                    ok,
+                    "z is not a multiple of the power of two that divides the known factor",
+                )?;
+                let m = e.ishr(c, k);
+                let inv = e.mul_inverse(m);
+                let zk = e.ishr(z, k);
+                let base = e.imul(zk, inv);
+                let sixty_four = e.ic(64);
+                let width = e.isub(sixty_four, k);
+                let mask = e.low_mask(width);
+                let base = e.iand(base, mask);
+                let h = e.theta(Domain::Int, HIGH_BITS)?;
+                let high = e.ishl(h, width);
+                Ok(vec![e.ior(base, high)])
+            }
+        })?;
+        Ok(r[0])
+    }
+
+    fn pgf(e: &mut Emitter<'_>, x: Value, c: Value) -> Result<(), RuleError> {
+        let (class, k) = factor_class(e, c)?;
+        e.switch(class, 3, &[], |e, arm| {
+            match arm {
+                0 => e.record(x, FREE_FACTOR)?,
+                1 => {}
+                _ => {
+                    let sixty_four = e.ic(64);
+                    let width = e.isub(sixty_four, k);
+                    let h = e.lshr(x, width);
+                    e.record(h, HIGH_BITS)?;
+                }
+            }
+            Ok(vec![])
+        })?;
+        Ok(())
+    }
+}
+
+impl InverseRule for Imul {
+    fn name(&self) -> &str {
+        "mul-inverse"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let mut thetas = Vec::new();
+        if pattern.unknowns() == 2 {
+            thetas.push(ThetaDoc::value(Domain::Int, RIGHT));
+        }
+        thetas.push(ThetaDoc::value(Domain::Int, FREE_FACTOR).when("the known factor is 0"));
+        thetas.push(ThetaDoc::value(Domain::Int, HIGH_BITS).when("the known factor is even"));
+        let summary = match unknowns2(pattern) {
+            (true, true) => "b = θ, a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
+            (true, false) => "a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
+            _ => "b = (z / 2^k)·m⁻¹ + θ·2^(64−k) for a = m·2^k",
+        };
+        exact_doc(
+            thetas,
+            &[
+                "a product with a factor 0 is 0",
+                "z is not a multiple of the power of two that divides the known factor",
+            ],
+            summary,
+        )
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
+                };
+                vec![Imul::solve(e, z, b)?, b]
+            }
+            (Arg::Known(a), Arg::Unknown) => vec![a, Imul::solve(e, z, a)?],
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (_, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, right) => {
+                if right {
+                    e.record(b, RIGHT)?;
+                }
+                Imul::pgf(e, a, b)
+            }
+            (false, true) => Imul::pgf(e, b, a),
+            (false, false) => Ok(()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// idiv
+
+const REMAINDER: &str = "remainder a − z·b (|r| < |b|, the sign of a)";
+const DIVISOR: &str = "divisor";
+const DIVISOR_FREE: &str = "divisor (|b| > |a|)";
+const DIVISOR_STEP: &str = "steps of the divisor in from |a| / |z|";
+
+/// `z = a / b` (truncating). See the module docs.
+#[derive(Debug)]
+pub struct Idiv;
+
+/// The divisor of largest magnitude for `a / b = z` (z ≠ 0): `a / z`, or i64::MAX for
+/// `i64::MIN / -1`, computed without trapping.
+fn outer_divisor(e: &mut Emitter<'_>, a: Value, z: Value) -> Result<Value, RuleError> {
+    let min = e.ic(i64::MIN);
+    let minus_one = e.ic(-1);
+    let a_min = e.ieq(a, min);
+    let z_m1 = e.ieq(z, minus_one);
+    let special = e.band(a_min, z_m1);
+    let one = e.ic(1);
+    let zero = e.ic(0);
+    let z0 = e.ieq(z, zero);
+    let unsafe_ = e.bor(special, z0);
+    let safe_z = e.select(unsafe_, one, z)?;
+    let q = e.op2(Opcode::Idiv, a, safe_z);
+    let max = e.ic(i64::MAX);
+    e.select(special, max, q)
+}
+
+/// The sign of `x` as ±1 (1 for 0).
+fn sign(e: &mut Emitter<'_>, x: Value) -> Result<Value, RuleError> {
+    let zero = e.ic(0);
+    let neg = e.ilt(x, zero);
+    let one = e.ic(1);
+    let minus_one = e.ic(-1);
+    e.select(neg, minus_one, one)
+}
+
+impl Idiv {
+    fn solve_dividend(e: &mut Emitter<'_>, z: Value, b: Value) -> Result<Value, RuleError> {
+        let zero = e.ic(0);
+        let nonzero = e.ine(b, zero);
+        e.check(nonzero, "the divisor is 0")?;
+        let r = e.theta(Domain::Int, REMAINDER)?;
+        let zb = e.imul(z, b);
+        Ok(e.iadd(zb, r))
+    }
+
+    fn solve_divisor(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
+        let zero = e.ic(0);
+        let z0 = e.ieq(z, zero);
+        let r = e.if_else(
+            z0,
+            &[Type::I64],
+            |e| Ok(vec![e.theta(Domain::Int, DIVISOR_FREE)?]),
+            |e| {
+                let b0 = outer_divisor(e, a, z)?;
+                let t = e.theta(
+                    Domain::IntRange {
+                        lo: 0,
+                        hi: i64::MAX,
+                    },
+                    DIVISOR_STEP,
+                )?;
+                let s = sign(e, b0)?;
+                let step = e.imul(s, t);
+                Ok(vec![e.isub(b0, step)])
+            },
+        )?;
+        Ok(r[0])
+    }
+}
+
+impl InverseRule for Idiv {
+    fn name(&self) -> &str {
+        "mul-rem"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let checks = [
+            "the divisor is 0",
+            "i64::MIN divided by -1 overflows",
+            "idiv of the solution is z (θ out of range)",
+        ];
+        match unknowns2(pattern) {
+            (true, true) => exact_doc(
+                vec![
+                    ThetaDoc::value(Domain::Int, DIVISOR),
+                    ThetaDoc::value(Domain::Int, REMAINDER),
+                ],
+                &checks,
+                "b = θ, a = z·b + r (r = θ)",
+            ),
+            (true, false) => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, REMAINDER)],
+                &checks,
+                "a = z·b + r (r = θ)",
+            ),
+            _ => exact_doc(
+                vec![
+                    ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = 0"),
+                    ThetaDoc::value(
+                        Domain::IntRange {
+                            lo: 0,
+                            hi: i64::MAX,
+                        },
+                        DIVISOR_STEP,
+                    )
+                    .when("z ≠ 0"),
+                ],
+                &checks,
+                "z = 0: b = θ; else b = a/z ∓ θ",
+            ),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        let (a, b) = match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, DIVISOR)?,
+                };
+                (Idiv::solve_dividend(e, z, b)?, b)
+            }
+            (Arg::Known(a), Arg::Unknown) => (a, Idiv::solve_divisor(e, z, a)?),
+            _ => return Err(uncovered(args)),
+        };
+        check_division(e, Opcode::Idiv, a, b, z)?;
+        Ok(vec![a, b])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, right) => {
+                if right {
+                    e.record(b, DIVISOR)?;
+                }
+                let zb = e.imul(z, b);
+                let r = e.isub(a, zb);
+                e.record(r, REMAINDER)
+            }
+            (false, true) => {
+                let zero = e.ic(0);
+                let z0 = e.ieq(z, zero);
+                e.if_else(
+                    z0,
+                    &[],
+                    |e| {
+                        e.record(b, DIVISOR_FREE)?;
+                        Ok(vec![])
+                    },
+                    |e| {
+                        let b0 = outer_divisor(e, a, z)?;
+                        let s = sign(e, b0)?;
+                        let diff = e.isub(b0, b);
+                        let t = e.imul(diff, s);
+                        e.record(t, DIVISOR_STEP)?;
+                        Ok(vec![])
+                    },
+                )?;
+                Ok(())
+            }
+            (false, false) => Ok(()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// irem
+
+const MULTIPLES: &str = "whole multiples of |b| from z to a";
+const QUOTIENT_ANY: &str = "quotient a / b (z = 0)";
+const QUOTIENT: &str = "quotient trunc(a / b) (≠ 0)";
+
+/// `z = a % b` (truncating, the sign of a). See the module docs.
+#[derive(Debug)]
+pub struct Irem;
+
+impl Irem {
+    fn solve_dividend(e: &mut Emitter<'_>, z: Value, b: Value) -> Result<Value, RuleError> {
+        let zero = e.ic(0);
+        let nonzero = e.ine(b, zero);
+        e.check(nonzero, "the divisor is 0")?;
+        // |z| < |b|, with |i64::MIN| = 2^63.
+        let min = e.ic(i64::MIN);
+        let z_not_min = e.ine(z, min);
+        let b_min = e.ieq(b, min);
+        let az = e.op1(Opcode::Iabs, z);
+        let ab = e.op1(Opcode::Iabs, b);
+        let smaller = e.ilt(az, ab);
+        let fits = e.bor(b_min, smaller);
+        let ok = e.band(z_not_min, fits);
+        e.check(ok, "a remainder is smaller than the divisor in magnitude")?;
+        let z0 = e.ieq(z, zero);
+        let r = e.if_else(
+            z0,
+            &[Type::I64],
+            |e| {
+                let n = e.theta(Domain::Int, QUOTIENT_ANY)?;
+                Ok(vec![e.imul(n, b)])
+            },
+            |e| {
+                let n = e.theta(
+                    Domain::IntRange {
+                        lo: 0,
+                        hi: i64::MAX,
+                    },
+                    MULTIPLES,
+                )?;
+                let ab = e.op1(Opcode::Iabs, b);
+                let step = e.imul(n, ab);
+                let s = sign(e, z)?;
+                let step = e.imul(step, s);
+                Ok(vec![e.iadd(z, step)])
+            },
+        )?;
+        Ok(r[0])
+    }
+
+    fn pgf_dividend(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
+        let zero = e.ic(0);
+        let z0 = e.ieq(z, zero);
+        e.if_else(
+            z0,
+            &[],
+            |e| {
+                let n = e.op2(Opcode::Idiv, a, b);
+                e.record(n, QUOTIENT_ANY)?;
+                Ok(vec![])
+            },
+            |e| {
+                let diff = e.isub(a, z);
+                let s = sign(e, z)?;
+                let diff = e.imul(diff, s);
+                let ab = e.op1(Opcode::Iabs, b);
+                // |b| is 2^63 (i64::MIN) only for b = i64::MIN, where n is 0.
+                let min = e.ic(i64::MIN);
+                let b_min = e.ieq(ab, min);
+                let one = e.ic(1);
+                let safe = e.select(b_min, one, ab)?;
+                let n = e.op2(Opcode::Idiv, diff, safe);
+                let n = e.select(b_min, zero, n)?;
+                e.record(n, MULTIPLES)?;
+                Ok(vec![])
+            },
+        )?;
+        Ok(())
+    }
+
+    fn solve_divisor(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
+        let same = e.ieq(z, a);
+        let r = e.if_else(
+            same,
+            &[Type::I64],
+            |e| Ok(vec![e.theta(Domain::Int, DIVISOR_FREE)?]),
+            |e| {
+                let q = e.theta(Domain::Int, QUOTIENT)?;
+                let zero = e.ic(0);
+                let nonzero = e.ine(q, zero);
+                e.check(nonzero, "the quotient is 0 but z ≠ a")?;
+                let num = e.isub(a, z);
+                let min = e.ic(i64::MIN);
+                let minus_one = e.ic(-1);
+                let n_min = e.ieq(num, min);
+                let q_m1 = e.ieq(q, minus_one);
+                let overflow = e.band(n_min, q_m1);
+                let ok = e.bnot(overflow);
+                e.check(ok, "a − z divided by the quotient overflows")?;
+                let rem = e.op2(Opcode::Irem, num, q);
+                let divisible = e.ieq(rem, zero);
+                e.check(divisible, "a − z is not a multiple of the quotient θ")?;
+                Ok(vec![e.op2(Opcode::Idiv, num, q)])
+            },
+        )?;
+        Ok(r[0])
+    }
+}
+
+impl InverseRule for Irem {
+    fn name(&self) -> &str {
+        "multiple"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let checks = [
+            "the divisor is 0",
+            "a remainder is smaller than the divisor in magnitude",
+            "irem of the solution is z (θ out of range)",
+        ];
+        let dividend = vec![
+            ThetaDoc::value(Domain::Int, QUOTIENT_ANY).when("z = 0"),
+            ThetaDoc::value(
+                Domain::IntRange {
+                    lo: 0,
+                    hi: i64::MAX,
+                },
+                MULTIPLES,
+            )
+            .when("z ≠ 0"),
+        ];
+        match unknowns2(pattern) {
+            (true, true) => {
+                let mut thetas = vec![ThetaDoc::value(Domain::Int, DIVISOR)];
+                thetas.extend(dividend);
+                exact_doc(thetas, &checks, "b = θ, a = z ± n·|b| (n = θ ≥ 0)")
+            }
+            (true, false) => exact_doc(dividend, &checks, "a = z ± n·|b| (n = θ ≥ 0)"),
+            _ => exact_doc(
+                vec![
+                    ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = a"),
+                    ThetaDoc::value(Domain::Int, QUOTIENT).when("z ≠ a"),
+                ],
+                &[
+                    "the quotient is 0 but z ≠ a",
+                    "a − z is not a multiple of the quotient θ",
+                    "irem of the solution is z (θ out of range)",
+                ],
+                "z = a: b = θ; else b = (a − z) / q (q = θ)",
+            ),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        let (a, b) = match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, DIVISOR)?,
+                };
+                (Irem::solve_dividend(e, z, b)?, b)
+            }
+            (Arg::Known(a), Arg::Unknown) => (a, Irem::solve_divisor(e, z, a)?),
+            _ => return Err(uncovered(args)),
+        };
+        check_division(e, Opcode::Irem, a, b, z)?;
+        Ok(vec![a, b])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, right) => {
+                if right {
+                    e.record(b, DIVISOR)?;
+                }
+                Irem::pgf_dividend(e, z, a, b)
+            }
+            (false, true) => {
+                let same = e.ieq(z, a);
+                e.if_else(
+                    same,
+                    &[],
+                    |e| {
+                        e.record(b, DIVISOR_FREE)?;
+                        Ok(vec![])
+                    },
+                    |e| {
+                        let q = e.op2(Opcode::Idiv, a, b);
+                        e.record(q, QUOTIENT)?;
+                        Ok(vec![])
+                    },
+                )?;
+                Ok(())
+            }
+            (false, false) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Settling an f64 unknown from its closed form: the step that makes f64 rules complete.
+//!
+//! Most f64 rules end by solving `fwd(x) = target` for one unknown `x`, where `fwd` is monotone
+//! near the solution (`x + b`, `x * b`, `exp x`, one branch of `sin`, ...), with a closed-form
+//! candidate `d` (`target − b`, `target / b`, `log target`, ...). In exact arithmetic `d` is the
+//! answer. In floating point it may not be:
+//!
+//! - the output pins `x` only loosely: many floats map to the same output (`x + 1e20`, `exp x`
+//!   near underflow, `sin x` near a peak, `tanh x` near ±1), so the `x` that was given may be
+//!   far (beyond the tolerance) from `d`;
+//! - `d` is not finite (an infinite or NaN output, a zero divisor, ...), so the closed form says
+//!   nothing;
+//! - the output is hypersensitive to `x` (`sin x` for huge `x`), so `d` is off by more than the
+//!   output can absorb.
+//!
+//! [`settle`] decides, from values the inverse knows, whether `d` **pins** the answer:
+//!
+//! ```text
+//! δ = 0.5e-9 · max(1, |d|)
+//! pins = fwd(d − δ) and fwd(d + δ) lie strictly on opposite sides of target
+//!        and fwd(d) equals target within the tolerance
+//! ```
+//!
+//! Because `fwd` is monotone around `d`, if `pins` holds every exact solution lies within `δ` of
+//! `d` (less than the round-trip tolerance), so returning `d` is complete. Otherwise the inverse
+//! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ` (or θ itself when `d`
+//! is 0 or not finite, or when a zero solves the equation, which keeps the sign of a zero, covers
+//! non-finite answers and answers much smaller than `d`). The PGF
+//! computes the same `pins` and, where the inverse reads the offset, records `x − d` (or `x`).
+//! Every rule still ends with a forward check, so a bad offset is a domain error, never a wrong
+//! answer.
+
+use super::ops::Ops;
+use crate::emit::Emitter;
+use crate::rule::{RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Type, Value};
+
+/// The forward function being solved, written as IR: `fwd(e, x)`.
+pub type Forward<'a> = &'a dyn Fn(&mut Emitter<'_>, Value) -> Value;
+
+/// The relative half-width of the probe around the candidate (half the round-trip tolerance).
+pub const PROBE: f64 = 0.5e-9;
+
+/// Whether candidate `d` pins the solution of `fwd(x) = target` (see the module docs).
+pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
+    let ad = e.fabs(d);
+    let one = e.fc(1.0);
+    let scale = e.op2(pinv_core::ir::Opcode::Fmax, ad, one);
+    let probe = e.fc(PROBE);
+    let delta = e.fmul(probe, scale);
+    let below = e.fsub(d, delta);
+    let above = e.fadd(d, delta);
+    let lo = fwd(e, below);
+    let hi = fwd(e, above);
+    let lo_lt = e.flt(lo, target);
+    let t_lt_hi = e.flt(target, hi);
+    let up = e.band(lo_lt, t_lt_hi);
+    let hi_lt = e.flt(hi, target);
+    let t_lt_lo = e.flt(target, lo);
+    let down = e.band(hi_lt, t_lt_lo);
+    let straddles = e.bor(up, down);
+    let mid = fwd(e, d);
+    let close = e.close(mid, target);
+    e.band(straddles, close)
+}
+
+/// Inverse side: `d` if it pins the solution, else `d + θ` (or `θ`) with θ a real read under
+/// `role`. The caller still checks the forward value.
+pub fn settle(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<Value, RuleError> {
+    settle_guarded(e, d, target, fwd, role, None)
+}
+
+/// [`settle`], where `trusted` (if given) must also hold for `d` to be used: rules whose candidate
+/// is known to be unreliable in some cases (a quotient beyond 2^52, where `fwd` is not monotone
+/// over the probe) make the θ read the whole value there.
+pub fn settle_guarded(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    role: &str,
+    trusted: Option<Value>,
+) -> Result<Value, RuleError> {
+    let ok = pins(e, d, target, fwd);
+    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
+    settle_when(e, d, ok, base, role)
+}
+
+/// The decision of a settle step: whether `d` is the answer, and whether an offset is added to
+/// it. The offset is read as the whole value where `d` is 0 or not finite, and also where a zero
+/// solves the equation: the solution set then reaches 0, and an `x` much smaller than `d` (or a
+/// zero of the other sign) would be lost in `d + (x − d)`.
+fn decide(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    ok: Value,
+    trusted: Option<Value>,
+) -> (Value, Value) {
+    let base = use_base(e, d);
+    let zero = e.fc(0.0);
+    let neg_zero = e.fc(-0.0);
+    let at_zero = fwd(e, zero);
+    let at_neg_zero = fwd(e, neg_zero);
+    let zero_hits = e.feq(at_zero, target);
+    let neg_zero_hits = e.feq(at_neg_zero, target);
+    let zero_solves = e.bor(zero_hits, neg_zero_hits);
+    let far = e.bnot(zero_solves);
+    let base = e.band(base, far);
+    match trusted {
+        Some(t) => (e.band(ok, t), e.band(base, t)),
+        None => (ok, base),
+    }
+}
+
+/// The inverse side of a settle step whose decision is already made: `ok ? d : (base ? d + θ : θ)`.
+/// Rules with their own test of whether `d` pins the answer (such as a discrete solution set)
+/// use it directly; `base` defaults to "d is finite and nonzero".
+pub fn settle_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: Value,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let r = e.if_else(
+        ok,
+        &[Type::F64],
+        |_| Ok(vec![d]),
+        |e| {
+            let t = e.theta(Domain::Real, role)?;
+            let shifted = e.fadd(d, t);
+            Ok(vec![e.select(base, shifted, t)?])
+        },
+    )?;
+    Ok(r[0])
+}
+
+/// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
+/// reads one.
+pub fn settle_pgf(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    x: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<(), RuleError> {
+    settle_pgf_guarded(e, d, target, x, fwd, role, None)
+}
+
+/// PGF side of [`settle_guarded`].
+pub fn settle_pgf_guarded(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    x: Value,
+    fwd: Forward<'_>,
+    role: &str,
+    trusted: Option<Value>,
+) -> Result<(), RuleError> {
+    let ok = pins(e, d, target, fwd);
+    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
+    settle_pgf_when(e, d, ok, base, x, role)
+}
+
+/// PGF side of [`settle_when`].
+pub fn settle_pgf_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: Value,
+    x: Value,
+    role: &str,
+) -> Result<(), RuleError> {
+    e.if_else(
+        ok,
+        &[],
+        |_| Ok(vec![]),
+        |e| {
+            let diff = e.fsub(x, d);
+            let t = e.select(base, diff, x)?;
+            e.record(t, role)?;
+            Ok(vec![])
+        },
+    )?;
+    Ok(())
+}
+
+/// Whether an offset is added to `d` (true) or read as the whole value (false: `d` is 0 or not
+/// finite): the default `base` of [`settle_when`].
+pub fn use_base(e: &mut Emitter<'_>, d: Value) -> Value {
+    let finite = e.is_finite(d);
+    let zero = e.fc(0.0);
+    let nonzero = e.fne(d, zero);
+    e.band(finite, nonzero)
+}
+
+/// The documentation of the offset θ of a [`settle`] step.
+pub fn settle_doc(role: &str) -> ThetaDoc {
+    ThetaDoc::value(Domain::Real, role)
+        .when("the closed form does not pin it (rounding, saturation, non-finite output)")
+}

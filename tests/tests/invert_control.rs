@@ -1,0 +1,203 @@
+//! Inverting branches, several returns and loops: every function of branches.pinv and
+//! loops.pinv is sound and complete; `while1` and `sign` keep no θ choice for their control
+//! flow; search finds preimages that sampling rarely hits; a tape too short is an error; the
+//! iteration limit stops an inverse that keeps going round.
+//!
+//! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000).
+
+use pinv::check::{check_function, close, CheckConfig, Status};
+use pinv::reorient::ReorientOptions;
+use pinv::search::SearchConfig;
+use pinv::{Const, Program};
+use pinv_tests::corpus_dir;
+
+fn cases() -> usize {
+    std::env::var("PINV_CHECK_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000)
+}
+
+fn load(file: &str) -> Program {
+    Program::load(corpus_dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+#[test]
+fn branches_and_loops_are_sound_and_complete() {
+    let config = CheckConfig {
+        cases: cases(),
+        search_cases: 20,
+        ..CheckConfig::default()
+    };
+    let mut failures = Vec::new();
+    let mut table = Vec::new();
+    for file in ["branches.pinv", "loops.pinv"] {
+        let program = load(file);
+        for name in program.function_names() {
+            let report = check_function(&program, name, &config);
+            table.push(format!(
+                "{name}: accepted {:.1}%, search {:?}",
+                report.acceptance(),
+                report.search_acceptance()
+            ));
+            let ok = report.status == Status::Ok
+                && report.soundness.violations == 0
+                && report.soundness.errors == 0
+                && report.completeness.recovered == report.completeness.trials
+                && report.completeness.trials == config.cases;
+            if !ok {
+                failures.push(format!("{file} {name}: {report:?}"));
+            }
+        }
+    }
+    eprintln!("{}", table.join("\n"));
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// The `choice` reads of an inverse (and of the inverses it calls).
+fn choices(program: &Program, name: &str) -> usize {
+    let inverse = program.invert(name).expect("invertible");
+    inverse.inverse_ir().matches(" = choice ").count()
+}
+
+#[test]
+fn fixed_trip_counts_and_sign_need_no_choice() {
+    assert_eq!(choices(&load("loops.pinv"), "while1"), 0);
+    assert_eq!(choices(&load("branches.pinv"), "sign"), 0);
+    assert_eq!(choices(&load("loops.pinv"), "triangle"), 0);
+    // Two return sites that facts cannot tell apart: θ picks one.
+    assert!(choices(&load("branches.pinv"), "mid") >= 1);
+}
+
+#[test]
+fn triangle_is_found_by_search() {
+    let program = load("loops.pinv");
+    let inverse = program.invert("triangle").expect("invertible");
+    for (y, x) in [(0i64, 0i64), (1, 1), (10, 4), (55, 10), (5050, 100)] {
+        let outcome = inverse
+            .search(&[Const::I64(y)], &SearchConfig::default())
+            .expect("searches");
+        let found = outcome.found.unwrap_or_else(|| panic!("y = {y}: nothing in {} runs", outcome.runs));
+        let fx = program.run("triangle", &found.x).expect("runs");
+        assert_eq!(fx, [Const::I64(y)], "x = {:?}", found.x);
+        if y > 0 {
+            assert_eq!(found.x, [Const::I64(x)]);
+        }
+    }
+    // No preimage: triangle never gives 2.
+    let outcome = inverse
+        .search(&[Const::I64(2)], &SearchConfig { max_runs: 300, ..SearchConfig::default() })
+        .expect("searches");
+    assert!(outcome.found.is_none());
+}
+
+#[test]
+fn the_arm_reaches_a_family_of_poses() {
+    let program = load("loops.pinv");
+    let inverse = program.invert("arm3").expect("invertible");
+    let hand = program
+        .run("arm3", &[Const::F64(0.3), Const::F64(0.9), Const::F64(-0.4)])
+        .expect("runs");
+    let mut sampler = pinv::Sampler::new(11);
+    let mut poses = Vec::new();
+    for _ in 0..2000 {
+        if let (Ok(x), _) = inverse.sample(&hand, &mut sampler) {
+            let back = program.run("arm3", &x).expect("runs");
+            for (a, b) in back.iter().zip(&hand) {
+                assert!(close(*a, *b, 1e-9), "{x:?} ↦ {back:?} ≠ {hand:?}");
+            }
+            poses.push(x);
+        }
+    }
+    // A family, not one pose.
+    assert!(poses.len() >= 2, "only {} poses", poses.len());
+    let distinct = poses
+        .iter()
+        .filter(|p| !close(p[0], poses[0][0], 1e-6))
+        .count();
+    assert!(distinct >= 1, "{poses:?}");
+}
+
+#[test]
+fn a_short_tape_is_an_error_not_a_panic() {
+    let program = load("loops.pinv");
+    let inverse = program.invert("while2").expect("invertible");
+    let y = program.run("while2", &[Const::F64(1.5), Const::I64(3)]).expect("runs");
+    let theta = inverse.pgf(&[Const::F64(1.5), Const::I64(3)]).expect("pgf");
+    assert_eq!(
+        inverse.call_with_tape(&y, &theta).expect("in domain"),
+        [Const::F64(1.5), Const::I64(3)]
+    );
+    for cut in 0..theta.len() {
+        let err = inverse
+            .call_with_tape(&y, &theta[..cut])
+            .expect_err("too short");
+        assert!(err.to_string().contains("θ"), "{err}");
+    }
+}
+
+#[test]
+fn the_iteration_limit_is_a_domain_error() {
+    // Going round adds 0, so the facts cannot count the iterations: θ decides, and a θ that
+    // always goes round must be stopped.
+    let program = Program::parse(
+        "spin.pinv",
+        "fn spin(a: f64, n: i64) -> f64 {
+            let mut r = a;
+            let mut i = n;
+            while i > 0 { r = r * 1.0; i = i / 2; }
+            r
+        }",
+    )
+    .expect("compiles");
+    let options = ReorientOptions::default().with_iteration_limit(50);
+    let inverse = program
+        .invert_with("spin", &program.stack(), &options)
+        .expect("invertible");
+    let y = [Const::F64(2.0)];
+    let mut rejected = 0;
+    let mut sampler = pinv::Sampler::new(1);
+    for _ in 0..200 {
+        match inverse.sample(&y, &mut sampler).0 {
+            Ok(x) => {
+                let fx = program.run("spin", &x).expect("runs");
+                assert!(close(fx[0], y[0], 1e-9));
+            }
+            Err(e) => {
+                assert!(e.is_domain_error(), "{e}");
+                rejected += 1;
+            }
+        }
+    }
+    assert!(rejected > 0);
+}
+
+#[test]
+fn short_circuit_and_nested_control_flow_in_loops() {
+    let program = Program::parse(
+        "nest.pinv",
+        "fn count(n: i64, lo: i64) -> i64 {
+            let mut k = 0;
+            for i in 0..n {
+                if i >= lo && i % 3 != 0 || i == 7 {
+                    k += 2;
+                } else if i > 100 {
+                    return -1;
+                }
+            }
+            k
+        }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: 200,
+        search_cases: 20,
+        ..CheckConfig::default()
+    };
+    let report = check_function(&program, "count", &config);
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert!(report.search_acceptance().unwrap_or(0.0) > 0.0, "{report:?}");
+    let sat = check_function(&load("ints.pinv"), "sat", &config);
+    assert_eq!(sat.status, Status::Ok, "{sat:?}");
+    assert!(sat.acceptance() > 50.0, "{sat:?}");
+}
