@@ -61,8 +61,10 @@ inverse shift(y: f64, theta t: f64) -> f64 {
 pgf shift(x: f64) -> f64 { 1.0 }
 ";
 
+/// The program's file, written once (tests run in parallel and read it concurrently).
 fn program() -> PathBuf {
-    temp_file("ux.pinv", PROGRAM)
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| temp_file("ux.pinv", PROGRAM)).clone()
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -519,7 +521,7 @@ fn progress_bar_in_a_terminal() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let f = file.to_str().unwrap();
-    let long = format!("sample {f} f --y 1 -n 400000");
+    let long = format!("sample {f} f --y 1 -n 150000");
     let shown = in_terminal(&long, &[]);
     assert!(
         shown.contains("sampling"),
@@ -647,4 +649,65 @@ fn unsupported_functions_show_where_in_check_sample_and_plot() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("rec.pinv:"), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn plot_limits_fix_the_view_and_count_what_is_outside() {
+    let file = program();
+    let f = file.to_str().unwrap();
+    let out = temp_dir().join("limits.svg");
+    let out_s = out.to_str().unwrap();
+    let o = pinv(&[
+        "plot", f, "f", "--y", "1", "-o", out_s, "-n", "300", "--xlim", "-5,5", "--ylim", "-5,5",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    let points = v["points"].as_u64().unwrap();
+    let outside = v["outside"].as_u64().unwrap();
+    assert_eq!(points + outside, 300, "{v}");
+    assert!(points > 0 && outside > 0, "{v}");
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(svg_elements(&svg).get("circle"), Some(&(points as usize)));
+    for bad in ["5,-5", "1", "a,b", "0,inf"] {
+        let o = pinv(&["plot", f, "f", "--y", "1", "-o", out_s, "--xlim", bad]);
+        assert_eq!(o.status.code(), Some(2), "--xlim {bad}");
+        assert!(
+            stderr(&o).contains("--xlim takes two finite numbers"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let file = program();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pinv"))
+        .args([
+            "sample",
+            file.to_str().unwrap(),
+            "f",
+            "--y",
+            "1",
+            "-n",
+            "200000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pinv starts");
+    let mut first = [0u8; 64];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("some output");
+    // stdout is dropped here, as `| head -c 64` would.
+    let o = child.wait_with_output().expect("pinv ends");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_ne!(o.status.code(), Some(101), "a panic's exit status");
 }

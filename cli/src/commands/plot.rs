@@ -48,6 +48,14 @@ pub struct PlotArgs {
     /// Give up after this many θ draws [default: 100 × samples, at least 10000].
     #[arg(long, value_name = "DRAWS")]
     pub max_draws: Option<usize>,
+    /// The horizontal axis's range [default: all the points]; points outside are counted, not
+    /// drawn.
+    #[arg(long, value_name = "LO,HI")]
+    pub xlim: Option<String>,
+    /// The vertical axis's range [default: all the points]; points outside are counted, not
+    /// drawn.
+    #[arg(long, value_name = "LO,HI")]
+    pub ylim: Option<String>,
     /// Print a summary of what was drawn as JSON.
     #[arg(long)]
     pub json: bool,
@@ -109,6 +117,15 @@ pub fn run(args: &PlotArgs) -> Outcome {
         Ok(axes) => axes,
         Err(m) => return output::plain_error(args.json, "arguments", &m, Outcome::BadInput),
     };
+    let limits = match (
+        limit(args.xlim.as_deref(), "--xlim"),
+        limit(args.ylim.as_deref(), "--ylim"),
+    ) {
+        (Ok(x), Ok(y)) => Limits { x, y },
+        (Err(m), _) | (_, Err(m)) => {
+            return output::plain_error(args.json, "arguments", &m, Outcome::BadInput)
+        }
+    };
     let max_draws = args
         .max_draws
         .unwrap_or_else(|| default_max_draws(args.samples));
@@ -134,14 +151,17 @@ pub fn run(args: &PlotArgs) -> Outcome {
         return output::plain_error(true, "domain", &message, Outcome::Failure);
     }
 
-    let title = format!(
+    let mut spec = PlotSpec::new(String::new(), &names, &axes, &draws, &limits);
+    spec.title = format!(
         "{}({}) = {}: {} preimages",
         args.function,
         names.join(", "),
         format_values(&y),
-        draws.preimages.len()
+        spec.points()
     );
-    let spec = PlotSpec::new(title, &names, &axes, &draws);
+    if spec.outside > 0 {
+        spec.title += &format!(" in view, {} outside", spec.outside);
+    }
     let written = match format {
         Format::Svg => render_svg(&spec).map(String::into_bytes),
         Format::Png => render_png(&spec),
@@ -172,6 +192,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
             "inputs": axes.iter().map(|&i| &names[i]).collect::<Vec<_>>(),
             "points": spec.points(),
             "not_finite": spec.not_finite,
+            "outside": spec.outside,
             "drawn": draws.drawn,
             "accepted": draws.preimages.len(),
             "rejected": draws.rejected,
@@ -189,6 +210,12 @@ pub fn run(args: &PlotArgs) -> Outcome {
             draws.acceptance(),
             spec.series.len()
         );
+        if spec.outside > 0 {
+            println!(
+                "({} preimage(s) outside --xlim/--ylim are not drawn)",
+                spec.outside
+            );
+        }
         if spec.not_finite > 0 {
             println!(
                 "({} preimage(s) with a non-finite coordinate are not drawn)",
@@ -271,10 +298,49 @@ struct PlotSpec {
     /// Whether θ made any discrete choice (then the legend is drawn).
     legend: bool,
     not_finite: usize,
+    /// Points outside the limits (not drawn).
+    outside: usize,
+    limits: Limits,
+}
+
+/// Fixed axis ranges, if given.
+#[derive(Clone, Copy, Debug, Default)]
+struct Limits {
+    x: Option<(f64, f64)>,
+    y: Option<(f64, f64)>,
+}
+
+fn inside(range: Option<(f64, f64)>, v: f64) -> bool {
+    range.is_none_or(|(lo, hi)| lo <= v && v <= hi)
+}
+
+/// Parses `LO,HI`.
+fn limit(text: Option<&str>, what: &str) -> Result<Option<(f64, f64)>, String> {
+    let Some(text) = text else { return Ok(None) };
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let bad = || {
+        format!(
+            "{what} takes two finite numbers LO,HI with LO < HI, not `{}`",
+            text.trim()
+        )
+    };
+    let [lo, hi] = parts[..] else {
+        return Err(bad());
+    };
+    match (lo.parse::<f64>(), hi.parse::<f64>()) {
+        (Ok(lo), Ok(hi)) if lo.is_finite() && hi.is_finite() && lo < hi => Ok(Some((lo, hi))),
+        _ => Err(bad()),
+    }
 }
 
 impl PlotSpec {
-    fn new(title: String, names: &[String], axes: &[usize], draws: &Draws) -> PlotSpec {
+    fn new(
+        title: String,
+        names: &[String],
+        axes: &[usize],
+        draws: &Draws,
+        limits: &Limits,
+    ) -> PlotSpec {
         let coordinate = |p: &Preimage, axis: Option<&usize>| match axis {
             Some(&i) => as_f64(p.x[i]),
             None => 0.0,
@@ -282,12 +348,17 @@ impl PlotSpec {
         // Group by the discrete choices.
         let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         let mut not_finite = 0;
+        let mut outside = 0;
         let mut legend = false;
         for p in &draws.preimages {
             legend |= !p.discrete.is_empty();
             let point = (coordinate(p, axes.first()), coordinate(p, axes.get(1)));
             if !(point.0.is_finite() && point.1.is_finite()) {
                 not_finite += 1;
+                continue;
+            }
+            if !(inside(limits.x, point.0) && (axes.len() < 2 || inside(limits.y, point.1))) {
+                outside += 1;
                 continue;
             }
             groups.entry(label(&p.discrete)).or_default().push(point);
@@ -330,6 +401,8 @@ impl PlotSpec {
             series,
             legend,
             not_finite,
+            outside,
+            limits: *limits,
         }
     }
 
@@ -375,11 +448,11 @@ fn label(reads: &[DiscreteRead]) -> String {
         }
         let r = &reads[i];
         let role = if r.role.is_empty() { "θ" } else { &r.role };
-        let value = format_value(r.value);
+        let read = describe(role, &format_value(r.value));
         parts.push(if j - i > 1 {
-            format!("{role}={value} ×{}", j - i)
+            format!("{read} ×{}", j - i)
         } else {
-            format!("{role}={value}")
+            read
         });
         i = j;
     }
@@ -388,6 +461,23 @@ fn label(reads: &[DiscreteRead]) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// One discrete read as `role=value`; a role that lists its values' meanings, as in
+/// `sin: branch (0: asin z, 1: π − asin z)`, becomes `sin: branch=1: π − asin z`.
+fn describe(role: &str, value: &str) -> String {
+    if let (Some(open), true) = (role.find(" ("), role.ends_with(')')) {
+        let head = &role[..open];
+        let meanings = &role[open + 2..role.len() - 1];
+        for item in meanings.split(", ") {
+            if let Some((k, meaning)) = item.split_once(": ") {
+                if k.trim() == value {
+                    return format!("{head}={value}: {meaning}");
+                }
+            }
+        }
+    }
+    format!("{role}={value}")
 }
 
 const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
@@ -458,9 +548,9 @@ fn render<DB: DrawingBackend>(
     } else {
         (root.clone(), None)
     };
-    let (x0, x1) = spec.range(|p| p.0);
+    let (x0, x1) = spec.limits.x.unwrap_or_else(|| spec.range(|p| p.0));
     let (y0, y1) = if spec.y_name.is_some() {
-        spec.range(|p| p.1)
+        spec.limits.y.unwrap_or_else(|| spec.range(|p| p.1))
     } else {
         (-1.0, 1.0)
     };
@@ -500,7 +590,11 @@ fn render<DB: DrawingBackend>(
     // Bigger groups first, so smaller ones stay visible on top.
     let mut order: Vec<&Series> = spec.series.iter().collect();
     order.sort_by_key(|s| std::cmp::Reverse(s.points.len()));
-    let radius = if spec.points() > 2000 { 2 } else { 3 };
+    let radius = match (spec.y_name.is_some(), spec.points() > 2000) {
+        (false, _) => 5,
+        (true, true) => 2,
+        (true, false) => 3,
+    };
     for s in order {
         let style = s.color.mix(0.7).filled();
         chart
@@ -512,6 +606,29 @@ fn render<DB: DrawingBackend>(
     }
     root.present().map_err(err)?;
     Ok(())
+}
+
+/// Splits `text` into at most `lines` lines of about `width` characters, at spaces.
+fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push(line);
+    if out.len() > lines {
+        out.truncate(lines);
+        if let Some(last) = out.last_mut() {
+            last.push_str(" …");
+        }
+    }
+    out
 }
 
 /// A tick label: `800` rather than `800.0`, and at most four decimals.
@@ -540,21 +657,21 @@ fn draw_legend<DB: DrawingBackend>(
         (8, 48),
         ("sans-serif", 15).into_font().color(&BLACK),
     ))?;
-    for (i, s) in spec.series.iter().enumerate() {
-        let top = 76 + 24 * i as i32;
+    let mut top = 76;
+    for s in &spec.series {
         area.draw(&Rectangle::new(
             [(10, top), (24, top + 14)],
             s.color.mix(0.85).filled(),
         ))?;
-        let mut text = s.label.clone();
-        if text.chars().count() > 28 {
-            text = text.chars().take(27).collect::<String>() + "…";
+        for line in wrap(&format!("{} ({})", s.label, s.points.len()), 36, 3) {
+            area.draw(&Text::new(
+                line,
+                (32, top),
+                ("sans-serif", 13).into_font().color(&BLACK),
+            ))?;
+            top += 17;
         }
-        area.draw(&Text::new(
-            format!("{text} ({})", s.points.len()),
-            (32, top),
-            ("sans-serif", 13).into_font().color(&BLACK),
-        ))?;
+        top += 8;
     }
     Ok(())
 }
