@@ -47,6 +47,7 @@
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
+//! - [`tutorial`]: a tutorial in pages whose examples run as doctests.
 
 pub mod check;
 pub mod error;
@@ -56,6 +57,7 @@ pub mod search;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod theta;
+pub mod tutorial;
 
 pub use error::{Error, Result};
 pub use pinv_core::ir::{Const, Type};
