@@ -3,6 +3,22 @@
 //! Exit status: 0 on success, 1 when running failed (a runtime or domain error) or a check
 //! failed, 2 on bad input (unreadable file, syntax or type errors, wrong arguments).
 
+/// `println!` that ignores a closed stdout (as in `pinv show ... | head`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod commands;
 mod draws;
 mod output;

@@ -80,7 +80,7 @@ pub fn located_error(
                 "rendered": diagnostic::render(file, error),
             }
         });
-        println!("{value}");
+        outln!("{value}");
     } else if std::io::stderr().is_terminal() {
         let mut stderr = StandardStream::stderr(ColorChoice::Auto);
         diagnostic::emit(file, error, &mut stderr);
@@ -115,7 +115,7 @@ pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outc
 pub fn plain_error(json: bool, kind: &str, message: &str, outcome: Outcome) -> Outcome {
     if json {
         let value = serde_json::json!({ "error": { "kind": kind, "message": message } });
-        println!("{value}");
+        outln!("{value}");
     } else {
         eprintln!("error: {message}");
     }

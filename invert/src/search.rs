@@ -5,9 +5,9 @@
 //! count reproduces y). Search runs the inverse again and again with a *prefix* of discrete
 //! values: a discrete read past the prefix stops the run and tells the search what domain comes
 //! next, and the search extends the prefix with that domain's values, smallest first. Prefixes
-//! are explored by iterative deepening on their total size (a choice k has size k, an integer its
-//! zigzag rank 0, 1, −1, 2, … ↦ 0, 1, 2, 3, …, a bool false 0 and true 1), so small loop counts and
-//! early alternatives come first, and the first preimage found is among the simplest.
+//! are run in order of their total size (a choice k has size k, an integer its zigzag rank
+//! 0, 1, −1, 2, … ↦ 0, 1, 2, 3, …, a bool false 0 and true 1), so small loop counts and early
+//! alternatives come first, and the first preimage found is among the simplest.
 
 use crate::program::Inverse;
 use crate::theta::Sampler;
@@ -19,7 +19,7 @@ use pinv_core::ir::{Const, Domain};
 pub struct SearchConfig {
     /// The most runs of the inverse.
     pub max_runs: usize,
-    /// The largest total size of the discrete values tried.
+    /// The largest total size (sum of ranks) of the discrete values tried.
     pub max_size: u64,
     /// Seed of the sampler for the continuous θ.
     pub seed: u64,
@@ -29,7 +29,7 @@ impl Default for SearchConfig {
     fn default() -> SearchConfig {
         SearchConfig {
             max_runs: 10_000,
-            max_size: 64,
+            max_size: u64::MAX,
             seed: 0,
         }
     }
@@ -71,32 +71,34 @@ impl Discrete {
         }
     }
 
-    /// The values of this domain of size at most `budget`, smallest first, with their sizes.
-    fn values(self, budget: u64) -> Vec<(Const, u64)> {
+    /// The value of this domain with the given size rank (smaller ranks are simpler), if any.
+    fn nth(self, rank: u64) -> Option<Const> {
         match self {
-            Discrete::Choice(n) => (0..u64::from(n).min(budget + 1))
-                .map(|k| (Const::I64(k as i64), k))
-                .collect(),
-            Discrete::Bool => [(Const::Bool(false), 0), (Const::Bool(true), 1)]
-                .into_iter()
-                .filter(|&(_, s)| s <= budget)
-                .collect(),
+            Discrete::Choice(n) => (rank < u64::from(n)).then(|| Const::I64(rank as i64)),
+            Discrete::Bool => match rank {
+                0 => Some(Const::Bool(false)),
+                1 => Some(Const::Bool(true)),
+                _ => None,
+            },
             Discrete::Int { lo, hi } => {
-                // Zigzag around the value nearest 0 in range.
+                // Zigzag around the value nearest 0 in range, skipping values out of range.
                 let center = 0i64.clamp(lo, hi);
-                let mut out = Vec::new();
-                for rank in 0..=budget.min(1 << 20) {
-                    let offset = rank.div_ceil(2) as i64;
-                    let v = if rank % 2 == 1 {
-                        center.checked_add(offset)
+                let below = center.abs_diff(lo);
+                let above = hi.abs_diff(center);
+                let both = below.min(above);
+                let v = if rank <= 2 * both {
+                    let offset = rank.div_ceil(2);
+                    if rank % 2 == 1 {
+                        center.checked_add_unsigned(offset)
                     } else {
-                        center.checked_sub(offset)
-                    };
-                    if let Some(v) = v.filter(|v| (lo..=hi).contains(v)) {
-                        out.push((Const::I64(v), rank));
+                        center.checked_sub_unsigned(offset)
                     }
-                }
-                out
+                } else if above > below {
+                    center.checked_add_unsigned(rank - both)
+                } else {
+                    center.checked_sub_unsigned(rank - both)
+                };
+                v.filter(|v| (lo..=hi).contains(v)).map(Const::I64)
             }
         }
     }
@@ -151,28 +153,80 @@ impl ThetaSource for PrefixSource<'_> {
     }
 }
 
-fn size(d: &[(Const, u64)]) -> u64 {
-    d.iter().map(|&(_, s)| s).sum()
+/// A prefix waiting to be run: its discrete values, its total size, and the domain and rank of
+/// its last value (to make its next sibling).
+struct Pending {
+    size: u64,
+    order: u64,
+    values: Vec<Const>,
+    last: Option<(Discrete, u64)>,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Pending) -> bool {
+        (self.size, self.order) == (other.size, other.order)
+    }
+}
+
+impl Eq for Pending {}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Pending) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pending {
+    /// Reversed, so that the max-heap pops the smallest size first (oldest first on ties).
+    fn cmp(&self, other: &Pending) -> std::cmp::Ordering {
+        (other.size, other.order).cmp(&(self.size, self.order))
+    }
 }
 
 /// Searches for a preimage of `y`. See the module docs.
+///
+/// Prefixes are run in order of total size (uniform-cost search), each once; a prefix that ends
+/// in a value of rank r also puts its sibling of rank r + 1 in line, so infinite integer domains
+/// are explored lazily. When every prefix has been run and continuous θ were sampled, the search
+/// starts over with fresh samples.
 pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOutcome {
     let mut sampler = Sampler::new(config.seed);
     let mut runs = 0;
-    // Iterative deepening on the total size of the discrete values.
-    let mut budget = 0;
-    while budget <= config.max_size {
-        let mut stack: Vec<Vec<(Const, u64)>> = vec![Vec::new()];
-        let mut grew = false;
+    let mut order = 0u64;
+    loop {
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push(Pending {
+            size: 0,
+            order,
+            values: Vec::new(),
+            last: None,
+        });
         let mut sampled = false;
-        while let Some(prefix) = stack.pop() {
+        while let Some(p) = heap.pop() {
             if runs >= config.max_runs {
                 return SearchOutcome { found: None, runs };
             }
             runs += 1;
-            let values: Vec<Const> = prefix.iter().map(|&(v, _)| v).collect();
+            // The next sibling of this prefix's last value.
+            if let Some((d, rank)) = p.last {
+                if let Some(v) = d.nth(rank + 1) {
+                    let mut values = p.values.clone();
+                    values.pop();
+                    values.push(v);
+                    order += 1;
+                    let size = p.size + 1;
+                    if size <= config.max_size {
+                        heap.push(Pending {
+                            size,
+                            order,
+                            values,
+                            last: Some((d, rank + 1)),
+                        });
+                    }
+                }
+            }
             let mut source = PrefixSource {
-                prefix: &values,
+                prefix: &p.values,
                 pos: 0,
                 sampler: &mut sampler,
                 wanted: None,
@@ -180,8 +234,8 @@ pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOu
                 sampled: false,
             };
             let result = inverse.call(y, &mut source);
-            let (wanted, tape) = (source.wanted, source.tape);
             sampled |= source.sampled;
+            let (wanted, tape) = (source.wanted, source.tape);
             match result {
                 Ok(x) => {
                     return SearchOutcome {
@@ -189,33 +243,25 @@ pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOu
                         runs,
                     }
                 }
-                Err(crate::Error::Runtime(e)) if matches!(&e.kind, RuntimeErrorKind::Theta(ThetaError::Other(m)) if m == NEED_MORE) =>
-                {
-                    let Some(d) = wanted else { continue };
-                    let used = size(&prefix);
-                    // Push larger values first so the smallest is tried first.
-                    for (v, s) in d.values(budget.saturating_sub(used)).into_iter().rev() {
-                        let mut next = prefix.clone();
-                        next.push((v, s));
-                        stack.push(next);
-                    }
-                    if d.values(budget.saturating_sub(used) + 1).len()
-                        > d.values(budget.saturating_sub(used)).len()
-                    {
-                        grew = true;
+                Err(crate::Error::Runtime(e)) if matches!(&e.kind, RuntimeErrorKind::Theta(ThetaError::Other(m)) if m == NEED_MORE) => {
+                    if let Some(v) = wanted.and_then(|d| d.nth(0)) {
+                        let mut values = p.values.clone();
+                        values.push(v);
+                        order += 1;
+                        heap.push(Pending {
+                            size: p.size,
+                            order,
+                            values,
+                            last: wanted.map(|d| (d, 0)),
+                        });
                     }
                 }
                 Err(_) => {}
             }
         }
-        if !grew && !sampled {
-            // Nothing was cut off by the budget and nothing was sampled: the whole tree has
-            // been explored.
-            break;
-        }
-        if grew {
-            budget += 1;
+        if !sampled {
+            // Every prefix was run and nothing was sampled: there is nothing more to try.
+            return SearchOutcome { found: None, runs };
         }
     }
-    SearchOutcome { found: None, runs }
 }

@@ -18,6 +18,8 @@
 //!   error (a trap, malformed IR, a θ outside its domain) is a failure.
 //! - [`Case::round_trip`]: for operands `x`, the PGF records a tape, and the inverse run on
 //!   `op(x)` with that tape reads all of it and returns `x` again (within the tolerance for f64).
+//!   Every θ it reads must be one the rule documents ([`RuleDoc::thetas`], same role and
+//!   domain), so the catalogue cannot drift from the code.
 //!
 //! The samplers ([`Rng`], [`sample_f64`], [`sample_i64`], [`sample_operands`],
 //! [`sample_domain`], [`edge_values`]) draw values over many orders of magnitude, with zeros,
@@ -27,7 +29,7 @@
 use crate::emit::{Emitter, Mode};
 use crate::overlay::{Callee, Stack};
 use crate::pattern::{Arg, Knowledge, Pattern};
-use crate::rule::{InverseRule, RuleError};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaKind};
 use pinv_core::interp::{
     Interpreter, RuntimeError, RuntimeErrorKind, TapeRecorder, TapeSource, ThetaAddress,
     ThetaError, ThetaSource,
@@ -359,6 +361,42 @@ impl ThetaSource for RandomTheta {
     }
 }
 
+/// A [`TapeSource`] that also notes the role and kind of every read.
+#[derive(Clone, Debug)]
+pub struct TracingTape {
+    pub tape: TapeSource,
+    /// Every read so far: its role and its domain or choice count.
+    pub reads: Vec<(String, ThetaKind)>,
+}
+
+impl TracingTape {
+    pub fn new(values: Vec<Const>) -> TracingTape {
+        TracingTape {
+            tape: TapeSource::new(values),
+            reads: Vec::new(),
+        }
+    }
+}
+
+impl ThetaSource for TracingTape {
+    fn theta(&mut self, domain: Domain, at: &ThetaAddress<'_>) -> Result<Const, ThetaError> {
+        self.reads
+            .push((at.role.to_string(), ThetaKind::Value { domain }));
+        self.tape.theta(domain, at)
+    }
+
+    fn choice(&mut self, n: u32, at: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
+        self.reads
+            .push((at.role.to_string(), ThetaKind::Choice { n }));
+        self.tape.choice(n, at)
+    }
+}
+
+/// Whether `doc` lists a θ read with this role and kind.
+pub fn documents(doc: &RuleDoc, role: &str, kind: &ThetaKind) -> bool {
+    doc.thetas.iter().any(|t| t.role == role && &t.kind == kind)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Comparing
 
@@ -422,6 +460,8 @@ pub struct Case {
     pub op: Opcode,
     pub pattern: Pattern,
     pub rule: Arc<dyn InverseRule>,
+    /// The rule's documentation of this pattern.
+    pub doc: RuleDoc,
     /// Whether the rule's documentation says it reproduces the output exactly.
     pub exact: bool,
     pub module: Module,
@@ -547,11 +587,13 @@ impl Case {
                 "{op} {pattern}: the generated IR does not verify: {e}"
             ))
         })?;
-        let exact = rule.doc(&pattern).exact;
+        let doc = rule.doc(&pattern);
+        let exact = doc.exact;
         Ok(Case {
             op,
             pattern,
             rule,
+            doc,
             exact,
             module,
             inverse,
@@ -677,16 +719,25 @@ impl Case {
         let tape = self
             .run_pgf(x)
             .map_err(|e| fail(format!("the PGF failed: {e}")))?;
-        let mut source = TapeSource::new(tape.clone());
+        let mut source = TracingTape::new(tape.clone());
         let out = self
             .run_inverse(z, &self.known_of(x), &mut source)
             .map_err(|e| fail(format!("with θ = {}, the inverse failed: {e}", show(&tape))))?;
-        if !source.remaining().is_empty() {
+        if !source.tape.remaining().is_empty() {
             return Err(fail(format!(
                 "the inverse read {} of the {} θ values {}",
-                source.pos(),
+                source.tape.pos(),
                 tape.len(),
                 show(&tape)
+            )));
+        }
+        if let Some((role, kind)) = source
+            .reads
+            .iter()
+            .find(|(role, kind)| !documents(&self.doc, role, kind))
+        {
+            return Err(fail(format!(
+                "the inverse read θ `{role}` ({kind}), which the rule's documentation does not list"
             )));
         }
         let same =

@@ -94,7 +94,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "file": loaded.file.name(),
             "functions": reports,
         });
-        println!("{value}");
+        outln!("{value}");
     } else {
         print_table(&reports);
         // Where each unsupported function stops inversion, with its source.
@@ -120,9 +120,15 @@ fn print_table(reports: &[FunctionReport]) {
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
+    outln!(
         "{:<width$}  {:>5}  {:>6}  {:>9}  {:>8}  {:>10}  {:>12}  status",
-        "function", "θ", "trials", "accepted", "search", "violations", "completeness"
+        "function",
+        "θ",
+        "trials",
+        "accepted",
+        "search",
+        "violations",
+        "completeness"
     );
     for r in reports {
         let status = match r.status {
@@ -135,7 +141,7 @@ fn print_table(reports: &[FunctionReport]) {
             None => "-".to_string(),
         };
         let violations = r.soundness.violations + r.search.as_ref().map_or(0, |s| s.violations);
-        println!(
+        outln!(
             "{:<width$}  {:>5}  {:>6}  {:>8.1}%  {:>8}  {:>10}  {:>12}  {status}",
             r.name,
             r.theta,
@@ -147,7 +153,7 @@ fn print_table(reports: &[FunctionReport]) {
         );
         if r.status != Status::Ok {
             if let Some(message) = &r.message {
-                println!("{:<width$}  ↳ {message}", "");
+                outln!("{:<width$}  ↳ {message}", "");
             }
         }
     }

@@ -106,7 +106,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
                         "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                     }));
                 } else {
-                    println!("x = {}  θ = [{}]", format_values(&x), format_tape(&theta));
+                    outln!("x = {}  θ = [{}]", format_values(&x), format_tape(&theta));
                 }
             }
             Err(e) if e.is_domain_error() => {
@@ -117,7 +117,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
                         "error": error_json(&loaded, &e),
                     }));
                 } else {
-                    println!(
+                    outln!(
                         "θ = [{}] is out of domain: {}",
                         format_tape(&theta),
                         located(&loaded, &e)
@@ -135,7 +135,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
             "drawn": args.samples,
             "accepted": accepted,
         });
-        println!("{value}");
+        outln!("{value}");
     }
     if accepted > 0 || args.samples == 0 {
         Outcome::Success
@@ -163,9 +163,9 @@ fn explicit(loaded: &Loaded, inverse: &Inverse, y: &[Const], theta: &str, json: 
                         "theta": tape.read().iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                     }],
                 });
-                println!("{value}");
+                outln!("{value}");
             } else {
-                println!("x = {}", format_values(&x));
+                outln!("x = {}", format_values(&x));
             }
             Outcome::Success
         }
@@ -248,12 +248,12 @@ fn search(
             "found": found,
             "runs": outcome.runs,
         });
-        println!("{value}");
+        outln!("{value}");
     }
     match outcome.found {
         Some(found) => {
             if !json {
-                println!(
+                outln!(
                     "x = {}  θ = [{}]  (found in {} runs)",
                     format_values(&found.x),
                     format_tape(&found.theta),

@@ -52,9 +52,9 @@ pub fn run(args: &PgfArgs) -> Outcome {
                     "y": y.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                     "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                 });
-                println!("{value}");
+                outln!("{value}");
             } else {
-                println!("{}", format_tape(&theta).replace(", ", ","));
+                outln!("{}", format_tape(&theta).replace(", ", ","));
             }
             Outcome::Success
         }

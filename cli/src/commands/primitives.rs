@@ -19,9 +19,9 @@ pub struct PrimitivesArgs {
 pub fn run(args: &PrimitivesArgs) -> Outcome {
     let entries = catalogue(&Stack::standard());
     if args.json {
-        println!("{}", serde_json::json!({ "primitives": entries }));
+        outln!("{}", serde_json::json!({ "primitives": entries }));
     } else {
-        print!("{}", render(&entries));
+        out!("{}", render(&entries));
     }
     Outcome::Success
 }

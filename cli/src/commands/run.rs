@@ -56,9 +56,9 @@ pub fn run(args: &RunArgs) -> Outcome {
                     "outputs": outputs.iter().map(|&c| json_value(c)).collect::<Vec<_>>(),
                     "types": function.sig.returns.iter().map(|t| t.name()).collect::<Vec<_>>(),
                 });
-                println!("{value}");
+                outln!("{value}");
             } else {
-                println!("{}", format_values(&outputs));
+                outln!("{}", format_values(&outputs));
             }
             Outcome::Success
         }

@@ -65,7 +65,7 @@ pub fn run(args: &ShowArgs) -> Outcome {
             "file": loaded.file.name(),
             "functions": functions,
         });
-        println!("{value}");
+        outln!("{value}");
         return Outcome::Success;
     }
     let text = match (args.format, &args.function) {
@@ -74,9 +74,9 @@ pub fn run(args: &ShowArgs) -> Outcome {
         (Format::Dot, None) => module_to_dot(module),
         (Format::Dot, Some(_)) => function_to_dot(module, selected[0]),
     };
-    print!("{text}");
+    out!("{text}");
     if !text.ends_with('\n') {
-        println!();
+        outln!();
     }
     Outcome::Success
 }
@@ -135,31 +135,31 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
             "pgf_ir": inverse.pgf_ir(),
             "pgf": inverse.pgf_id().err(),
         });
-        println!("{value}");
+        outln!("{value}");
         return Outcome::Success;
     }
     if args.format == Format::Dot {
-        println!(
+        outln!(
             "{}",
             function_to_dot(inverse.module(), inverse.inverse_id())
         );
         return Outcome::Success;
     }
-    println!("; θ schema of the inverse of `{}`", inverse.function());
+    outln!("; θ schema of the inverse of `{}`", inverse.function());
     for line in schema.to_string().lines() {
-        println!(";   {line}");
+        outln!(";   {line}");
     }
     if !schema.is_fixed() {
-        println!(";   (reads marked \"on some paths\" happen only on some paths: the tape's length varies)");
+        outln!(";   (reads marked \"on some paths\" happen only on some paths: the tape's length varies)");
     }
-    println!();
-    print!("{}", inverse.inverse_ir());
+    outln!();
+    out!("{}", inverse.inverse_ir());
     match inverse.pgf_id() {
         Ok(_) => {
-            println!();
-            print!("{}", inverse.pgf_ir());
+            outln!();
+            out!("{}", inverse.pgf_ir());
         }
-        Err(why) => println!("\n; no PGF: {why}"),
+        Err(why) => outln!("\n; no PGF: {why}"),
     }
     Outcome::Success
 }

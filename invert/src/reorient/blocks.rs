@@ -30,16 +30,27 @@ use pinv_core::ir::{
 use pinv_core::Span;
 use std::collections::HashMap;
 
+/// What a region of block P needs to know about P.
+struct BlockCtx {
+    cont: Continue,
+    /// P's loop counters: parameter → (start, step ±1).
+    counters: HashMap<Value, (i64, i64)>,
+}
+
 /// Where the inverse walks back to, from a region.
 enum Continue {
-    /// P is the entry block: return its parameters.
-    Return,
+    /// P is the entry block: check f(x) = y and return its parameters (x); carries f and y.
+    Return(FuncId, Vec<Value>),
     /// Go on at the dispatch of P.
     Dispatch(Block),
 }
 
 impl Reorienter<'_> {
-    pub(super) fn invert_body(&mut self, f0: &Function) -> Result<(FuncId, PgfId), Error> {
+    pub(super) fn invert_body(
+        &mut self,
+        id: FuncId,
+        f0: &Function,
+    ) -> Result<(FuncId, PgfId), Error> {
         if f0.entry().is_none() {
             return Err(Self::unsupported(f0, "it has no body", f0.span));
         }
@@ -202,9 +213,20 @@ impl Reorienter<'_> {
                 return Err(Error::Internal(format!("{p} has no terminator")));
             };
             let term_span = c.insts[term].span;
-            let cont = match dispatch.get(&p) {
-                Some(&d) => Continue::Dispatch(d),
-                None => Continue::Return,
+            let counters = facts
+                .inductions(p)
+                .into_iter()
+                .filter_map(|(k, ind)| {
+                    let step = ind.unit_step()?;
+                    Some((c.blocks[p].params[k], (ind.start, step)))
+                })
+                .collect();
+            let ctx = BlockCtx {
+                cont: match dispatch.get(&p) {
+                    Some(&d) => Continue::Dispatch(d),
+                    None => Continue::Return(id, ys.clone()),
+                },
+                counters,
             };
             let tail = h.create_block();
             match c.insts[term].kind.clone() {
@@ -239,7 +261,7 @@ impl Reorienter<'_> {
                         seed,
                         None,
                         steps,
-                        &cont,
+                        &ctx,
                         &mut no_pgf,
                         term_span,
                     )?;
@@ -259,7 +281,7 @@ impl Reorienter<'_> {
                         &fwd,
                         &helper_ids,
                         &local_index,
-                        &cont,
+                        &ctx,
                         &mut no_pgf,
                         term_span,
                     )?;
@@ -297,7 +319,7 @@ impl Reorienter<'_> {
                             &fwd,
                             &helper_ids,
                             &local_index,
-                            &cont,
+                            &ctx,
                             &mut no_pgf,
                             term_span,
                         )?;
@@ -386,7 +408,7 @@ impl Reorienter<'_> {
         fwd: &HashMap<Value, Value>,
         helper_ids: &HashMap<Block, FuncId>,
         local_index: &HashMap<(Block, usize), usize>,
-        cont: &Continue,
+        ctx: &BlockCtx,
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
@@ -420,7 +442,7 @@ impl Reorienter<'_> {
             seed,
             cond,
             steps,
-            cont,
+            ctx,
             no_pgf,
             span,
         )
@@ -442,11 +464,12 @@ impl Reorienter<'_> {
         seed: Vec<(Value, Value)>,
         cond: Option<(Value, bool)>,
         steps: Option<Value>,
-        cont: &Continue,
+        ctx: &BlockCtx,
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
         let mut region = Region::new(inv, start, h, at, fwd);
+        region.counters = ctx.counters.clone();
         for (v, y) in seed {
             self.solve(
                 c,
@@ -458,6 +481,7 @@ impl Reorienter<'_> {
             )?;
         }
         if let Some((cond, taken)) = cond {
+            region.fixed.insert(cond, Const::Bool(taken));
             let k = region
                 .inv
                 .ins_const(region.inv_block, Const::Bool(taken), span);
@@ -472,7 +496,7 @@ impl Reorienter<'_> {
         }
         self.invert_block(c, p, &mut region)?;
         // The block's parameters: solved, or free along this path.
-        let is_entry = matches!(cont, Continue::Return);
+        let is_entry = matches!(ctx.cont, Continue::Return(..));
         let mut values = Vec::new();
         for (i, &q) in c.blocks[p].params.iter().enumerate() {
             let v = match region.known.get(&q) {
@@ -501,9 +525,10 @@ impl Reorienter<'_> {
             no_pgf.get_or_insert(why);
         }
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
-        match cont {
-            Continue::Return => {
-                inv.ins_return(inv_block, values, span);
+        match &ctx.cont {
+            Continue::Return(forward, ys) => {
+                let at = self.final_check(inv, inv_block, *forward, &values, ys, span)?;
+                inv.ins_return(at, values, span);
             }
             Continue::Dispatch(d) => {
                 let mut args: Vec<Value> = steps.into_iter().collect();

@@ -72,19 +72,46 @@ pub fn close_blocks(f: &Function) -> Function {
         }
     }
 
-    // New parameters.
+    // New parameters; constants are copied into the block instead, so that they stay known
+    // constants wherever they are used.
+    let constant = |f: &Function, v: Value| match f.values[v].def {
+        ValueDef::Result(inst, _) => match f.insts[inst].kind {
+            pinv_core::ir::InstKind::Const(c) => Some((c, f.insts[inst].span)),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
     let mut local: HashMap<(Block, Value), Value> = HashMap::new();
     let mut order: HashMap<Block, Vec<Value>> = HashMap::new();
     for &b in &blocks {
         if b == entry {
             continue;
         }
-        let values: Vec<Value> = live_in[&b].iter().copied().collect();
-        for &v in &values {
+        let mut values = Vec::new();
+        let mut copies = Vec::new();
+        for &v in &live_in[&b] {
+            if let Some((c, span)) = constant(&f, v) {
+                let inst = f.insts.push(pinv_core::ir::InstData {
+                    kind: pinv_core::ir::InstKind::Const(c),
+                    results: Vec::new(),
+                    span,
+                });
+                let r = f.values.push(pinv_core::ir::ValueData {
+                    ty: c.ty(),
+                    def: ValueDef::Result(inst, 0),
+                });
+                f.insts[inst].results.push(r);
+                copies.push(inst);
+                local.insert((b, v), r);
+                continue;
+            }
             let ty = f.value_type(v);
             let p = f.append_block_param(b, ty);
             local.insert((b, v), p);
+            values.push(v);
         }
+        let insts = std::mem::take(&mut f.blocks[b].insts);
+        f.blocks[b].insts = copies.into_iter().chain(insts).collect();
         order.insert(b, values);
     }
 

@@ -71,6 +71,30 @@ pub fn all_exclusive(facts: &[Vec<Fact>]) -> bool {
     (0..facts.len()).all(|i| (i + 1..facts.len()).all(|j| edges_exclusive(&facts[i], &facts[j])))
 }
 
+/// A loop counter: a block parameter that enters as `start` and comes round as itself plus a
+/// constant step, along the edges (by index) listed with their steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Induction {
+    pub start: i64,
+    pub steps: Vec<(usize, i64)>,
+}
+
+impl Induction {
+    pub fn increasing(&self) -> bool {
+        self.steps.iter().all(|&(_, c)| c > 0)
+    }
+
+    pub fn decreasing(&self) -> bool {
+        self.steps.iter().all(|&(_, c)| c < 0)
+    }
+
+    /// The step, if every edge that goes round adds the same one.
+    pub fn unit_step(&self) -> Option<i64> {
+        let c = self.steps.first()?.1;
+        (self.steps.iter().all(|&(_, d)| d == c) && (c == 1 || c == -1)).then_some(c)
+    }
+}
+
 /// One incoming edge of a block: the predecessor, which successor slot of its terminator
 /// (0 for `jump` and the then-side of `brif`, 1 for the else-side), and its arguments.
 #[derive(Clone, Debug)]
@@ -220,7 +244,10 @@ impl<'f> Facts<'f> {
             ValueDef::Result(i, _) => self.f.insts[i].kind.clone(),
             _ => InstKind::Return { args: Vec::new() },
         };
-        let (a, b) = (args[0], args[1]);
+        let [a, b] = args.as_slice() else {
+            return None;
+        };
+        let (a, b) = (*a, *b);
         match (op, constant(b), constant(a)) {
             (Opcode::Iadd, InstKind::Const(Const::I64(c)), _) if self.origin(a) == param => Some(c),
             (Opcode::Iadd, _, InstKind::Const(Const::I64(c))) if self.origin(b) == param => Some(c),
@@ -243,7 +270,28 @@ impl<'f> Facts<'f> {
                 }
             }
         }
-        // Induction: entering edges pass one constant A, the others pass the parameter plus c.
+        // Induction: facts for the edges that go round.
+        for (k, ind) in self.inductions(block) {
+            for &(i, c) in &ind.steps {
+                let Some(bound) = ind.start.checked_add(c) else {
+                    continue;
+                };
+                if ind.increasing() {
+                    facts[i].push(Fact::AtLeast(k, bound));
+                } else if ind.decreasing() {
+                    facts[i].push(Fact::AtMost(k, bound));
+                }
+            }
+        }
+        facts
+    }
+
+    /// The induction variables among `block`'s parameters (by index): entering edges pass one
+    /// constant, the others the parameter plus a constant step.
+    pub fn inductions(&mut self, block: Block) -> Vec<(usize, Induction)> {
+        let edges = self.cfg.preds.get(&block).cloned().unwrap_or_default();
+        let params = self.f.blocks[block].params.clone();
+        let mut out = Vec::new();
         for (k, &p) in params.iter().enumerate() {
             let mut start: Option<i64> = None;
             let mut steps: Vec<(usize, i64)> = Vec::new();
@@ -271,23 +319,11 @@ impl<'f> Facts<'f> {
                     _ => ok = false,
                 }
             }
-            let Some(a) = start.filter(|_| ok && !steps.is_empty()) else {
-                continue;
-            };
-            let increasing = steps.iter().all(|&(_, c)| c > 0);
-            let decreasing = steps.iter().all(|&(_, c)| c < 0);
-            for &(i, c) in &steps {
-                let Some(bound) = a.checked_add(c) else {
-                    continue;
-                };
-                if increasing {
-                    facts[i].push(Fact::AtLeast(k, bound));
-                } else if decreasing {
-                    facts[i].push(Fact::AtMost(k, bound));
-                }
+            if let Some(start) = start.filter(|_| ok && !steps.is_empty()) {
+                out.push((k, Induction { start, steps }));
             }
         }
-        facts
+        out
     }
 
     /// The facts of each return site about the returned values.

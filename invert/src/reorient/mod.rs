@@ -150,7 +150,7 @@ impl<'a> Reorienter<'a> {
         let result = match lookup.found {
             // A rule for the function itself (a declared inverse, a user layer) wins over its body.
             Some(found) => self.wrap_rule(id, f, &found.rule),
-            None => self.invert_body(f),
+            None => self.invert_body(id, f),
         };
         self.in_progress.remove(&id);
         let pair = result?;
@@ -188,6 +188,36 @@ impl<'a> Reorienter<'a> {
             reason: reason.to_string(),
             span,
         }
+    }
+
+    /// Checks, before the inverse returns `x`, that `f(x)` is `y` (within the tolerance for f64).
+    ///
+    /// Every rule checks its own step, but tolerances do not compose: a long chain of steps each
+    /// within tolerance (a loop halving a number a thousand times) can drift far from y. This
+    /// last check makes the whole inverse sound by construction: a θ that loses too much
+    /// precision is a domain error, never a wrong x.
+    fn final_check(
+        &self,
+        inv: &mut Function,
+        at: pinv_core::ir::Block,
+        forward: FuncId,
+        x: &[pinv_core::ir::Value],
+        y: &[pinv_core::ir::Value],
+        span: Span,
+    ) -> Result<pinv_core::ir::Block, Error> {
+        let returns = self.out.functions[forward].sig.returns.clone();
+        let fx = inv.ins_call(at, forward, x.to_vec(), &returns, span);
+        let mut e = pinv_primitives::Emitter::new(inv, at, pinv_primitives::Mode::Inverse, span)
+            .with_options(self.options.emit);
+        for (&a, &b) in fx.iter().zip(y) {
+            e.check_equal(
+                a,
+                b,
+                "θ loses precision: f(x) is not y within the tolerance",
+            )
+            .map_err(|err| Error::Internal(err.to_string()))?;
+        }
+        Ok(e.block())
     }
 
     /// An empty inverse function for `f`, with its entry block.
@@ -258,6 +288,7 @@ impl<'a> Reorienter<'a> {
             })
             .map_err(|e| rule_error(f, e))?;
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
+        let inv_block = self.final_check(&mut inv, inv_block, id, &solved, &outputs, f.span)?;
         inv.ins_return(inv_block, solved, f.span);
         let inv_id = self.add(inv)?;
         let pgf_id = match pgf_result {

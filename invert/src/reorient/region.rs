@@ -40,6 +40,10 @@ pub(super) struct Region<'p> {
     pub no_pgf: Option<String>,
     /// Forward instructions whose results the inverse computed forward instead of inverting.
     pub computed: HashSet<Inst>,
+    /// Forward values known to be a constant in this region (the branch condition).
+    pub fixed: HashMap<Value, pinv_core::ir::Const>,
+    /// Loop counters among the block's parameters: (start, step ±1).
+    pub counters: HashMap<Value, (i64, i64)>,
 }
 
 impl<'p> Region<'p> {
@@ -60,6 +64,8 @@ impl<'p> Region<'p> {
             consts: HashMap::new(),
             no_pgf: None,
             computed: HashSet::new(),
+            fixed: HashMap::new(),
+            counters: HashMap::new(),
         }
     }
 }
@@ -235,6 +241,7 @@ impl Reorienter<'_> {
                 .map_err(|e| rule_error(f, e))
             }
             InstKind::Prim { op, args } => {
+                self.solve_loop_exit(f, pair, *op, args, data.results[0], span)?;
                 let callee = Callee::Prim(*op);
                 self.apply_rule(f, pair, &callee, op.name(), &data.results, args, span)
             }
@@ -247,6 +254,101 @@ impl Reorienter<'_> {
                 span,
             )),
         }
+    }
+
+    /// A loop counter leaving its loop has a known value: counting up by one from `start` and
+    /// leaving when `p < n` fails, it is `max(start, n)` (`max(start, n + 1)` for `p <= n`), and
+    /// symmetrically counting down. Solving it here, before the comparison's rule would read a
+    /// gap from θ, leaves a `for` loop's trip count with no θ at all.
+    fn solve_loop_exit(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        op: Opcode,
+        args: &[Value],
+        result: Value,
+        span: Span,
+    ) -> Result<(), Error> {
+        use pinv_core::ir::Const;
+        let (&[a, b], Some(&Const::Bool(false))) = (args, pair.fixed.get(&result)) else {
+            return Ok(());
+        };
+        // Normalise to "p OP n is false" with p the counter.
+        let (p, n, strict_up) = match op {
+            Opcode::Ilt | Opcode::Igt if pair.counters.contains_key(&a) => {
+                (a, b, op == Opcode::Ilt)
+            }
+            Opcode::Ile | Opcode::Ige if pair.counters.contains_key(&a) => {
+                (a, b, op == Opcode::Ile)
+            }
+            Opcode::Igt | Opcode::Ilt if pair.counters.contains_key(&b) => {
+                (b, a, op == Opcode::Igt)
+            }
+            Opcode::Ige | Opcode::Ile if pair.counters.contains_key(&b) => {
+                (b, a, op == Opcode::Ige)
+            }
+            _ => return Ok(()),
+        };
+        let Some(&(start, step)) = pair.counters.get(&p) else {
+            return Ok(());
+        };
+        if pair.known.contains_key(&p) {
+            return Ok(());
+        }
+        let limit = match self.operand(f, pair, n) {
+            Arg::Known(limit) => limit,
+            Arg::Unknown => {
+                // The bound is free too: read it, and the counter follows from it (one θ, where
+                // the comparison's rule would read the bound and a gap).
+                let fv = pair_fwd(&pair.fwd, n)?;
+                let role = "the bound the loop counter ran to";
+                let v = pair
+                    .emit(self.options, span, "", None, |ie, pe| {
+                        let v = ie.theta(Domain::Int, role)?;
+                        pe.record(fv, role)?;
+                        Ok(v)
+                    })
+                    .map_err(|e| rule_error(f, e))?;
+                self.solve(f, pair, n, v, span, "the loop bound has two values")?;
+                v
+            }
+        };
+        // `strict_up` is true for p < n and p <= n (the counter runs up to n); the shapes that
+        // run a counter up are ilt/ile with p on the left and igt/ige with p on the right.
+        let counts_up = matches!(
+            (op, p == a),
+            (Opcode::Ilt | Opcode::Ile, true) | (Opcode::Igt | Opcode::Ige, false)
+        );
+        if (step == 1) != counts_up {
+            return Ok(());
+        }
+        let inclusive = matches!(op, Opcode::Ile | Opcode::Ige);
+        let _ = strict_up;
+        let value = pair
+            .emit(self.options, span, "", None, |ie, _| {
+                let bound = if inclusive {
+                    let one = ie.i64(step);
+                    ie.prim(Opcode::Iadd, &[limit, one])
+                } else {
+                    limit
+                };
+                let s = ie.i64(start);
+                let pick = if step == 1 {
+                    Opcode::Imax
+                } else {
+                    Opcode::Imin
+                };
+                Ok(ie.prim(pick, &[s, bound]))
+            })
+            .map_err(|e| rule_error(f, e))?;
+        self.solve(
+            f,
+            pair,
+            p,
+            value,
+            span,
+            "the loop counter leaves the loop at one value",
+        )
     }
 
     /// Inverts one instruction with the rule the stack finds; `Ok(false)` if there is none.

@@ -8,7 +8,9 @@
 //! solution ends with [`verify_forward`].
 
 use super::ops::Ops;
-use super::settle::{settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded};
+use super::settle::{
+    settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, small_multiple,
+};
 use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -584,16 +586,6 @@ fn frem_b(
     })
 }
 
-/// Whether an integer multiple `k` is small enough (|k| < 2^52) for the candidate to be
-/// trusted: beyond, `k·|b|` is inexact and `a % b` repeats within the probe.
-fn frem_trusted(e: &mut Emitter<'_>, k: Value) -> Value {
-    let lim = e.ic(1 << 52);
-    let neg_lim = e.ic(-(1 << 52));
-    let below = e.ilt(k, lim);
-    let above = e.igt(k, neg_lim);
-    e.band(below, above)
-}
-
 impl Frem {
     fn solve_a(e: &mut Emitter<'_>, z: Value, b: Value) -> Result<Value, RuleError> {
         // |z| < |b| unless something is NaN.
@@ -610,7 +602,7 @@ impl Frem {
             FREM_K,
         )?;
         let (d, f) = frem_a(e, z, b, k)?;
-        let trusted = frem_trusted(e, k);
+        let trusted = small_multiple(e, k);
         settle_guarded(e, d, z, &f, FREM_A, Some(trusted))
     }
 
@@ -625,7 +617,7 @@ impl Frem {
         let k = e.op2(Opcode::Imax, k, zero_i);
         e.record(k, FREM_K)?;
         let (d, f) = frem_a(e, z, b, k)?;
-        let trusted = frem_trusted(e, k);
+        let trusted = small_multiple(e, k);
         settle_pgf_guarded(e, d, z, a, &f, FREM_A, Some(trusted))
     }
 
@@ -718,7 +710,7 @@ impl InverseRule for Frem {
                     |e| {
                         let q = e.theta(Domain::Int, FREM_Q)?;
                         let (d, f) = frem_b(e, z, a, q);
-                        let trusted = frem_trusted(e, q);
+                        let trusted = small_multiple(e, q);
                         Ok(vec![settle_guarded(e, d, z, &f, FREM_B, Some(trusted))?])
                     },
                 )?[0];
@@ -760,7 +752,7 @@ impl InverseRule for Frem {
                         let q = e.round_to_i64(q);
                         e.record(q, FREM_Q)?;
                         let (d, f) = frem_b(e, z, a, q);
-                        let trusted = frem_trusted(e, q);
+                        let trusted = small_multiple(e, q);
                         settle_pgf_guarded(e, d, z, b, &f, FREM_B, Some(trusted))?;
                         Ok(vec![])
                     },

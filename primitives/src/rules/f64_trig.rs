@@ -3,7 +3,10 @@
 
 use super::f64_elem::{within, Monotone, OFFSET};
 use super::ops::Ops;
-use super::settle::{settle, settle_doc, settle_pgf, settle_pgf_when, settle_when};
+use super::settle::{
+    settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
+    settle_when, small_multiple,
+};
 use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -217,7 +220,8 @@ impl InverseRule for Periodic {
         let r = self.principal(e, z);
         let d = self.candidate(e, r, c, k)?;
         let op = self.op();
-        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+        let trusted = small_multiple(e, k);
+        let x = settle_guarded(e, d, z, &|e, x| e.op1(op, x), OFFSET, Some(trusted))?;
         verify_forward(e, op, &[x], z)?;
         Ok(vec![x])
     }
@@ -247,7 +251,8 @@ impl InverseRule for Periodic {
         e.record(k, TURNS)?;
         let d = self.candidate(e, r, c, k)?;
         let op = self.op();
-        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+        let trusted = small_multiple(e, k);
+        settle_pgf_guarded(e, d, z, x, &|e, x| e.op1(op, x), OFFSET, Some(trusted))
     }
 }
 
@@ -281,16 +286,19 @@ fn polar(e: &mut Emitter<'_>, z: Value, r: Value) -> (Value, Value, Value) {
     (y, x, x_larger)
 }
 
+/// `y = x tan z`, with the sign of z (which y always has: at the rounded ±π/2, `tan z` can have
+/// the wrong sign for a negative x).
 fn y_of(
     e: &mut Emitter<'_>,
     z: Value,
     x: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+) -> Result<(Value, impl Fn(&mut Emitter<'_>, Value) -> Value), RuleError> {
     let t = e.op1(Opcode::Tan, z);
     let d = e.fmul(x, t);
-    (d, move |e: &mut Emitter<'_>, y: Value| {
+    let d = e.with_sign_of(d, z)?;
+    Ok((d, move |e: &mut Emitter<'_>, y: Value| {
         e.op2(Opcode::Atan2, y, x)
-    })
+    }))
 }
 
 fn x_of(
@@ -360,7 +368,8 @@ impl InverseRule for Atan2 {
                     )
                     .when("z is not NaN"),
                     ThetaDoc::value(Domain::Real, LARGER).when("r sin z or r cos z overflows"),
-                    settle_doc("the smaller coordinate: offset from the closed form"),
+                    settle_doc(Y_OFF).when("|y| ≤ |x|, and r sin z does not pin y"),
+                    settle_doc(X_OFF).when("|x| < |y|, and r cos z does not pin x"),
                 ],
                 "y = r sin z, x = r cos z (r = θ)",
             ),
@@ -428,7 +437,7 @@ impl InverseRule for Atan2 {
                 (yx[0], yx[1])
             }
             (Arg::Unknown, Arg::Known(x)) => {
-                let (d, f) = y_of(e, z, x);
+                let (d, f) = y_of(e, z, x)?;
                 (settle(e, d, z, &f, Y_OFF)?, x)
             }
             (Arg::Known(y), Arg::Unknown) => {
@@ -492,7 +501,7 @@ impl InverseRule for Atan2 {
                 Ok(())
             }
             (true, false) => {
-                let (d, f) = y_of(e, z, x);
+                let (d, f) = y_of(e, z, x)?;
                 settle_pgf(e, d, z, y, &f, Y_OFF)
             }
             (false, true) => {

@@ -1,4 +1,635 @@
-//! (being written)
-use crate::overlay::Layer;
+//! i64 bitwise operations: `iand ior ixor inot ishl ishr`. Everything is exact.
+//!
+//! - `x & c`: z must be a subset of c; the bits of x outside c are θ. Both unknown: the bits of a
+//!   outside z are θ, then b as with a known.
+//! - `x | c`: c must be a subset of z; the bits of x inside c are θ. Both unknown: a ⊆ z is θ,
+//!   then b as with a known.
+//! - `x ^ c`, `!x`: bijections. Both unknown: θ is b.
+//! - `x << k` (count mod 64): z's low k bits must be 0; x's high k bits are θ. `x >> k`
+//!   (arithmetic): z's top k+1 bits must agree; x's low k bits are θ. A known value with an
+//!   unknown count: the count mod 64 follows from the trailing zeros (`<<`) or redundant sign bits
+//!   (`>>`) of z and x, or is θ where those say nothing (z = 0, or −1 for `>>`), and the count
+//!   beyond 64 is θ.
+//! - Both unknown for shifts: θ is the count, then as with the count known.
+//!
+//! A θ that would be ignored (all bits fixed, a zero shift) is not read.
 
-pub fn register(_: &mut Layer) {}
+use super::ops::Ops;
+use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2};
+use crate::emit::Emitter;
+use crate::overlay::{Callee, Layer};
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
+
+pub fn register(layer: &mut Layer) {
+    layer.add(Callee::Prim(Opcode::Iand), Bits { or: false });
+    layer.add(Callee::Prim(Opcode::Ior), Bits { or: true });
+    layer.add(Callee::Prim(Opcode::Ixor), Ixor);
+    layer.add(Callee::Prim(Opcode::Inot), Inot);
+    layer.add(Callee::Prim(Opcode::Ishl), Shift { left: true });
+    layer.add(Callee::Prim(Opcode::Ishr), Shift { left: false });
+}
+
+fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
+    RuleDoc {
+        thetas,
+        checks: checks.iter().map(|c| c.to_string()).collect(),
+        exact: true,
+        summary: summary.to_string(),
+    }
+}
+
+fn uncovered(args: &[Arg]) -> RuleError {
+    RuleError::Uncovered(Pattern::of(args))
+}
+
+/// Reads θ and returns `f(θ)` if `cond`, else `otherwise`.
+fn theta_if(
+    e: &mut Emitter<'_>,
+    cond: Value,
+    role: &str,
+    f: impl FnOnce(&mut Emitter<'_>, Value) -> Value,
+    otherwise: Value,
+) -> Result<Value, RuleError> {
+    let r = e.if_else(
+        cond,
+        &[Type::I64],
+        |e| {
+            let t = e.theta(Domain::Int, role)?;
+            Ok(vec![f(e, t)])
+        },
+        |_| Ok(vec![otherwise]),
+    )?;
+    Ok(r[0])
+}
+
+/// Records `v` if `cond`.
+fn record_if(e: &mut Emitter<'_>, cond: Value, v: Value, role: &str) -> Result<(), RuleError> {
+    e.if_else(
+        cond,
+        &[],
+        |e| {
+            e.record(v, role)?;
+            Ok(vec![])
+        },
+        |_| Ok(vec![]),
+    )?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// iand, ior
+
+/// `z = a & b` or `z = a | b`. See the module docs.
+#[derive(Debug)]
+pub struct Bits {
+    pub or: bool,
+}
+
+impl Bits {
+    fn free_role(&self) -> &'static str {
+        if self.or {
+            "bits of the operand inside the known one"
+        } else {
+            "bits of the operand outside the known one"
+        }
+    }
+
+    fn first_role(&self) -> &'static str {
+        if self.or {
+            "left operand (only its bits inside z are used)"
+        } else {
+            "bits of the left operand outside z"
+        }
+    }
+
+    fn reason(&self) -> &'static str {
+        if self.or {
+            "the known operand has bits that z lacks"
+        } else {
+            "z has bits outside the known operand"
+        }
+    }
+
+    /// Whether bits of the unknown are free given the known `c` (c ≠ 0 for or, c ≠ −1 for and).
+    fn has_free(&self, e: &mut Emitter<'_>, c: Value) -> Value {
+        let fixed = e.ic(if self.or { 0 } else { -1 });
+        e.ine(c, fixed)
+    }
+
+    /// The unknown operand given the known `c`.
+    fn solve(&self, e: &mut Emitter<'_>, z: Value, c: Value) -> Result<Value, RuleError> {
+        let zero = e.ic(0);
+        let outside = if self.or {
+            let nz = e.inot(z);
+            e.iand(c, nz)
+        } else {
+            let nc = e.inot(c);
+            e.iand(z, nc)
+        };
+        let ok = e.ieq(outside, zero);
+        e.check(ok, self.reason())?;
+        let nc = e.inot(c);
+        let base = if self.or { e.iand(z, nc) } else { z };
+        let free = self.has_free(e, c);
+        let or = self.or;
+        theta_if(
+            e,
+            free,
+            self.free_role(),
+            move |e, t| {
+                let bits = if or { e.iand(t, c) } else { e.iand(t, nc) };
+                e.ior(base, bits)
+            },
+            base,
+        )
+    }
+
+    fn pgf(&self, e: &mut Emitter<'_>, x: Value, c: Value) -> Result<(), RuleError> {
+        let free = self.has_free(e, c);
+        let bits = if self.or {
+            e.iand(x, c)
+        } else {
+            let nc = e.inot(c);
+            e.iand(x, nc)
+        };
+        record_if(e, free, bits, self.free_role())
+    }
+
+    /// Both unknown: a first (and: z ⊆ a; or: a ⊆ z).
+    fn first(&self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+        let free = self.has_free(e, z);
+        let or = self.or;
+        theta_if(
+            e,
+            free,
+            self.first_role(),
+            move |e, t| {
+                if or {
+                    e.iand(t, z)
+                } else {
+                    let nz = e.inot(z);
+                    let bits = e.iand(t, nz);
+                    e.ior(z, bits)
+                }
+            },
+            z,
+        )
+    }
+
+    fn first_pgf(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Result<(), RuleError> {
+        let free = self.has_free(e, z);
+        let bits = if self.or {
+            a
+        } else {
+            let nz = e.inot(z);
+            e.iand(a, nz)
+        };
+        record_if(e, free, bits, self.first_role())
+    }
+}
+
+impl InverseRule for Bits {
+    fn name(&self) -> &str {
+        "mask"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (when_free, summary) = if self.or {
+            (
+                "the known operand is not 0",
+                "x = (z & !c) | (θ & c) for known c ⊆ z",
+            )
+        } else {
+            (
+                "the known operand is not -1",
+                "x = z | (θ & !c) for known c ⊇ z",
+            )
+        };
+        let mut thetas = Vec::new();
+        if pattern.unknowns() == 2 {
+            thetas.push(
+                ThetaDoc::value(Domain::Int, self.first_role()).when(if self.or {
+                    "z is not 0"
+                } else {
+                    "z is not -1"
+                }),
+            );
+        }
+        thetas.push(ThetaDoc::value(Domain::Int, self.free_role()).when(when_free));
+        let summary = if pattern.unknowns() == 2 {
+            if self.or {
+                "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
+            } else {
+                "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
+            }
+        } else {
+            summary.to_string()
+        };
+        exact_doc(thetas, &[self.reason()], &summary)
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (a, Arg::Unknown) => {
+                let a = match a {
+                    Arg::Known(a) => a,
+                    Arg::Unknown => self.first(e, z)?,
+                };
+                vec![a, self.solve(e, z, a)?]
+            }
+            (Arg::Unknown, Arg::Known(b)) => vec![self.solve(e, z, b)?, b],
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (left, true) => {
+                if left {
+                    self.first_pgf(e, z, a)?;
+                }
+                self.pgf(e, b, a)
+            }
+            (true, false) => self.pgf(e, a, b),
+            (false, false) => Ok(()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ixor, inot
+
+const RIGHT: &str = "right operand";
+
+/// `z = a ^ b`: the unknown is `z ^ known`; both unknown, θ is b.
+#[derive(Debug)]
+pub struct Ixor;
+
+impl InverseRule for Ixor {
+    fn name(&self) -> &str {
+        "xor"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        match unknowns2(pattern) {
+            (true, true) => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, RIGHT)],
+                &[],
+                "b = θ, a = z ^ b",
+            ),
+            (true, false) => exact_doc(Vec::new(), &[], "a = z ^ b"),
+            _ => exact_doc(Vec::new(), &[], "b = z ^ a"),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
+                };
+                vec![e.ixor(z, b), b]
+            }
+            (Arg::Known(a), Arg::Unknown) => vec![a, e.ixor(z, a)],
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (_, _, b) = binary_pgf(outputs, args)?;
+        if pattern.unknowns() == 2 {
+            e.record(b, RIGHT)?;
+        }
+        Ok(())
+    }
+}
+
+/// `z = !a`: `a = !z`.
+#[derive(Debug)]
+pub struct Inot;
+
+impl InverseRule for Inot {
+    fn name(&self) -> &str {
+        "not"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        exact_doc(Vec::new(), &[], "a = !z")
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, _) = unary(outputs, args)?;
+        Ok(vec![e.inot(z)])
+    }
+
+    fn emit_pgf(
+        &self,
+        _: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        unary_pgf(outputs, args)?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ishl, ishr
+
+const COUNT: &str = "shift count";
+const COUNT_LOW: &str = "shift count mod 64";
+const COUNT_HIGH: &str = "shift count div 64 (the count is taken mod 64)";
+
+/// `z = a << b` or `z = a >> b` (arithmetic). See the module docs.
+#[derive(Debug)]
+pub struct Shift {
+    pub left: bool,
+}
+
+impl Shift {
+    fn op(&self) -> Opcode {
+        if self.left {
+            Opcode::Ishl
+        } else {
+            Opcode::Ishr
+        }
+    }
+
+    fn lost_role(&self) -> &'static str {
+        if self.left {
+            "high bits of the operand, shifted out"
+        } else {
+            "low bits of the operand, shifted out"
+        }
+    }
+
+    fn reason(&self) -> &'static str {
+        if self.left {
+            "z has 1s in the low bits a left shift fills with 0"
+        } else {
+            "the top bits of z are not copies of its sign bit"
+        }
+    }
+
+    /// The shifted operand given the count `s`.
+    fn solve_value(&self, e: &mut Emitter<'_>, z: Value, s: Value) -> Result<Value, RuleError> {
+        let m63 = e.ic(63);
+        let k = e.iand(s, m63);
+        let zero = e.ic(0);
+        let ok = if self.left {
+            let low = e.low_mask(k);
+            let zl = e.iand(z, low);
+            e.ieq(zl, zero)
+        } else {
+            let sh = e.isub(m63, k);
+            let top = e.ishr(z, sh);
+            let minus_one = e.ic(-1);
+            let t0 = e.ieq(top, zero);
+            let t1 = e.ieq(top, minus_one);
+            e.bor(t0, t1)
+        };
+        e.check(ok, self.reason())?;
+        let shifted = e.ine(k, zero);
+        if self.left {
+            let base = e.lshr(z, k);
+            theta_if(
+                e,
+                shifted,
+                self.lost_role(),
+                move |e, t| {
+                    let sixty_four = e.ic(64);
+                    let w = e.isub(sixty_four, k);
+                    let high = e.ishl(t, w);
+                    e.ior(base, high)
+                },
+                z,
+            )
+        } else {
+            let base = e.ishl(z, k);
+            theta_if(
+                e,
+                shifted,
+                self.lost_role(),
+                move |e, t| {
+                    let low = e.low_mask(k);
+                    let bits = e.iand(t, low);
+                    e.ior(base, bits)
+                },
+                z,
+            )
+        }
+    }
+
+    fn pgf_value(&self, e: &mut Emitter<'_>, x: Value, s: Value) -> Result<(), RuleError> {
+        let m63 = e.ic(63);
+        let k = e.iand(s, m63);
+        let zero = e.ic(0);
+        let shifted = e.ine(k, zero);
+        let bits = if self.left {
+            let sixty_four = e.ic(64);
+            let w = e.isub(sixty_four, k);
+            e.lshr(x, w)
+        } else {
+            let low = e.low_mask(k);
+            e.iand(x, low)
+        };
+        record_if(e, shifted, bits, self.lost_role())
+    }
+
+    /// Whether the count mod 64 is determined by z and a (else it is θ).
+    fn count_known(&self, e: &mut Emitter<'_>, z: Value) -> Value {
+        let zero = e.ic(0);
+        let z0 = e.ieq(z, zero);
+        if self.left {
+            e.bnot(z0)
+        } else {
+            let minus_one = e.ic(-1);
+            let zm1 = e.ieq(z, minus_one);
+            let sat = e.bor(z0, zm1);
+            e.bnot(sat)
+        }
+    }
+
+    /// The count mod 64 that z and a determine: trailing zeros (<<) or redundant sign bits (>>).
+    fn count_from(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
+        if self.left {
+            let tz = e.ctz(z);
+            let ta = e.ctz(a);
+            e.isub(tz, ta)
+        } else {
+            let rz = redundant_sign_bits(e, z);
+            let ra = redundant_sign_bits(e, a);
+            e.isub(rz, ra)
+        }
+    }
+
+    /// The count given the shifted value.
+    fn solve_count(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
+        let known = self.count_known(e, z);
+        let k = e.if_else(
+            known,
+            &[Type::I64],
+            |e| Ok(vec![self.count_from(e, z, a)]),
+            |e| Ok(vec![e.theta(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)?]),
+        )?[0];
+        let hi = e.theta(Domain::Int, COUNT_HIGH)?;
+        let six = e.ic(6);
+        let high = e.ishl(hi, six);
+        let s = e.iadd(k, high);
+        let again = e.op2(self.op(), a, s);
+        let ok = e.ieq(again, z);
+        e.check(ok, &format!("{} by the count is not z", self.op()))?;
+        Ok(s)
+    }
+
+    fn pgf_count(&self, e: &mut Emitter<'_>, z: Value, s: Value) -> Result<(), RuleError> {
+        let known = self.count_known(e, z);
+        let unknown = e.bnot(known);
+        let m63 = e.ic(63);
+        let k = e.iand(s, m63);
+        record_if(e, unknown, k, COUNT_LOW)?;
+        let six = e.ic(6);
+        let hi = e.ishr(s, six);
+        e.record(hi, COUNT_HIGH)
+    }
+}
+
+/// The number of bits below the sign bit that equal it.
+fn redundant_sign_bits(e: &mut Emitter<'_>, x: Value) -> Value {
+    let s63 = e.ic(63);
+    let sign = e.ishr(x, s63);
+    let folded = e.ixor(x, sign);
+    let lz = e.clz(folded);
+    let one = e.ic(1);
+    e.isub(lz, one)
+}
+
+impl InverseRule for Shift {
+    fn name(&self) -> &str {
+        "unshift"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 2)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let lost = ThetaDoc::value(Domain::Int, self.lost_role()).when("the count mod 64 is not 0");
+        let count_check = format!("{} by the count is not z", self.op());
+        match unknowns2(pattern) {
+            (true, true) => exact_doc(
+                vec![ThetaDoc::value(Domain::Int, COUNT), lost],
+                &[self.reason()],
+                if self.left {
+                    "b = θ, a = (z >>> k) | (θ << (64 − k))"
+                } else {
+                    "b = θ, a = (z << k) | (θ & (2^k − 1))"
+                },
+            ),
+            (true, false) => exact_doc(
+                vec![lost],
+                &[self.reason()],
+                if self.left {
+                    "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
+                } else {
+                    "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
+                },
+            ),
+            _ => exact_doc(
+                vec![
+                    ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
+                        .when(if self.left { "z = 0" } else { "z is 0 or -1" }),
+                    ThetaDoc::value(Domain::Int, COUNT_HIGH),
+                ],
+                &[&count_check],
+                "b = k + 64·θ, k from the bit counts of z and a",
+            ),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a, b) = binary(outputs, args)?;
+        Ok(match (a, b) {
+            (Arg::Unknown, b) => {
+                let b = match b {
+                    Arg::Known(b) => b,
+                    Arg::Unknown => e.theta(Domain::Int, COUNT)?,
+                };
+                vec![self.solve_value(e, z, b)?, b]
+            }
+            (Arg::Known(a), Arg::Unknown) => vec![a, self.solve_count(e, z, a)?],
+            _ => return Err(uncovered(args)),
+        })
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (z, a, b) = binary_pgf(outputs, args)?;
+        match unknowns2(pattern) {
+            (true, right) => {
+                if right {
+                    e.record(b, COUNT)?;
+                }
+                self.pgf_value(e, a, b)
+            }
+            (false, true) => self.pgf_count(e, z, b),
+            (false, false) => Ok(()),
+        }
+    }
+}

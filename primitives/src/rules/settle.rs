@@ -203,6 +203,16 @@ pub fn use_base(e: &mut Emitter<'_>, d: Value) -> Value {
     e.band(finite, nonzero)
 }
 
+/// Whether an integer multiplier `k` (of a period, a divisor, ...) is below 2^52 in magnitude, so
+/// that the candidate it builds is accurate: the usual `trusted` of [`settle_guarded`].
+pub fn small_multiple(e: &mut Emitter<'_>, k: Value) -> Value {
+    let lim = e.ic(1 << 52);
+    let neg_lim = e.ic(-(1 << 52));
+    let below = e.ilt(k, lim);
+    let above = e.igt(k, neg_lim);
+    e.band(below, above)
+}
+
 /// The documentation of the offset θ of a [`settle`] step.
 pub fn settle_doc(role: &str) -> ThetaDoc {
     ThetaDoc::value(Domain::Real, role)
