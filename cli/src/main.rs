@@ -101,19 +101,7 @@ fn protect_negative_values(arg: std::ffi::OsString) -> std::ffi::OsString {
     }
 }
 
-/// Restores the default SIGPIPE action, so that `pinv show ... | head` ends quietly when `head`
-/// closes the pipe, as other Unix tools do, instead of panicking on a failed print.
-fn die_quietly_on_closed_pipes() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in `main`, before any other thread exists; setting a signal's
-    // action to SIG_DFL has no other effect on the process.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
 fn main() -> ExitCode {
-    die_quietly_on_closed_pipes();
     let args = std::env::args_os().map(protect_negative_values);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,

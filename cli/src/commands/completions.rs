@@ -27,7 +27,8 @@ pub struct CompletionsArgs {
 
 pub fn run(args: &CompletionsArgs) -> Outcome {
     let mut command = crate::Cli::command();
-    let mut stdout = std::io::stdout();
-    clap_complete::generate(args.shell, &mut command, "pinv", &mut stdout);
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "pinv", &mut script);
+    out!("{}", String::from_utf8_lossy(&script));
     Outcome::Success
 }

@@ -199,9 +199,9 @@ pub fn run(args: &PlotArgs) -> Outcome {
             "acceptance": draws.acceptance() / 100.0,
             "categories": categories,
         });
-        println!("{value}");
+        outln!("{value}");
     } else {
-        println!(
+        outln!(
             "wrote {}: {} preimage(s) of y = {} from {} θ drawn (acceptance {:.1}%), {} colour(s)",
             args.out.display(),
             spec.points(),
@@ -211,13 +211,13 @@ pub fn run(args: &PlotArgs) -> Outcome {
             spec.series.len()
         );
         if spec.outside > 0 {
-            println!(
+            outln!(
                 "({} preimage(s) outside --xlim/--ylim are not drawn)",
                 spec.outside
             );
         }
         if spec.not_finite > 0 {
-            println!(
+            outln!(
                 "({} preimage(s) with a non-finite coordinate are not drawn)",
                 spec.not_finite
             );

@@ -68,13 +68,13 @@ pub fn run(args: &SampleArgs) -> Outcome {
         print_json(&loaded, &inverse, &y, &draws, args.samples);
     } else {
         for p in &draws.preimages {
-            println!(
+            outln!(
                 "x = {}  θ = [{}]",
                 format_values(&p.x),
                 format_tape(&p.theta)
             );
         }
-        println!(
+        outln!(
             "{} preimage(s) of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain)",
             draws.preimages.len(),
             format_values(&y),
@@ -114,7 +114,7 @@ fn print_json(loaded: &Loaded, inverse: &pinv::Inverse, y: &[Const], draws: &Dra
             "first_rejection": draws.first_rejection.as_ref().map(|e| e.to_string()),
         });
     }
-    println!("{value}");
+    outln!("{value}");
 }
 
 fn shortfall_message(loaded: &Loaded, function: &str, draws: &Draws, wanted: usize) -> String {
