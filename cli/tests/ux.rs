@@ -581,6 +581,47 @@ fn every_subcommand_has_help_with_an_example() {
     assert!(stdout(&o).contains("Example"), "{}", stdout(&o));
 }
 
+/// Runs the example of every subcommand's `--help` (those without pipes or redirections), with
+/// files it writes redirected to a temporary directory, and checks what it says it prints.
+#[test]
+fn every_help_example_runs() {
+    for name in subcommands() {
+        let help = stdout(&pinv(&[&name, "--help"]));
+        let example = help
+            .split("Example: `")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("no example in `pinv {name} --help`"));
+        if example.contains('|') || example.contains('>') {
+            continue;
+        }
+        let mut words: Vec<String> = example.split_whitespace().map(str::to_string).collect();
+        assert_eq!(words.remove(0), "pinv", "{example}");
+        for i in 1..words.len() {
+            if words[i - 1] == "--out" {
+                words[i] = temp_dir().join(&words[i]).display().to_string();
+            }
+        }
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(0), "`{example}`: {}", stderr(&o));
+        // `prints `X`` after the command: the output has X.
+        let after = help.split(example).nth(1).unwrap_or_default();
+        if let Some(promised) = after
+            .trim_start_matches('`')
+            .trim_start()
+            .strip_prefix("prints `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            assert!(
+                stdout(&o).contains(promised),
+                "`{example}` should print `{promised}`, printed:\n{}",
+                stdout(&o)
+            );
+        }
+    }
+}
+
 #[test]
 fn completions_for_each_shell() {
     for (shell, marker) in [

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 ///
 /// The format comes from the extension of `--out`: `.svg` or `.png`.
 ///
-/// Example: `pinv plot tests/corpus/loops.pinv arm3 --y 1.5,2 --out arm3.png --samples 2000`
-/// draws the arm poses (t1, t2) that put the hand at (1.5, 2).
+/// Example: `pinv plot tests/corpus/unary.pinv wave --y 0.5 --out wave.png --xlim -20,20` draws
+/// the solutions of sin(x) = 0.5 in [−20, 20], coloured by the branch θ chose (asin or π − asin).
 #[derive(Args, Debug)]
 pub struct PlotArgs {
     /// The .pinv file.
