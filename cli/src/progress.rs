@@ -8,6 +8,8 @@
 //!
 //! It is cleared when the work ends, so the command's own output is all that stays.
 //!
+//! Use it from any command (`bench` included) like this:
+//!
 //! ```ignore
 //! let progress = Progress::new(total, json, "checking");
 //! for case in cases {
