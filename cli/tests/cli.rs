@@ -439,6 +439,18 @@ fn show_inverse_prints_schema_and_code() {
     assert!(text.contains("generated_pgf(mul_add)"), "{text}");
     let o = pinv(&["show", "tests/corpus/straight.pinv", "--inverse"]);
     assert_eq!(o.status.code(), Some(2), "--inverse needs a function");
+    let o = pinv(&["show", "tests/corpus/branches.pinv", "sign", "--inverse"]);
+    assert!(
+        stdout(&o).contains("control flow: no choice left to θ"),
+        "{}",
+        stdout(&o)
+    );
+    let o = pinv(&["show", "tests/corpus/branches.pinv", "mid", "--inverse"]);
+    assert!(
+        stdout(&o).contains("control flow: 1 choice(s) left to θ"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

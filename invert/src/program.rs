@@ -119,8 +119,10 @@ impl Program {
     /// use pinv::{Const, Program, Sampler};
     /// let program = Program::parse("demo.pinv", "fn f(x: f64, y: f64) -> f64 { x + y }")?;
     /// let inverse = program.invert("f")?;
-    /// // One θ read on every path: how y = 5 is split between x and y.
-    /// assert_eq!(inverse.schema().slots.iter().filter(|s| !s.conditional).count(), 1);
+    /// // One θ on every path: how y = 5 is split between x and y (a rounding fix-up is read on
+    /// // the rare paths where the split loses precision).
+    /// let always = inverse.schema().slots.iter().filter(|s| !s.conditional).count();
+    /// assert_eq!(always, 1);
     /// let x = inverse.call_with_tape(&[Const::F64(5.0)], &[Const::F64(2.0)])?;
     /// assert_eq!(x, [Const::F64(3.0), Const::F64(2.0)]);
     /// # Ok::<(), pinv::Error>(())

@@ -74,7 +74,7 @@ impl Discrete {
     /// The value of this domain with the given size rank (smaller ranks are simpler), if any.
     fn nth(self, rank: u64) -> Option<Const> {
         match self {
-            Discrete::Choice(n) => (rank < u64::from(n)).then(|| Const::I64(rank as i64)),
+            Discrete::Choice(n) => (rank < u64::from(n)).then_some(Const::I64(rank as i64)),
             Discrete::Bool => match rank {
                 0 => Some(Const::Bool(false)),
                 1 => Some(Const::Bool(true)),

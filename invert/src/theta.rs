@@ -25,6 +25,9 @@ use std::fmt;
 
 pub use pinv_core::interp::{TapeRecorder, TapeSource as Tape};
 
+/// The role prefix of the choices the reorientation reads for control flow.
+pub const CONTROL_FLOW: &str = "control flow:";
+
 /// What one θ read is: a value from a domain, or a path choice.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -97,6 +100,15 @@ impl ThetaSchema {
 
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// The choices of control flow left to θ (which `return`, which edge into a merge or loop
+    /// header) — those the edge facts could not decide.
+    pub fn control_choices(&self) -> Vec<&ThetaSlot> {
+        self.slots
+            .iter()
+            .filter(|s| s.role.starts_with(CONTROL_FLOW))
+            .collect()
     }
 
     /// Whether every read happens on every path: then the tape always has `len()` values.
@@ -319,7 +331,8 @@ impl ThetaSource for TextTape {
 /// Draws every θ read from its domain, reproducibly from a seed, and keeps what it drew (so a
 /// preimage can be shown with the θ that produced it).
 ///
-/// Reals spread over several orders of magnitude (and are sometimes 0 or small integers);
+/// Reals spread over several orders of magnitude, log-normally around 1 (and are sometimes 0 or
+/// small integers);
 /// integers are small and often zero; bools and choices are uniform.
 #[derive(Clone, Debug)]
 pub struct Sampler {
@@ -351,13 +364,32 @@ impl Sampler {
             0 => 0.0,
             1 | 2 => f64::from(self.rng.random_range(-5..=5i32)),
             _ => {
-                let magnitude = 10f64.powf(self.rng.random_range(-3.0..3.0));
+                let magnitude = self.magnitude();
                 if self.rng.random_bool(0.5) {
                     magnitude
                 } else {
                     -magnitude
                 }
             }
+        }
+    }
+
+    /// A positive real: log-normal around 1, one decade per standard deviation, so that most
+    /// draws are within 1e-2 … 1e2 and some reach 1e-4 … 1e4.
+    pub fn magnitude(&mut self) -> f64 {
+        // Box–Muller.
+        let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+        let v: f64 = self.rng.random_range(0.0..1.0);
+        let normal = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+        10f64.powf(normal.clamp(-4.0, 4.0))
+    }
+
+    /// A positive real, sometimes a small integer, never 0.
+    fn positive(&mut self) -> f64 {
+        if self.rng.random_range(0..5u32) == 0 {
+            f64::from(self.rng.random_range(1..=5i32))
+        } else {
+            self.magnitude()
         }
     }
 
@@ -409,8 +441,9 @@ impl Sampler {
                 let t: f64 = self.rng.random_range(0.0..=1.0);
                 (lo + t * (hi - lo)).clamp(lo, hi)
             }
-            (true, false) => lo + self.real().abs(),
-            (false, true) => hi - self.real().abs(),
+            // Beyond the finite bound (a bound of a narrowed domain often stands for an open end).
+            (true, false) => lo + self.positive(),
+            (false, true) => hi - self.positive(),
             (false, false) => self.real(),
         }
     }

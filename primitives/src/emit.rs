@@ -47,6 +47,8 @@ pub struct Emitter<'f> {
     role_prefix: String,
     mode: Mode,
     options: EmitOptions,
+    /// What the caller knows of the range of each operand (by position), if anything.
+    operand_ranges: Vec<Option<(f64, f64)>>,
 }
 
 impl<'f> Emitter<'f> {
@@ -61,7 +63,47 @@ impl<'f> Emitter<'f> {
             role_prefix: String::new(),
             mode,
             options: EmitOptions::default(),
+            operand_ranges: Vec::new(),
         }
+    }
+
+    /// Tells rules the range `[lo, hi]` each operand's forward value is known to lie in (the
+    /// caller's range analysis; `None` for no knowledge). A rule that reads an operand from θ
+    /// can then draw it from that range only ([`Emitter::theta_for_operand`]), so that θ is not
+    /// wasted on values the operand can never have (a negative `exp(x)`).
+    pub fn with_operand_ranges(mut self, ranges: Vec<Option<(f64, f64)>>) -> Emitter<'f> {
+        self.operand_ranges = ranges;
+        self
+    }
+
+    /// The constant `v` is, if the function being written defines it with a `const`.
+    pub fn constant_of(&self, v: Value) -> Option<Const> {
+        match self.func.values.get(v)?.def {
+            pinv_core::ir::ValueDef::Result(inst, _) => match self.func.insts[inst].kind {
+                InstKind::Const(c) => Some(c),
+                _ => None,
+            },
+            pinv_core::ir::ValueDef::Param(..) => None,
+        }
+    }
+
+    /// The known range of operand `i`, if any.
+    pub fn operand_range(&self, i: usize) -> Option<(f64, f64)> {
+        self.operand_ranges.get(i).copied().flatten()
+    }
+
+    /// Reads operand `i` itself from θ: from `domain`, narrowed to the operand's known range.
+    pub fn theta_for_operand(
+        &mut self,
+        i: usize,
+        domain: Domain,
+        role: &str,
+    ) -> Result<Value, RuleError> {
+        let narrowed = match self.operand_range(i) {
+            Some(range) => narrow(domain, range),
+            None => domain,
+        };
+        self.theta(narrowed, role)
     }
 
     /// Lets rules call functions of `module` by name (`call`). The function being written must be
@@ -339,5 +381,59 @@ impl<'f> Emitter<'f> {
         }
         self.block = join;
         Ok(params)
+    }
+}
+
+/// `domain` intersected with `[lo, hi]`, when the intersection is again a domain (f64 domains
+/// only; others are returned as they are).
+fn narrow(domain: Domain, (lo, hi): (f64, f64)) -> Domain {
+    if lo.is_nan() || hi.is_nan() || lo > hi {
+        return domain;
+    }
+    let tiny = f64::from_bits(1); // the smallest positive f64
+    match domain {
+        Domain::Real => Domain::Interval { lo, hi },
+        Domain::Interval { lo: a, hi: b } => {
+            let (l, h) = (a.max(lo), b.min(hi));
+            if l <= h {
+                Domain::Interval { lo: l, hi: h }
+            } else {
+                domain
+            }
+        }
+        Domain::NonzeroReal if lo >= 0.0 => Domain::Interval {
+            lo: lo.max(tiny),
+            hi,
+        },
+        Domain::NonzeroReal if hi <= 0.0 => Domain::Interval {
+            lo,
+            hi: hi.min(-tiny),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod narrow_tests {
+    use super::*;
+
+    #[test]
+    fn narrowing_keeps_the_operand_values() {
+        assert_eq!(
+            narrow(Domain::NonzeroReal, (0.0, f64::INFINITY)),
+            Domain::Interval {
+                lo: f64::from_bits(1),
+                hi: f64::INFINITY
+            }
+        );
+        assert_eq!(
+            narrow(Domain::Real, (-1.0, 1.0)),
+            Domain::Interval { lo: -1.0, hi: 1.0 }
+        );
+        assert_eq!(
+            narrow(Domain::NonzeroReal, (-1.0, 1.0)),
+            Domain::NonzeroReal
+        );
+        assert_eq!(narrow(Domain::Int, (0.0, 1.0)), Domain::Int);
     }
 }

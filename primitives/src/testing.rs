@@ -129,8 +129,8 @@ pub const F64_EDGES: &[f64] = &[
     20.0,
     1e10,
     9007199254740993.0,
-    9.223372036854775808e18,
-    -9.223372036854775808e18,
+    9_223_372_036_854_775_808.0,
+    -9_223_372_036_854_775_808.0,
 ];
 
 /// The i64 values every i64 rule is tried on.
@@ -612,6 +612,11 @@ impl Case {
         Ok(cases)
     }
 
+    /// The inverse and the PGF in the IR text form.
+    pub fn text(&self) -> String {
+        pinv_core::ir::write::write_module(&self.module, &Default::default())
+    }
+
     /// The known operands of `x` under this case's pattern.
     pub fn known_of(&self, x: &[Const]) -> Vec<Const> {
         x.iter()
@@ -640,8 +645,14 @@ impl Case {
         Ok(recorder.into_values())
     }
 
+    /// The case, for failure messages; with the environment variable `PINV_SHOW_IR` set, also
+    /// the IR.
     fn context(&self) -> String {
-        format!("{} {} (rule `{}`)", self.op, self.pattern, self.rule.name())
+        let mut s = format!("{} {} (rule `{}`)", self.op, self.pattern, self.rule.name());
+        if std::env::var_os("PINV_SHOW_IR").is_some() {
+            s.push_str(&format!("\n{}\n", self.text()));
+        }
+        s
     }
 
     /// One soundness trial: runs the inverse on `z` and `known` with θ from `theta`, and checks

@@ -553,3 +553,16 @@ fn every_rule_documents_itself() {
         }
     }
 }
+
+/// The generated inverses and PGFs print in the IR text form and parse back to the same IR.
+#[test]
+fn generated_code_round_trips_through_the_text_form() {
+    let cases = Case::all(&Stack::standard(), Opcode::ALL).unwrap();
+    for case in &cases {
+        let text = case.text();
+        let back = pinv_core::ir::read::parse_module(&text)
+            .unwrap_or_else(|e| panic!("{case:?}: {e}\n{text}"));
+        let again = pinv_core::ir::write::write_module(&back, &Default::default());
+        assert_eq!(text, again, "{case:?}");
+    }
+}

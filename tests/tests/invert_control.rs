@@ -67,6 +67,13 @@ fn fixed_trip_counts_and_sign_need_no_choice() {
     assert_eq!(choices(&load("loops.pinv"), "triangle"), 0);
     // Two return sites that facts cannot tell apart: θ picks one.
     assert!(choices(&load("branches.pinv"), "mid") >= 1);
+    // The schema says which choices of control flow are left.
+    let mid = load("branches.pinv").invert("mid").expect("invertible");
+    assert_eq!(mid.schema().control_choices().len(), 1);
+    for (file, name) in [("loops.pinv", "while1"), ("branches.pinv", "sign")] {
+        let inverse = load(file).invert(name).expect("invertible");
+        assert!(inverse.schema().control_choices().is_empty(), "{name}");
+    }
 }
 
 #[test]

@@ -131,6 +131,7 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
             "function": inverse.function(),
             "theta": schema.slots,
             "theta_fixed_length": schema.is_fixed(),
+            "control_choices": schema.control_choices().len(),
             "inverse_ir": inverse.inverse_ir(),
             "pgf_ir": inverse.pgf_ir(),
             "pgf": inverse.pgf_id().err(),
@@ -151,6 +152,20 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
     }
     if !schema.is_fixed() {
         outln!(";   (reads marked \"on some paths\" happen only on some paths: the tape's length varies)");
+    }
+    let choices = schema.control_choices();
+    if choices.is_empty() {
+        outln!(
+            "; control flow: no choice left to θ (every return, merge and loop count is computed)"
+        );
+    } else {
+        outln!("; control flow: {} choice(s) left to θ:", choices.len());
+        for c in choices {
+            outln!(
+                ";   {}",
+                c.role.trim_start_matches(pinv::theta::CONTROL_FLOW).trim()
+            );
+        }
     }
     outln!();
     out!("{}", inverse.inverse_ir());

@@ -33,6 +33,7 @@ use std::collections::HashMap;
 /// What a region of block P needs to know about P.
 struct BlockCtx {
     cont: Continue,
+    ranges: std::rc::Rc<super::ranges::Ranges>,
     /// P's loop counters: parameter → (start, step ±1).
     counters: HashMap<Value, (i64, i64)>,
 }
@@ -68,6 +69,11 @@ impl Reorienter<'_> {
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
         let mut facts = Facts::new(&c, &cfg);
+        let ranges = std::rc::Rc::new(super::ranges::analyze(
+            self.forward,
+            &c,
+            &mut self.call_ranges,
+        ));
         let cyclic = cfg.cyclic;
 
         // The PGF helpers, reserved so that they can call each other.
@@ -144,7 +150,7 @@ impl Reorienter<'_> {
             &steps0.into_iter().collect::<Vec<_>>(),
             &ys,
             &site_facts,
-            "which `return` produced y",
+            "control flow: which `return` produced y",
             "no `return` of the function can produce this y",
             span,
         );
@@ -184,7 +190,7 @@ impl Reorienter<'_> {
                 &payload,
                 values,
                 &edge_facts,
-                &format!("which edge entered {b}"),
+                &format!("control flow: which edge entered {b}"),
                 &format!("no edge into {b} can bring these values"),
                 span,
             );
@@ -222,6 +228,7 @@ impl Reorienter<'_> {
                 })
                 .collect();
             let ctx = BlockCtx {
+                ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
                     Some(&d) => Continue::Dispatch(d),
                     None => Continue::Return(id, ys.clone()),
@@ -243,7 +250,7 @@ impl Reorienter<'_> {
                         &fwd_args,
                         &site_facts,
                         index,
-                        "which `return` produced y",
+                        "control flow: which `return` produced y",
                         term_span,
                     );
                     let start = starts[site];
@@ -352,7 +359,7 @@ impl Reorienter<'_> {
                     &values,
                     &edge_facts,
                     edge,
-                    &format!("which edge entered {p}"),
+                    &format!("control flow: which edge entered {p}"),
                     term_span,
                 );
             }
@@ -470,6 +477,7 @@ impl Reorienter<'_> {
     ) -> Result<Block, Error> {
         let mut region = Region::new(inv, start, h, at, fwd);
         region.counters = ctx.counters.clone();
+        region.ranges = ctx.ranges.clone();
         for (v, y) in seed {
             self.solve(
                 c,
@@ -680,14 +688,7 @@ fn emit_dispatch(
         chain(f, at, &conds);
         return;
     }
-    // How many targets are still possible.
-    let mut count = f.ins_const(at, Const::I64(0), span);
-    for &c in &conds {
-        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
-        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
-    }
-    let two = f.ins_const(at, Const::I64(2), span);
-    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let many = several_hold(f, at, &conds, span);
     let (decided, chosen) = (f.create_block(), f.create_block());
     f.ins_void(
         at,
@@ -736,6 +737,18 @@ fn emit_dispatch(
     );
 }
 
+/// A bool value: whether two or more of `conds` hold (then the inverse reads a choice, and the
+/// PGF records one).
+fn several_hold(f: &mut Function, at: Block, conds: &[Value], span: Span) -> Value {
+    let mut count = f.ins_const(at, Const::I64(0), span);
+    for &c in conds {
+        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
+        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
+    }
+    let two = f.ins_const(at, Const::I64(2), span);
+    f.ins_prim(at, Opcode::Ige, vec![count, two], span)
+}
+
 /// In a PGF helper at `at`: records `index` (the target the forward run took) if the inverse's
 /// dispatch over these facts will read a choice for `values`. Returns where the helper continues.
 fn emit_record_choice(
@@ -750,14 +763,11 @@ fn emit_record_choice(
     if facts.len() < 2 || all_exclusive(facts) {
         return at;
     }
-    let mut count = f.ins_const(at, Const::I64(0), span);
-    for fs in facts {
-        let c = facts_hold(f, at, fs, values, span);
-        let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
-        count = f.ins_prim(at, Opcode::Iadd, vec![count, one], span);
-    }
-    let two = f.ins_const(at, Const::I64(2), span);
-    let many = f.ins_prim(at, Opcode::Ige, vec![count, two], span);
+    let conds: Vec<Value> = facts
+        .iter()
+        .map(|fs| facts_hold(f, at, fs, values, span))
+        .collect();
+    let many = several_hold(f, at, &conds, span);
     let (record, after) = (f.create_block(), f.create_block());
     f.ins_void(
         at,

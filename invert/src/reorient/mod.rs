@@ -20,6 +20,7 @@
 mod blocks;
 mod closed;
 mod facts;
+mod ranges;
 mod region;
 
 use crate::error::Error;
@@ -91,6 +92,7 @@ pub fn reorient(
         done: HashMap::new(),
         in_progress: HashSet::new(),
         consulted: BTreeSet::new(),
+        call_ranges: HashMap::new(),
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -125,6 +127,8 @@ pub(crate) struct Reorienter<'a> {
     done: HashMap<FuncId, (FuncId, PgfId)>,
     in_progress: HashSet<FuncId>,
     consulted: BTreeSet<LayerStamp>,
+    /// The ranges of the results of each function, once analysed.
+    call_ranges: ranges::ReturnRanges,
 }
 
 impl<'a> Reorienter<'a> {

@@ -44,6 +44,10 @@ pub(super) struct Region<'p> {
     pub fixed: HashMap<Value, pinv_core::ir::Const>,
     /// Loop counters among the block's parameters: (start, step ±1).
     pub counters: HashMap<Value, (i64, i64)>,
+    /// The ranges of the function's f64 values.
+    pub ranges: std::rc::Rc<super::ranges::Ranges>,
+    /// The ranges of the operands of the instruction being inverted, for its rule.
+    operand_ranges: Vec<Option<(f64, f64)>>,
 }
 
 impl<'p> Region<'p> {
@@ -66,6 +70,8 @@ impl<'p> Region<'p> {
             computed: HashSet::new(),
             fixed: HashMap::new(),
             counters: HashMap::new(),
+            ranges: Default::default(),
+            operand_ranges: Vec::new(),
         }
     }
 }
@@ -384,6 +390,7 @@ impl Reorienter<'_> {
             .map(|&a| pair_fwd(&pair.fwd, a))
             .collect::<Result<_, _>>()?;
         let no_pgf = pair.no_pgf.is_some();
+        pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
         let (solved, pgf) = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &operands)?;
@@ -395,6 +402,7 @@ impl Reorienter<'_> {
                 Ok((solved, pgf))
             })
             .map_err(|e| rule_error(f, e))?;
+        pair.operand_ranges.clear();
         match pgf {
             Ok(()) => {}
             Err(pinv_primitives::RuleError::NoPgf(why)) => pair.no_pgf = Some(why),
@@ -563,7 +571,8 @@ impl Region<'_> {
     ) -> R {
         let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span)
             .with_role_prefix(prefix)
-            .with_options(options.emit);
+            .with_options(options.emit)
+            .with_operand_ranges(self.operand_ranges.clone());
         let mut pe = Emitter::new(self.pgf, self.pgf_block, Mode::Pgf, span)
             .with_role_prefix(prefix)
             .with_options(options.emit);

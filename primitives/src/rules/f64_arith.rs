@@ -337,7 +337,13 @@ impl InverseRule for Fmul {
                             nan,
                             &[Type::F64],
                             |e| Ok(vec![e.theta(Domain::Real, "left operand")?]),
-                            |e| Ok(vec![e.theta(Domain::NonzeroReal, "left operand")?]),
+                            |e| {
+                                Ok(vec![e.theta_for_operand(
+                                    0,
+                                    Domain::NonzeroReal,
+                                    "left operand",
+                                )?])
+                            },
                         )?[0];
                         let (d, f) = over(e, z, a);
                         let b = settle(e, d, z, &f, FMUL_B)?;
@@ -490,7 +496,13 @@ impl InverseRule for Fdiv {
                         e.if_else(
                             finite,
                             &[Type::F64],
-                            |e| Ok(vec![e.theta(Domain::NonzeroReal, "divisor")?]),
+                            |e| {
+                                Ok(vec![e.theta_for_operand(
+                                    1,
+                                    Domain::NonzeroReal,
+                                    "divisor",
+                                )?])
+                            },
                             |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
                         )?[0]
                     }
@@ -695,7 +707,13 @@ impl InverseRule for Frem {
                             nan,
                             &[Type::F64],
                             |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
-                            |e| Ok(vec![e.theta(Domain::NonzeroReal, "divisor")?]),
+                            |e| {
+                                Ok(vec![e.theta_for_operand(
+                                    1,
+                                    Domain::NonzeroReal,
+                                    "divisor",
+                                )?])
+                            },
                         )?[0]
                     }
                 };

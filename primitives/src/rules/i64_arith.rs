@@ -657,12 +657,72 @@ fn sign(e: &mut Emitter<'_>, x: Value) -> Result<Value, RuleError> {
     e.select(neg, minus_one, one)
 }
 
+/// A constant divisor c (not 0 nor i64::MIN), whose remainders `|r| < |c|` can be drawn from a
+/// small range instead of all i64.
+fn constant_divisor(e: &Emitter<'_>, b: Value) -> Option<i64> {
+    e.constant_of(b)
+        .and_then(|c| c.as_i64())
+        .filter(|&c| c != 0 && c != i64::MIN)
+}
+
+const REMAINDER_SIZE: &str = "size of the remainder |a − z·b| (< |b|)";
+
+/// The remainder r = a − z·b of a division by a constant c ≠ 0. For z ≠ 0 it has the sign of
+/// z·c (a truncated quotient z ≠ 0 means a has that sign), so θ is its size in `0..|c|`; for
+/// z = 0 it is a itself, anywhere in `−(|c|−1)..=|c|−1`.
+fn remainder_by_constant(e: &mut Emitter<'_>, z: Value, c: i64) -> Result<Value, RuleError> {
+    let m = c.abs() - 1;
+    let zero = e.ic(0);
+    let z0 = e.ieq(z, zero);
+    let r = e.if_else(
+        z0,
+        &[Type::I64],
+        |e| Ok(vec![e.theta(Domain::IntRange { lo: -m, hi: m }, REMAINDER)?]),
+        |e| {
+            let t = e.theta(Domain::IntRange { lo: 0, hi: m }, REMAINDER_SIZE)?;
+            let zero = e.ic(0);
+            let z_pos = e.igt(z, zero);
+            let (plus, minus) = (e.ic(1), e.ic(-1));
+            let s = if c > 0 {
+                e.select(z_pos, plus, minus)?
+            } else {
+                e.select(z_pos, minus, plus)?
+            };
+            Ok(vec![e.imul(s, t)])
+        },
+    )?;
+    Ok(r[0])
+}
+
+/// Records what [`remainder_by_constant`] reads for the remainder `r`.
+fn record_remainder_by_constant(e: &mut Emitter<'_>, z: Value, r: Value) -> Result<(), RuleError> {
+    let zero = e.ic(0);
+    let z0 = e.ieq(z, zero);
+    e.if_else(
+        z0,
+        &[],
+        |e| {
+            e.record(r, REMAINDER)?;
+            Ok(vec![])
+        },
+        |e| {
+            let size = e.op1(Opcode::Iabs, r);
+            e.record(size, REMAINDER_SIZE)?;
+            Ok(vec![])
+        },
+    )?;
+    Ok(())
+}
+
 impl Idiv {
     fn solve_dividend(e: &mut Emitter<'_>, z: Value, b: Value) -> Result<Value, RuleError> {
         let zero = e.ic(0);
         let nonzero = e.ine(b, zero);
         e.check(nonzero, "the divisor is 0")?;
-        let r = e.theta(Domain::Int, REMAINDER)?;
+        let r = match constant_divisor(e, b) {
+            Some(c) => remainder_by_constant(e, z, c)?,
+            None => e.theta(Domain::Int, REMAINDER)?,
+        };
         let zb = e.imul(z, b);
         Ok(e.iadd(zb, r))
     }
@@ -717,7 +777,18 @@ impl InverseRule for Idiv {
                 "b = θ, a = z·b + r (r = θ)",
             ),
             (true, false) => exact_doc(
-                vec![ThetaDoc::value(Domain::Int, REMAINDER)],
+                vec![
+                    ThetaDoc::value(Domain::Int, REMAINDER)
+                        .when("b is not a constant, or z = 0 (then within |b|)"),
+                    ThetaDoc::value(
+                        Domain::IntRange {
+                            lo: 0,
+                            hi: i64::MAX,
+                        },
+                        REMAINDER_SIZE,
+                    )
+                    .when("b is a constant c and z ≠ 0 (then below |c|; r takes the sign of z·c)"),
+                ],
                 &checks,
                 "a = z·b + r (r = θ)",
             ),
@@ -776,7 +847,10 @@ impl InverseRule for Idiv {
                 }
                 let zb = e.imul(z, b);
                 let r = e.isub(a, zb);
-                e.record(r, REMAINDER)
+                match constant_divisor(e, b) {
+                    Some(_) => record_remainder_by_constant(e, z, r),
+                    None => e.record(r, REMAINDER),
+                }
             }
             (false, true) => {
                 let zero = e.ic(0);

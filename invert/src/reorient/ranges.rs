@@ -1,0 +1,201 @@
+//! Range analysis: an interval `[lo, hi]` that each f64 value of a forward function always lies
+//! in, when one can be told from its definition (`exp(x) ≥ 0`, `sin(x) ∈ [−1, 1]`,
+//! `log(1 + exp(x)) ≥ 0`, a call of a function whose every `return` is such a value).
+//!
+//! Rules use it to draw an operand they read from θ only from values it can have: in
+//! `softplus(a) * b` the factor `softplus(a)` is positive, so θ for it is drawn from (0, ∞] and
+//! every draw gives a preimage, where drawing from all nonzero reals would waste half of them.
+//!
+//! Invariant: the interval contains every non-NaN value the forward code can compute there
+//! (rounding is monotone, so the bounds computed in floating point are safe). Block parameters
+//! are unknown (no widening is attempted), and a value that may be NaN has an interval for its
+//! other values only; a NaN operand is not in any narrowed θ domain, which only costs
+//! completeness for NaN intermediates, whose outputs `pinv check` skips as non-finite.
+
+use pinv_core::ir::{Const, FuncId, Function, InstKind, Module, Opcode, Value};
+use std::collections::HashMap;
+
+/// An interval `[lo, hi]`.
+pub type Interval = (f64, f64);
+
+/// The intervals of each function's results, once analysed (`None` while being analysed).
+pub type ReturnRanges = HashMap<FuncId, Option<Vec<Option<Interval>>>>;
+
+/// The known intervals of a function's f64 values.
+#[derive(Clone, Debug, Default)]
+pub struct Ranges {
+    map: HashMap<Value, (f64, f64)>,
+}
+
+impl Ranges {
+    pub fn get(&self, v: Value) -> Option<(f64, f64)> {
+        self.map.get(&v).copied()
+    }
+}
+
+/// The intervals of `f`'s values, and of the functions it calls (memoised in `returns`).
+pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ranges {
+    let mut r = Ranges::default();
+    for (_, inst) in f.insts_in_layout() {
+        let data = &f.insts[inst];
+        let get = |v: Value| r.map.get(&v).copied();
+        let results: Vec<Option<(f64, f64)>> = match &data.kind {
+            InstKind::Const(Const::F64(x)) if !x.is_nan() => vec![Some((*x, *x))],
+            InstKind::Prim { op, args } => {
+                let a = args.first().and_then(|&v| get(v));
+                let b = args.get(1).and_then(|&v| get(v));
+                vec![prim_range(*op, a, b)]
+            }
+            InstKind::Call { callee, .. } => call_range(module, *callee, returns),
+            _ => Vec::new(),
+        };
+        for (&v, range) in data.results.iter().zip(results) {
+            if let Some((lo, hi)) = range {
+                if !lo.is_nan()
+                    && !hi.is_nan()
+                    && lo <= hi
+                    && f.value_type(v) == pinv_core::ir::Type::F64
+                {
+                    r.map.insert(v, (lo, hi));
+                }
+            }
+        }
+    }
+    r
+}
+
+/// The intervals of a callee's results: the hull of its returned values' intervals.
+fn call_range(
+    module: &Module,
+    callee: FuncId,
+    returns: &mut ReturnRanges,
+) -> Vec<Option<(f64, f64)>> {
+    if let Some(known) = returns.get(&callee) {
+        return known.clone().unwrap_or_default();
+    }
+    // Provisionally unknown, which also ends recursion.
+    returns.insert(callee, None);
+    let f = &module.functions[callee];
+    let ranges = analyze(module, f, returns);
+    let mut hull: Vec<Option<(f64, f64)>> = vec![None; f.sig.returns.len()];
+    let mut first = true;
+    for (_, inst) in f.insts_in_layout() {
+        if let InstKind::Return { args } = &f.insts[inst].kind {
+            for (k, &v) in args.iter().enumerate() {
+                let r = ranges.get(v);
+                hull[k] = if first {
+                    r
+                } else {
+                    match (hull[k], r) {
+                        (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+                        _ => None,
+                    }
+                };
+            }
+            first = false;
+        }
+    }
+    returns.insert(callee, Some(hull.clone()));
+    hull
+}
+
+const FULL: (f64, f64) = (f64::NEG_INFINITY, f64::INFINITY);
+
+/// The interval of a primitive's result from its operands' (`None`: nothing known).
+fn prim_range(op: Opcode, a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    use std::f64::consts::{FRAC_PI_2, PI};
+    let a_full = a.unwrap_or(FULL);
+    let b_full = b.unwrap_or(FULL);
+    let monotone = |g: fn(f64) -> f64, (lo, hi): (f64, f64)| Some((g(lo), g(hi)));
+    let range = match op {
+        Opcode::Fadd => (a?.0 + b?.0, a?.1 + b?.1),
+        Opcode::Fsub => (a?.0 - b?.1, a?.1 - b?.0),
+        Opcode::Fmul => {
+            let (a, b) = (a?, b?);
+            let products = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
+            if products.iter().any(|p| p.is_nan()) {
+                return None;
+            }
+            (
+                products.iter().copied().fold(f64::INFINITY, f64::min),
+                products.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        }
+        Opcode::Fneg => (-a?.1, -a?.0),
+        Opcode::Exp => return monotone(f64::exp, a_full),
+        Opcode::Sinh => return monotone(f64::sinh, a_full),
+        Opcode::Tanh => return monotone(f64::tanh, a_full),
+        Opcode::Atan => return monotone(f64::atan, a_full),
+        Opcode::Floor => return monotone(f64::floor, a_full),
+        Opcode::Log if a_full.0 >= 0.0 => return monotone(f64::ln, a_full),
+        Opcode::Sqrt => (a_full.0.max(0.0).sqrt(), a_full.1.sqrt()),
+        Opcode::Fabs => {
+            let (lo, hi) = a_full;
+            if lo >= 0.0 {
+                (lo, hi)
+            } else if hi <= 0.0 {
+                (-hi, -lo)
+            } else {
+                (0.0, hi.max(-lo))
+            }
+        }
+        Opcode::Cosh => {
+            let (lo, hi) = a_full;
+            let m = lo.abs().max(hi.abs());
+            let low = if lo <= 0.0 && hi >= 0.0 {
+                1.0
+            } else {
+                lo.abs().min(hi.abs()).cosh()
+            };
+            (low, m.cosh())
+        }
+        Opcode::Sin | Opcode::Cos => (-1.0, 1.0),
+        Opcode::Asin => (-FRAC_PI_2, FRAC_PI_2),
+        Opcode::Acos => (0.0, PI),
+        Opcode::Atan2 => (-PI, PI),
+        Opcode::Fmin => (a_full.0.min(b_full.0), a_full.1.min(b_full.1)),
+        Opcode::Fmax => (a_full.0.max(b_full.0), a_full.1.max(b_full.1)),
+        _ => return None,
+    };
+    Some(range)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::SourceFile;
+
+    #[test]
+    fn softplus_is_nonnegative_and_sines_are_bounded() {
+        let file = SourceFile::new(
+            "r.pinv",
+            "fn softplus(x: f64) -> f64 { log(1.0 + exp(x)) }
+             fn g(a: f64, b: f64) -> f64 { softplus(a) * b + sin(b) * 2.0 }",
+        );
+        let compiled = pinv_core::compile(&file).expect("compiles");
+        let module = &compiled.module;
+        let g = &module.functions[module.get("g").expect("g")];
+        let ranges = analyze(module, g, &mut HashMap::new());
+        let mut found = Vec::new();
+        for (_, inst) in g.insts_in_layout() {
+            let data = &g.insts[inst];
+            if let Some(&r) = data.results.first() {
+                found.push((
+                    format!("{:?}", data.kind)
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_string(),
+                    ranges.get(r),
+                ));
+            }
+        }
+        let call = found
+            .iter()
+            .find(|(k, _)| k.starts_with("Call"))
+            .expect("a call");
+        assert_eq!(call.1, Some((0.0, f64::INFINITY)));
+        let sin = ranges.map.values().any(|&r| r == (-2.0, 2.0));
+        assert!(sin, "{found:?}");
+    }
+}
