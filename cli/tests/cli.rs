@@ -467,3 +467,26 @@ fn primitives_catalogue_lists_every_opcode() {
         stdout(&o)
     );
 }
+
+#[test]
+fn show_inverse_reports_isolation() {
+    let o = pinv(&["show", "tests/corpus/fanout.pinv", "quad", "--inverse"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("e-graph isolation"), "{text}");
+    assert!(
+        text.contains("isolated: every unknown is solved once"),
+        "{text}"
+    );
+    assert!(text.contains("(fsub (sq (fadd x 1.5)) 2.25)"), "{text}");
+    let o = pinv(&[
+        "show",
+        "tests/corpus/fanout.pinv",
+        "reuse",
+        "--inverse",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["isolation"][0]["outcome"]["kind"], "isolated", "{v}");
+}

@@ -44,12 +44,15 @@
 //!
 //! - [`program`]: [`Program`] (load, run, invert) and [`Inverse`] (call, sample, PGF, schema).
 //! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
+//! - [`egraph`]: e-graph isolation of reused unknowns before inverting, and simplification of
+//!   generated code.
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 //! - [`tutorial`]: a tutorial in pages whose examples run as doctests.
 
 pub mod check;
+pub mod egraph;
 pub mod error;
 pub mod program;
 pub mod reorient;

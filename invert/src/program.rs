@@ -1,5 +1,6 @@
 //! The library API: load a program, run it, invert its functions, call the inverses.
 
+use crate::egraph::IsolationReport;
 use crate::error::{Error, Result};
 use crate::reorient::{reorient, Inversion, ReorientOptions};
 use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
@@ -145,6 +146,7 @@ impl Program {
             inverse,
             pgf,
             consulted,
+            isolation,
         } = reorient(self.module(), id, stack, options)?;
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
         Ok(Inverse {
@@ -157,6 +159,7 @@ impl Program {
             pgf,
             schema,
             consulted,
+            isolation,
             config: self.config,
         })
     }
@@ -174,6 +177,7 @@ pub struct Inverse {
     pgf: Result<FuncId, String>,
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
+    isolation: Vec<IsolationReport>,
     config: InterpConfig,
 }
 
@@ -216,6 +220,12 @@ impl Inverse {
     /// The layers consulted while inverting (misses included).
     pub fn consulted(&self) -> &BTreeSet<LayerStamp> {
         &self.consulted
+    }
+
+    /// What e-graph isolation did to the function and the functions it calls
+    /// ([`crate::egraph`]).
+    pub fn isolation(&self) -> &[IsolationReport] {
+        &self.isolation
     }
 
     /// Runs the function forward.

@@ -392,9 +392,33 @@ impl ThetaSource for TracingTape {
     }
 }
 
-/// Whether `doc` lists a θ read with this role and kind.
+/// Whether `doc` lists a θ read with this role and kind. A documented domain covers reads from
+/// any domain inside it: rules narrow domains for constant operands and known operand ranges
+/// (a remainder of a constant divisor `c` is read from `-(|c|-1)..=|c|-1`, documented as `int`).
 pub fn documents(doc: &RuleDoc, role: &str, kind: &ThetaKind) -> bool {
-    doc.thetas.iter().any(|t| t.role == role && &t.kind == kind)
+    doc.thetas.iter().any(|t| {
+        t.role == role
+            && match (&t.kind, kind) {
+                (ThetaKind::Value { domain: outer }, ThetaKind::Value { domain: inner }) => {
+                    domain_within(*inner, *outer)
+                }
+                (a, b) => a == b,
+            }
+    })
+}
+
+/// Whether every value of `inner` is in `outer`.
+pub fn domain_within(inner: Domain, outer: Domain) -> bool {
+    use Domain::*;
+    match (inner, outer) {
+        (a, b) if a == b => true,
+        (NonzeroReal | Interval { .. }, Real) => true,
+        (Interval { lo, hi }, NonzeroReal) => lo > 0.0 || hi < 0.0,
+        (Interval { lo, hi }, Interval { lo: l, hi: h }) => l <= lo && hi <= h,
+        (IntRange { .. }, Int) => true,
+        (IntRange { lo, hi }, IntRange { lo: l, hi: h }) => l <= lo && hi <= h,
+        _ => false,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -464,6 +488,8 @@ pub struct Case {
     pub doc: RuleDoc,
     /// Whether the rule's documentation says it reproduces the output exactly.
     pub exact: bool,
+    /// The known operands, if they are baked in as constants ([`Case::with_constants`]).
+    pub constants: Option<Vec<Const>>,
     pub module: Module,
     pub inverse: FuncId,
     pub pgf: FuncId,
@@ -504,25 +530,86 @@ impl Case {
         op: Opcode,
         pattern: Pattern,
     ) -> Result<Case, Failure> {
+        Case::build(rule, op, pattern, None, Vec::new())
+    }
+
+    /// The case for `op` and `pattern` with the known operands fixed to the constants `known` (in
+    /// operand order), written into both functions as `const` instructions, as they are when
+    /// inversion meets a literal: rules may specialise on them (a constant divisor's remainder
+    /// range, ...). The inverse then takes only `z`, and the PGF only the unknown operands;
+    /// [`Case::run_inverse`], [`Case::run_pgf`], [`Case::soundness`] and [`Case::round_trip`]
+    /// still take all of them and check that the known ones are the constants.
+    pub fn with_constants(
+        stack: &Stack,
+        op: Opcode,
+        pattern: Pattern,
+        known: &[Const],
+    ) -> Result<Case, Failure> {
+        let found = stack
+            .lookup(&Callee::Prim(op), &pattern)
+            .found
+            .ok_or_else(|| Failure(format!("no rule for {op} {pattern}")))?;
+        Case::build(found.rule, op, pattern, Some(known.to_vec()), Vec::new())
+    }
+
+    /// The case for `op` and `pattern`, with the inverse told the range of each operand
+    /// ([`Emitter::with_operand_ranges`]); rules may narrow the domains of θ that give operands.
+    /// Round trips then hold for operands in those ranges.
+    pub fn with_operand_ranges(
+        stack: &Stack,
+        op: Opcode,
+        pattern: Pattern,
+        ranges: Vec<Option<(f64, f64)>>,
+    ) -> Result<Case, Failure> {
+        let found = stack
+            .lookup(&Callee::Prim(op), &pattern)
+            .found
+            .ok_or_else(|| Failure(format!("no rule for {op} {pattern}")))?;
+        Case::build(found.rule, op, pattern, None, ranges)
+    }
+
+    fn build(
+        rule: Arc<dyn InverseRule>,
+        op: Opcode,
+        pattern: Pattern,
+        constants: Option<Vec<Const>>,
+        ranges: Vec<Option<(f64, f64)>>,
+    ) -> Result<Case, Failure> {
         if pattern.arity() != op.arity() || !rule.covers(&pattern) {
             return Err(Failure(format!(
                 "rule `{}` does not cover {op} {pattern}",
                 rule.name()
             )));
         }
-        let name = case_name(op, &pattern);
         let types = op.arg_types();
+        let known_types: Vec<Type> = types
+            .iter()
+            .zip(&pattern.0)
+            .filter(|(_, k)| **k == Knowledge::Known)
+            .map(|(t, _)| *t)
+            .collect();
+        if let Some(cs) = &constants {
+            let ts: Vec<Type> = cs.iter().map(|c| c.ty()).collect();
+            if ts != known_types {
+                return Err(Failure(format!(
+                    "{op} {pattern}: constants {} for known operands of types {known_types:?}",
+                    show(cs)
+                )));
+            }
+        }
+        let baked = constants.is_some();
+        let name = if baked {
+            format!("{}_const", case_name(op, &pattern))
+        } else {
+            case_name(op, &pattern)
+        };
         let span = Span::default();
 
-        // The inverse: (z, known operands...) -> operands.
+        // The inverse: (z, known operands unless baked...) -> operands.
         let mut params = vec![op.result_type()];
-        params.extend(
-            types
-                .iter()
-                .zip(&pattern.0)
-                .filter(|(_, k)| **k == Knowledge::Known)
-                .map(|(t, _)| *t),
-        );
+        if !baked {
+            params.extend(known_types.iter().copied());
+        }
         let kind = FuncKind::GeneratedInverse { of: name.clone() };
         let mut inv = Function::new(
             kind.symbol(&name),
@@ -535,16 +622,21 @@ impl Case {
         let entry = inv.create_entry();
         let entry_params = inv.blocks[entry].params.clone();
         let z = entry_params[0];
-        let mut known = entry_params[1..].iter();
+        let known_values: Vec<pinv_core::ir::Value> = match &constants {
+            Some(cs) => cs.iter().map(|&c| inv.ins_const(entry, c, span)).collect(),
+            None => entry_params[1..].to_vec(),
+        };
+        let mut known = known_values.iter();
         let args: Vec<Arg> = pattern
             .0
             .iter()
             .map(|k| match k {
-                Knowledge::Known => Arg::Known(*known.next().expect("a parameter per known")),
+                Knowledge::Known => Arg::Known(*known.next().expect("a value per known")),
                 Knowledge::Unknown => Arg::Unknown,
             })
             .collect();
-        let mut e = Emitter::new(&mut inv, entry, Mode::Inverse, span);
+        let mut e =
+            Emitter::new(&mut inv, entry, Mode::Inverse, span).with_operand_ranges(ranges.clone());
         let outs = rule.emit_inverse(&mut e, &[z], &args)?;
         let end = e.block();
         if outs.len() != types.len() {
@@ -557,19 +649,47 @@ impl Case {
         }
         inv.ins_return(end, outs, span);
 
-        // The PGF: (operands...) -> (), recording θ.
+        // The PGF: (operands..., or the unknown ones if baked) -> (), recording θ.
+        let pgf_params: Vec<Type> = if baked {
+            types
+                .iter()
+                .zip(&pattern.0)
+                .filter(|(_, k)| **k == Knowledge::Unknown)
+                .map(|(t, _)| *t)
+                .collect()
+        } else {
+            types.to_vec()
+        };
         let kind = FuncKind::GeneratedPgf { of: name.clone() };
         let mut pgf = Function::new(
             kind.symbol(&name),
             kind,
             Signature {
-                params: types.to_vec(),
+                params: pgf_params,
                 returns: Vec::new(),
             },
         );
         let entry = pgf.create_entry();
-        let xs = pgf.blocks[entry].params.clone();
-        let mut e = Emitter::new(&mut pgf, entry, Mode::Pgf, span);
+        let params = pgf.blocks[entry].params.clone();
+        let xs: Vec<pinv_core::ir::Value> = match &constants {
+            None => params,
+            Some(cs) => {
+                let mut cs = cs.iter();
+                let mut ps = params.iter();
+                let mut xs = Vec::new();
+                for k in &pattern.0 {
+                    xs.push(match k {
+                        Knowledge::Known => {
+                            let c = *cs.next().expect("a constant per known");
+                            pgf.ins_const(entry, c, span)
+                        }
+                        Knowledge::Unknown => *ps.next().expect("a parameter per unknown"),
+                    });
+                }
+                xs
+            }
+        };
+        let mut e = Emitter::new(&mut pgf, entry, Mode::Pgf, span).with_operand_ranges(ranges);
         let z = e.prim(op, &xs);
         rule.emit_pgf(&mut e, &[z], &xs, &pattern)?;
         let end = e.block();
@@ -595,6 +715,7 @@ impl Case {
             rule,
             doc,
             exact,
+            constants,
             module,
             inverse,
             pgf,
@@ -634,15 +755,31 @@ impl Case {
         theta: &mut dyn ThetaSource,
     ) -> Result<Vec<Const>, RuntimeError> {
         let mut args = vec![z];
-        args.extend_from_slice(known);
+        if self.constants.is_none() {
+            args.extend_from_slice(known);
+        }
         Interpreter::new(&self.module).call_with_theta(self.inverse, &args, theta)
     }
 
     /// Runs the PGF on operands `x` and returns the tape it records.
     pub fn run_pgf(&self, x: &[Const]) -> Result<Vec<Const>, RuntimeError> {
+        let args: Vec<Const> = if self.constants.is_some() {
+            x.iter()
+                .zip(&self.pattern.0)
+                .filter(|(_, k)| **k == Knowledge::Unknown)
+                .map(|(v, _)| *v)
+                .collect()
+        } else {
+            x.to_vec()
+        };
         let mut recorder = TapeRecorder::new();
-        Interpreter::new(&self.module).call_with_theta(self.pgf, x, &mut recorder)?;
+        Interpreter::new(&self.module).call_with_theta(self.pgf, &args, &mut recorder)?;
         Ok(recorder.into_values())
+    }
+
+    /// Whether `known` are the baked constants (always true without them).
+    fn matches_constants(&self, known: &[Const]) -> bool {
+        self.constants.as_deref().is_none_or(|cs| cs == known)
     }
 
     /// The case, for failure messages; with the environment variable `PINV_SHOW_IR` set, also
@@ -671,6 +808,12 @@ impl Case {
                 show(&theta.given)
             ))
         };
+        if !self.matches_constants(known) {
+            return Err(fail(
+                "the known operands are not the constants of the case".to_string(),
+                theta,
+            ));
+        }
         let out = match self.run_inverse(z, known, theta) {
             Ok(out) => out,
             Err(RuntimeError {
@@ -727,6 +870,11 @@ impl Case {
                 show(x)
             ))
         };
+        if !self.matches_constants(&self.known_of(x)) {
+            return Err(fail(
+                "the known operands are not the constants of the case".into(),
+            ));
+        }
         let tape = self
             .run_pgf(x)
             .map_err(|e| fail(format!("the PGF failed: {e}")))?;

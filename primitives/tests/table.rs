@@ -566,3 +566,76 @@ fn generated_code_round_trips_through_the_text_form() {
         assert_eq!(text, again, "{case:?}");
     }
 }
+
+/// The same through the front end: LANGUAGE.md's `square` with its `inverse` and `pgf`.
+#[test]
+fn declarations_from_source_form_a_layer() {
+    let source = pinv_core::SourceFile::new(
+        "square.pinv",
+        "fn square(x: f64) -> f64 { x * x }
+         inverse square(y: f64, theta s: bool) -> f64 {
+             if s { sqrt(y) } else { -sqrt(y) }
+         }
+         pgf square(x: f64) -> bool { x >= 0.0 }
+         fn plain(x: f64) -> f64 { x + 1.0 }",
+    );
+    let mut module = pinv_core::compile(&source).expect("compiles").module;
+    let layer = declared_layer(&module);
+    assert_eq!(
+        layer.callees().count(),
+        1,
+        "only `square` has a declaration"
+    );
+    let rule = layer
+        .find(&Callee::Function("square".into()), &Pattern::all_unknown(1))
+        .expect("a rule for square")
+        .clone();
+    assert_eq!(rule.doc(&Pattern::all_unknown(1)).thetas[0].role, "s");
+
+    let span = Span::default();
+    let sig = |params: Vec<Type>, returns: Vec<Type>| Signature { params, returns };
+    let kind = FuncKind::GeneratedInverse {
+        of: "square".into(),
+    };
+    let mut inv = Function::new(
+        kind.symbol("square"),
+        kind,
+        sig(vec![Type::F64], vec![Type::F64]),
+    );
+    let entry = inv.create_entry();
+    let y = inv.blocks[entry].params[0];
+    let mut e = Emitter::new(&mut inv, entry, Mode::Inverse, span).with_module(&module);
+    let xs = rule.emit_inverse(&mut e, &[y], &[Arg::Unknown]).unwrap();
+    let end = e.block();
+    inv.ins_return(end, xs, span);
+
+    let kind = FuncKind::GeneratedPgf {
+        of: "square".into(),
+    };
+    let mut pgf = Function::new(kind.symbol("square"), kind, sig(vec![Type::F64], vec![]));
+    let entry = pgf.create_entry();
+    let x = pgf.blocks[entry].params[0];
+    let mut e = Emitter::new(&mut pgf, entry, Mode::Pgf, span).with_module(&module);
+    let z = e.prim(Opcode::Fmul, &[x, x]);
+    rule.emit_pgf(&mut e, &[z], &[x], &Pattern::all_unknown(1))
+        .unwrap();
+    let end = e.block();
+    pgf.ins_return(end, vec![], span);
+
+    let inv = module.add(inv).unwrap();
+    let pgf = module.add(pgf).unwrap();
+    pinv_core::ir::verify::verify_module(&module).unwrap();
+    let interp = Interpreter::new(&module);
+    for x in [1.5, -4.0, 0.0] {
+        let mut recorder = TapeRecorder::new();
+        interp
+            .call_with_theta(pgf, &[Const::F64(x)], &mut recorder)
+            .unwrap();
+        let tape = recorder.into_values();
+        assert_eq!(tape, vec![Const::Bool(x >= 0.0)]);
+        let out = interp
+            .call_with_theta(inv, &[Const::F64(x * x)], &mut TapeSource::new(tape))
+            .unwrap();
+        assert_eq!(out, vec![Const::F64(x)]);
+    }
+}

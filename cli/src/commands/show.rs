@@ -135,6 +135,7 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
             "inverse_ir": inverse.inverse_ir(),
             "pgf_ir": inverse.pgf_ir(),
             "pgf": inverse.pgf_id().err(),
+            "isolation": inverse.isolation(),
         });
         outln!("{value}");
         return Outcome::Success;
@@ -165,6 +166,16 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
                 ";   {}",
                 c.role.trim_start_matches(pinv::theta::CONTROL_FLOW).trim()
             );
+        }
+    }
+    let isolation = inverse.isolation();
+    if !isolation.is_empty() {
+        outln!(";");
+        outln!("; e-graph isolation of reused unknowns:");
+        for report in isolation {
+            for line in report.to_string().lines() {
+                outln!(";   {line}");
+            }
         }
     }
     outln!();

@@ -40,6 +40,9 @@ pub struct ReorientOptions {
     pub emit: EmitOptions,
     /// How many loop iterations the inverse may walk back over before it reports a domain error.
     pub iteration_limit: i64,
+    /// E-graph isolation of reused unknowns before inverting, and simplification after
+    /// ([`crate::egraph`]); on by default.
+    pub isolation: crate::egraph::IsolationConfig,
 }
 
 impl Default for ReorientOptions {
@@ -47,6 +50,7 @@ impl Default for ReorientOptions {
         ReorientOptions {
             emit: EmitOptions::default(),
             iteration_limit: 1_000_000,
+            isolation: crate::egraph::IsolationConfig::default(),
         }
     }
 }
@@ -68,6 +72,8 @@ pub struct Inversion {
     pub pgf: Result<FuncId, String>,
     /// Every layer consulted while inverting (misses included), for cache invalidation.
     pub consulted: BTreeSet<LayerStamp>,
+    /// What e-graph isolation did, per function considered ([`crate::egraph`]).
+    pub isolation: Vec<crate::egraph::IsolationReport>,
 }
 
 /// Inverts `function` of `module` under `stack`.
@@ -79,6 +85,10 @@ pub fn reorient(
 ) -> Result<Inversion, Error> {
     // A value computed twice would look like fan-out: merge recomputations first.
     let mut forward = module.clone();
+    // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
+    let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
+    let stack = &isolation.stack(stack);
+    // ---- end of hook
     for f in forward.functions.values_mut() {
         if f.kind == FuncKind::Fn {
             pinv_core::ir::cse::cse(f);
@@ -96,6 +106,10 @@ pub fn reorient(
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
+    let mut consulted = pass.consulted;
+    // ---- e-graph isolation hook: original bodies back, simplification
+    let isolation = isolation.after(&mut module, &mut consulted);
+    // ---- end of hook
     for f in module.functions.values_mut() {
         if matches!(
             f.kind,
@@ -110,7 +124,8 @@ pub fn reorient(
         module,
         inverse,
         pgf,
-        consulted: pass.consulted,
+        consulted,
+        isolation,
     })
 }
 

@@ -5,6 +5,23 @@
 //! is covered for every opcode by [`consistency::Consistency`], which checks that the forward
 //! value matches. `catalogue` tests that nothing is missing.
 //!
+//! | module | opcodes | θ |
+//! |---|---|---|
+//! | [`f64_arith`] | `fadd fsub fmul fdiv frem fneg` | one operand when both are unknown; zero factor choice; integer multiples for `frem` |
+//! | [`f64_elem`] | `exp log sqrt sinh cosh tanh fabs floor pow` | sign choices (`cosh fabs`, even powers), a fraction in [0, 1) (`floor`), a free base for `x^0` |
+//! | [`f64_trig`] | `sin cos tan asin acos atan atan2` | branch choice and whole periods; radius (`atan2`) |
+//! | [`f64_minmax`] | `fmin fmax` | which operand is the result, the other bounded by it |
+//! | [`compare`] | `feq … fge`, `ieq … ige` | a witness: one operand, and a gap to the other |
+//! | [`i64_arith`] | `iadd isub imul idiv irem ineg iabs imin imax` | high bits (even multipliers), remainders, quotients, divisor ranges, sign |
+//! | [`i64_bits`] | `iand ior ixor inot ishl ishr` | bits the operation forgets; shift counts |
+//! | [`bool`](mod@bool) | `band bor bxor beq bne bnot` | a choice among the operand pairs of the truth table |
+//! | [`convert`] | `fcvt_to_i64 fcvt_from_i64 bool_to_i64` | fraction, saturation ends and NaN; the i64s that round alike |
+//!
+//! f64 solutions go through [`settle`], which adds an offset θ exactly where the closed form does
+//! not pin the operand (so every f64 preimage is reachable, within the tolerance), and end with
+//! [`verify_forward`]. i64 and bool rules are exact, and check what θ can get wrong (overflow,
+//! divisibility, a zero divisor) before any operation that could trap.
+//!
 //! Shared machinery: [`ops`] (shorthand instructions), [`settle`] (how f64 rules turn a closed
 //! form into a complete solution), and [`verify_forward`] (the final guard of f64 rules).
 
@@ -48,6 +65,11 @@ pub fn standard_rules() -> Layer {
 /// Checks that `op(args)` is `z` (within tolerance for f64): the final guard of every rule whose
 /// solution is exact only up to rounding, so that a θ that loses precision is a domain error and
 /// never a wrong answer.
+///
+/// "Within tolerance" is the project's `|a − b| ≤ tol · max(1, |b|)`: for outputs below 1 in
+/// magnitude it is an absolute 1e-9, so a tiny output (say 1e-300) is matched by 0. That is sound
+/// by the definition, but a caller that chains many steps through tiny intermediate values may
+/// want a stricter [`crate::EmitOptions::tolerance`].
 pub fn verify_forward(
     e: &mut Emitter<'_>,
     op: Opcode,

@@ -16,19 +16,32 @@
 //! [`settle`] decides, from values the inverse knows, whether `d` **pins** the answer:
 //!
 //! ```text
-//! δ = 0.5e-9 · max(1, |d|)
+//! δ = 0.5 · tolerance · max(1, |d|)          (tolerance = 1e-9 by default)
 //! pins = fwd(d − δ) and fwd(d + δ) lie strictly on opposite sides of target
 //!        and fwd(d) equals target within the tolerance
 //! ```
 //!
 //! Because `fwd` is monotone around `d`, if `pins` holds every exact solution lies within `δ` of
 //! `d` (less than the round-trip tolerance), so returning `d` is complete. Otherwise the inverse
-//! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ` (or θ itself when `d`
-//! is 0 or not finite, or when a zero solves the equation, which keeps the sign of a zero, covers
-//! non-finite answers and answers much smaller than `d`). The PGF
-//! computes the same `pins` and, where the inverse reads the offset, records `x − d` (or `x`).
-//! Every rule still ends with a forward check, so a bad offset is a domain error, never a wrong
-//! answer.
+//! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ`, or θ itself when `d`
+//! is 0 or not finite, or when a zero solves the equation (which keeps the sign of a zero, and
+//! covers non-finite answers and answers much smaller than `d`). The PGF computes the same
+//! decision and, where the inverse reads the offset, records `x − d` (or `x`). Every rule still
+//! ends with a forward check, so a bad offset is a domain error, never a wrong answer.
+//!
+//! Rules whose candidate is unreliable in known cases (an integer multiple beyond 2^52, a tiny
+//! exponent) pass a `trusted` condition ([`settle_guarded`]); where it fails, the θ is the whole
+//! value. Rules with their own test of the candidate (a discrete solution set) use
+//! [`settle_when`].
+//!
+//! # Limits
+//!
+//! - The offset is exact when `x` and `d` are within a factor of 2 of each other (Sterbenz) and
+//!   within an ulp otherwise. A round trip could fail only if `x − d` overflowed (`x` and `d`
+//!   near ±f64::MAX with opposite signs); no rule is known to produce such a `d`.
+//! - The probe assumes `fwd` is monotone on `[d − δ, d + δ]`. Where it is not (a period or a
+//!   divisor smaller than δ), the result is still sound, and the rules guard the cases where it
+//!   could be incomplete (`trusted`).
 
 use super::ops::Ops;
 use crate::emit::Emitter;
@@ -38,15 +51,17 @@ use pinv_core::ir::{Domain, Type, Value};
 /// The forward function being solved, written as IR: `fwd(e, x)`.
 pub type Forward<'a> = &'a dyn Fn(&mut Emitter<'_>, Value) -> Value;
 
-/// The relative half-width of the probe around the candidate (half the round-trip tolerance).
-pub const PROBE: f64 = 0.5e-9;
+/// The relative half-width of the probe around the candidate, as a fraction of the emitter's
+/// tolerance ([`crate::EmitOptions::tolerance`]): half of it, so that a solution within the probe
+/// is within the tolerance of the candidate with room for rounding.
+pub const PROBE: f64 = 0.5;
 
 /// Whether candidate `d` pins the solution of `fwd(x) = target` (see the module docs).
 pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
     let ad = e.fabs(d);
     let one = e.fc(1.0);
     let scale = e.op2(pinv_core::ir::Opcode::Fmax, ad, one);
-    let probe = e.fc(PROBE);
+    let probe = e.fc(PROBE * e.options().tolerance);
     let delta = e.fmul(probe, scale);
     let below = e.fsub(d, delta);
     let above = e.fadd(d, delta);
@@ -88,22 +103,24 @@ pub fn settle_guarded(
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
-    settle_when(e, d, ok, base, role)
+    let ok = match trusted {
+        Some(t) => e.band(ok, t),
+        None => ok,
+    };
+    offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
 }
 
-/// The decision of a settle step: whether `d` is the answer, and whether an offset is added to
-/// it. The offset is read as the whole value where `d` is 0 or not finite, and also where a zero
-/// solves the equation: the solution set then reaches 0, and an `x` much smaller than `d` (or a
-/// zero of the other sign) would be lost in `d + (x − d)`.
-fn decide(
+/// Whether the offset is added to `d`, decided where the offset is read: not where `d` is 0 or
+/// not finite, nor where a zero solves the equation (the solution set then reaches 0, and an `x`
+/// much smaller than `d`, or a zero of the other sign, would be lost in `d + (x − d)`), nor where
+/// the candidate is not `trusted`.
+fn base_of(
     e: &mut Emitter<'_>,
     d: Value,
     target: Value,
     fwd: Forward<'_>,
-    ok: Value,
     trusted: Option<Value>,
-) -> (Value, Value) {
+) -> Value {
     let base = use_base(e, d);
     let zero = e.fc(0.0);
     let neg_zero = e.fc(-0.0);
@@ -115,14 +132,14 @@ fn decide(
     let far = e.bnot(zero_solves);
     let base = e.band(base, far);
     match trusted {
-        Some(t) => (e.band(ok, t), e.band(base, t)),
-        None => (ok, base),
+        Some(t) => e.band(base, t),
+        None => base,
     }
 }
 
 /// The inverse side of a settle step whose decision is already made: `ok ? d : (base ? d + θ : θ)`.
 /// Rules with their own test of whether `d` pins the answer (such as a discrete solution set)
-/// use it directly; `base` defaults to "d is finite and nonzero".
+/// use it directly; `base` is usually [`use_base`] ("d is finite and nonzero").
 pub fn settle_when(
     e: &mut Emitter<'_>,
     d: Value,
@@ -130,11 +147,22 @@ pub fn settle_when(
     base: Value,
     role: &str,
 ) -> Result<Value, RuleError> {
+    offset_when(e, d, ok, |_| base, role)
+}
+
+fn offset_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    role: &str,
+) -> Result<Value, RuleError> {
     let r = e.if_else(
         ok,
         &[Type::F64],
         |_| Ok(vec![d]),
         |e| {
+            let base = base(e);
             let t = e.theta(Domain::Real, role)?;
             let shifted = e.fadd(d, t);
             Ok(vec![e.select(base, shifted, t)?])
@@ -167,8 +195,11 @@ pub fn settle_pgf_guarded(
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
     let ok = pins(e, d, target, fwd);
-    let (ok, base) = decide(e, d, target, fwd, ok, trusted);
-    settle_pgf_when(e, d, ok, base, x, role)
+    let ok = match trusted {
+        Some(t) => e.band(ok, t),
+        None => ok,
+    };
+    record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
 }
 
 /// PGF side of [`settle_when`].
@@ -180,11 +211,23 @@ pub fn settle_pgf_when(
     x: Value,
     role: &str,
 ) -> Result<(), RuleError> {
+    record_offset_when(e, d, ok, |_| base, x, role)
+}
+
+fn record_offset_when(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    x: Value,
+    role: &str,
+) -> Result<(), RuleError> {
     e.if_else(
         ok,
         &[],
         |_| Ok(vec![]),
         |e| {
+            let base = base(e);
             let diff = e.fsub(x, d);
             let t = e.select(base, diff, x)?;
             e.record(t, role)?;
@@ -215,6 +258,5 @@ pub fn small_multiple(e: &mut Emitter<'_>, k: Value) -> Value {
 
 /// The documentation of the offset θ of a [`settle`] step.
 pub fn settle_doc(role: &str) -> ThetaDoc {
-    ThetaDoc::value(Domain::Real, role)
-        .when("the closed form does not pin it (rounding, saturation, non-finite output)")
+    ThetaDoc::value(Domain::Real, role).when("the closed form does not pin it")
 }

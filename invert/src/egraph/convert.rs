@@ -1,0 +1,582 @@
+//! From a plan (a function body) to an e-graph input and back, and numeric evaluation of terms.
+//!
+//! **Into the e-graph** ([`Input::new`]): the expression DAG of the outputs, with leaves
+//! - the function's parameters (unknowns), as symbols named like the parameters;
+//! - **atoms**: maximal subterms whose inputs occur nowhere else ([`Dag::atoms`]). The
+//!   reorientation inverts them without any check on its own, so rewriting them is wasted work;
+//!   each becomes one opaque unknown leaf (its cost weight is the number of inputs it uses). This
+//!   keeps the e-graph small for large functions whose fan-out is local;
+//! - **pivots**: values chosen as θ, as known symbols.
+//!
+//! **Back** ([`to_plan`]): the extracted term becomes plan instructions (hash-consed, so shared
+//! subterms are computed once, as CSE would leave them); atoms and pivots are copied back from the
+//! original body. Each instruction gets the source span of an original instruction of the same
+//! e-class where there is one (so θ slots still point into the source), else the span of the
+//! output it belongs to.
+
+use super::analysis::{IsoAnalysis, VarInfo, VarKind};
+use super::cost::Extracted;
+use super::lang::Node;
+use super::plan::{PKind, PVal, Plan, PlanBuilder};
+use egg::{Id, Language, RecExpr, Symbol};
+use pinv_core::interp::Interpreter;
+use pinv_core::ir::{Const, FuncId, Module, Opcode, Type};
+use pinv_core::Span;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::collections::{HashMap, HashSet};
+
+/// What a leaf symbol of an e-graph input stands for in the original body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    Param(u32),
+    /// A value of the original plan (an atom or a pivot), copied back as it was.
+    Value(PVal),
+}
+
+/// Structure of a body: liveness, uses, and tree occurrences of each parameter.
+#[derive(Clone, Debug)]
+pub struct Dag {
+    pub live: Vec<bool>,
+    /// Per instruction: how many operand slots (and outputs) use one of its results.
+    pub uses: Vec<u32>,
+    /// Per instruction: the parameters it depends on (bit `min(i, 63)`).
+    pub params: Vec<u64>,
+    /// Per instruction and parameter: occurrences on the tree (saturating).
+    pub occ: Vec<Vec<u64>>,
+    /// Per parameter: occurrences on the output trees.
+    pub total: Vec<u64>,
+}
+
+impl Dag {
+    pub fn new(plan: &Plan) -> Dag {
+        let n = plan.insts.len();
+        let np = plan.params.len();
+        let live = plan.live();
+        let mut uses = vec![0u32; n];
+        let mut params = vec![0u64; n];
+        let mut occ = vec![vec![0u64; np]; n];
+        for (i, inst) in plan.insts.iter().enumerate() {
+            if let PKind::Param(p) = inst.kind {
+                params[i] = 1u64 << p.min(63);
+                occ[i][p as usize] = 1;
+                continue;
+            }
+            for a in &inst.args {
+                let a = a.inst as usize;
+                if live[i] {
+                    uses[a] += 1;
+                }
+                params[i] |= params[a];
+                let (before, after) = occ.split_at_mut(i);
+                for (d, s) in after[0].iter_mut().zip(&before[a]) {
+                    *d = d.saturating_add(*s);
+                }
+            }
+        }
+        let mut total = vec![0u64; np];
+        for o in &plan.outputs {
+            uses[o.inst as usize] += 1;
+            for (p, t) in total.iter_mut().enumerate() {
+                *t = t.saturating_add(occ[o.inst as usize][p]);
+            }
+        }
+        Dag {
+            live,
+            uses,
+            params,
+            occ,
+            total,
+        }
+    }
+
+    /// Parameters that occur more than once on the output trees.
+    pub fn fanned_params(&self) -> Vec<u32> {
+        (0..self.total.len() as u32)
+            .filter(|&p| self.total[p as usize] > 1)
+            .collect()
+    }
+
+    fn mask_params(&self, mask: u64) -> impl Iterator<Item = usize> + '_ {
+        (0..self.total.len()).filter(move |&p| mask & (1u64 << p.min(63)) != 0)
+    }
+
+    /// Whether instruction `i` is clean: it uses inputs, and each of them occurs once in all.
+    fn clean(&self, plan: &Plan, i: usize) -> bool {
+        self.live[i]
+            && self.params[i] != 0
+            && !matches!(plan.insts[i].kind, PKind::Param(_) | PKind::Const(_))
+            && plan.insts[i].tys.len() == 1
+            && self.mask_params(self.params[i]).all(|p| self.total[p] == 1)
+    }
+
+    /// The maximal clean instructions (see the module docs).
+    pub fn atoms(&self, plan: &Plan) -> HashSet<u32> {
+        let clean: Vec<bool> = (0..plan.insts.len()).map(|i| self.clean(plan, i)).collect();
+        let mut inside = vec![false; plan.insts.len()];
+        for (i, inst) in plan.insts.iter().enumerate() {
+            if clean[i] {
+                for a in &inst.args {
+                    inside[a.inst as usize] = true;
+                }
+            }
+        }
+        (0..plan.insts.len() as u32)
+            .filter(|&i| clean[i as usize] && !inside[i as usize])
+            .collect()
+    }
+
+    /// Candidate pivots: shared values (used more than once) that depend on an input occurring
+    /// more than once, most-used first, then those inputs themselves, most-occurring first, then
+    /// the other inputs (in `exp(x)·exp(y) + exp(x)`, θ for y leaves `exp(x) = y / (1 + exp y)`,
+    /// always positive).
+    pub fn pivot_candidates(&self, plan: &Plan) -> Vec<PVal> {
+        let fanned: u64 = self
+            .fanned_params()
+            .iter()
+            .fold(0, |m, &p| m | 1u64 << p.min(63));
+        let mut shared: Vec<u32> = (0..plan.insts.len() as u32)
+            .filter(|&i| {
+                let i = i as usize;
+                self.live[i]
+                    && self.uses[i] > 1
+                    && self.params[i] & fanned != 0
+                    && plan.insts[i].tys.len() == 1
+                    && !matches!(plan.insts[i].kind, PKind::Param(_) | PKind::Const(_))
+            })
+            .collect();
+        shared.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(self.uses[i as usize]),
+                std::cmp::Reverse(self.params[i as usize].count_ones()),
+                i,
+            )
+        });
+        let mut params: Vec<u32> = (0..self.total.len() as u32)
+            .filter(|&p| self.total[p as usize] > 0)
+            .collect();
+        params.sort_by_key(|&p| (std::cmp::Reverse(self.total[p as usize]), p));
+        shared
+            .into_iter()
+            .map(|inst| PVal { inst, idx: 0 })
+            .chain(params.into_iter().map(|inst| PVal { inst, idx: 0 }))
+            .collect()
+    }
+}
+
+/// An e-graph input: the output terms, what their leaves are, and where their parts came from.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub expr: RecExpr<Node>,
+    /// One node of `expr` per output.
+    pub roots: Vec<Id>,
+    pub analysis: IsoAnalysis,
+    pub leaves: HashMap<Symbol, Leaf>,
+    /// Node of `expr` → span of the original instruction.
+    pub spans: Vec<(Id, Span)>,
+    /// Result types of every called function.
+    pub call_types: HashMap<FuncId, Vec<Type>>,
+    /// Distinct unknown symbols in the input.
+    pub unknowns: usize,
+}
+
+/// The text of the tree under `v` in `plan`, for names and reports.
+pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String {
+    fn go(plan: &Plan, names: &[String], v: PVal, out: &mut String, limit: usize) {
+        if out.len() > limit {
+            return;
+        }
+        let inst = &plan.insts[v.inst as usize];
+        let head = match &inst.kind {
+            PKind::Param(i) => {
+                out.push_str(&names[*i as usize]);
+                return;
+            }
+            PKind::Const(c) => {
+                out.push_str(&super::lang::Num(*c).to_string());
+                return;
+            }
+            PKind::Prim(op) => op.name().to_string(),
+            PKind::Call(f) => format!("call.{}.{}", f.as_u32(), v.idx),
+            PKind::Sq => "sq".to_string(),
+            PKind::Given { .. } => "given".to_string(),
+            PKind::Root(r) => format!("root{r}"),
+        };
+        out.push('(');
+        out.push_str(&head);
+        for &a in &inst.args {
+            out.push(' ');
+            go(plan, names, a, out, limit);
+        }
+        out.push(')');
+    }
+    let mut out = String::new();
+    go(plan, names, v, &mut out, limit);
+    if out.len() > limit {
+        let mut cut = limit;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+/// Unique, readable names for the parameters.
+pub fn param_names(given: &[String], n: usize) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(n);
+    for i in 0..n {
+        let base = given
+            .get(i)
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("p{i}"));
+        let name = if names.contains(&base) || super::lang::Num::parse(&base).is_some() {
+            format!("{base}#{i}")
+        } else {
+            base
+        };
+        names.push(name);
+    }
+    names
+}
+
+impl Input {
+    /// The e-graph input for `plan` with `atoms` kept opaque and `pivots` known. `sigs` gives the
+    /// result types of called functions.
+    pub fn new(
+        plan: &Plan,
+        names: &[String],
+        atoms: &HashSet<u32>,
+        pivots: &[PVal],
+        sigs: &dyn Fn(FuncId) -> Vec<Type>,
+    ) -> Input {
+        let live = plan.live();
+        let dag = Dag::new(plan);
+        let mut expr = RecExpr::default();
+        let mut map: HashMap<PVal, Id> = HashMap::new();
+        let mut analysis = IsoAnalysis::default();
+        let mut leaves = HashMap::new();
+        let mut spans = Vec::new();
+        let mut call_types = HashMap::new();
+        let mut used_names: HashSet<String> = names.iter().cloned().collect();
+        let mut leaf = |name: String, info: VarInfo, what: Leaf, expr: &mut RecExpr<Node>| {
+            let mut name = name;
+            let mut k = 1;
+            while leaves.contains_key(&Symbol::from(name.as_str()))
+                || (used_names.contains(&name) && !matches!(what, Leaf::Param(_)))
+            {
+                k += 1;
+                name = format!("{name}#{k}");
+            }
+            used_names.insert(name.clone());
+            let s = Symbol::from(name.as_str());
+            analysis.vars.insert(s, info);
+            leaves.insert(s, what);
+            expr.add(Node::Var(s))
+        };
+        let mut next_bit = plan.params.len() as u32;
+        for (i, inst) in plan.insts.iter().enumerate() {
+            if !live[i] && !matches!(inst.kind, PKind::Param(_)) {
+                continue;
+            }
+            let v0 = PVal {
+                inst: i as u32,
+                idx: 0,
+            };
+            let ty0 = inst.tys.first().copied().unwrap_or(Type::F64);
+            if pivots.contains(&v0) {
+                let name = match inst.kind {
+                    PKind::Param(p) => names[p as usize].clone(),
+                    _ => format!("θ{{{}}}", plan_text(plan, names, v0, 40)),
+                };
+                let id = leaf(
+                    name,
+                    VarInfo {
+                        ty: ty0,
+                        kind: VarKind::Pivot,
+                    },
+                    Leaf::Value(v0),
+                    &mut expr,
+                );
+                map.insert(v0, id);
+                continue;
+            }
+            let id = match &inst.kind {
+                PKind::Param(p) => leaf(
+                    names[*p as usize].clone(),
+                    VarInfo {
+                        ty: ty0,
+                        kind: VarKind::Unknown { bit: *p, weight: 1 },
+                    },
+                    Leaf::Param(*p),
+                    &mut expr,
+                ),
+                _ if atoms.contains(&(i as u32)) => {
+                    let bit = next_bit;
+                    next_bit += 1;
+                    leaf(
+                        format!("{{{}}}", plan_text(plan, names, v0, 40)),
+                        VarInfo {
+                            ty: ty0,
+                            kind: VarKind::Unknown {
+                                bit,
+                                weight: u64::from(dag.params[i].count_ones()).max(1),
+                            },
+                        },
+                        Leaf::Value(v0),
+                        &mut expr,
+                    )
+                }
+                PKind::Const(c) => expr.add(Node::num(*c)),
+                PKind::Prim(op) => {
+                    let args: Vec<Id> = inst.args.iter().map(|a| map[a]).collect();
+                    expr.add(Node::op(*op, &args))
+                }
+                PKind::Call(f) => {
+                    let args: Vec<Id> = inst.args.iter().map(|a| map[a]).collect();
+                    let tys = sigs(*f);
+                    for (r, &ty) in tys.iter().enumerate() {
+                        analysis.calls.insert((*f, r as u32), ty);
+                    }
+                    call_types.insert(*f, tys);
+                    for r in 1..inst.tys.len() {
+                        let id = expr.add(Node::Call {
+                            callee: *f,
+                            result: r as u32,
+                            args: args.clone().into_boxed_slice(),
+                        });
+                        map.insert(
+                            PVal {
+                                inst: i as u32,
+                                idx: r as u32,
+                            },
+                            id,
+                        );
+                        spans.push((id, inst.span));
+                    }
+                    expr.add(Node::Call {
+                        callee: *f,
+                        result: 0,
+                        args: args.into_boxed_slice(),
+                    })
+                }
+                PKind::Sq => {
+                    let a = map[&inst.args[0]];
+                    expr.add(Node::Sq([a]))
+                }
+                PKind::Given { .. } | PKind::Root(_) => {
+                    unreachable!("isolation helpers are not in original bodies")
+                }
+            };
+            if !matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+                spans.push((id, inst.span));
+            }
+            map.insert(v0, id);
+        }
+        let roots = plan.outputs.iter().map(|o| map[o]).collect();
+        let unknowns = analysis
+            .vars
+            .values()
+            .filter(|v| matches!(v.kind, VarKind::Unknown { .. }))
+            .count();
+        Input {
+            expr,
+            roots,
+            analysis,
+            leaves,
+            spans,
+            call_types,
+            unknowns,
+        }
+    }
+}
+
+/// The plan of an extracted term. `span_of` gives the span for a node's e-class; `fallback` is
+/// used where it has none.
+pub fn to_plan(
+    ext: &Extracted,
+    original: &Plan,
+    leaves: &HashMap<Symbol, Leaf>,
+    call_types: &HashMap<FuncId, Vec<Type>>,
+    span_of: &dyn Fn(Id) -> Option<Span>,
+) -> Plan {
+    let mut b = PlanBuilder::new(original.params.clone());
+    let mut memo = HashMap::new();
+    let mut vals: Vec<PVal> = Vec::with_capacity(ext.nodes.len());
+    let fallback: Vec<Span> = original
+        .outputs
+        .iter()
+        .map(|o| original.insts[o.inst as usize].span)
+        .collect();
+    // The output each node belongs to, for the fallback span.
+    let mut owner = vec![0usize; ext.nodes.len()];
+    for (k, &r) in ext.roots.iter().enumerate().rev() {
+        let mut stack = vec![r];
+        while let Some(i) = stack.pop() {
+            owner[i] = k;
+            stack.extend(ext.nodes[i].children().iter().map(|&c| usize::from(c)));
+        }
+    }
+    for (i, node) in ext.nodes.iter().enumerate() {
+        let span = span_of(ext.classes[i])
+            .unwrap_or_else(|| fallback.get(owner[i]).copied().unwrap_or_default());
+        let arg = |c: Id| vals[usize::from(c)];
+        let v = match node {
+            Node::Num(n) => b.konst(n.0),
+            Node::Var(s) => match leaves[s] {
+                Leaf::Param(p) => b.param(p as usize),
+                Leaf::Value(v) => {
+                    let params = |p: u32| PVal { inst: p, idx: 0 };
+                    b.copy(original, v, &params, &mut memo)
+                }
+            },
+            Node::Op(op, args) => {
+                let args = args.iter().map(|&c| arg(c)).collect();
+                b.value(PKind::Prim(*op), args, op.result_type(), span)
+            }
+            Node::Sq([a]) => b.value(PKind::Sq, vec![arg(*a)], Type::F64, span),
+            Node::Call {
+                callee,
+                result,
+                args,
+            } => {
+                let args = args.iter().map(|&c| arg(c)).collect();
+                let tys = call_types.get(callee).cloned().unwrap_or_default();
+                let inst = b.push(PKind::Call(*callee), args, tys, span);
+                PVal { inst, idx: *result }
+            }
+        };
+        vals.push(v);
+    }
+    let mut plan = b.finish();
+    plan.outputs = ext.roots.iter().map(|&r| vals[r]).collect();
+    plan.pruned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numeric evaluation
+
+/// Values of every node of a term (children before parents) for leaf values `env`; `None` where
+/// a leaf has no value or an operation fails.
+pub fn eval_nodes(
+    nodes: &[Node],
+    env: &HashMap<Symbol, Const>,
+    module: &Module,
+) -> Vec<Option<Const>> {
+    let mut out: Vec<Option<Const>> = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let args: Option<Vec<Const>> = node
+            .children()
+            .iter()
+            .map(|&c| out[usize::from(c)])
+            .collect();
+        let v = match (node, args) {
+            (Node::Num(n), _) => Some(n.0),
+            (Node::Var(s), _) => env.get(s).copied(),
+            (Node::Op(op, _), Some(args)) => pinv_core::semantics::eval(*op, &args).ok(),
+            (Node::Sq(_), Some(args)) => {
+                pinv_core::semantics::eval(Opcode::Fmul, &[args[0], args[0]]).ok()
+            }
+            (Node::Call { callee, result, .. }, Some(args)) => Interpreter::new(module)
+                .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(1_000_000))
+                .call(*callee, &args)
+                .ok()
+                .and_then(|r| r.get(*result as usize).copied()),
+            _ => None,
+        };
+        out.push(v);
+    }
+    out
+}
+
+/// A random leaf value of type `ty`: reals mostly in [−10, 10], sometimes spread over magnitudes
+/// or small integers.
+pub fn sample(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
+    match ty {
+        Type::F64 => Const::F64(match rng.random_range(0..10u32) {
+            0..=5 => rng.random_range(-10.0..10.0),
+            6 | 7 => {
+                let m = 10f64.powf(rng.random_range(-3.0..3.0));
+                if rng.random_bool(0.5) {
+                    m
+                } else {
+                    -m
+                }
+            }
+            _ => f64::from(rng.random_range(-5..=5i32)),
+        }),
+        Type::I64 => Const::I64(rng.random_range(-100..=100)),
+        Type::Bool => Const::Bool(rng.random_bool(0.5)),
+    }
+}
+
+/// Whether a rewritten value agrees with the original one: exactly for i64 and bool, within the
+/// relative tolerance for f64 (equal infinities agree).
+pub fn agrees(original: Const, rewritten: Const, tol: f64) -> bool {
+    match (original, rewritten) {
+        (Const::F64(a), Const::F64(b)) => {
+            a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= tol * a.abs().max(1.0)
+        }
+        _ => original == rewritten,
+    }
+}
+
+/// Checks an extracted term against the input at `points` random points. `Err` says where they
+/// differ, or that too few points could be evaluated.
+pub fn check_numerically(
+    input: &Input,
+    ext: &Extracted,
+    module: &Module,
+    points: usize,
+    tol: f64,
+    seed: u64,
+) -> Result<(), String> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut valid = 0;
+    let mut tried = 0;
+    while valid < points && tried < points * 4 {
+        tried += 1;
+        let env: HashMap<Symbol, Const> = input
+            .analysis
+            .vars
+            .iter()
+            .map(|(&s, info)| (s, sample(&mut rng, info.ty)))
+            .collect();
+        let before = eval_nodes(input.expr.as_ref(), &env, module);
+        let after = eval_nodes(&ext.nodes, &env, module);
+        let mut all_finite = true;
+        for (k, &root) in input.roots.iter().enumerate() {
+            let Some(a) = before[usize::from(root)] else {
+                all_finite = false;
+                break;
+            };
+            if matches!(a, Const::F64(x) if !x.is_finite()) {
+                all_finite = false;
+                break;
+            }
+            let b = after[ext.roots[k]];
+            match b {
+                Some(b) if agrees(a, b, tol) => {}
+                _ => {
+                    let at: Vec<String> = env.iter().map(|(s, c)| format!("{s} = {c}")).collect();
+                    return Err(format!(
+                        "output {k} is {a} but the rewritten form gives {} at {}",
+                        b.map_or("an error".to_string(), |b| b.to_string()),
+                        at.join(", ")
+                    ));
+                }
+            }
+        }
+        if all_finite {
+            valid += 1;
+        }
+    }
+    if valid * 2 < points {
+        return Err(format!(
+            "only {valid} of {tried} random points give a finite value to compare"
+        ));
+    }
+    Ok(())
+}

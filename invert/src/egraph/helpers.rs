@@ -1,0 +1,657 @@
+//! Installing a rewritten body: helper functions, their inverse rules, and the IR of a plan.
+//!
+//! The rewritten form may need three things the IR has no instruction for. Each is a small
+//! **helper function** added to the module (names contain a `.`, so they never clash with a
+//! user's function), with an inverse rule in the **isolation layer**, an overlay layer that the
+//! reorientation puts on top of the stack while it inverts (rules for module functions are looked
+//! up by name, so the reorientation inverts a call of a helper with the helper's rule, never
+//! through its body):
+//!
+//! | helper | forward | inverse rule | PGF |
+//! |---|---|---|---|
+//! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`; `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips) |
+//! | `iso.mul(a, b)` | `a * b` | both unknown, y finite and nonzero: `a = θ·√|y|` (θ nonzero), `b = y / a`, `check a·b ≈ y`; anything else: the stack's `fmul` rule | records `a / √|y|`, or what the `fmul` rule records |
+//! | `iso.given.N(e, p)` | `e` | `p` unknown: `p = θ` (its whole type), `e = y`; `p` known: `e = y` | records `p` |
+//! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `u = θ ∈ [0, 1]`; `x = iso.root.N.solve(y, k…, u)`; `check T(x, k…) ≈ y` | records `iso.root.N.index(y, k…, x)` |
+//!
+//! A square could have been `x * x` with a special case in the reorientation for a product of
+//! a value with itself, or `pow(x, 2.0)` with the standard `pow` rule; a helper keeps the
+//! reorientation untouched, makes the sign choice explicit in the θ schema, and costs one call.
+//! `iso.mul` replaces `fmul` where the rewritten form splits a product between two unknown
+//! factors: the standard rule reads θ for one factor directly, so θ near 0 (or huge) puts the
+//! other factor — and with it the inputs — far out, where the original formula may no longer
+//! evaluate to y within the tolerance (`reuse`: x ≈ −y ≈ 10⁵ for θ = 10⁻³); scaled by √|y|,
+//! θ's usual magnitudes give factors of comparable size.
+//! `given` is how a value is read from θ *before* the rest is inverted without touching the
+//! reorientation's walk: the walk goes backwards from the outputs, so an output wrapped in
+//! `given(out, p)` is the first thing inverted, and its rule reads `p`. `iso.root.N` is
+//! described in [`super::numeric`].
+
+use super::isolate::Body;
+use super::numeric;
+use super::plan::{PKind, Plan};
+use pinv_core::ir::{
+    Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
+};
+use pinv_core::Span;
+use pinv_primitives::{
+    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, Stack, ThetaDoc,
+};
+
+/// The name of the square helper.
+pub const SQ: &str = "iso.sq";
+/// The name of the balanced-product helper.
+pub const MUL: &str = "iso.mul";
+
+/// Emits `plan` into `func` at `block`, with `args` as the plan's parameters; returns the
+/// outputs. `helper` gives the function to call instead for an instruction (every helper
+/// instruction has one; a primitive may).
+pub fn emit_plan(
+    plan: &Plan,
+    func: &mut Function,
+    block: Block,
+    args: &[Value],
+    helper: &dyn Fn(usize, &PKind) -> Option<FuncId>,
+    module: &Module,
+) -> Vec<Value> {
+    let mut vals: Vec<Vec<Value>> = Vec::with_capacity(plan.insts.len());
+    for (i, inst) in plan.insts.iter().enumerate() {
+        let a: Vec<Value> = inst
+            .args
+            .iter()
+            .map(|v| vals[v.inst as usize][v.idx as usize])
+            .collect();
+        if !matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+            if let Some(f) = helper(i, &inst.kind) {
+                vals.push(func.ins_call(block, f, a, &inst.tys, inst.span));
+                continue;
+            }
+        }
+        let r = match &inst.kind {
+            PKind::Param(p) => vec![args[*p as usize]],
+            PKind::Const(c) => vec![func.ins_const(block, *c, inst.span)],
+            PKind::Prim(op) => vec![func.ins_prim(block, *op, a, inst.span)],
+            PKind::Call(f) => {
+                let rets = module.functions[*f].sig.returns.clone();
+                func.ins_call(block, *f, a, &rets, inst.span)
+            }
+            PKind::Sq | PKind::Given { .. } | PKind::Root(_) => {
+                unreachable!("helper instructions are calls of helpers")
+            }
+        };
+        vals.push(r);
+    }
+    plan.outputs
+        .iter()
+        .map(|v| vals[v.inst as usize][v.idx as usize])
+        .collect()
+}
+
+/// A function of `params` returning `returns`, with its entry block.
+pub fn new_function(
+    name: &str,
+    params: Vec<Type>,
+    returns: Vec<Type>,
+    names: Vec<String>,
+    span: Span,
+) -> (Function, Block) {
+    let mut f = Function::new(name, FuncKind::Fn, Signature { params, returns });
+    f.param_names = names;
+    f.span = span;
+    let entry = f.create_entry();
+    (f, entry)
+}
+
+fn add(module: &mut Module, f: Function) -> FuncId {
+    let name = f.name.clone();
+    match module.add(f) {
+        Ok(id) => id,
+        Err(id) => {
+            debug_assert!(false, "helper `{name}` added twice");
+            id
+        }
+    }
+}
+
+/// A name not yet in `module`: `base.N` for the first free N.
+fn fresh(module: &Module, base: &str) -> String {
+    (0..)
+        .map(|n| format!("{base}.{n}"))
+        .find(|name| module.get(name).is_none())
+        .expect("a free name")
+}
+
+/// The balanced-product helper, added (with its rule) if the module does not have it yet.
+fn product(module: &mut Module, layer: &mut Layer, stack: &Stack) -> FuncId {
+    if let Some(id) = module.get(MUL) {
+        return id;
+    }
+    let (mut f, b) = new_function(
+        MUL,
+        vec![Type::F64, Type::F64],
+        vec![Type::F64],
+        vec!["a".to_string(), "b".to_string()],
+        Span::default(),
+    );
+    let (x, y) = (f.blocks[b].params[0], f.blocks[b].params[1]);
+    let p = f.ins_prim(b, Opcode::Fmul, vec![x, y], Span::default());
+    f.ins_return(b, vec![p], Span::default());
+    layer.add(
+        Callee::Function(MUL.to_string()),
+        ProductRule {
+            stack: stack.clone(),
+        },
+    );
+    add(module, f)
+}
+
+/// The square helper, added (with its rule) if the module does not have it yet.
+fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
+    if let Some(id) = module.get(SQ) {
+        return id;
+    }
+    let (mut f, b) = new_function(
+        SQ,
+        vec![Type::F64],
+        vec![Type::F64],
+        vec!["x".to_string()],
+        Span::default(),
+    );
+    let x = f.blocks[b].params[0];
+    let sq = f.ins_prim(b, Opcode::Fmul, vec![x, x], Span::default());
+    f.ins_return(b, vec![sq], Span::default());
+    layer.add(Callee::Function(SQ.to_string()), SquareRule);
+    add(module, f)
+}
+
+/// Installs a rewritten body of function `id` of `module`: adds the helpers it needs (and their
+/// rules to `layer`) and replaces the body. Returns the body it replaced. `stack` is the stack
+/// the reorientation inverts with (the balanced product falls back on its `fmul` rule).
+pub fn install(
+    body: &Body,
+    module: &mut Module,
+    id: FuncId,
+    layer: &mut Layer,
+    stack: &Stack,
+) -> Function {
+    let original = module.functions[id].clone();
+    match body {
+        Body::Straight(plan) => {
+            let helpers = add_helpers(plan, module, layer, stack);
+            let f = &module.functions[id];
+            let mut new = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
+            new.param_names = f.param_names.clone();
+            new.span = f.span;
+            let entry = new.create_entry();
+            let span = f
+                .entry()
+                .and_then(|b| f.terminator(b))
+                .map_or(f.span, |t| f.insts[t].span);
+            emit_block(plan, &mut new, entry, &helpers, module, span);
+            module.functions[id] = new;
+        }
+        Body::Blocks { closed, plans } => {
+            let mut new = closed.clone();
+            for (b, plan) in plans {
+                let helpers = add_helpers(plan, module, layer, stack);
+                let term = new
+                    .terminator(*b)
+                    .expect("a rewritten block ends in return or jump");
+                let mut kind = new.insts[term].kind.clone();
+                let span = new.insts[term].span;
+                new.blocks[*b].insts.clear();
+                let params = new.blocks[*b].params.clone();
+                let helper = |i: usize, _: &PKind| helpers[i];
+                let outputs = emit_plan(plan, &mut new, *b, &params, &helper, module);
+                match &mut kind {
+                    InstKind::Jump { dest } => dest.args = outputs,
+                    _ => kind = InstKind::Return { args: outputs },
+                }
+                new.ins_void(*b, kind, span);
+            }
+            new.compact();
+            module.functions[id] = new;
+        }
+    }
+    original
+}
+
+/// Emits `plan` into the empty entry block `b` of `f` (its parameters are the plan's) and
+/// returns.
+fn emit_block(
+    plan: &Plan,
+    f: &mut Function,
+    b: Block,
+    helpers: &[Option<FuncId>],
+    module: &Module,
+    span: Span,
+) {
+    let params = f.blocks[b].params.clone();
+    let helper = |i: usize, _: &PKind| helpers[i];
+    let outputs = emit_plan(plan, f, b, &params, &helper, module);
+    f.ins_return(b, outputs, span);
+}
+
+/// Adds the helpers `plan` calls to `module` (their rules to `layer`); returns, per plan
+/// instruction, the helper it is a call of.
+fn add_helpers(
+    plan: &Plan,
+    module: &mut Module,
+    layer: &mut Layer,
+    stack: &Stack,
+) -> Vec<Option<FuncId>> {
+    let mut helpers: Vec<Option<FuncId>> = vec![None; plan.insts.len()];
+    let mut root_ids: Vec<Option<FuncId>> = vec![None; plan.roots.len()];
+    let (_, splits) = super::plan::simulate_splits(plan);
+    for (i, inst) in plan.insts.iter().enumerate() {
+        helpers[i] = match &inst.kind {
+            PKind::Prim(Opcode::Fmul) if splits.contains(&(i as u32)) => {
+                Some(product(module, layer, stack))
+            }
+            PKind::Sq => Some(square(module, layer)),
+            PKind::Given { pivot } => {
+                let name = fresh(module, "iso.given");
+                let (ety, pty) = (inst.tys[0], plan.ty(inst.args[1]));
+                let (mut f, b) = new_function(
+                    &name,
+                    vec![ety, pty],
+                    vec![ety],
+                    vec!["e".to_string(), "p".to_string()],
+                    inst.span,
+                );
+                let e = f.blocks[b].params[0];
+                f.ins_return(b, vec![e], inst.span);
+                layer.add(
+                    Callee::Function(name.clone()),
+                    GivenRule {
+                        role: format!("chosen as θ so that the other unknowns isolate: {pivot}"),
+                        ty: pty,
+                    },
+                );
+                Some(add(module, f))
+            }
+            PKind::Root(r) => {
+                if root_ids[*r].is_none() {
+                    let spec = &plan.roots[*r];
+                    let sq = square(module, layer);
+                    root_ids[*r] = Some(numeric::install_root(module, layer, spec, sq, inst.span));
+                }
+                root_ids[*r]
+            }
+            _ => None,
+        };
+    }
+    helpers
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules
+
+fn one_output(outputs: &[Value]) -> Result<Value, RuleError> {
+    match outputs {
+        &[z] => Ok(z),
+        _ => Err(RuleError::Malformed(
+            "an isolation helper has one output".to_string(),
+        )),
+    }
+}
+
+const SIGN: &str = "sign of the square root (0: +, 1: −)";
+
+/// The rule of `iso.sq` (see the module docs).
+#[derive(Debug)]
+pub struct SquareRule;
+
+impl InverseRule for SquareRule {
+    fn name(&self) -> &str {
+        "sqrt-sign"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == 1
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let unknown = !pattern.is_known(0);
+        RuleDoc {
+            thetas: if unknown {
+                vec![ThetaDoc::choice(2, SIGN)]
+            } else {
+                Vec::new()
+            },
+            checks: vec![
+                "a square is never negative".to_string(),
+                "x · x = y".to_string(),
+            ],
+            exact: false,
+            summary: "x = ±√y".to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let z = one_output(outputs)?;
+        let x = match args {
+            [Arg::Unknown] => {
+                let zero = e.f64(0.0);
+                let nonneg = e.prim(Opcode::Fge, &[z, zero]);
+                let nan = e.prim(Opcode::Fne, &[z, z]);
+                let ok = e.prim(Opcode::Bor, &[nonneg, nan]);
+                e.check(ok, "y is a square, and a square is never negative")?;
+                let c = e.choice(2, SIGN)?;
+                let r = e.prim(Opcode::Sqrt, &[z]);
+                let zero_i = e.i64(0);
+                let plus = e.prim(Opcode::Ieq, &[c, zero_i]);
+                e.if_else(
+                    plus,
+                    &[Type::F64],
+                    |_| Ok(vec![r]),
+                    |e| Ok(vec![e.prim(Opcode::Fneg, &[r])]),
+                )?[0]
+            }
+            [Arg::Known(k)] => *k,
+            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        };
+        let again = e.prim(Opcode::Fmul, &[x, x]);
+        e.check_equal(again, z, "θ loses precision: x · x is not y")?;
+        Ok(vec![x])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        if pattern.is_known(0) {
+            return Ok(());
+        }
+        let &[x] = args else {
+            return Err(RuleError::Malformed("sq has one operand".to_string()));
+        };
+        let zero = e.f64(0.0);
+        let below = e.prim(Opcode::Flt, &[x, zero]);
+        let is_zero = e.prim(Opcode::Feq, &[x, zero]);
+        let one = e.f64(1.0);
+        let inv = e.prim(Opcode::Fdiv, &[one, x]);
+        let neg_zero = e.prim(Opcode::Flt, &[inv, zero]);
+        let neg_zero = e.prim(Opcode::Band, &[is_zero, neg_zero]);
+        let negative = e.prim(Opcode::Bor, &[below, neg_zero]);
+        let c = e.prim(Opcode::BoolToI64, &[negative]);
+        e.record(c, SIGN)
+    }
+}
+
+/// The rule of an `iso.given.N` helper (see the module docs).
+#[derive(Debug)]
+pub struct GivenRule {
+    pub role: String,
+    pub ty: Type,
+}
+
+impl InverseRule for GivenRule {
+    fn name(&self) -> &str {
+        "theta-first"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == 2
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: if pattern.is_known(1) {
+                Vec::new()
+            } else {
+                vec![ThetaDoc::value(Domain::all(self.ty), &self.role)]
+            },
+            checks: if pattern.is_known(0) {
+                vec!["the known value is the output".to_string()]
+            } else {
+                Vec::new()
+            },
+            exact: true,
+            summary: "p = θ, then the rest with p known".to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let z = one_output(outputs)?;
+        let [a, p] = args else {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        };
+        let a = match a {
+            Arg::Unknown => z,
+            Arg::Known(k) => {
+                e.check_equal(*k, z, "the known value is not the output")?;
+                *k
+            }
+        };
+        let p = match p {
+            Arg::Unknown => e.theta(Domain::all(self.ty), &self.role)?,
+            Arg::Known(k) => *k,
+        };
+        Ok(vec![a, p])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        if !pattern.is_known(1) {
+            e.record(args[1], &self.role)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rule of an `iso.root.N` helper: see [`super::numeric`].
+#[derive(Debug)]
+pub struct RootRule {
+    pub body: String,
+    pub solve: String,
+    pub index: String,
+    pub role: String,
+}
+
+impl InverseRule for RootRule {
+    fn name(&self) -> &str {
+        "numeric-root"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() >= 1 && !pattern.is_known(0) && pattern.unknowns() == 1
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: vec![ThetaDoc::value(
+                Domain::Interval { lo: 0.0, hi: 1.0 },
+                &self.role,
+            )],
+            checks: vec![
+                "the equation has a real root in the scanned range".to_string(),
+                "T(x) = y at the root found".to_string(),
+            ],
+            exact: false,
+            summary: "x = the ⌊θ·n⌋-th of the n real roots found by scanning and bisection"
+                .to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let z = one_output(outputs)?;
+        let ks: Option<Vec<Value>> = args[1..].iter().map(Arg::known).collect();
+        let Some(ks) = ks else {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        };
+        let u = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, &self.role)?;
+        let mut call = vec![z];
+        call.extend(ks.iter().copied());
+        call.push(u);
+        let x = e.call(&self.solve, &call)?[0];
+        let mut again = vec![x];
+        again.extend(ks.iter().copied());
+        let fx = e.call(&self.body, &again)?[0];
+        e.check_equal(fx, z, "the root found does not give the output")?;
+        let mut out = vec![x];
+        out.extend(ks);
+        Ok(out)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let z = one_output(outputs)?;
+        let mut call = vec![z];
+        call.extend(args[1..].iter().copied());
+        call.push(args[0]);
+        let u = e.call(&self.index, &call)?[0];
+        e.record(u, &self.role)
+    }
+}
+
+const SPLIT: &str = "left factor ÷ √|y| (a balanced split of the product)";
+
+/// The rule of `iso.mul` (see the module docs): with both factors unknown and `y` finite and
+/// nonzero, `a = θ·√|y|`, `b = y / a`; everything else is the stack's `fmul` rule.
+#[derive(Debug)]
+pub struct ProductRule {
+    pub stack: Stack,
+}
+
+impl ProductRule {
+    fn fallback(&self, pattern: &Pattern) -> Result<std::sync::Arc<dyn InverseRule>, RuleError> {
+        self.stack
+            .lookup(&Callee::Prim(Opcode::Fmul), pattern)
+            .found
+            .map(|f| f.rule)
+            .ok_or_else(|| RuleError::Uncovered(pattern.clone()))
+    }
+
+    /// `√|y|`, and whether it is finite and nonzero.
+    fn scale(e: &mut Emitter<'_>, z: Value) -> (Value, Value) {
+        let az = e.prim(Opcode::Fabs, &[z]);
+        let s = e.prim(Opcode::Sqrt, &[az]);
+        let zero = e.f64(0.0);
+        let inf = e.f64(f64::INFINITY);
+        let pos = e.prim(Opcode::Fgt, &[s, zero]);
+        let fin = e.prim(Opcode::Flt, &[s, inf]);
+        (s, e.prim(Opcode::Band, &[pos, fin]))
+    }
+}
+
+impl InverseRule for ProductRule {
+    fn name(&self) -> &str {
+        "balanced-split"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == 2
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let mut doc = self
+            .fallback(pattern)
+            .map(|r| r.doc(pattern))
+            .unwrap_or_else(|_| RuleDoc {
+                thetas: Vec::new(),
+                checks: Vec::new(),
+                exact: false,
+                summary: String::new(),
+            });
+        if pattern.unknowns() == 2 {
+            for t in &mut doc.thetas {
+                t.when = Some(match &t.when {
+                    Some(w) => format!("y is 0 or not finite, and {w}"),
+                    None => "y is 0 or not finite".to_string(),
+                });
+            }
+            doc.thetas.insert(
+                0,
+                ThetaDoc::value(Domain::NonzeroReal, SPLIT).when("y is finite and nonzero"),
+            );
+            doc.summary = format!("a = θ·√|y|, b = y / a; else {}", doc.summary);
+        }
+        doc
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let pattern = Pattern::of(args);
+        let fallback = self.fallback(&pattern)?;
+        if pattern.unknowns() < 2 {
+            return fallback.emit_inverse(e, outputs, args);
+        }
+        let z = one_output(outputs)?;
+        let (s, ok) = Self::scale(e, z);
+        e.if_else(
+            ok,
+            &[Type::F64, Type::F64],
+            |e| {
+                let t = e.theta(Domain::NonzeroReal, SPLIT)?;
+                let a = e.prim(Opcode::Fmul, &[t, s]);
+                let b = e.prim(Opcode::Fdiv, &[z, a]);
+                let again = e.prim(Opcode::Fmul, &[a, b]);
+                e.check_equal(again, z, "θ loses precision: a · b is not y")?;
+                Ok(vec![a, b])
+            },
+            |e| fallback.emit_inverse(e, outputs, args),
+        )
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let fallback = self.fallback(pattern)?;
+        if pattern.unknowns() < 2 {
+            return fallback.emit_pgf(e, outputs, args, pattern);
+        }
+        let z = one_output(outputs)?;
+        let (s, ok) = Self::scale(e, z);
+        e.if_else(
+            ok,
+            &[],
+            |e| {
+                let t = e.prim(Opcode::Fdiv, &[args[0], s]);
+                e.record(t, SPLIT)?;
+                Ok(vec![])
+            },
+            |e| {
+                fallback.emit_pgf(e, outputs, args, pattern)?;
+                Ok(vec![])
+            },
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! The reorientation's hook: isolate before inverting, guard and simplify after.
+//!
+//! [`crate::reorient::reorient`] works on a copy of the forward module. With isolation on
+//! ([`crate::reorient::ReorientOptions::isolation`]) it calls:
+//!
+//! 1. [`before`] on that copy, before anything is inverted: the function and every `fn` it calls
+//!    (transitively) that has no inverse rule of its own is isolated
+//!    ([`super::isolate_function`]); where that finds a better body, the body in the copy is
+//!    replaced and the helpers it needs are added ([`super::helpers`]). The reorientation then
+//!    inverts the rewritten bodies with its ordinary walk and rules, with the **isolation layer**
+//!    (the helpers' rules) on top of its stack ([`Hook::stack`]).
+//! 2. [`Hook::after`] on the output module: the original bodies are put back under the same
+//!    ids, so the module's `f` is the user's `f` — what callers, `Inverse::forward` and the
+//!    reorientation's **final check** run. That check (before every `return` of a generated
+//!    inverse, `f(x) ≈ y` by a call of `f`'s id) therefore tests the *original* function on the
+//!    answer computed from the rewritten one. Rewrites are exact only up to rounding (or valid
+//!    only where nothing overflows), so this is what keeps the inverse sound whatever a rule did;
+//!    the PGF needs nothing (it records the θ of the rewritten form's inverse). Then the
+//!    generated functions are simplified ([`super::simplify`]) and the isolation layer's stamp is
+//!    removed from the consulted layers (the layer is derived from the module, so it is not a
+//!    dependency of its own).
+
+use super::config::{IsolationConfig, IsolationReport};
+use super::isolate::isolate_function;
+use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module};
+use pinv_primitives::{Callee, Layer, LayerStamp, Pattern, Stack};
+use std::collections::{BTreeSet, HashSet};
+
+/// What [`before`] did, for [`Hook::after`].
+#[derive(Debug)]
+pub struct Hook {
+    config: IsolationConfig,
+    layer: Option<Layer>,
+    /// Functions whose bodies were replaced, with their original bodies.
+    originals: Vec<(FuncId, Function)>,
+    reports: Vec<IsolationReport>,
+}
+
+/// The functions `root` calls, transitively, `root` first.
+fn reachable(module: &Module, root: FuncId) -> Vec<FuncId> {
+    let mut seen = HashSet::new();
+    let mut order = Vec::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        order.push(id);
+        let f = &module.functions[id];
+        for (_, inst) in f.insts_in_layout() {
+            if let InstKind::Call { callee, .. } = f.insts[inst].kind {
+                stack.push(callee);
+            }
+        }
+    }
+    order
+}
+
+/// Isolates `function` and its callees in `forward` (see the module docs).
+pub fn before(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+    config: &IsolationConfig,
+) -> Hook {
+    let mut hook = Hook {
+        config: config.clone(),
+        layer: None,
+        originals: Vec::new(),
+        reports: Vec::new(),
+    };
+    if !config.enabled {
+        return hook;
+    }
+    let mut layer = Layer::new("isolation");
+    for id in reachable(forward, function) {
+        let f = &forward.functions[id];
+        if f.kind != FuncKind::Fn {
+            continue;
+        }
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        if stack
+            .lookup(&Callee::Function(f.name.clone()), &pattern)
+            .found
+            .is_some()
+        {
+            hook.reports.push(IsolationReport::skipped(
+                &f.name,
+                "it has an inverse rule of its own",
+            ));
+            continue;
+        }
+        let iso = isolate_function(forward, id, config);
+        if let Some(body) = &iso.body {
+            let original = super::helpers::install(body, forward, id, &mut layer, stack);
+            hook.originals.push((id, original));
+        }
+        hook.reports.push(iso.report);
+    }
+    if layer.callees().next().is_some() {
+        hook.layer = Some(layer);
+    }
+    hook
+}
+
+impl Hook {
+    /// The stack to invert with: `stack` with the isolation layer on top, if there is one.
+    pub fn stack(&self, stack: &Stack) -> Stack {
+        match &self.layer {
+            Some(layer) => stack.with(layer.clone()),
+            None => stack.clone(),
+        }
+    }
+
+    /// The reports, one per function considered.
+    pub fn reports(&self) -> &[IsolationReport] {
+        &self.reports
+    }
+
+    /// Restores the original bodies in `out`, simplifies the generated functions and forgets the
+    /// isolation layer in `consulted`.
+    pub fn after(
+        self,
+        out: &mut Module,
+        consulted: &mut BTreeSet<LayerStamp>,
+    ) -> Vec<IsolationReport> {
+        if let Some(layer) = &self.layer {
+            consulted.remove(&layer.stamp());
+        }
+        for (id, original) in self.originals {
+            out.functions[id] = original;
+        }
+        if self.config.simplify {
+            super::simplify::simplify_generated(out);
+        }
+        self.reports
+    }
+}

@@ -1,0 +1,998 @@
+//! The isolation driver: from a function to a rewritten body in which every unknown is solved
+//! once, and a report.
+//!
+//! 1. The body (after CSE) becomes a [`Plan`]; the reorientation is simulated on it. No
+//!    consistency check: nothing to do ([`Outcome::NoFanOut`]). Branches or loops: skipped.
+//! 2. **Run without θ**: every input is an unknown. egg runs the rule families with the
+//!    [`cost`](super::cost) (unknown occurrences on the tree, then size) and a hook that, before
+//!    each iteration, extracts the best term and simulates the reorientation of it: **early
+//!    stop** as soon as it would need no consistency check (for a tree that is "every unknown
+//!    occurs once"; on the DAG a shared subterm solved once is fine too). A merge of unequal
+//!    constants stops the run and drops its result.
+//! 3. **Runs with a pivot**: if that fails, values are chosen as θ one at a time — shared values
+//!    first (in `y·(x+y) + (x+y)² + 2(x+y)` the value `a = x+y`: the run with `a` known finds
+//!    `a·(y + a + 2)`, which the reorientation inverts reading θ for `a` at the product, with the
+//!    rule's own domain, then `y`, then `x`), then the inputs that occur more than once (`y` in the
+//!    same function: `(x + (3y+2)/2)² − …`). A pivot the reorientation would not solve by itself
+//!    is read from θ first, with [`PKind::Given`]. The candidates are ranked by (consistency
+//!    checks, numeric roots, θ read first, other θ and choices, size); the first without checks,
+//!    roots or θ-first reads ends the search.
+//! 4. **Numeric fallback**: where one unknown `x` still occurs several times (`x⁵ + x`,
+//!    `x·exp x`), the smallest subterm holding every occurrence becomes a helper solved
+//!    numerically ([`PKind::Root`], see [`super::numeric`]).
+//! 5. Every extracted form is checked at random points against the original term (relative
+//!    1e-9, exact for i64 and bool) and the chosen plan once more against the original body;
+//!    a form that disagrees is rejected.
+
+use super::analysis::{IsoAnalysis, VarKind};
+use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
+use super::convert::{
+    check_numerically, param_names, plan_text, sample, to_plan, Dag, Input, Leaf,
+};
+use super::cost::Extracted;
+use super::lang::Node;
+use super::plan::{simulate, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation};
+use super::rules::{rules, Rule};
+use egg::{Id, Language, Runner, StopReason, Symbol};
+use pinv_core::interp::Interpreter;
+use pinv_core::ir::{Const, FuncId, FuncKind, InstKind, Module, Type};
+use pinv_core::Span;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::SeedableRng;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The result of isolating one function: the rewritten body (if any) and the report.
+#[derive(Clone, Debug)]
+pub struct Isolated {
+    pub function: FuncId,
+    pub report: IsolationReport,
+    /// The rewritten body, when the report's outcome is isolated or improved.
+    pub body: Option<Body>,
+    /// Readable parameter names (for helper roles).
+    pub names: Vec<String>,
+}
+
+/// A rewritten body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// A straight-line function: its new body.
+    Straight(Plan),
+    /// A function with control flow, in closed block form, with new bodies for some of its
+    /// blocks that end in `return`.
+    Blocks {
+        closed: pinv_core::ir::Function,
+        plans: Vec<(pinv_core::ir::Block, Plan)>,
+    },
+}
+
+impl Isolated {
+    /// The rewritten function and the helper functions it needs, as IR text, as they would be
+    /// installed in `module` (`None` if the body is not rewritten). The numeric helpers'
+    /// generated `solve`/`index` loops and the grid are listed by name only.
+    pub fn rewritten_ir(&self, module: &Module) -> Option<String> {
+        let body = self.body.as_ref()?;
+        let mut m = module.clone();
+        let first_new = m.functions.len();
+        let mut layer = pinv_primitives::Layer::new("isolation");
+        super::helpers::install(
+            body,
+            &mut m,
+            self.function,
+            &mut layer,
+            &pinv_primitives::Stack::standard(),
+        );
+        let opts = pinv_core::ir::WriteOptions::default();
+        let mut f = m.functions[self.function].clone();
+        f.compact();
+        let mut out = pinv_core::ir::write::write_function_in(&m, &f, &opts);
+        let mut generated = Vec::new();
+        for (_, g) in m.iter().skip(first_new) {
+            if g.name.ends_with(".solve") || g.name.ends_with(".index") || g.name == "iso.grid" {
+                generated.push(g.name.clone());
+                continue;
+            }
+            out.push('\n');
+            out.push_str(&pinv_core::ir::write::write_function_in(&m, g, &opts));
+        }
+        if !generated.is_empty() {
+            out.push_str(&format!(
+                "\n; generated root finding (loops): {}\n",
+                generated.join(", ")
+            ));
+        }
+        Some(out)
+    }
+}
+
+/// A proposed body and what the reorientation would do with it.
+#[derive(Clone, Debug)]
+struct Candidate {
+    plan: Plan,
+    sim: Simulation,
+    thetas: Vec<String>,
+    numeric: Vec<String>,
+}
+
+impl Candidate {
+    fn score(&self) -> Score {
+        score(&self.sim, self.plan.size())
+    }
+
+    fn perfect(&self) -> bool {
+        perfect(&self.sim)
+    }
+}
+
+type Score = (usize, usize, usize, usize, usize, usize);
+
+/// How good a body is for the reorientation, best first: consistency checks, numeric roots, θ
+/// reads that often fail, θ read first, other θ and choices, size.
+fn score(sim: &Simulation, size: usize) -> Score {
+    (
+        sim.checks,
+        sim.roots,
+        sim.bad,
+        sim.givens,
+        sim.thetas + sim.choices,
+        size,
+    )
+}
+
+/// Nothing left to improve: no check, no numeric root, no θ likely to fail, nothing read first.
+fn perfect(sim: &Simulation) -> bool {
+    sim.checks == 0 && sim.roots == 0 && sim.bad == 0 && sim.givens == 0
+}
+
+/// What every run of one function shares.
+struct Ctx<'a> {
+    module: &'a Module,
+    config: &'a IsolationConfig,
+    plan: Plan,
+    names: Vec<String>,
+    atoms: HashSet<u32>,
+    rules: Vec<Rule>,
+    start: Instant,
+}
+
+/// Isolates the unknowns of function `f` of `module` (see the module docs). Never fails: what
+/// could not be done is in the report.
+///
+/// A function with branches or loops is first put in closed block form
+/// ([`crate::reorient::close_blocks`]); then every block that ends in `return` or `jump` is a
+/// straight-line function from its parameters to what it returns or passes on, and is isolated
+/// on its own (the blocks that branch are left as they are: the facts the reorientation derives
+/// from their conditions stay intact).
+pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) -> Isolated {
+    let start = Instant::now();
+    let func = &module.functions[f];
+    let names = param_names(&func.param_names, func.sig.params.len());
+    let skipped = |why: &str| Isolated {
+        function: f,
+        report: IsolationReport::skipped(&func.name, why),
+        body: None,
+        names: names.clone(),
+    };
+    if !config.enabled {
+        return skipped("isolation is off");
+    }
+    if func.kind != FuncKind::Fn {
+        return skipped("not a `fn`");
+    }
+    let mut body = func.clone();
+    pinv_core::ir::cse::cse(&mut body);
+    if let Some(plan) = Plan::from_function(&body) {
+        let one = isolate_plan(module, config, start, plan.pruned(), &names, false);
+        let mut report = one.report(&func.name);
+        report.time = start.elapsed();
+        return Isolated {
+            function: f,
+            report,
+            body: one.plan.map(Body::Straight),
+            names,
+        };
+    }
+    if body.layout.len() < 2 {
+        return skipped("its body is not straight-line code");
+    }
+    // Closed block form: every return block is a function of its parameters.
+    let mut closed = crate::reorient::close_blocks(&body);
+    closed.compact();
+    let mut report = IsolationReport::skipped(&func.name, "");
+    report.outcome = Outcome::NoFanOut;
+    let mut plans = Vec::new();
+    let mut any = false;
+    for b in closed.layout.clone() {
+        let straight = closed.terminator(b).is_some_and(|t| {
+            matches!(
+                closed.insts[t].kind,
+                InstKind::Return { .. } | InstKind::Jump { .. }
+            )
+        });
+        if !straight {
+            continue;
+        }
+        let Some(plan) = Plan::from_block(&closed, b) else {
+            continue;
+        };
+        let block_names: Vec<String> = if Some(b) == closed.entry() {
+            names.clone()
+        } else {
+            (0..plan.params.len())
+                .map(|i| format!("{b}.p{i}"))
+                .collect()
+        };
+        let one = isolate_plan(module, config, start, plan.pruned(), &block_names, true);
+        any = true;
+        merge_block_report(&mut report, &one, b);
+        if let Some(p) = one.plan {
+            plans.push((b, p));
+        }
+    }
+    if !any {
+        return skipped("every block branches");
+    }
+    if !plans.is_empty() {
+        report.outcome = if report.after.checks == 0 && report.after.bad == 0 {
+            Outcome::Isolated
+        } else {
+            Outcome::Improved
+        };
+    }
+    report.time = start.elapsed();
+    Isolated {
+        function: f,
+        report,
+        body: (!plans.is_empty()).then_some(Body::Blocks { closed, plans }),
+        names,
+    }
+}
+
+/// Adds one block's result to a function's report.
+fn merge_block_report(report: &mut IsolationReport, one: &One, b: pinv_core::ir::Block) {
+    let add = |a: &mut Simulation, b: &Simulation| {
+        a.checks += b.checks;
+        a.thetas += b.thetas;
+        a.choices += b.choices;
+        a.givens += b.givens;
+        a.roots += b.roots;
+        a.bad += b.bad;
+    };
+    add(&mut report.before, &one.before);
+    add(&mut report.after, &one.after);
+    let rank = |o: &Outcome| match o {
+        Outcome::NoFanOut => 0,
+        Outcome::Isolated => 1,
+        Outcome::Improved => 2,
+        Outcome::NotIsolated => 3,
+        Outcome::Skipped(_) => 4,
+    };
+    if rank(&one.outcome) > rank(&report.outcome) {
+        report.outcome = one.outcome.clone();
+    }
+    if one.plan.is_some() {
+        report
+            .original
+            .extend(one.original.iter().map(|t| format!("{b}: {t}")));
+        report
+            .rewritten
+            .extend(one.rewritten.iter().map(|t| format!("{b}: {t}")));
+    }
+    report.thetas.extend(one.thetas.iter().cloned());
+    report.numeric.extend(one.numeric.iter().cloned());
+    report.runs.extend(one.runs.iter().cloned());
+}
+
+/// What isolation did to one straight-line plan.
+struct One {
+    outcome: Outcome,
+    before: Simulation,
+    after: Simulation,
+    original: Vec<String>,
+    rewritten: Vec<String>,
+    thetas: Vec<String>,
+    numeric: Vec<String>,
+    runs: Vec<RunReport>,
+    plan: Option<Plan>,
+}
+
+impl One {
+    fn report(&self, function: &str) -> IsolationReport {
+        IsolationReport {
+            function: function.to_string(),
+            outcome: self.outcome.clone(),
+            before: self.before,
+            after: self.after,
+            original: self.original.clone(),
+            rewritten: self.rewritten.clone(),
+            thetas: self.thetas.clone(),
+            numeric: self.numeric.clone(),
+            runs: self.runs.clone(),
+            time: Duration::ZERO,
+        }
+    }
+}
+
+/// Isolates one straight-line plan whose parameters are named `names`. With `checks_only`
+/// (a block of a function with control flow) only consistency checks count: a block's values
+/// also meet the branch conditions of other blocks, which the simulation does not see, so a
+/// rewrite that only changes how θ is drawn may lose as much acceptance there as it wins here.
+fn isolate_plan(
+    module: &Module,
+    config: &IsolationConfig,
+    start: Instant,
+    plan: Plan,
+    names: &[String],
+    checks_only: bool,
+) -> One {
+    let before = simulate(&plan);
+    let original: Vec<String> = plan
+        .outputs
+        .iter()
+        .map(|&o| plan_text(&plan, names, o, 200))
+        .collect();
+    let mut one = One {
+        outcome: Outcome::NoFanOut,
+        before,
+        after: before,
+        original,
+        rewritten: Vec::new(),
+        thetas: Vec::new(),
+        numeric: Vec::new(),
+        runs: Vec::new(),
+        plan: None,
+    };
+    let dag = Dag::new(&plan);
+    let worth = before.checks > 0 || (before.bad > 0 && !checks_only);
+    if dag.fanned_params().is_empty() || !worth {
+        return one;
+    }
+    let ctx = Ctx {
+        module,
+        config,
+        atoms: dag.atoms(&plan),
+        names: names.to_vec(),
+        plan,
+        rules: rules(&config.families),
+        start,
+    };
+
+    let mut best: Option<Candidate> = None;
+    let consider = |c: Option<Candidate>, best: &mut Option<Candidate>| {
+        if let Some(c) = c {
+            if best.as_ref().is_none_or(|b| c.score() < b.score()) {
+                *best = Some(c);
+            }
+        }
+    };
+    let (r, c) = run(&ctx, &[]);
+    one.runs.push(r);
+    consider(c, &mut best);
+    if !best.as_ref().is_some_and(Candidate::perfect) {
+        // An input as θ is pointless when it is the only input used.
+        let used_params = dag.total.iter().filter(|&&t| t > 0).count();
+        for pivot in dag
+            .pivot_candidates(&ctx.plan)
+            .into_iter()
+            .filter(|p| {
+                !(matches!(ctx.plan.insts[p.inst as usize].kind, PKind::Param(_))
+                    && used_params < 2)
+            })
+            .take(config.max_pivots)
+        {
+            if start.elapsed() >= config.function_time_limit {
+                break;
+            }
+            let (r, c) = run(&ctx, &[pivot]);
+            one.runs.push(r);
+            consider(c, &mut best);
+            if best.as_ref().is_some_and(Candidate::perfect) {
+                break;
+            }
+        }
+    }
+
+    let original_score = score(&before, ctx.plan.size());
+    let chosen = best
+        .filter(|c| c.score() < original_score && (!checks_only || c.sim.checks < before.checks));
+    let chosen = match chosen {
+        Some(c) => match check_plan(&ctx, &c.plan) {
+            Ok(()) => Some(c),
+            Err(why) => {
+                if let Some(last) = one.runs.last_mut() {
+                    last.rejected = Some(format!("the rewritten body disagrees: {why}"));
+                }
+                None
+            }
+        },
+        None => None,
+    };
+    match chosen {
+        None => one.outcome = Outcome::NotIsolated,
+        Some(c) => {
+            one.outcome = if c.sim.checks == 0 && c.sim.bad == 0 {
+                Outcome::Isolated
+            } else {
+                Outcome::Improved
+            };
+            one.after = c.sim;
+            one.rewritten = c
+                .plan
+                .outputs
+                .iter()
+                .map(|&o| plan_text(&c.plan, names, o, 200))
+                .collect();
+            one.thetas = c.thetas;
+            one.numeric = c.numeric;
+            one.plan = Some(c.plan);
+        }
+    }
+    one
+}
+
+fn stop_of(reason: &Option<StopReason>) -> Stop {
+    match reason {
+        Some(StopReason::Saturated) => Stop::Saturated,
+        Some(StopReason::IterationLimit(_)) => Stop::IterationLimit,
+        Some(StopReason::NodeLimit(_)) => Stop::NodeLimit,
+        Some(StopReason::TimeLimit(_)) => Stop::TimeLimit,
+        Some(StopReason::Other(s)) if s == ISOLATED => Stop::Isolated,
+        Some(StopReason::Other(s)) if s == CONFLICT => Stop::ConstantConflict,
+        Some(StopReason::Other(s)) => Stop::Other(s.clone()),
+        None => Stop::Other("did not run".to_string()),
+    }
+}
+
+const ISOLATED: &str = "isolated";
+const CONFLICT: &str = "constant conflict";
+
+/// What the hook needs, owned (hooks are `'static`).
+struct HookCtx {
+    plan: Plan,
+    input: Input,
+    pivots: Vec<(PVal, String)>,
+    last: Cell<Option<super::cost::Cost>>,
+}
+
+impl HookCtx {
+    /// The plan of an extracted term, with pivots read first if the plan needs it.
+    fn candidate(
+        &self,
+        ext: &Extracted,
+        spans: &dyn Fn(Id) -> Option<Span>,
+    ) -> (Plan, Simulation, bool) {
+        let plan = to_plan(
+            ext,
+            &self.plan,
+            &self.input.leaves,
+            &self.input.call_types,
+            spans,
+        );
+        let sim = simulate(&plan);
+        if perfect(&sim) || self.pivots.is_empty() {
+            return (plan, sim, false);
+        }
+        let given = with_givens(&plan, &self.plan, &self.pivots);
+        let gsim = simulate(&given);
+        if score(&gsim, 0) < score(&sim, 0) {
+            (given, gsim, true)
+        } else {
+            (plan, sim, false)
+        }
+    }
+}
+
+/// One e-graph run with `pivots` known.
+fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
+    let t0 = Instant::now();
+    let sigs = |g: FuncId| ctx.module.functions[g].sig.returns.clone();
+    let input = Input::new(&ctx.plan, &ctx.names, &ctx.atoms, pivots, &sigs);
+    let pivot_names: Vec<(PVal, String)> = pivots
+        .iter()
+        .map(|&p| (p, plan_text(&ctx.plan, &ctx.names, p, 60)))
+        .collect();
+    let mut report = RunReport {
+        pivots: pivot_names.iter().map(|(_, s)| s.clone()).collect(),
+        stop: Stop::Other("did not run".to_string()),
+        iterations: 0,
+        nodes: 0,
+        classes: 0,
+        time: Duration::ZERO,
+        cost: Default::default(),
+        extracted: Vec::new(),
+        simulation: None,
+        rejected: None,
+    };
+
+    let mut runner: Runner<Node, IsoAnalysis> = Runner::new(input.analysis.clone());
+    let mut ids: Vec<Id> = Vec::with_capacity(input.expr.as_ref().len());
+    for node in input.expr.as_ref() {
+        let node = node.clone().map_children(|c| ids[usize::from(c)]);
+        ids.push(runner.egraph.add(node));
+    }
+    runner.egraph.rebuild();
+    runner.roots = input.roots.iter().map(|&r| ids[usize::from(r)]).collect();
+    let spans: Vec<(Id, Span)> = input
+        .spans
+        .iter()
+        .map(|&(i, s)| (ids[usize::from(i)], s))
+        .collect();
+
+    let remaining = ctx
+        .config
+        .function_time_limit
+        .saturating_sub(ctx.start.elapsed());
+    let hook = Rc::new(HookCtx {
+        plan: ctx.plan.clone(),
+        input: input.clone(),
+        pivots: pivot_names.clone(),
+        last: Cell::new(None),
+    });
+    let h = Rc::clone(&hook);
+    let runner = runner
+        .with_node_limit(ctx.config.node_limit)
+        .with_iter_limit(ctx.config.iter_limit)
+        .with_time_limit(ctx.config.run_time_limit.min(remaining))
+        .with_hook(move |runner| {
+            if runner.egraph.analysis.conflicts > 0 {
+                return Err(CONFLICT.to_string());
+            }
+            let ext = Extracted::best(&runner.egraph, &h.input.analysis.vars, &runner.roots);
+            if h.last.get() == Some(ext.cost) {
+                return Ok(());
+            }
+            h.last.set(Some(ext.cost));
+            let (_, sim, given) = h.candidate(&ext, &|_| None);
+            if perfect(&sim) && !given {
+                return Err(ISOLATED.to_string());
+            }
+            Ok(())
+        })
+        .run(&ctx.rules);
+
+    report.stop = stop_of(&runner.stop_reason);
+    report.iterations = runner.iterations.len();
+    report.nodes = runner.egraph.total_number_of_nodes();
+    report.classes = runner.egraph.number_of_classes();
+    let egraph = &runner.egraph;
+    if egraph.analysis.conflicts > 0 {
+        report.stop = Stop::ConstantConflict;
+        report.rejected = Some("constants that differ by rounding were merged".to_string());
+        report.time = t0.elapsed();
+        return (report, None);
+    }
+    let ext = Extracted::best(egraph, &input.analysis.vars, &runner.roots);
+    report.cost = ext.cost;
+    report.extracted = (0..ext.roots.len()).map(|k| ext.text(k, 200)).collect();
+    if let Err(why) = check_numerically(
+        &input,
+        &ext,
+        ctx.module,
+        ctx.config.check_points,
+        ctx.config.check_tolerance,
+        ctx.config.seed,
+    ) {
+        report.rejected = Some(format!("numeric check: {why}"));
+        report.time = t0.elapsed();
+        return (report, None);
+    }
+    let class_span: HashMap<Id, Span> = {
+        let mut m = HashMap::new();
+        for &(i, s) in &spans {
+            m.entry(egraph.find(i)).or_insert(s);
+        }
+        m
+    };
+    let span_of = |c: Id| class_span.get(&egraph.find(c)).copied();
+    let (mut plan, mut sim, mut given) = hook.candidate(&ext, &span_of);
+    let mut numeric = Vec::new();
+    if sim.checks > 0 && ctx.config.numeric {
+        if let Some((np, text)) = numeric_plan(&hook, &ext, &span_of) {
+            let nsim = simulate(&np);
+            if nsim.checks < sim.checks {
+                plan = np;
+                sim = nsim;
+                given = false;
+                numeric.push(text);
+            } else if !pivots.is_empty() || nsim.checks > 0 {
+                // The root helper needs its other operands known: read them first.
+                let unknown_k = unknown_params_of_roots(&np);
+                let pv: Vec<(PVal, String)> = unknown_k
+                    .iter()
+                    .map(|&p| (PVal { inst: p, idx: 0 }, ctx.names[p as usize].clone()))
+                    .chain(pivot_names.iter().cloned())
+                    .collect();
+                let gp = with_givens(&np, &ctx.plan, &pv);
+                let gsim = simulate(&gp);
+                if gsim.checks < sim.checks {
+                    plan = gp;
+                    sim = gsim;
+                    given = true;
+                    numeric.push(text);
+                }
+            }
+        }
+    }
+    report.simulation = Some(sim);
+    report.time = t0.elapsed();
+    let thetas = if given {
+        plan.insts
+            .iter()
+            .filter_map(|i| match &i.kind {
+                PKind::Given { pivot } => Some(pivot.clone()),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (
+        report,
+        Some(Candidate {
+            plan,
+            sim,
+            thetas,
+            numeric,
+        }),
+    )
+}
+
+/// `plan` with `pivots` (values of `original`) read from θ first: each output that depends on
+/// nothing else is wrapped as `given(out, pivot)`, the first output for all of them.
+fn with_givens(plan: &Plan, original: &Plan, pivots: &[(PVal, String)]) -> Plan {
+    let mut b = PlanBuilder::new(plan.params.clone());
+    let ident = |p: u32| PVal { inst: p, idx: 0 };
+    let mut memo = HashMap::new();
+    let mut outputs: Vec<PVal> = plan
+        .outputs
+        .iter()
+        .map(|&o| b.copy(plan, o, &ident, &mut memo))
+        .collect();
+    let mut omemo = HashMap::new();
+    for (p, desc) in pivots {
+        let pv = b.copy(original, *p, &ident, &mut omemo);
+        let Some(first) = outputs.first_mut() else {
+            break;
+        };
+        let ty = b.plan().ty(*first);
+        let span = b.plan().insts[first.inst as usize].span;
+        *first = b.value(
+            PKind::Given {
+                pivot: desc.clone(),
+            },
+            vec![*first, pv],
+            ty,
+            span,
+        );
+    }
+    let mut out = b.finish();
+    out.outputs = outputs;
+    out.pruned()
+}
+
+/// Parameters used by the operands `k…` of root helpers (they must be known when the helper is
+/// inverted).
+fn unknown_params_of_roots(plan: &Plan) -> Vec<u32> {
+    let mut out = Vec::new();
+    for inst in &plan.insts {
+        if let PKind::Root(_) = inst.kind {
+            for &k in &inst.args[1..] {
+                let mut stack = vec![k];
+                while let Some(v) = stack.pop() {
+                    let i = &plan.insts[v.inst as usize];
+                    if let PKind::Param(p) = i.kind {
+                        if !out.contains(&p) {
+                            out.push(p);
+                        }
+                    }
+                    stack.extend(i.args.iter().copied());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The plan of `ext` with the smallest subterm holding every occurrence of the one unknown that
+/// occurs several times replaced by a numeric root helper; `None` if there is no such unknown.
+fn numeric_plan(
+    hook: &HookCtx,
+    ext: &Extracted,
+    span_of: &dyn Fn(Id) -> Option<Span>,
+) -> Option<(Plan, String)> {
+    let vars = &hook.input.analysis.vars;
+    let mut repeated: Vec<Symbol> = Vec::new();
+    for (&s, info) in vars {
+        if matches!(info.kind, VarKind::Unknown { .. }) {
+            let occ = ext.occurrences(s);
+            let total: u64 = ext.roots.iter().map(|&r| occ[r]).sum();
+            if total > 1 {
+                repeated.push(s);
+            }
+        }
+    }
+    let [x] = repeated.as_slice() else {
+        return None;
+    };
+    let x = *x;
+    let Leaf::Param(xp) = hook.input.leaves[&x] else {
+        return None;
+    };
+    if vars[&x].ty != Type::F64 {
+        return None;
+    }
+    let occ = ext.occurrences(x);
+    let holders: Vec<usize> = ext.roots.iter().copied().filter(|&r| occ[r] > 0).collect();
+    let [mut t] = holders.as_slice() else {
+        return None;
+    };
+    loop {
+        let node = &ext.nodes[t];
+        let kids: Vec<usize> = node.children().iter().map(|&c| usize::from(c)).collect();
+        match kids.iter().find(|&&c| occ[c] == occ[t]) {
+            Some(&c) if !matches!(ext.nodes[c], Node::Var(_)) => t = c,
+            _ => break,
+        }
+    }
+    if hook.plan_ty_of(ext, t) != Some(Type::F64) {
+        return None;
+    }
+    // The operands k…: maximal subterms without x that are not constants.
+    let mut ks: Vec<usize> = Vec::new();
+    let mut stack = vec![t];
+    while let Some(i) = stack.pop() {
+        for &c in ext.nodes[i].children() {
+            let c = usize::from(c);
+            if occ[c] > 0 {
+                stack.push(c);
+            } else if has_var(ext, c) && !ks.contains(&c) {
+                ks.push(c);
+            }
+        }
+    }
+    ks.sort();
+    let k_types: Vec<Type> = ks
+        .iter()
+        .map(|&k| hook.plan_ty_of(ext, k).unwrap_or(Type::F64))
+        .collect();
+    // The helper's body: (x, k…) → T.
+    let mut params = vec![Type::F64];
+    params.extend(k_types.iter().copied());
+    let mut body = PlanBuilder::new(params);
+    let mut vals: HashMap<usize, PVal> = HashMap::new();
+    let body_out = build_body(ext, t, x, &ks, &mut body, &mut vals);
+    let mut body = body.finish();
+    body.outputs = vec![body_out];
+    let body = body.pruned();
+    let mut names = vec![hook.input_name(x)];
+    names.extend((0..ks.len()).map(|j| format!("k{j}")));
+    let text = plan_text(&body, &names, body.outputs[0], 120);
+    let spec = RootSpec {
+        body,
+        text: text.clone(),
+    };
+    // The main plan with T replaced.
+    let replaced = to_plan_with_root(hook, ext, (t, xp), &ks, spec, span_of);
+    Some((replaced, format!("{} in {text}", hook.input_name(x))))
+}
+
+impl HookCtx {
+    fn plan_ty_of(&self, ext: &Extracted, i: usize) -> Option<Type> {
+        match &ext.nodes[i] {
+            Node::Num(n) => Some(n.0.ty()),
+            Node::Var(s) => self.input.analysis.vars.get(s).map(|v| v.ty),
+            Node::Op(op, _) => Some(op.result_type()),
+            Node::Sq(_) => Some(Type::F64),
+            Node::Call { callee, result, .. } => self
+                .input
+                .call_types
+                .get(callee)
+                .and_then(|t| t.get(*result as usize).copied()),
+        }
+    }
+
+    fn input_name(&self, s: Symbol) -> String {
+        s.to_string()
+    }
+}
+
+fn has_var(ext: &Extracted, i: usize) -> bool {
+    match &ext.nodes[i] {
+        Node::Var(_) => true,
+        n => n.children().iter().any(|&c| has_var(ext, usize::from(c))),
+    }
+}
+
+/// Copies the subterm `i` of `ext` into a helper body: `x` is parameter 0, `ks[j]` parameter
+/// `j + 1`.
+fn build_body(
+    ext: &Extracted,
+    i: usize,
+    x: Symbol,
+    ks: &[usize],
+    b: &mut PlanBuilder,
+    vals: &mut HashMap<usize, PVal>,
+) -> PVal {
+    if let Some(&v) = vals.get(&i) {
+        return v;
+    }
+    if let Some(j) = ks.iter().position(|&k| k == i) {
+        return b.param(j + 1);
+    }
+    let v = match &ext.nodes[i] {
+        Node::Var(s) if *s == x => b.param(0),
+        Node::Var(_) => unreachable!("leaves other than x are operands k"),
+        Node::Num(n) => b.konst(n.0),
+        node => {
+            let args: Vec<PVal> = node
+                .children()
+                .iter()
+                .map(|&c| build_body(ext, usize::from(c), x, ks, b, vals))
+                .collect();
+            match node {
+                Node::Op(op, _) => {
+                    b.value(PKind::Prim(*op), args, op.result_type(), Span::default())
+                }
+                Node::Sq(_) => b.value(PKind::Sq, args, Type::F64, Span::default()),
+                Node::Call { callee, .. } => {
+                    // Calls inside a root helper: kept as in the term (result 0 only).
+                    b.value(PKind::Call(*callee), args, Type::F64, Span::default())
+                }
+                _ => unreachable!(),
+            }
+        }
+    };
+    vals.insert(i, v);
+    v
+}
+
+/// [`to_plan`], with node `t` computed by a root helper of `(x, k…)`.
+fn to_plan_with_root(
+    hook: &HookCtx,
+    ext: &Extracted,
+    (t, xp): (usize, u32),
+    ks: &[usize],
+    spec: RootSpec,
+    span_of: &dyn Fn(Id) -> Option<Span>,
+) -> Plan {
+    let n = ext.nodes.len();
+    // The nodes needed: those reachable from the roots without entering T, T itself, and the
+    // operands k… (inside T).
+    let mut needed = vec![false; n];
+    let mut stack: Vec<usize> = ext.roots.clone();
+    stack.extend(ks.iter().copied());
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut needed[i], true) || i == t {
+            continue;
+        }
+        stack.extend(ext.nodes[i].children().iter().map(|&c| usize::from(c)));
+    }
+    let mut b = PlanBuilder::new(hook.plan.params.clone());
+    let ident = |p: u32| PVal { inst: p, idx: 0 };
+    let mut memo = HashMap::new();
+    let mut vals: Vec<Option<PVal>> = vec![None; n];
+    let mut spec = Some(spec);
+    let root_span = span_of(ext.classes[t]).unwrap_or_default();
+    for i in 0..n {
+        if !needed[i] {
+            continue;
+        }
+        let span = span_of(ext.classes[i]).unwrap_or(root_span);
+        if i == t {
+            let r = b.add_root(spec.take().expect("one root helper"));
+            let mut args = vec![b.param(xp as usize)];
+            args.extend(ks.iter().map(|&k| vals[k].expect("k… come before T")));
+            vals[i] = Some(b.value(PKind::Root(r), args, Type::F64, root_span));
+            continue;
+        }
+        let node = &ext.nodes[i];
+        let args: Vec<PVal> = node
+            .children()
+            .iter()
+            .map(|&c| vals[usize::from(c)].expect("children come first"))
+            .collect();
+        let v = match node {
+            Node::Num(n) => b.konst(n.0),
+            Node::Var(s) => match hook.input.leaves[s] {
+                Leaf::Param(p) => b.param(p as usize),
+                Leaf::Value(v) => b.copy(&hook.plan, v, &ident, &mut memo),
+            },
+            Node::Op(op, _) => b.value(PKind::Prim(*op), args, op.result_type(), span),
+            Node::Sq(_) => b.value(PKind::Sq, args, Type::F64, span),
+            Node::Call { callee, result, .. } => {
+                let tys = hook
+                    .input
+                    .call_types
+                    .get(callee)
+                    .cloned()
+                    .unwrap_or_default();
+                let inst = b.push(PKind::Call(*callee), args, tys, span);
+                PVal { inst, idx: *result }
+            }
+        };
+        vals[i] = Some(v);
+    }
+    let mut plan = b.finish();
+    plan.outputs = ext
+        .roots
+        .iter()
+        .map(|&r| vals[r].expect("every root is computed"))
+        .collect();
+    plan.pruned()
+}
+
+/// Evaluates a plan on inputs `args` (helpers included); `None` if something fails.
+pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Const>> {
+    let mut vals: Vec<Vec<Const>> = Vec::with_capacity(plan.insts.len());
+    for inst in &plan.insts {
+        let a: Vec<Const> = inst
+            .args
+            .iter()
+            .map(|v| vals[v.inst as usize][v.idx as usize])
+            .collect();
+        let r = match &inst.kind {
+            PKind::Param(i) => vec![*args.get(*i as usize)?],
+            PKind::Const(c) => vec![*c],
+            PKind::Prim(op) => vec![pinv_core::semantics::eval(*op, &a).ok()?],
+            PKind::Call(f) => Interpreter::new(module)
+                .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(1_000_000))
+                .call(*f, &a)
+                .ok()?,
+            PKind::Sq => {
+                vec![pinv_core::semantics::eval(pinv_core::ir::Opcode::Fmul, &[a[0], a[0]]).ok()?]
+            }
+            PKind::Given { .. } => vec![a[0]],
+            PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
+        };
+        vals.push(r);
+    }
+    Some(
+        plan.outputs
+            .iter()
+            .map(|v| vals[v.inst as usize][v.idx as usize])
+            .collect(),
+    )
+}
+
+/// Checks the chosen plan against the original body at random inputs.
+fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(ctx.config.seed ^ 0x9e37_79b9);
+    let points = ctx.config.check_points;
+    let mut valid = 0;
+    for _ in 0..points * 4 {
+        if valid >= points {
+            break;
+        }
+        let x: Vec<Const> = ctx
+            .plan
+            .params
+            .iter()
+            .map(|&t| sample(&mut rng, t))
+            .collect();
+        let Some(a) = eval_plan(&ctx.plan, &x, ctx.module) else {
+            continue;
+        };
+        if a.iter()
+            .any(|v| matches!(v, Const::F64(f) if !f.is_finite()))
+        {
+            continue;
+        }
+        let b = eval_plan(plan, &x, ctx.module);
+        match b {
+            Some(b)
+                if a.iter()
+                    .zip(&b)
+                    .all(|(&p, &q)| super::convert::agrees(p, q, ctx.config.check_tolerance)) =>
+            {
+                valid += 1
+            }
+            _ => return Err(format!("at {:?}: {:?} written, {:?} rewritten", x, a, b)),
+        }
+    }
+    if valid * 2 < points {
+        return Err("too few points with a finite value".to_string());
+    }
+    Ok(())
+}

@@ -1,0 +1,459 @@
+//! The numeric fallback: one unknown that still occurs several times after rewriting.
+//!
+//! For `x⁵ + x`, `x³ − x + 1` or `x·exp x` no rewrite leaves `x` once. The smallest subterm `T`
+//! holding every occurrence of `x` (its other operands `k…` known by the time it is inverted)
+//! becomes a helper `iso.root.N(x, k…) = T`, and its inverse rule solves `T(x, k…) = y` by
+//! **generated IR with loops**, so the interpreter (and any backend) runs it like any other code:
+//!
+//! - `iso.grid(i)`: a fixed grid of 2M+1 points, symmetric and geometric: `0` and
+//!   `±10^(−6 + 0.04·j)`, `j = 0 … 350`, i.e. from 1e-6 to 1e8 in steps of about 9.6%.
+//! - `iso.root.N.solve(y, k…, u)`: scans the grid for brackets of `h(x) = T(x, k…) − y` (a grid
+//!   point where `h = 0`, or a sign change between neighbours), counts them (`n`), fails with a
+//!   domain error when there is none, takes the `⌊u·n⌋`-th (in increasing order; `u` is θ in
+//!   [0, 1]) and bisects it to adjacent floats (at most 200 steps), returning the end with the
+//!   smaller `|h|`.
+//! - `iso.root.N.index(y, k…, x)`: the PGF's side: the same scan; the bracket holding `x` is the
+//!   `j`-th of `n`, so θ = `(j + ½)/n` makes the inverse take that bracket and return `x` (to
+//!   bisection precision).
+//!
+//! θ is a real in [0, 1] rather than `choice n` because the number of real roots depends on `y`
+//! (`x·exp x = y` has two for −1/e < y < 0, one for y > 0): any θ picks one of the roots that
+//! exist, so every θ is accepted whenever a root exists.
+//!
+//! Limits, by design: roots beyond ±1e8, a double root (no sign change), or two roots in one
+//! grid step are not found, so the inverse is not complete for those x (the PGF then records θ
+//! for another root and the round trip fails); soundness is unaffected (the rule checks
+//! `T(x, k…) ≈ y`, and the inverse checks the original function).
+
+use super::helpers::{emit_plan, new_function, RootRule};
+use super::plan::{PKind, RootSpec};
+use pinv_core::ir::{
+    Block, BlockCall, Const, FuncId, Function, InstKind, Module, Opcode, Type, Value,
+};
+use pinv_core::Span;
+use pinv_primitives::{Callee, Layer};
+
+/// Grid points on each side of 0.
+pub const SIDE: i64 = 351;
+/// The smallest magnitude is 10^LOW.
+pub const LOW: f64 = -6.0;
+/// The step of the exponent.
+pub const STEP: f64 = 0.04;
+/// At most this many bisection steps.
+pub const BISECTIONS: i64 = 200;
+
+const GRID: &str = "iso.grid";
+
+/// The `i`-th grid point, as the generated `iso.grid` computes it (for tests).
+pub fn grid_point(i: i64) -> f64 {
+    if i == SIDE {
+        return 0.0;
+    }
+    let (j, sign) = if i < SIDE {
+        (SIDE - 1 - i, -1.0)
+    } else {
+        (i - SIDE - 1, 1.0)
+    };
+    sign * pinv_core::semantics::eval(
+        Opcode::Pow,
+        &[Const::F64(10.0), Const::F64((j as f64) * STEP + LOW)],
+    )
+    .ok()
+    .and_then(Const::as_f64)
+    .unwrap_or(f64::NAN)
+}
+
+/// A little builder for functions with loops.
+struct Fb {
+    f: Function,
+    block: Block,
+    span: Span,
+}
+
+impl Fb {
+    fn c(&mut self, x: f64) -> Value {
+        self.f.ins_const(self.block, Const::F64(x), self.span)
+    }
+    fn ci(&mut self, x: i64) -> Value {
+        self.f.ins_const(self.block, Const::I64(x), self.span)
+    }
+    fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
+        self.f.ins_prim(self.block, op, args.to_vec(), self.span)
+    }
+    fn call(&mut self, f: FuncId, args: &[Value]) -> Value {
+        self.f
+            .ins_call(self.block, f, args.to_vec(), &[Type::F64], self.span)[0]
+    }
+    fn new_block(&mut self, params: &[Type]) -> (Block, Vec<Value>) {
+        let b = self.f.create_block();
+        let ps = params
+            .iter()
+            .map(|&t| self.f.append_block_param(b, t))
+            .collect();
+        (b, ps)
+    }
+    fn jump(&mut self, to: Block, args: &[Value]) {
+        self.f.ins_jump(self.block, to, args.to_vec(), self.span);
+    }
+    fn brif(&mut self, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
+        self.f.ins_void(
+            self.block,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t.0, t.1.to_vec()),
+                else_dest: BlockCall::new(e.0, e.1.to_vec()),
+            },
+            self.span,
+        );
+    }
+    fn ret(&mut self, v: Value) {
+        self.f.ins_return(self.block, vec![v], self.span);
+    }
+    fn fail(&mut self, reason: &str) {
+        self.f.ins_void(
+            self.block,
+            InstKind::Fail {
+                reason: reason.to_string(),
+            },
+            self.span,
+        );
+    }
+    fn at(&mut self, b: Block) {
+        self.block = b;
+    }
+
+    /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
+    fn is_root(&mut self, h: Value, h1: Value) -> Value {
+        let zero = self.c(0.0);
+        let at = self.op(Opcode::Feq, &[h, zero]);
+        let a = self.op(Opcode::Flt, &[h, zero]);
+        let b = self.op(Opcode::Fgt, &[h1, zero]);
+        let up = self.op(Opcode::Band, &[a, b]);
+        let a = self.op(Opcode::Fgt, &[h, zero]);
+        let b = self.op(Opcode::Flt, &[h1, zero]);
+        let down = self.op(Opcode::Band, &[a, b]);
+        let change = self.op(Opcode::Bor, &[up, down]);
+        self.op(Opcode::Bor, &[at, change])
+    }
+}
+
+/// The grid helper, added once per module.
+fn grid(module: &mut Module) -> FuncId {
+    if let Some(id) = module.get(GRID) {
+        return id;
+    }
+    let (f, entry) = new_function(
+        GRID,
+        vec![Type::I64],
+        vec![Type::F64],
+        vec!["i".to_string()],
+        Span::default(),
+    );
+    let mut b = Fb {
+        f,
+        block: entry,
+        span: Span::default(),
+    };
+    let i = b.f.blocks[entry].params[0];
+    let side = b.ci(SIDE);
+    let mid = b.op(Opcode::Ieq, &[i, side]);
+    let (zero_b, _) = b.new_block(&[]);
+    let (side_b, _) = b.new_block(&[]);
+    b.brif(mid, (zero_b, &[]), (side_b, &[]));
+    b.at(zero_b);
+    let z = b.c(0.0);
+    b.ret(z);
+    b.at(side_b);
+    let (mag_b, mp) = b.new_block(&[Type::I64, Type::F64]);
+    let neg = b.op(Opcode::Ilt, &[i, side]);
+    let (neg_b, _) = b.new_block(&[]);
+    let (pos_b, _) = b.new_block(&[]);
+    b.brif(neg, (neg_b, &[]), (pos_b, &[]));
+    b.at(neg_b);
+    let last = b.ci(SIDE - 1);
+    let j = b.op(Opcode::Isub, &[last, i]);
+    let m1 = b.c(-1.0);
+    b.jump(mag_b, &[j, m1]);
+    b.at(pos_b);
+    let first = b.ci(SIDE + 1);
+    let j = b.op(Opcode::Isub, &[i, first]);
+    let p1 = b.c(1.0);
+    b.jump(mag_b, &[j, p1]);
+    b.at(mag_b);
+    let jf = b.op(Opcode::FcvtFromI64, &[mp[0]]);
+    let step = b.c(STEP);
+    let e = b.op(Opcode::Fmul, &[jf, step]);
+    let low = b.c(LOW);
+    let e = b.op(Opcode::Fadd, &[e, low]);
+    let ten = b.c(10.0);
+    let mag = b.op(Opcode::Pow, &[ten, e]);
+    let x = b.op(Opcode::Fmul, &[mp[1], mag]);
+    b.ret(x);
+    module.add(b.f).expect("the grid helper is new")
+}
+
+/// Adds `iso.root.N` (the body), its `solve` and `index` helpers, and the rule; returns the
+/// body's id.
+pub fn install_root(
+    module: &mut Module,
+    layer: &mut Layer,
+    spec: &RootSpec,
+    sq: FuncId,
+    span: Span,
+) -> FuncId {
+    let grid = grid(module);
+    let name = (0..)
+        .map(|n| format!("iso.root.{n}"))
+        .find(|n| module.get(n).is_none())
+        .expect("a free name");
+    let k = spec.body.params.len() - 1;
+    let k_types = spec.body.params[1..].to_vec();
+    let mut names = vec!["x".to_string()];
+    names.extend((0..k).map(|j| format!("k{j}")));
+    // The body.
+    let (mut f, entry) = new_function(
+        &name,
+        spec.body.params.clone(),
+        vec![Type::F64],
+        names,
+        span,
+    );
+    let params = f.blocks[entry].params.clone();
+    let helper = |_: usize, kind: &PKind| match kind {
+        PKind::Sq => Some(sq),
+        _ => None,
+    };
+    let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
+    f.ins_return(entry, out, span);
+    let body = module.add(f).expect("a fresh name");
+
+    let solve = format!("{name}.solve");
+    let index = format!("{name}.index");
+    let f = build(&solve, body, grid, &k_types, span, Mode::Solve);
+    module.add(f).expect("a fresh name");
+    let f = build(&index, body, grid, &k_types, span, Mode::Index);
+    module.add(f).expect("a fresh name");
+    layer.add(
+        Callee::Function(name.clone()),
+        RootRule {
+            body: name,
+            solve,
+            index,
+            role: format!(
+                "which real root of {} = y (the ⌊θ·n⌋-th of the n found, in increasing order)",
+                spec.text
+            ),
+        },
+    );
+    body
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// `(y, k…, u) → x`.
+    Solve,
+    /// `(y, k…, x) → u`.
+    Index,
+}
+
+/// Emits `h(x) = body(x, k…) − y`.
+fn h(b: &mut Fb, body: FuncId, x: Value, ks: &[Value], y: Value) -> Value {
+    let mut args = vec![x];
+    args.extend(ks.iter().copied());
+    let t = b.call(body, &args);
+    b.op(Opcode::Fsub, &[t, y])
+}
+
+fn build(
+    name: &str,
+    body: FuncId,
+    grid: FuncId,
+    k_types: &[Type],
+    span: Span,
+    mode: Mode,
+) -> Function {
+    let mut params = vec![Type::F64];
+    params.extend(k_types.iter().copied());
+    params.push(Type::F64);
+    let mut names = vec!["y".to_string()];
+    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
+    names.push(if mode == Mode::Solve { "u" } else { "x" }.to_string());
+    let (f, entry) = new_function(name, params, vec![Type::F64], names, span);
+    let mut b = Fb {
+        f,
+        block: entry,
+        span,
+    };
+    let ps = b.f.blocks[entry].params.clone();
+    let y = ps[0];
+    let ks = ps[1..ps.len() - 1].to_vec();
+    let last_param = ps[ps.len() - 1];
+
+    // Count the brackets.
+    let one = b.ci(1);
+    let i0 = b.ci(0);
+    let x0 = b.call(grid, &[i0]);
+    let h0 = h(&mut b, body, x0, &ks, y);
+    let (cnt, cp) = b.new_block(&[Type::I64, Type::I64, Type::F64]);
+    b.jump(cnt, &[i0, i0, h0]);
+    b.at(cnt);
+    let end = b.ci(2 * SIDE);
+    let done = b.op(Opcode::Ige, &[cp[0], end]);
+    let (cnt_body, _) = b.new_block(&[]);
+    let (cnt_end, _) = b.new_block(&[]);
+    b.brif(done, (cnt_end, &[]), (cnt_body, &[]));
+    b.at(cnt_body);
+    let i1 = b.op(Opcode::Iadd, &[cp[0], one]);
+    let x1 = b.call(grid, &[i1]);
+    let h1 = h(&mut b, body, x1, &ks, y);
+    let r = b.is_root(cp[2], h1);
+    let rn = b.op(Opcode::BoolToI64, &[r]);
+    let n1 = b.op(Opcode::Iadd, &[cp[1], rn]);
+    b.jump(cnt, &[i1, n1, h1]);
+    b.at(cnt_end);
+    let zero = b.c(0.0);
+    let at_last = b.op(Opcode::Feq, &[cp[2], zero]);
+    let zn = b.op(Opcode::BoolToI64, &[at_last]);
+    let n = b.op(Opcode::Iadd, &[cp[1], zn]);
+    let zero_i = b.ci(0);
+    let none = b.op(Opcode::Ieq, &[n, zero_i]);
+    let (none_b, _) = b.new_block(&[]);
+    let (some_b, _) = b.new_block(&[]);
+    b.brif(none, (none_b, &[]), (some_b, &[]));
+    b.at(none_b);
+    match mode {
+        Mode::Solve => b.fail("the equation has no real root in [-1e8, 1e8] (numeric isolation)"),
+        Mode::Index => {
+            let half = b.c(0.5);
+            b.ret(half);
+        }
+    }
+    b.at(some_b);
+    let nf = b.op(Opcode::FcvtFromI64, &[n]);
+    // The bracket wanted (solve) — index searches for x instead.
+    let want = if mode == Mode::Solve {
+        let uf = b.op(Opcode::Fmul, &[last_param, nf]);
+        let j = b.op(Opcode::FcvtToI64, &[uf]);
+        let nm1 = b.op(Opcode::Isub, &[n, one]);
+        let j = b.op(Opcode::Imin, &[j, nm1]);
+        Some(b.op(Opcode::Imax, &[j, zero_i]))
+    } else {
+        None
+    };
+    // Walk the brackets again: (i, roots seen, x_i, h_i).
+    let (sel, sp) = b.new_block(&[Type::I64, Type::I64, Type::F64, Type::F64]);
+    b.jump(sel, &[i0, i0, x0, h0]);
+    b.at(sel);
+    let done = b.op(Opcode::Ige, &[sp[0], end]);
+    let (sel_body, _) = b.new_block(&[]);
+    let (sel_end, _) = b.new_block(&[]);
+    b.brif(done, (sel_end, &[]), (sel_body, &[]));
+    b.at(sel_body);
+    let i1 = b.op(Opcode::Iadd, &[sp[0], one]);
+    let x1 = b.call(grid, &[i1]);
+    let h1 = h(&mut b, body, x1, &ks, y);
+    let r = b.is_root(sp[3], h1);
+    let hit = match want {
+        Some(j) => {
+            let is_j = b.op(Opcode::Ieq, &[sp[1], j]);
+            b.op(Opcode::Band, &[r, is_j])
+        }
+        None => {
+            let lo_ok = b.op(Opcode::Fle, &[sp[2], last_param]);
+            let hi_ok = b.op(Opcode::Fle, &[last_param, x1]);
+            let inside = b.op(Opcode::Band, &[lo_ok, hi_ok]);
+            b.op(Opcode::Band, &[r, inside])
+        }
+    };
+    let (found, _) = b.new_block(&[]);
+    let (next, _) = b.new_block(&[]);
+    b.brif(hit, (found, &[]), (next, &[]));
+    b.at(next);
+    let rn = b.op(Opcode::BoolToI64, &[r]);
+    let c1 = b.op(Opcode::Iadd, &[sp[1], rn]);
+    b.jump(sel, &[i1, c1, x1, h1]);
+
+    match mode {
+        Mode::Index => {
+            // u = (j + ½) / n for the bracket found; ½ / n if x is in none.
+            let (ret_u, up) = b.new_block(&[Type::I64]);
+            b.at(found);
+            b.jump(ret_u, &[sp[1]]);
+            b.at(sel_end);
+            b.jump(ret_u, &[i0]);
+            b.at(ret_u);
+            let jf = b.op(Opcode::FcvtFromI64, &[up[0]]);
+            let half = b.c(0.5);
+            let jf = b.op(Opcode::Fadd, &[jf, half]);
+            let u = b.op(Opcode::Fdiv, &[jf, nf]);
+            b.ret(u);
+        }
+        Mode::Solve => {
+            // The last grid point itself is the root.
+            b.at(sel_end);
+            b.ret(sp[2]);
+            // Bisection: (lo, hi, h(lo), steps).
+            let (bis, bp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::I64]);
+            b.at(found);
+            b.jump(bis, &[sp[2], x1, sp[3], i0]);
+            b.at(bis);
+            let (lo, hi, hlo, k) = (bp[0], bp[1], bp[2], bp[3]);
+            let zero = b.c(0.0);
+            let exact = b.op(Opcode::Feq, &[hlo, zero]);
+            let (ret_lo, _) = b.new_block(&[]);
+            let (check, _) = b.new_block(&[]);
+            b.brif(exact, (ret_lo, &[]), (check, &[]));
+            b.at(ret_lo);
+            b.ret(lo);
+            b.at(check);
+            let limit = b.ci(BISECTIONS);
+            let enough = b.op(Opcode::Ige, &[k, limit]);
+            let (step_b, _) = b.new_block(&[]);
+            let (finish, _) = b.new_block(&[]);
+            b.brif(enough, (finish, &[]), (step_b, &[]));
+            b.at(step_b);
+            let d = b.op(Opcode::Fsub, &[hi, lo]);
+            let half = b.c(0.5);
+            let d = b.op(Opcode::Fmul, &[d, half]);
+            let mid = b.op(Opcode::Fadd, &[lo, d]);
+            let below = b.op(Opcode::Fle, &[mid, lo]);
+            let above = b.op(Opcode::Fge, &[mid, hi]);
+            let stuck = b.op(Opcode::Bor, &[below, above]);
+            let (eval_b, _) = b.new_block(&[]);
+            b.brif(stuck, (finish, &[]), (eval_b, &[]));
+            b.at(eval_b);
+            let hm = h(&mut b, body, mid, &ks, y);
+            let zero = b.c(0.0);
+            let hit = b.op(Opcode::Feq, &[hm, zero]);
+            let (ret_mid, _) = b.new_block(&[]);
+            let (move_b, _) = b.new_block(&[]);
+            b.brif(hit, (ret_mid, &[]), (move_b, &[]));
+            b.at(ret_mid);
+            b.ret(mid);
+            b.at(move_b);
+            let a = b.op(Opcode::Flt, &[hm, zero]);
+            let c = b.op(Opcode::Flt, &[hlo, zero]);
+            let both_neg = b.op(Opcode::Band, &[a, c]);
+            let a = b.op(Opcode::Fgt, &[hm, zero]);
+            let c = b.op(Opcode::Fgt, &[hlo, zero]);
+            let both_pos = b.op(Opcode::Band, &[a, c]);
+            let same = b.op(Opcode::Bor, &[both_neg, both_pos]);
+            let k1 = b.op(Opcode::Iadd, &[k, one]);
+            b.brif(same, (bis, &[mid, hi, hm, k1]), (bis, &[lo, mid, hlo, k1]));
+            // The end with the smaller |h|.
+            b.at(finish);
+            let hh = h(&mut b, body, hi, &ks, y);
+            let a = b.op(Opcode::Fabs, &[hlo]);
+            let c = b.op(Opcode::Fabs, &[hh]);
+            let pick_lo = b.op(Opcode::Fle, &[a, c]);
+            let (rl, _) = b.new_block(&[]);
+            let (rh, _) = b.new_block(&[]);
+            b.brif(pick_lo, (rl, &[]), (rh, &[]));
+            b.at(rl);
+            b.ret(lo);
+            b.at(rh);
+            b.ret(hi);
+        }
+    }
+    b.f
+}

@@ -1,0 +1,828 @@
+//! Plans: a straight-line function body as a hash-consed list of instructions, and a simulation
+//! of how the reorientation would invert it.
+//!
+//! A [`Plan`] is what isolation proposes for a function body before anything is written into a
+//! module: the same instructions as IR (constants, primitives, calls), plus the three isolation
+//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`]) that become calls of generated
+//! helper functions when the plan is installed ([`super::helpers`]).
+//!
+//! [`simulate`] runs the reorientation's walk on a plan without emitting anything: outputs are
+//! known; going backwards, an instruction with a known result solves its unknown operands (one θ
+//! per extra unknown operand of a binary operation); whatever has only known operands is computed
+//! forward; and every time a value would be solved twice, or an instruction has nothing left to
+//! solve, the reorientation emits a **consistency check** — the checks that make fan-out inverses
+//! accept almost no θ. Isolation looks for a plan with no such check. The simulation follows
+//! `crate::reorient` (the walk in reverse program order, `propagate_forward` after each step,
+//! free inputs read from θ at the end); it counts, it does not need to agree on which operand a
+//! rule reads θ for.
+
+use pinv_core::ir::{Const, FuncId, Function, InstKind, Opcode, Type, Value, ValueDef};
+use pinv_core::Span;
+use std::collections::{HashMap, HashSet};
+
+/// One result of a plan instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PVal {
+    pub inst: u32,
+    pub idx: u32,
+}
+
+/// What a plan instruction does.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PKind {
+    /// The `i`-th parameter of the function.
+    Param(u32),
+    Const(Const),
+    Prim(Opcode),
+    /// A call of a module function.
+    Call(FuncId),
+    /// `sq x = x * x` (the helper `iso.sq`).
+    Sq,
+    /// `given(e, p) = e`: `p` is read from θ first when it is unknown. `pivot` says what `p` is.
+    Given {
+        pivot: String,
+    },
+    /// A function of one unknown solved numerically: operands `(x, k…)`, the body is
+    /// `Plan::roots[i]`.
+    Root(usize),
+}
+
+/// A plan instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PInst {
+    pub kind: PKind,
+    pub args: Vec<PVal>,
+    pub tys: Vec<Type>,
+    pub span: Span,
+}
+
+/// The body of a [`PKind::Root`] helper: a function of `(x, k…)` with one f64 result, `x` its
+/// only unknown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootSpec {
+    pub body: Plan,
+    /// What the helper computes, as an s-expression (for reports and θ roles).
+    pub text: String,
+}
+
+/// A straight-line body. See the module docs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    pub params: Vec<Type>,
+    pub insts: Vec<PInst>,
+    pub outputs: Vec<PVal>,
+    pub roots: Vec<RootSpec>,
+}
+
+impl Plan {
+    pub fn ty(&self, v: PVal) -> Type {
+        self.insts[v.inst as usize].tys[v.idx as usize]
+    }
+
+    /// The constant a value is, if it is one.
+    pub fn constant(&self, v: PVal) -> Option<Const> {
+        match self.insts[v.inst as usize].kind {
+            PKind::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Instructions other than parameters and constants.
+    pub fn size(&self) -> usize {
+        self.insts
+            .iter()
+            .filter(|i| !matches!(i.kind, PKind::Param(_) | PKind::Const(_)))
+            .count()
+    }
+
+    /// The plan of a single-block function that returns: one instruction per constant, primitive
+    /// and call, in order. `None` for anything else (control flow, inverse-only instructions).
+    pub fn from_function(f: &Function) -> Option<Plan> {
+        if f.layout.len() != 1 {
+            return None;
+        }
+        Plan::from_block(f, f.entry()?)
+    }
+
+    /// The plan of one block that ends in `return` or `jump` and uses only its own parameters
+    /// and results (a block in closed form): a function from its parameters to the returned
+    /// values, or to the jump's arguments.
+    pub fn from_block(f: &Function, block: pinv_core::ir::Block) -> Option<Plan> {
+        let params: Vec<Type> = f.blocks[block]
+            .params
+            .iter()
+            .map(|&p| f.value_type(p))
+            .collect();
+        let mut b = PlanBuilder::new(params);
+        let mut map: HashMap<Value, PVal> = HashMap::new();
+        for (i, &p) in f.blocks[block].params.iter().enumerate() {
+            map.insert(p, b.param(i));
+        }
+        let (&term, body) = f.blocks[block].insts.split_last()?;
+        for &inst in body {
+            let data = &f.insts[inst];
+            let args: Option<Vec<PVal>> = data
+                .kind
+                .args()
+                .iter()
+                .map(|a| map.get(a).copied())
+                .collect();
+            let args = args?;
+            let tys: Vec<Type> = data.results.iter().map(|&r| f.value_type(r)).collect();
+            let kind = match &data.kind {
+                InstKind::Const(c) => PKind::Const(*c),
+                InstKind::Prim { op, .. } => PKind::Prim(*op),
+                InstKind::Call { callee, .. } => PKind::Call(*callee),
+                _ => return None,
+            };
+            let inst = b.push(kind, args, tys, data.span);
+            for (i, &r) in data.results.iter().enumerate() {
+                map.insert(
+                    r,
+                    PVal {
+                        inst,
+                        idx: i as u32,
+                    },
+                );
+            }
+        }
+        let args = match &f.insts[term].kind {
+            InstKind::Return { args } => args,
+            InstKind::Jump { dest } => &dest.args,
+            _ => return None,
+        };
+        let outputs: Option<Vec<PVal>> = args.iter().map(|a| map.get(a).copied()).collect();
+        let mut plan = b.finish();
+        plan.outputs = outputs?;
+        Some(plan)
+    }
+
+    /// The instructions the outputs depend on (transitively), as a mask over `insts`.
+    pub fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.insts.len()];
+        let mut stack: Vec<u32> = self.outputs.iter().map(|v| v.inst).collect();
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut live[i as usize], true) {
+                continue;
+            }
+            stack.extend(self.insts[i as usize].args.iter().map(|a| a.inst));
+        }
+        live
+    }
+
+    /// This plan without instructions no output depends on (parameters stay).
+    pub fn pruned(&self) -> Plan {
+        let live = self.live();
+        let mut b = PlanBuilder::new(self.params.clone());
+        let mut map: HashMap<u32, u32> = HashMap::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            if !live[i] && !matches!(inst.kind, PKind::Param(_)) {
+                continue;
+            }
+            let args = inst
+                .args
+                .iter()
+                .map(|a| PVal {
+                    inst: map[&a.inst],
+                    idx: a.idx,
+                })
+                .collect();
+            let n = b.push(inst.kind.clone(), args, inst.tys.clone(), inst.span);
+            map.insert(i as u32, n);
+        }
+        let mut plan = b.finish();
+        plan.roots = self.roots.clone();
+        plan.outputs = self
+            .outputs
+            .iter()
+            .map(|o| PVal {
+                inst: map[&o.inst],
+                idx: o.idx,
+            })
+            .collect();
+        plan
+    }
+}
+
+/// Builds a plan, hash-consing instructions: the same kind with the same operands is one
+/// instruction (as CSE would leave it).
+pub struct PlanBuilder {
+    plan: Plan,
+    cache: HashMap<(PKind, Vec<PVal>), u32>,
+}
+
+impl PlanBuilder {
+    /// A builder with one parameter instruction per type, in order.
+    pub fn new(params: Vec<Type>) -> PlanBuilder {
+        let mut b = PlanBuilder {
+            plan: Plan {
+                params: params.clone(),
+                ..Plan::default()
+            },
+            cache: HashMap::new(),
+        };
+        for (i, ty) in params.into_iter().enumerate() {
+            b.push(
+                PKind::Param(i as u32),
+                Vec::new(),
+                vec![ty],
+                Span::default(),
+            );
+        }
+        b
+    }
+
+    pub fn param(&self, i: usize) -> PVal {
+        PVal {
+            inst: i as u32,
+            idx: 0,
+        }
+    }
+
+    /// Appends (or finds) an instruction; returns its index.
+    pub fn push(&mut self, kind: PKind, args: Vec<PVal>, tys: Vec<Type>, span: Span) -> u32 {
+        let key = (kind, args);
+        if let Some(&i) = self.cache.get(&key) {
+            return i;
+        }
+        let i = self.plan.insts.len() as u32;
+        self.plan.insts.push(PInst {
+            kind: key.0.clone(),
+            args: key.1.clone(),
+            tys,
+            span,
+        });
+        self.cache.insert(key, i);
+        i
+    }
+
+    /// A single-result instruction's value.
+    pub fn value(&mut self, kind: PKind, args: Vec<PVal>, ty: Type, span: Span) -> PVal {
+        let inst = self.push(kind, args, vec![ty], span);
+        PVal { inst, idx: 0 }
+    }
+
+    pub fn konst(&mut self, c: Const) -> PVal {
+        self.value(PKind::Const(c), Vec::new(), c.ty(), Span::default())
+    }
+
+    pub fn add_root(&mut self, spec: RootSpec) -> usize {
+        self.plan.roots.push(spec);
+        self.plan.roots.len() - 1
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Copies value `v` of `from` (and what it depends on) into this plan, mapping `from`'s
+    /// parameters through `params`. `memo` maps instructions already copied.
+    pub fn copy(
+        &mut self,
+        from: &Plan,
+        v: PVal,
+        params: &dyn Fn(u32) -> PVal,
+        memo: &mut HashMap<u32, u32>,
+    ) -> PVal {
+        let inst = &from.insts[v.inst as usize];
+        if let PKind::Param(i) = inst.kind {
+            return params(i);
+        }
+        if let Some(&n) = memo.get(&v.inst) {
+            return PVal {
+                inst: n,
+                idx: v.idx,
+            };
+        }
+        let args: Vec<PVal> = inst
+            .args
+            .clone()
+            .into_iter()
+            .map(|a| self.copy(from, a, params, memo))
+            .collect();
+        let kind = match &inst.kind {
+            PKind::Root(r) => {
+                let spec = from.roots[*r].clone();
+                PKind::Root(self.add_root(spec))
+            }
+            k => k.clone(),
+        };
+        let n = self.push(kind, args, inst.tys.clone(), inst.span);
+        memo.insert(v.inst, n);
+        PVal {
+            inst: n,
+            idx: v.idx,
+        }
+    }
+
+    pub fn finish(self) -> Plan {
+        self.plan
+    }
+}
+
+/// What the reorientation would do with a plan (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Simulation {
+    /// Consistency checks: the fan-out left.
+    pub checks: usize,
+    /// θ values read by binary rules with two unknown operands, for free results and free
+    /// inputs.
+    pub thetas: usize,
+    /// Path choices (the sign of a square root).
+    pub choices: usize,
+    /// Values read from θ before the rest is inverted ([`PKind::Given`]).
+    pub givens: usize,
+    /// Numeric root choices ([`PKind::Root`]).
+    pub roots: usize,
+    /// θ reads that many θ values fail: a value drawn from all reals for something whose range
+    /// is restricted (a square, an exponential…), or later divided by (0 is drawn often).
+    pub bad: usize,
+}
+
+/// A closed range of f64 values (bounds may be infinite). NaN is not tracked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+pub const FULL: Range = Range {
+    lo: f64::NEG_INFINITY,
+    hi: f64::INFINITY,
+};
+
+impl Range {
+    fn of(lo: f64, hi: f64) -> Range {
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            FULL
+        } else {
+            Range { lo, hi }
+        }
+    }
+
+    fn point(c: f64) -> Range {
+        Range::of(c, c)
+    }
+
+    /// Whether every value of `self` is in `o`.
+    pub fn within(self, o: Range) -> bool {
+        o.lo <= self.lo && self.hi <= o.hi
+    }
+
+    fn contains_zero(self) -> bool {
+        self.lo <= 0.0 && self.hi >= 0.0
+    }
+
+    fn add(self, o: Range) -> Range {
+        Range::of(self.lo + o.lo, self.hi + o.hi)
+    }
+
+    fn neg(self) -> Range {
+        Range::of(-self.hi, -self.lo)
+    }
+
+    fn sub(self, o: Range) -> Range {
+        self.add(o.neg())
+    }
+
+    fn mul(self, o: Range) -> Range {
+        if self == Range::point(0.0) || o == Range::point(0.0) {
+            return Range::point(0.0);
+        }
+        // Bounds multiply with 0 · ∞ = 0 (the bound is approached, never reached).
+        let m = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+        let ps = [
+            m(self.lo, o.lo),
+            m(self.lo, o.hi),
+            m(self.hi, o.lo),
+            m(self.hi, o.hi),
+        ];
+        Range::of(
+            ps.iter().copied().fold(f64::INFINITY, f64::min),
+            ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    }
+
+    fn div(self, o: Range) -> Range {
+        if o.contains_zero() {
+            FULL
+        } else {
+            self.mul(Range::of(1.0 / o.hi, 1.0 / o.lo))
+        }
+    }
+
+    fn sq(self) -> Range {
+        if self.contains_zero() {
+            Range::of(0.0, f64::max(self.lo * self.lo, self.hi * self.hi))
+        } else {
+            self.mul(self)
+        }
+    }
+
+    fn nonneg() -> Range {
+        Range::of(0.0, f64::INFINITY)
+    }
+}
+
+/// The range of an instruction's (first) result given its operands' ranges.
+fn forward_range(kind: &PKind, a: &[Range], konst: Option<Const>) -> Range {
+    match kind {
+        PKind::Const(_) => match konst {
+            Some(Const::F64(c)) if c.is_finite() => Range::point(c),
+            _ => FULL,
+        },
+        PKind::Sq => a[0].sq(),
+        PKind::Given { .. } => a[0],
+        PKind::Prim(op) => match op {
+            Opcode::Fadd => a[0].add(a[1]),
+            Opcode::Fsub => a[0].sub(a[1]),
+            Opcode::Fneg => a[0].neg(),
+            Opcode::Fmul => a[0].mul(a[1]),
+            Opcode::Fdiv => a[0].div(a[1]),
+            Opcode::Exp => Range::of(a[0].lo.exp(), a[0].hi.exp()),
+            Opcode::Sqrt => Range::of(a[0].lo.max(0.0).sqrt(), a[0].hi.max(0.0).sqrt()),
+            Opcode::Cosh | Opcode::Fabs => Range::nonneg(),
+            Opcode::Sin | Opcode::Cos | Opcode::Tanh => Range::of(-1.0, 1.0),
+            Opcode::Atan | Opcode::Asin => Range::of(-2.0, 2.0),
+            Opcode::Acos => Range::of(0.0, 4.0),
+            _ => FULL,
+        },
+        _ => FULL,
+    }
+}
+
+/// The ranges of the f64 values of `plan` over all inputs.
+pub fn ranges(plan: &Plan) -> Vec<Range> {
+    let mut out: Vec<Range> = Vec::with_capacity(plan.insts.len());
+    for inst in &plan.insts {
+        let a: Vec<Range> = inst.args.iter().map(|v| out[v.inst as usize]).collect();
+        let konst = match inst.kind {
+            PKind::Const(c) => Some(c),
+            _ => None,
+        };
+        out.push(forward_range(&inst.kind, &a, konst));
+    }
+    out
+}
+
+/// The range of the unknown operand `k` an instruction's rule solves, from the output's range
+/// and the other operands' ranges (as the inverse has them).
+fn solved_range(kind: &PKind, z: Range, a: &[Range], k: usize) -> Range {
+    match (kind, k) {
+        (PKind::Prim(Opcode::Fadd), 0) => z.sub(a[1]),
+        (PKind::Prim(Opcode::Fadd), _) => z.sub(a[0]),
+        (PKind::Prim(Opcode::Fsub), 0) => z.add(a[1]),
+        (PKind::Prim(Opcode::Fsub), _) => a[0].sub(z),
+        (PKind::Prim(Opcode::Fmul), 0) => z.div(a[1]),
+        (PKind::Prim(Opcode::Fmul), _) => z.div(a[0]),
+        (PKind::Prim(Opcode::Fdiv), 0) => z.mul(a[1]),
+        (PKind::Prim(Opcode::Fdiv), _) => a[0].div(z),
+        (PKind::Prim(Opcode::Fneg), _) => z.neg(),
+        (PKind::Prim(Opcode::Exp), _) if z.lo > 0.0 => Range::of(z.lo.ln(), z.hi.ln()),
+        (PKind::Prim(Opcode::Sqrt), _) if z.lo >= 0.0 => Range::of(z.lo * z.lo, z.hi * z.hi),
+        (PKind::Sq, _) if z.hi >= 0.0 => Range::of(-z.hi.sqrt(), z.hi.sqrt()),
+        (PKind::Given { .. }, 0) => z,
+        _ => FULL,
+    }
+}
+
+/// Which operand a rule reads θ for when both are unknown, and whether that θ can be any real
+/// (`fadd`/`fsub`: the right operand, any real; `fmul`: the left, nonzero; `fdiv`: the divisor,
+/// nonzero — as the standard rules do).
+fn theta_operand(op: Opcode) -> (usize, bool) {
+    match op {
+        Opcode::Fmul => (0, false),
+        Opcode::Fdiv => (1, false),
+        _ => (1, true),
+    }
+}
+
+/// Simulates the reorientation of `plan` (see the module docs).
+pub fn simulate(plan: &Plan) -> Simulation {
+    simulate_splits(plan).0
+}
+
+/// [`simulate`], and the instructions whose rule would read θ to split the output between two
+/// unknown operands.
+///
+/// Besides counting checks and θ, it follows the **range** of every value as the inverse
+/// computes it (outputs range over the function's image, θ over its domain, solved operands
+/// over what the rule computes from those): a step that inverts an operation on a value whose
+/// range is not inside the operation's image (given the operands the inverse already knows)
+/// fails for some θ — counted in [`Simulation::bad`], as is a divisor drawn from all reals
+/// (samplers draw 0 often) or a constant 0 factor.
+pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
+    let mut splits = Vec::new();
+    let mut sim = Simulation::default();
+    let n = plan.insts.len();
+    let fwd = ranges(plan);
+    let mut known: HashSet<PVal> = HashSet::new();
+    // The range of each known f64 value as the inverse computes it.
+    let mut inv: HashMap<PVal, Range> = HashMap::new();
+    // Values read from θ over all reals.
+    let mut real_theta: HashSet<PVal> = HashSet::new();
+    let mut computed = vec![false; n];
+    let is_known =
+        |known: &HashSet<PVal>, v: PVal| known.contains(&v) || plan.constant(v).is_some();
+    let range_of = |inv: &HashMap<PVal, Range>, v: PVal| -> Range {
+        match plan.constant(v) {
+            Some(Const::F64(c)) if c.is_finite() => Range::point(c),
+            _ => inv.get(&v).copied().unwrap_or(FULL),
+        }
+    };
+
+    // The outputs are known (a value returned twice is checked); they range over the image.
+    for &o in &plan.outputs {
+        if !known.insert(o) {
+            sim.checks += 1;
+        }
+        inv.insert(o, fwd[o.inst as usize]);
+    }
+
+    let propagate = |known: &mut HashSet<PVal>,
+                     inv: &mut HashMap<PVal, Range>,
+                     computed: &mut Vec<bool>,
+                     sim: &mut Simulation| {
+        for (i, inst) in plan.insts.iter().enumerate() {
+            if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+                continue;
+            }
+            let results = (0..inst.tys.len()).map(|r| PVal {
+                inst: i as u32,
+                idx: r as u32,
+            });
+            if results.clone().all(|r| known.contains(&r)) {
+                continue;
+            }
+            if !inst.args.iter().all(|&a| is_known(known, a)) {
+                continue;
+            }
+            let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
+            let r0 = forward_range(&inst.kind, &a, None);
+            for r in results {
+                if !known.insert(r) {
+                    sim.checks += 1;
+                }
+                inv.insert(r, r0);
+            }
+            computed[i] = true;
+        }
+    };
+
+    propagate(&mut known, &mut inv, &mut computed, &mut sim);
+    for i in (0..n).rev() {
+        let inst = &plan.insts[i];
+        if computed[i] || matches!(inst.kind, PKind::Param(_)) {
+            continue;
+        }
+        let results: Vec<PVal> = (0..inst.tys.len())
+            .map(|r| PVal {
+                inst: i as u32,
+                idx: r as u32,
+            })
+            .collect();
+        if results.iter().all(|r| !known.contains(r)) {
+            continue;
+        }
+        // Results no output depends on are read from θ.
+        for &r in &results {
+            if known.insert(r) {
+                sim.thetas += 1;
+                real_theta.insert(r);
+                inv.insert(r, FULL);
+            }
+        }
+        let unknown: Vec<PVal> = inst
+            .args
+            .iter()
+            .copied()
+            .filter(|&a| !is_known(&known, a))
+            .collect();
+        let z = results[0];
+        let rz = range_of(&inv, z);
+        // The image of the operation given what is known: unknown operands range as forward.
+        let image_args: Vec<Range> = inst
+            .args
+            .iter()
+            .map(|&a| {
+                if is_known(&known, a) {
+                    range_of(&inv, a)
+                } else {
+                    fwd[a.inst as usize]
+                }
+            })
+            .collect();
+        let image = forward_range(&inst.kind, &image_args, None);
+        let f64_out = plan.ty(z) == Type::F64;
+        if f64_out && !unknown.is_empty() && !rz.within(image) {
+            sim.bad += 1;
+        }
+        // θ: the operand a two-unknown binary rule reads θ for.
+        let mut theta_for: Option<(PVal, bool)> = None;
+        match &inst.kind {
+            PKind::Param(_) => {}
+            PKind::Const(_) => sim.checks += 1,
+            PKind::Prim(op) => {
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                }
+                // What the rule divides by: a known factor, or the output of `k / ?`.
+                let divisor = match (op, inst.args.as_slice(), unknown.len()) {
+                    (Opcode::Fmul, &[a, b], 1) => Some(if unknown[0] == a { b } else { a }),
+                    (Opcode::Fdiv, &[_, b], 1) if unknown[0] == b => Some(z),
+                    _ => None,
+                };
+                if divisor.is_some_and(|d| real_theta.contains(&d)) {
+                    sim.bad += 1;
+                }
+                if distinct(&unknown) >= 2 {
+                    splits.push(i as u32);
+                    sim.thetas += distinct(&unknown) - 1;
+                    let (k, real) = theta_operand(*op);
+                    if let Some(&t) = inst.args.get(k) {
+                        theta_for = Some((t, real));
+                    }
+                }
+            }
+            PKind::Call(_) => {
+                // The callee's inverse gives every operand; known ones are checked against it.
+                sim.checks += inst.args.len() - unknown.len();
+                sim.thetas += distinct(&unknown).saturating_sub(1);
+            }
+            PKind::Sq => {
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else {
+                    sim.choices += 1;
+                }
+            }
+            PKind::Given { .. } => {
+                let (e, p) = (inst.args[0], inst.args[1]);
+                if is_known(&known, e) {
+                    sim.checks += 1;
+                }
+                if !is_known(&known, p) {
+                    sim.givens += 1;
+                    theta_for = Some((p, true));
+                }
+            }
+            PKind::Root(_) => {
+                let x = inst.args[0];
+                if is_known(&known, x) || unknown.len() != 1 || unknown[0] != x {
+                    // The helper's rule does not cover this: its body is inverted with checks.
+                    sim.checks += 1 + unknown.len();
+                } else {
+                    sim.roots += 1;
+                }
+            }
+        }
+        // Solve: the θ operand first (any value of its domain), then the others from it.
+        let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(&inv, a)).collect();
+        if let Some((t, real)) = theta_for {
+            if !known.contains(&t) {
+                known.insert(t);
+                inv.insert(t, FULL);
+                if real && plan.ty(t) == Type::F64 {
+                    real_theta.insert(t);
+                }
+            }
+            for (k, &a) in inst.args.iter().enumerate() {
+                if a == t {
+                    now[k] = FULL;
+                }
+            }
+        }
+        for (k, &a) in inst.args.iter().enumerate() {
+            if unknown.contains(&a) && Some(a) != theta_for.map(|t| t.0) {
+                let r = solved_range(&inst.kind, rz, &now, k);
+                if known.insert(a) {
+                    inv.insert(a, r);
+                    now[k] = r;
+                }
+            }
+        }
+        // A value appearing twice among the unknown operands is solved once, checked once.
+        let dup = unknown.len() - distinct(&unknown);
+        sim.checks += dup;
+        propagate(&mut known, &mut inv, &mut computed, &mut sim);
+    }
+    // Free inputs are read from θ.
+    for (i, _) in plan.params.iter().enumerate() {
+        let p = PVal {
+            inst: i as u32,
+            idx: 0,
+        };
+        if !known.contains(&p) {
+            sim.thetas += 1;
+        }
+    }
+    (sim, splits)
+}
+
+fn distinct(values: &[PVal]) -> usize {
+    let set: HashSet<&PVal> = values.iter().collect();
+    set.len()
+}
+
+/// The value a parameter of `f` is, or `None`.
+pub fn param_index(f: &Function, v: Value) -> Option<usize> {
+    match f.values[v].def {
+        ValueDef::Param(b, i) if Some(b) == f.entry() => Some(i as usize),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::ir::parse_module;
+
+    fn sim(text: &str) -> Simulation {
+        let m = parse_module(text).unwrap();
+        let (_, f) = m.iter().next().unwrap();
+        simulate(&Plan::from_function(f).unwrap())
+    }
+
+    #[test]
+    fn fan_out_makes_checks() {
+        let twice = sim("function %twice(a: f64) -> f64 {
+block0(v0: f64):
+    v1 = fadd v0, v0
+    return v1
+}");
+        assert_eq!(twice.checks, 1);
+        let doubled = sim("function %d(a: f64) -> f64 {
+block0(v0: f64):
+    v1 = fconst 2.0
+    v2 = fmul v1, v0
+    return v2
+}");
+        assert_eq!(doubled, Simulation::default());
+        let mul_add = sim("function %m(x: f64, y: f64, z: f64) -> f64 {
+block0(v0: f64, v1: f64, v2: f64):
+    v3 = fmul v0, v1
+    v4 = fadd v3, v2
+    return v4
+}");
+        assert_eq!(mul_add.checks, 0);
+        assert_eq!(mul_add.thetas, 2);
+    }
+
+    #[test]
+    fn ranges_see_theta_outside_an_image() {
+        // x·y + x as written: θ for x (any real), then y = (z − x) / x divides by it.
+        let s = sim("function %f(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = fmul v0, v1
+    v3 = fadd v2, v0
+    return v3
+}");
+        assert_eq!((s.checks, s.bad), (0, 1), "{s:?}");
+        // (x + 1.5)·(x + 1.5) − 2.25 with a square: y + 2.25 ≥ 0 for every y in the image.
+        let s = sim("function %q(x: f64) -> f64 {
+block0(v0: f64):
+    v1 = fconst 1.5
+    v2 = fadd v0, v1
+    v3 = fmul v2, v2
+    v4 = fconst 2.25
+    v5 = fsub v3, v4
+    return v5
+}");
+        assert_eq!(s.bad, 0, "{s:?}");
+        // exp(x)·exp(y): θ for the factor exp(x) may be negative.
+        let s = sim("function %e(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = exp v0
+    v3 = exp v1
+    v4 = fmul v2, v3
+    return v4
+}");
+        assert_eq!(s.bad, 2, "{s:?}");
+    }
+
+    #[test]
+    fn shared_subterms_solved_once_are_fine() {
+        // a * (y + a + 2) with a = x + y: θ for a, then y, then x.
+        let s = sim("function %r(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = fadd v0, v1
+    v3 = fadd v1, v2
+    v4 = fconst 2.0
+    v5 = fadd v3, v4
+    v6 = fmul v2, v5
+    return v6
+}");
+        assert_eq!(s.checks, 0, "{s:?}");
+        assert_eq!(s.thetas, 1);
+        // a * (a + 1): over-determined.
+        let s = sim("function %r(x: f64, y: f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = fadd v0, v1
+    v4 = fconst 1.0
+    v5 = fadd v2, v4
+    v6 = fmul v2, v5
+    return v6
+}");
+        assert_eq!(s.checks, 1, "{s:?}");
+    }
+}

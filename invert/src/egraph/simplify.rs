@@ -1,0 +1,483 @@
+//! Simplification of generated inverse and PGF code.
+//!
+//! Rules emit what they need locally: constants again and again, checks of values against
+//! themselves, `x · 1.0`, branches on constants. After the reorientation (and the isolation
+//! guard) every generated function is simplified, **without changing any result bit for bit**:
+//!
+//! 1. **Per block, with an e-graph**: the block's pure instructions (constants and primitives
+//!    that cannot trap) are added to an e-graph over leaves (block parameters, results of
+//!    statements, values of other blocks); the exact rules ([`super::rules::exact_simplifications`])
+//!    and constant folding ([`super::analysis`], the IR's own semantics) run with small limits;
+//!    the block is rebuilt with its **statements in their original order** (θ reads, choices,
+//!    checks, records, calls — a call may read θ or fail — integer division, the terminator)
+//!    and each pure value emitted once, right before its first use. Values used in other blocks
+//!    are emitted before the terminator.
+//! 2. A `check` of a condition that folds to `true` is removed; a `brif` on a constant becomes a
+//!    `jump`, and blocks no longer reachable are dropped (no run took that branch, so no tape
+//!    changes). Straight jump chains are merged (`pinv_core::ir::merge_blocks`) before and after,
+//!    so the e-graphs see whole straight-line stretches.
+//! 3. **Dead code**: pure instructions whose results are unused are removed.
+//! 4. **Dead θ reads**: a `theta` or `choice` whose value is unused still consumes a tape
+//!    position, so removing it alone would shift every later read and break the PGF, which
+//!    writes the tape in the same order. It is removed **together with the PGF's `record` of the
+//!    same slot**, and only when that record is certain: rules emit each read and its record with
+//!    the same role and the same span, under mirrored conditions, so when exactly one read of the
+//!    inverse and exactly one record of the PGF carry that (role, span), on every run either both
+//!    happen or neither does, and removing both keeps every other read aligned with its record.
+//!    Otherwise the read stays. An inverse without a PGF has no tape to keep aligned with.
+//!
+//! Not done: `(z − θ) + θ → z` for f64 (false in floating point — which is why rules check their
+//! answers; it is done for i64, where it is exact).
+//!
+//! Every simplified function is verified; if the verifier rejects it, the original is kept.
+
+use super::analysis::{IsoAnalysis, VarInfo, VarKind};
+use super::cost::IsoCost;
+use super::lang::Node;
+use super::rules::{exact_simplifications, Rule};
+use egg::{Extractor, Id, Runner, Symbol};
+use pinv_core::ir::{Block, Const, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
+use std::collections::{HashMap, HashSet};
+
+/// What simplification did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SimplifyStats {
+    pub insts_before: usize,
+    pub insts_after: usize,
+    /// θ reads removed together with their records.
+    pub dead_thetas: usize,
+    pub checks_removed: usize,
+    pub branches_folded: usize,
+}
+
+/// Simplifies every generated inverse and PGF of `module`.
+pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
+    let rules = exact_simplifications();
+    let mut stats = SimplifyStats::default();
+    let ids: Vec<FuncId> = module
+        .iter()
+        .filter(|(_, f)| {
+            matches!(
+                f.kind,
+                FuncKind::GeneratedInverse { .. } | FuncKind::GeneratedPgf { .. }
+            )
+        })
+        .map(|(id, _)| id)
+        .collect();
+    for &id in &ids {
+        stats.insts_before += count(&module.functions[id]);
+        let mut f = module.functions[id].clone();
+        simplify_function(&mut f, &rules, &mut stats);
+        if pinv_core::ir::verify::verify_function_in(module, &f).is_ok() {
+            module.functions[id] = f;
+        }
+    }
+    for &id in &ids {
+        let FuncKind::GeneratedInverse { of } = &module.functions[id].kind else {
+            continue;
+        };
+        let pgf = module.get(&FuncKind::GeneratedPgf { of: of.clone() }.symbol(of));
+        stats.dead_thetas += dead_thetas(module, id, pgf);
+    }
+    stats.insts_after = ids.iter().map(|&id| count(&module.functions[id])).sum();
+    stats
+}
+
+fn count(f: &Function) -> usize {
+    f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum()
+}
+
+/// Whether an instruction is pure and can be rebuilt from an e-graph.
+fn pure(kind: &InstKind) -> bool {
+    match kind {
+        InstKind::Const(_) => true,
+        InstKind::Prim { op, .. } => !op.can_trap(),
+        _ => false,
+    }
+}
+
+/// Simplifies one function in place (see the module docs, steps 1–3).
+pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
+    pinv_core::ir::merge_blocks::merge_blocks(f);
+    // Blocks using each value, to know what is live out of its block.
+    let mut used_in: HashMap<Value, HashSet<Block>> = HashMap::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            f.insts[i].kind.for_each_arg(|v| {
+                used_in.entry(v).or_default().insert(b);
+            });
+        }
+    }
+    let mut replace: HashMap<Value, Value> = HashMap::new();
+    for b in f.layout.clone() {
+        simplify_block(f, b, &used_in, rules, &mut replace, stats);
+    }
+    if !replace.is_empty() {
+        for b in f.layout.clone() {
+            for i in f.blocks[b].insts.clone() {
+                f.insts[i].kind.map_args(|v| *replace.get(&v).unwrap_or(&v));
+            }
+        }
+    }
+    f.remove_unreachable_blocks();
+    pinv_core::ir::merge_blocks::merge_blocks(f);
+    hoist_constants(f);
+    pinv_core::ir::cse::cse(f);
+    dce(f);
+    f.compact();
+}
+
+/// The constant a value is defined as, if any.
+fn constant(f: &Function, v: Value) -> Option<Const> {
+    match f.values[v].def {
+        pinv_core::ir::ValueDef::Result(i, _) => match f.insts[i].kind {
+            InstKind::Const(c) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Moves every constant to the start of the entry block (where it dominates every use), so that
+/// CSE keeps one of each.
+fn hoist_constants(f: &mut Function) {
+    let Some(entry) = f.entry() else {
+        return;
+    };
+    let mut consts = Vec::new();
+    for b in f.layout.clone() {
+        let insts = &f.insts;
+        let (c, rest): (Vec<Inst>, Vec<Inst>) = f.blocks[b]
+            .insts
+            .iter()
+            .partition(|&&i| matches!(insts[i].kind, InstKind::Const(_)));
+        consts.extend(c);
+        f.blocks[b].insts = rest;
+    }
+    consts.extend(f.blocks[entry].insts.iter().copied());
+    f.blocks[entry].insts = consts;
+}
+
+fn simplify_block(
+    f: &mut Function,
+    b: Block,
+    used_in: &HashMap<Value, HashSet<Block>>,
+    rules: &[Rule],
+    replace: &mut HashMap<Value, Value>,
+    stats: &mut SimplifyStats,
+) {
+    let insts = f.blocks[b].insts.clone();
+    let mut runner: Runner<Node, IsoAnalysis> = Runner::new(IsoAnalysis::default());
+    let mut class: HashMap<Value, Id> = HashMap::new();
+    let mut leaf_value: HashMap<Symbol, Value> = HashMap::new();
+    // Leaves are added lazily.
+    let mut leaf = |runner: &mut Runner<Node, IsoAnalysis>, f: &Function, v: Value| {
+        let s = Symbol::from(format!("{v}").as_str());
+        let info = VarInfo {
+            ty: f.value_type(v),
+            kind: VarKind::Pivot,
+        };
+        runner.egraph.analysis.vars.insert(s, info);
+        leaf_value.insert(s, v);
+        runner.egraph.add(Node::Var(s))
+    };
+    let mut pure_values: Vec<Value> = Vec::new();
+    for &i in &insts {
+        let data = &f.insts[i];
+        if !pure(&data.kind) {
+            continue;
+        }
+        let node = match &data.kind {
+            InstKind::Const(c) => Node::num(*c),
+            InstKind::Prim { op, args } => {
+                let ids: Vec<Id> = args
+                    .iter()
+                    .map(|&a| match (class.get(&a), constant(f, a)) {
+                        (Some(&c), _) => c,
+                        (None, Some(c)) => runner.egraph.add(Node::num(c)),
+                        (None, None) => leaf(&mut runner, f, a),
+                    })
+                    .collect();
+                Node::op(*op, &ids)
+            }
+            _ => unreachable!(),
+        };
+        let r = data.results[0];
+        let id = runner.egraph.add(node);
+        class.insert(r, id);
+        pure_values.push(r);
+    }
+    if pure_values.is_empty() {
+        return;
+    }
+    runner.egraph.rebuild();
+    let runner = runner
+        .with_iter_limit(8)
+        .with_node_limit(4 * pure_values.len() + 64)
+        .with_time_limit(std::time::Duration::from_millis(50))
+        .run(rules);
+    let egraph = &runner.egraph;
+    let vars = egraph.analysis.vars.clone();
+    let extractor = Extractor::new(
+        egraph,
+        IsoCost {
+            vars: &vars,
+            zeros: None,
+        },
+    );
+
+    // Rebuild: statements in order, pure values on demand.
+    f.blocks[b].insts.clear();
+    let mut rebuild = Rebuild {
+        block: b,
+        egraph,
+        extractor: &extractor,
+        leaf_value: &leaf_value,
+        emitted: HashMap::new(),
+    };
+    let mut emit = |f: &mut Function, c: Id, span| rebuild.emit(f, c, span);
+    let konst = |v: Value| -> Option<Const> {
+        class
+            .get(&v)
+            .and_then(|&c| egraph[egraph.find(c)].data.konst)
+    };
+    let n = insts.len();
+    for (k, &i) in insts.iter().enumerate() {
+        let is_last = k + 1 == n;
+        if pure(&f.insts[i].kind) {
+            continue;
+        }
+        if is_last {
+            // Live-out pure values go before the terminator.
+            for &v in &pure_values {
+                let outside = used_in.get(&v).is_some_and(|bs| bs.iter().any(|&u| u != b));
+                if outside {
+                    let span = f.insts[i].span;
+                    let nv = emit(f, class[&v], span);
+                    if nv != v {
+                        replace.insert(v, nv);
+                    }
+                }
+            }
+        }
+        let span = f.insts[i].span;
+        match &f.insts[i].kind {
+            InstKind::Check { cond, .. } if konst(*cond) == Some(Const::Bool(true)) => {
+                stats.checks_removed += 1;
+                continue;
+            }
+            InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                if let Some(Const::Bool(c)) = konst(*cond) {
+                    let dest = if c {
+                        then_dest.clone()
+                    } else {
+                        else_dest.clone()
+                    };
+                    f.insts[i].kind = InstKind::Jump { dest };
+                    stats.branches_folded += 1;
+                }
+            }
+            _ => {}
+        }
+        let mut kind = f.insts[i].kind.clone();
+        kind.map_args(|v| match class.get(&v) {
+            Some(&c) => emit(f, c, span),
+            None => v,
+        });
+        f.insts[i].kind = kind;
+        f.blocks[b].insts.push(i);
+    }
+}
+
+/// Emits the best term of e-classes into a block, each class once.
+struct Rebuild<'a, 'e> {
+    block: Block,
+    egraph: &'a egg::EGraph<Node, IsoAnalysis>,
+    extractor: &'e Extractor<'a, IsoCost<'a>, Node, IsoAnalysis>,
+    leaf_value: &'e HashMap<Symbol, Value>,
+    emitted: HashMap<Id, Value>,
+}
+
+impl Rebuild<'_, '_> {
+    fn emit(&mut self, f: &mut Function, c: Id, span: pinv_core::Span) -> Value {
+        let c = self.egraph.find(c);
+        if let Some(&v) = self.emitted.get(&c) {
+            return v;
+        }
+        let node = self.extractor.find_best_node(c).clone();
+        let v = match &node {
+            Node::Var(s) => self.leaf_value[s],
+            Node::Num(n) => f.ins_const(self.block, n.0, span),
+            Node::Op(op, args) => {
+                let args: Vec<Value> = args.iter().map(|&a| self.emit(f, a, span)).collect();
+                f.ins_prim(self.block, *op, args, span)
+            }
+            _ => unreachable!("only constants and primitives are simplified"),
+        };
+        self.emitted.insert(c, v);
+        v
+    }
+}
+
+/// Removes pure instructions whose results are unused, until none is left.
+fn dce(f: &mut Function) {
+    loop {
+        let mut used: HashSet<Value> = HashSet::new();
+        for &b in &f.layout {
+            for &i in &f.blocks[b].insts {
+                f.insts[i].kind.for_each_arg(|v| {
+                    used.insert(v);
+                });
+            }
+        }
+        let mut removed = false;
+        for b in f.layout.clone() {
+            let before = f.blocks[b].insts.len();
+            let insts = &f.insts;
+            f.blocks[b].insts.retain(|&i| {
+                !(pure(&insts[i].kind) && insts[i].results.iter().all(|r| !used.contains(r)))
+            });
+            removed |= f.blocks[b].insts.len() != before;
+        }
+        if !removed {
+            return;
+        }
+    }
+}
+
+/// The (role, span start, span end) of a θ read or record.
+type Key = (String, u32, u32);
+
+fn key_of(f: &Function, i: Inst) -> Option<Key> {
+    let data = &f.insts[i];
+    match &data.kind {
+        InstKind::Theta { role, .. }
+        | InstKind::Choice { role, .. }
+        | InstKind::Record { role, .. } => Some((role.clone(), data.span.start, data.span.end)),
+        _ => None,
+    }
+}
+
+/// Removes unused θ reads of inverse `inv`, each with the matching record of `pgf` (see the
+/// module docs, step 4). Returns how many reads were removed.
+pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usize {
+    let mut removed = 0;
+    loop {
+        let f = &module.functions[inv];
+        let mut used: HashSet<Value> = HashSet::new();
+        let mut keys: HashMap<Key, usize> = HashMap::new();
+        for (_, i) in f.insts_in_layout() {
+            f.insts[i].kind.for_each_arg(|v| {
+                used.insert(v);
+            });
+            if let Some(k) = key_of(f, i) {
+                *keys.entry(k).or_default() += 1;
+            }
+        }
+        let mut records: HashMap<Key, Vec<(Block, Inst)>> = HashMap::new();
+        if let Some(p) = pgf {
+            let g = &module.functions[p];
+            for (b, i) in g.insts_in_layout() {
+                if let Some(k) = key_of(g, i) {
+                    records.entry(k).or_default().push((b, i));
+                }
+            }
+        }
+        let dead: Option<(Block, Inst, Key)> = f.insts_in_layout().find_map(|(b, i)| {
+            let data = &f.insts[i];
+            let read = matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. });
+            if !read || used.contains(&data.results[0]) {
+                return None;
+            }
+            let k = key_of(f, i)?;
+            let unique = keys.get(&k) == Some(&1);
+            let paired = pgf.is_none() || records.get(&k).is_some_and(|r| r.len() == 1);
+            (unique && paired).then_some((b, i, k))
+        });
+        let Some((b, i, k)) = dead else {
+            return removed;
+        };
+        module.functions[inv].blocks[b].insts.retain(|&x| x != i);
+        if let Some(p) = pgf {
+            let (rb, ri) = records[&k][0];
+            let g = &mut module.functions[p];
+            g.blocks[rb].insts.retain(|&x| x != ri);
+            dce(g);
+        }
+        dce(&mut module.functions[inv]);
+        module.functions[inv].compact();
+        if let Some(p) = pgf {
+            module.functions[p].compact();
+        }
+        removed += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::ir::parse_module;
+
+    const PAIR: &str = "function %f(x: f64) -> f64 {
+block0(v0: f64):
+    return v0
+}
+
+function %f.inv(y: f64) -> f64 generated_inverse(f) {
+block0(v0: f64):
+    v1 = theta real \"used\" @1..2
+    v2 = theta real \"unused\" @3..4
+    v3 = fadd v0, v1
+    v4 = fconst 1.0
+    v5 = fmul v3, v4
+    v6 = feq v5, v5
+    v7 = fne v5, v5
+    v8 = bor v6, v7
+    check v8, \"always\"
+    return v5
+}
+
+function %f.pgf(x: f64) -> () generated_pgf(f) {
+block0(v0: f64):
+    v1 = fconst 2.0
+    record v1, \"used\" @1..2
+    v2 = fmul v0, v1
+    record v2, \"unused\" @3..4
+    return
+}
+";
+
+    #[test]
+    fn dead_theta_goes_with_its_record() {
+        let mut m = parse_module(PAIR).expect("parses");
+        let stats = simplify_generated(&mut m);
+        pinv_core::ir::verify::verify_module(&m).expect("verifies");
+        let text = pinv_core::ir::write_module(&m, &Default::default());
+        assert_eq!(stats.dead_thetas, 1, "{text}");
+        assert_eq!(stats.checks_removed, 1, "{text}");
+        assert!(!text.contains("unused"), "{text}");
+        assert_eq!(text.matches("\"used\"").count(), 2, "{text}");
+        assert!(
+            !text.contains("fmul"),
+            "x·1 and the dead record's value are gone: {text}"
+        );
+    }
+
+    #[test]
+    fn ambiguous_records_keep_the_read() {
+        // Two records with the same role and span: which one is the read's is not certain.
+        let text = PAIR.replace(
+            "    return\n}",
+            "    record v2, \"unused\" @3..4\n    return\n}",
+        );
+        let mut m = parse_module(&text).expect("parses");
+        let stats = simplify_generated(&mut m);
+        assert_eq!(stats.dead_thetas, 0);
+        let out = pinv_core::ir::write_module(&m, &Default::default());
+        assert_eq!(out.matches("\"unused\"").count(), 3, "{out}");
+    }
+}
