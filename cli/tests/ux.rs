@@ -381,8 +381,8 @@ fn plot_colours_points_by_discrete_theta() {
         .iter()
         .map(|c| c["label"].as_str().unwrap())
         .collect();
-    assert!(labels.iter().any(|l| l.contains("s=true")), "{labels:?}");
-    assert!(labels.iter().any(|l| l.contains("s=false")), "{labels:?}");
+    assert!(labels.iter().any(|l| l.contains("s = true")), "{labels:?}");
+    assert!(labels.iter().any(|l| l.contains("s = false")), "{labels:?}");
     let total: u64 = categories
         .iter()
         .map(|c| c["count"].as_u64().unwrap())
@@ -397,7 +397,7 @@ fn plot_colours_points_by_discrete_theta() {
         .filter_map(|c| c.split("fill=\"").nth(1)?.split('"').next())
         .collect();
     assert_eq!(fills.len(), 2, "{fills:?}");
-    assert!(svg.contains("s=true"), "legend");
+    assert!(svg.contains("s = true"), "legend");
     // The PNG has the same content.
     let png = temp_dir().join("mirror.png");
     let o = pinv(&["plot", f, "mirror", "--y", "2", "-o", png.to_str().unwrap()]);
@@ -752,4 +752,96 @@ fn a_closed_pipe_ends_output_quietly() {
     let o = child.wait_with_output().expect("pinv ends");
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     assert_ne!(o.status.code(), Some(101), "a panic's exit status");
+}
+
+// ---------------------------------------------------------------------------------------------
+// the corpus
+
+#[test]
+fn sample_corpus_functions_and_check_them_with_run() {
+    let cases = [
+        ("tests/corpus/straight.pinv", "mul_add", "10"),
+        ("tests/corpus/straight.pinv", "shifted_exp", "1.5,4"),
+        ("tests/corpus/branches.pinv", "relu", "0"),
+        ("tests/corpus/fanout.pinv", "xy_plus_x", "-3"),
+    ];
+    for (file, function, y) in cases {
+        let o = pinv(&["sample", file, function, "--y", y, "-n", "12", "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{function}: {}", stderr(&o));
+        let v = json(&o);
+        let samples = v["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 12, "{function}");
+        let want: Vec<f64> = y.split(',').map(|t| t.parse().unwrap()).collect();
+        for s in samples {
+            let fx = run_forward(Path::new(file), function, &numbers(&s["x"]));
+            for (a, b) in fx.iter().zip(&want) {
+                assert!(close(*a, *b), "{function}{:?} = {fx:?} ≠ {want:?}", s["x"]);
+            }
+        }
+    }
+}
+
+/// `x² + 3x = 4` has the roots 1 and −4: the plot shows exactly those two points, in two colours
+/// (the sign θ picks), and nothing else.
+#[test]
+fn quad_plots_its_root_pair() {
+    let out = temp_dir().join("quad.svg");
+    let o = pinv(&[
+        "plot",
+        "tests/corpus/fanout.pinv",
+        "quad",
+        "--y",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        "-n",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["points"], 200);
+    let categories = v["categories"].as_array().unwrap();
+    assert_eq!(categories.len(), 2, "{v}");
+    for c in categories {
+        assert!(c["count"].as_u64().unwrap() > 50, "{v}");
+    }
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(svg_elements(&svg).get("circle"), Some(&200));
+    // Two places (one per root) and two fills.
+    let mut places = std::collections::BTreeMap::<(String, String), usize>::new();
+    for c in svg.split("<circle").skip(1) {
+        let attr = |name: &str| {
+            c.split(&format!("{name}=\""))
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_default()
+                .to_string()
+        };
+        *places.entry((attr("cx"), attr("fill"))).or_insert(0) += 1;
+    }
+    assert_eq!(places.len(), 2, "{places:?}");
+    // And the samples are the roots.
+    let o = pinv(&[
+        "sample",
+        "tests/corpus/fanout.pinv",
+        "quad",
+        "--y",
+        "4",
+        "-n",
+        "40",
+        "--json",
+    ]);
+    let v = json(&o);
+    let xs: Vec<f64> = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| numbers(&s["x"])[0])
+        .collect();
+    assert!(
+        xs.iter().all(|&x| close(x, 1.0) || close(x, -4.0)),
+        "{xs:?}"
+    );
+    assert!(xs.iter().any(|&x| close(x, 1.0)) && xs.iter().any(|&x| close(x, -4.0)));
 }

@@ -436,8 +436,8 @@ fn as_f64(c: pinv::Const) -> f64 {
     }
 }
 
-/// A legend label for a list of discrete reads: `role=value` each, with repeats of the same
-/// read counted (`go round=1 ×3` for a loop that went round three times).
+/// A legend label for a list of discrete reads: `role = value` each, with repeats of the same
+/// read counted (`go round = 1 ×3` for a loop that went round three times).
 fn label(reads: &[DiscreteRead]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
@@ -463,8 +463,8 @@ fn label(reads: &[DiscreteRead]) -> String {
     }
 }
 
-/// One discrete read as `role=value`; a role that lists its values' meanings, as in
-/// `sin: branch (0: asin z, 1: π − asin z)`, becomes `sin: branch=1: π − asin z`.
+/// One discrete read as `role = value`; a role that lists its values' meanings, as in
+/// `sin: branch (0: asin z, 1: π − asin z)`, becomes `sin: branch = 1 (π − asin z)`.
 fn describe(role: &str, value: &str) -> String {
     if let (Some(open), true) = (role.find(" ("), role.ends_with(')')) {
         let head = &role[..open];
@@ -472,12 +472,12 @@ fn describe(role: &str, value: &str) -> String {
         for item in meanings.split(", ") {
             if let Some((k, meaning)) = item.split_once(": ") {
                 if k.trim() == value {
-                    return format!("{head}={value}: {meaning}");
+                    return format!("{head} = {value} ({meaning})");
                 }
             }
         }
     }
-    format!("{role}={value}")
+    format!("{role} = {value}")
 }
 
 const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
