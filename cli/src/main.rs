@@ -20,8 +20,10 @@ macro_rules! out {
 }
 
 mod commands;
+mod draws;
 mod engine;
 mod output;
+mod progress;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -29,11 +31,21 @@ use std::process::ExitCode;
 
 /// Parametric inverses of programs.
 #[derive(Parser, Debug)]
-#[command(name = "pinv", version, about, long_about = None)]
+#[command(name = "pinv", version, about, long_about = None, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+const EXAMPLES: &str = "\
+Examples:
+  pinv run tests/corpus/straight.pinv mul_add 2 3 4
+  pinv invert tests/corpus/straight.pinv mul_add --y 10 --samples 3
+  pinv sample tests/corpus/straight.pinv mul_add --y 10 --samples 100 --json
+  pinv plot tests/corpus/fanout.pinv quad --y 4 --out quad.svg
+  pinv check tests/corpus/straight.pinv
+
+`pinv COMMAND --help` explains a command, with an example.";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -44,6 +56,9 @@ enum Command {
     Check(commands::check::CheckArgs),
     Primitives(commands::primitives::PrimitivesArgs),
     Bench(commands::bench::BenchArgs),
+    Sample(commands::sample::SampleArgs),
+    Plot(commands::plot::PlotArgs),
+    Completions(commands::completions::CompletionsArgs),
 }
 
 /// How a command ended, and so the process's exit status.
@@ -110,6 +125,9 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(&args),
         Command::Primitives(args) => commands::primitives::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
+        Command::Sample(args) => commands::sample::run(&args),
+        Command::Plot(args) => commands::plot::run(&args),
+        Command::Completions(args) => commands::completions::run(&args),
     };
     outcome.into()
 }

@@ -123,8 +123,19 @@ impl FunctionReport {
 
 /// Checks one function of `program`.
 pub fn check_function(program: &Program, name: &str, config: &CheckConfig) -> FunctionReport {
+    check_function_with(program, name, config, &mut |_| {})
+}
+
+/// [`check_function`], calling `on_case` with the number of cases done after each sampled case
+/// (for progress bars).
+pub fn check_function_with(
+    program: &Program,
+    name: &str,
+    config: &CheckConfig,
+    on_case: &mut dyn FnMut(usize),
+) -> FunctionReport {
     match program.invert(name) {
-        Ok(inverse) => check_inverse(&inverse, config),
+        Ok(inverse) => check_inverse_with(&inverse, config, on_case),
         Err(e) => FunctionReport {
             name: name.to_string(),
             status: Status::Unsupported,
@@ -139,6 +150,15 @@ pub fn check_function(program: &Program, name: &str, config: &CheckConfig) -> Fu
 
 /// Checks a built inverse.
 pub fn check_inverse(inverse: &Inverse, config: &CheckConfig) -> FunctionReport {
+    check_inverse_with(inverse, config, &mut |_| {})
+}
+
+/// [`check_inverse`], calling `on_case` with the number of cases done after each sampled case.
+pub fn check_inverse_with(
+    inverse: &Inverse,
+    config: &CheckConfig,
+    on_case: &mut dyn FnMut(usize),
+) -> FunctionReport {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
     let mut sampler = Sampler::new(config.seed ^ 0x5eed_5eed_5eed_5eed);
     let mut soundness = Soundness::default();
@@ -244,6 +264,7 @@ pub fn check_inverse(inverse: &Inverse, config: &CheckConfig) -> FunctionReport 
             },
             Err(e) => note(format!("the PGF failed at x₀ = {}: {e}", show(&x0))),
         }
+        on_case(soundness.trials);
     }
     let status = if soundness.violations == 0
         && soundness.errors == 0

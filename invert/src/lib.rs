@@ -50,6 +50,7 @@
 //! - [`bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
+//! - [`tutorial`]: a tutorial in pages whose examples run as doctests.
 
 pub mod bench;
 pub mod check;
@@ -61,6 +62,7 @@ pub mod search;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod theta;
+pub mod tutorial;
 
 pub use error::{Error, Result};
 pub use pinv_core::ir::{Const, Type};

@@ -1,9 +1,10 @@
 //! `pinv check FILE`: soundness, acceptance and completeness of every function's inverse.
 
 use crate::output;
+use crate::progress::Progress;
 use crate::Outcome;
 use clap::Args;
-use pinv::check::{check_function, CheckConfig, FunctionReport, Status};
+use pinv::check::{check_function_with, CheckConfig, FunctionReport, Status};
 use std::path::PathBuf;
 
 /// Check the inverses of a file's functions: soundness (every returned x maps to y),
@@ -75,10 +76,22 @@ pub fn run(args: &CheckArgs) -> Outcome {
             ..pinv::search::SearchConfig::default()
         },
     };
+    let cases = args.cases as u64;
+    let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
     let reports: Vec<FunctionReport> = names
         .iter()
-        .map(|name| check_function(&program, name, &config))
+        .enumerate()
+        .map(|(i, name)| {
+            progress.set_message(name.clone());
+            let base = i as u64 * cases;
+            let report = check_function_with(&program, name, &config, &mut |done| {
+                progress.set_position(base + done as u64)
+            });
+            progress.set_position(base + cases);
+            report
+        })
         .collect();
+    progress.finish();
     if args.json {
         let value = serde_json::json!({
             "file": loaded.file.name(),
@@ -87,6 +100,14 @@ pub fn run(args: &CheckArgs) -> Outcome {
         outln!("{value}");
     } else {
         print_table(&reports);
+        // Where each unsupported function stops inversion, with its source.
+        for r in reports.iter().filter(|r| r.status == Status::Unsupported) {
+            if let Err(e) = loaded.program.invert(&r.name) {
+                if e.span().is_some() {
+                    output::located_error(&loaded.file, &e, false, "unsupported", Outcome::Failure);
+                }
+            }
+        }
     }
     if reports.iter().all(|r| r.status == Status::Ok) {
         Outcome::Success

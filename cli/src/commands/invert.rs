@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// With `--theta`, θ is read from the list (`pinv show FILE FUNC --inverse` shows what each
 /// value means); otherwise θ is drawn from its domains, reproducibly from `--seed`.
 ///
-/// Example: `pinv invert tests/corpus/straight.pinv mul_add --y 10 --theta 4,3` prints
+/// Example: `pinv invert tests/corpus/straight.pinv mul_add --y 10 --theta 4,2` prints
 /// `x = (2.0, 3.0, 4.0)`.
 #[derive(Args, Debug)]
 pub struct InvertArgs {

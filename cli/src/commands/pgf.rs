@@ -12,7 +12,8 @@ use std::path::PathBuf;
 /// Print the θ for which the inverse returns the given inputs (the parameter-generating
 /// function): `f⁻¹(f(x), pgf(x)) = x`.
 ///
-/// Example: `pinv pgf tests/corpus/unary.pinv square -- -3` prints `1`, the sign choice of −3.
+/// Example: `pinv pgf tests/corpus/straight.pinv mul_add 2 3 4` prints `4.0,2.0`: z = 4, then
+/// x = 2, the θ with which `pinv invert ... mul_add --y 10 --theta 4,2` gives back (2, 3, 4).
 #[derive(Args, Debug)]
 pub struct PgfArgs {
     /// The .pinv file.
