@@ -4,7 +4,8 @@
 //! - the command is not in `--json` mode,
 //! - both stdout and stderr are terminals (piped or redirected output never gets bar characters),
 //! - `PINV_PROGRESS` is not `0`/`never`/`off`, and
-//! - the work has taken more than a moment ([`DELAY`]): quick commands never flash a bar.
+//! - the work has taken more than a moment ([`DELAY`]): quick commands never flash a bar
+//!   (`PINV_PROGRESS=always` shows it at once, as the tests do).
 //!
 //! It is cleared when the work ends, so the command's own output is all that stays.
 //!
@@ -28,6 +29,14 @@ use std::time::{Duration, Instant};
 
 /// How long work runs before its bar appears.
 pub const DELAY: Duration = Duration::from_millis(400);
+
+/// How long to wait before showing a bar: [`DELAY`], or nothing with `PINV_PROGRESS=always`.
+fn delay() -> Duration {
+    match std::env::var("PINV_PROGRESS").as_deref() {
+        Ok("always" | "1" | "on" | "true") => Duration::ZERO,
+        _ => DELAY,
+    }
+}
 
 /// A progress bar that shows itself only when it should (see the module docs).
 pub struct Progress {
@@ -137,7 +146,7 @@ impl Progress {
 
     fn reveal(&self) {
         let Some(bar) = &self.bar else { return };
-        if !self.shown.get() && self.start.elapsed() >= DELAY {
+        if !self.shown.get() && self.start.elapsed() >= delay() {
             self.shown.set(true);
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(200));
