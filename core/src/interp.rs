@@ -447,6 +447,44 @@ struct Frame<'m> {
 }
 
 /// The state of one run.
+/// Where a θ-tape instruction is, for its [`ThetaAddress`].
+struct TapeAt<'a> {
+    function: &'a str,
+    inst: Inst,
+    role: &'a str,
+    span: Span,
+}
+
+/// Runs one θ-tape operation (a `theta`, `choice` or `record`) against the run's source, with the
+/// instruction's address, and counts it; a missing source or a θ error is a fault at `at`.
+fn on_tape<T>(
+    source: Option<&mut (dyn ThetaSource + '_)>,
+    reads: &mut usize,
+    at: TapeAt<'_>,
+    op: impl FnOnce(&mut dyn ThetaSource, &ThetaAddress<'_>) -> Result<T, ThetaError>,
+) -> Result<T, Fault> {
+    let span = at.span;
+    let Some(source) = source else {
+        return Err(Fault {
+            kind: RuntimeErrorKind::NoThetaSource,
+            span,
+        });
+    };
+    let address = ThetaAddress {
+        function: at.function,
+        inst: at.inst,
+        role: at.role,
+        span,
+        index: *reads,
+    };
+    let value = op(source, &address).map_err(|e| Fault {
+        kind: RuntimeErrorKind::Theta(e),
+        span,
+    })?;
+    *reads += 1;
+    Ok(value)
+}
+
 struct Run<'m, 't> {
     frames: Vec<Frame<'m>>,
     theta: Option<&'t mut dyn ThetaSource>,
@@ -684,73 +722,57 @@ impl<'m> Interpreter<'m> {
                 frame.set(one_result()?, r).map_err(fault)?;
             }
             InstKind::Theta { domain, role } => {
-                let Some(source) = run.theta.as_deref_mut() else {
-                    return Err(Fault {
-                        kind: RuntimeErrorKind::NoThetaSource,
-                        span,
-                    });
-                };
-                let at = ThetaAddress {
+                let at = TapeAt {
                     function: &func.name,
                     inst,
                     role,
                     span,
-                    index: run.theta_reads,
                 };
-                let theta_fault = |e| Fault {
-                    kind: RuntimeErrorKind::Theta(e),
-                    span,
-                };
-                let value = source.theta(*domain, &at).map_err(theta_fault)?;
-                check_domain(*domain, value).map_err(theta_fault)?;
-                run.theta_reads += 1;
+                let value = on_tape(
+                    run.theta.as_deref_mut(),
+                    &mut run.theta_reads,
+                    at,
+                    |s, a| {
+                        let value = s.theta(*domain, a)?;
+                        check_domain(*domain, value)?;
+                        Ok(value)
+                    },
+                )?;
                 frame.set(one_result()?, value).map_err(fault)?;
             }
             InstKind::Choice { n, role } => {
-                let Some(source) = run.theta.as_deref_mut() else {
-                    return Err(Fault {
-                        kind: RuntimeErrorKind::NoThetaSource,
-                        span,
-                    });
-                };
-                let at = ThetaAddress {
+                let at = TapeAt {
                     function: &func.name,
                     inst,
                     role,
                     span,
-                    index: run.theta_reads,
                 };
-                let theta_fault = |e| Fault {
-                    kind: RuntimeErrorKind::Theta(e),
-                    span,
-                };
-                let k = source.choice(*n, &at).map_err(theta_fault)?;
-                let k = check_choice(*n, Const::I64(i64::from(k))).map_err(theta_fault)?;
-                run.theta_reads += 1;
-                frame
-                    .set(one_result()?, Const::I64(i64::from(k)))
-                    .map_err(fault)?;
+                let value = on_tape(
+                    run.theta.as_deref_mut(),
+                    &mut run.theta_reads,
+                    at,
+                    |s, a| {
+                        let k = s.choice(*n, a)?;
+                        let k = check_choice(*n, Const::I64(i64::from(k)))?;
+                        Ok(Const::I64(i64::from(k)))
+                    },
+                )?;
+                frame.set(one_result()?, value).map_err(fault)?;
             }
             InstKind::Record { value, role } => {
                 let value = frame.get(*value).map_err(fault)?;
-                let Some(source) = run.theta.as_deref_mut() else {
-                    return Err(Fault {
-                        kind: RuntimeErrorKind::NoThetaSource,
-                        span,
-                    });
-                };
-                let at = ThetaAddress {
+                let at = TapeAt {
                     function: &func.name,
                     inst,
                     role,
                     span,
-                    index: run.theta_reads,
                 };
-                source.record(value, &at).map_err(|e| Fault {
-                    kind: RuntimeErrorKind::Theta(e),
-                    span,
-                })?;
-                run.theta_reads += 1;
+                on_tape(
+                    run.theta.as_deref_mut(),
+                    &mut run.theta_reads,
+                    at,
+                    |s, a| s.record(value, a),
+                )?;
             }
             InstKind::Check { cond, reason } => {
                 if !frame.get_bool(*cond).map_err(fault)? {
