@@ -92,9 +92,9 @@ impl Rel {
     fn gap_role(self, int: bool) -> &'static str {
         match (self, int) {
             (Rel::Gt, true) | (Rel::Lt, true) | (Rel::Ne, true) => {
-                "gap to the other operand, beyond 1 (unsigned; wraps)"
+                "gap to the other operand, beyond 1 (zigzag: θ 0, −1, 1, −2, … is gap 0, 1, 2, 3, …)"
             }
-            (_, true) => "gap to the other operand (unsigned; wraps)",
+            (_, true) => "gap to the other operand (zigzag: θ 0, −1, 1, −2, … is gap 0, 1, 2, 3, …)",
             (Rel::Gt | Rel::Lt, false) => "gap to the other operand (> 0)",
             (Rel::Ge | Rel::Le, false) => "gap to the other operand (≥ 0)",
             (Rel::Ne, false) => "difference to the other operand (≠ 0; NaN allowed)",
@@ -174,7 +174,10 @@ impl Compare {
             return Ok(k);
         }
         if self.int() {
-            let g = e.theta(Domain::Int, rel.gap_role(true))?;
+            // Every u64 gap is some i64 θ, and small θ of either sign are small gaps, so sampled
+            // θ (small, often 0) land on valid witnesses.
+            let t = e.theta(Domain::Int, rel.gap_role(true))?;
+            let g = zigzag_encode(e, t);
             return Ok(int_moved(e, k, rel, g));
         }
         let domain = rel.f64_domain().expect("not Eq");
@@ -208,7 +211,8 @@ impl Compare {
                 }
                 _ => e.isub(k, m),
             };
-            return e.record(g, rel.gap_role(true));
+            let t = zigzag_decode(e, g);
+            return e.record(t, rel.gap_role(true));
         }
         // g = m − k (up) or k − m (down); equal infinities give 0.
         let diff = if rel.up() { e.fsub(m, k) } else { e.fsub(k, m) };
@@ -406,4 +410,22 @@ impl InverseRule for Compare {
             (false, false) => Ok(()),
         }
     }
+}
+
+/// The u64 gap (as i64 bits) of a θ: 0, −1, 1, −2, 2, … ↦ 0, 1, 2, 3, 4, … (a bijection).
+fn zigzag_encode(e: &mut Emitter<'_>, t: Value) -> Value {
+    let one = e.ic(1);
+    let sixty_three = e.ic(63);
+    let doubled = e.ishl(t, one);
+    let sign = e.ishr(t, sixty_three);
+    e.ixor(doubled, sign)
+}
+
+/// The θ of a u64 gap (as i64 bits): the inverse of [`zigzag_encode`].
+fn zigzag_decode(e: &mut Emitter<'_>, g: Value) -> Value {
+    let one = e.ic(1);
+    let half = e.lshr(g, one);
+    let low = e.iand(g, one);
+    let minus = e.ineg(low);
+    e.ixor(half, minus)
 }
