@@ -156,3 +156,32 @@ fn bench_reports_every_column() {
         "{text}"
     );
 }
+
+#[test]
+fn sample_and_plot_are_the_same_with_both_engines() {
+    same_with_both_engines(&[
+        "sample",
+        "tests/corpus/fanout.pinv",
+        "quad",
+        "--y",
+        "10",
+        "--samples",
+        "20",
+        "--json",
+    ]);
+    let dir = std::env::temp_dir().join(format!("pinv-engine-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("quad.svg");
+    let out = out.to_str().expect("utf-8 path");
+    same_with_both_engines(&[
+        "plot",
+        "tests/corpus/fanout.pinv",
+        "quad",
+        "--y",
+        "10",
+        "--samples",
+        "20",
+        "--out",
+        out,
+    ]);
+}

@@ -59,6 +59,8 @@ pub struct PlotArgs {
     /// Print a summary of what was drawn as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 /// The picture formats, from the extension.
@@ -95,7 +97,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
         return output::plain_error(args.json, "arguments", &message, Outcome::BadInput);
     };
     let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
-        Ok(x) => x,
+        Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,
     };
     let y = match parse_list(&args.y, inverse.output_types(), "--y") {

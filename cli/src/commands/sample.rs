@@ -44,11 +44,13 @@ pub struct SampleArgs {
     /// Print the samples as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub engine: crate::engine::EngineArg,
 }
 
 pub fn run(args: &SampleArgs) -> Outcome {
     let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
-        Ok(x) => x,
+        Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,
     };
     let y = match parse_list(&args.y, inverse.output_types(), "--y") {
