@@ -77,6 +77,32 @@ fn fixed_trip_counts_and_sign_need_no_choice() {
 }
 
 #[test]
+fn guards_decide_returns_that_facts_cannot() {
+    // mid(x) = if x > 100 { return x } x*x. For y <= 100 the first return cannot pass its check
+    // (x = y must exceed 100), so the inverse takes the second without reading a choice: the
+    // tape is just the sign of x. For y > 100 both are possible and θ picks.
+    let program = load("branches.pinv");
+    let inverse = program.invert("mid").expect("invertible");
+    for sign in [0, 1] {
+        let x = inverse
+            .call_with_tape(&[Const::F64(49.0)], &[Const::I64(sign)])
+            .expect("one θ: the sign");
+        assert!(
+            close(x[0], Const::F64(if sign == 0 { 7.0 } else { -7.0 }), 1e-12),
+            "{x:?}"
+        );
+    }
+    let x = inverse
+        .call_with_tape(&[Const::F64(144.0)], &[Const::I64(0)])
+        .expect("the first return");
+    assert_eq!(x, [Const::F64(144.0)]);
+    let x = inverse
+        .call_with_tape(&[Const::F64(144.0)], &[Const::I64(1), Const::I64(1)])
+        .expect("the second return, negative root");
+    assert!(close(x[0], Const::F64(-12.0), 1e-12), "{x:?}");
+}
+
+#[test]
 fn triangle_is_found_by_search() {
     let program = load("loops.pinv");
     let inverse = program.invert("triangle").expect("invertible");

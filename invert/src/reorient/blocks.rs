@@ -139,10 +139,43 @@ impl Reorienter<'_> {
             }
         }
 
+        // Guards: for every target of a dispatch that the facts alone do not decide, a function of
+        // the dispatch's values that runs the target's θ-free start (its first checks) and says
+        // whether it can pass — so a `return x` that needs `x > 100` is not taken for y ≤ 100.
+        let site_facts = facts.return_facts();
+        let mut guards: HashMap<Block, (FuncId, bool)> = HashMap::new();
+        if starts.len() >= 2 && !all_exclusive(&site_facts) {
+            for &s in &starts {
+                let mut params: Vec<Type> = c.sig.returns.clone();
+                params.extend(steps_only.iter().copied());
+                let id = self.reserve_guard(&c.name, s, params)?;
+                guards.insert(s, (id, true));
+            }
+        }
+        for &b in dispatch.keys() {
+            let edges = &cfg.preds[&b];
+            if edges.len() >= 2 && !all_exclusive(&facts.edge_facts(b)) {
+                for e in edges {
+                    let target = regions[&(e.from, e.slot)];
+                    let id = self.reserve_guard(&c.name, target, param_types(b))?;
+                    guards.insert(target, (id, false));
+                }
+            }
+        }
+
         // The start: which return produced y.
         let span = c.span;
         let steps0 = cyclic.then(|| inv.ins_const(inv_entry, Const::I64(0), span));
-        let site_facts = facts.return_facts();
+        let start_guards: Vec<Option<(FuncId, Vec<Value>)>> = starts
+            .iter()
+            .map(|s| {
+                guards.get(s).map(|&(id, _)| {
+                    let mut args = ys.clone();
+                    args.extend(steps0);
+                    (id, args)
+                })
+            })
+            .collect();
         emit_dispatch(
             &mut inv,
             inv_entry,
@@ -150,6 +183,7 @@ impl Reorienter<'_> {
             &steps0.into_iter().collect::<Vec<_>>(),
             &ys,
             &site_facts,
+            &start_guards,
             "control flow: which `return` produced y",
             "no `return` of the function can produce this y",
             span,
@@ -183,6 +217,10 @@ impl Reorienter<'_> {
             payload.extend_from_slice(values);
             let targets: Vec<Block> = edges.iter().map(|e| regions[&(e.from, e.slot)]).collect();
             let edge_facts = facts.edge_facts(b);
+            let edge_guards: Vec<Option<(FuncId, Vec<Value>)>> = targets
+                .iter()
+                .map(|t| guards.get(t).map(|&(id, _)| (id, payload.clone())))
+                .collect();
             emit_dispatch(
                 &mut inv,
                 at,
@@ -190,6 +228,7 @@ impl Reorienter<'_> {
                 &payload,
                 values,
                 &edge_facts,
+                &edge_guards,
                 &format!("control flow: which edge entered {b}"),
                 &format!("no edge into {b} can bring these values"),
                 span,
@@ -244,11 +283,20 @@ impl Reorienter<'_> {
                         .map(|&a| pair_fwd(&fwd, a))
                         .collect::<Result<_, _>>()?;
                     let index = h.ins_const(h_entry, Const::I64(site as i64), term_span);
+                    let mut guard_args = fwd_args.clone();
+                    if cyclic {
+                        guard_args.push(h.ins_const(h_entry, Const::I64(0), term_span));
+                    }
+                    let site_guards: Vec<Option<(FuncId, Vec<Value>)>> = starts
+                        .iter()
+                        .map(|s| guards.get(s).map(|&(id, _)| (id, guard_args.clone())))
+                        .collect();
                     let at = emit_record_choice(
                         &mut h,
                         h_entry,
                         &fwd_args,
                         &site_facts,
+                        &site_guards,
                         index,
                         "control flow: which `return` produced y",
                         term_span,
@@ -353,11 +401,24 @@ impl Reorienter<'_> {
                     .map(|&q| pair_fwd(&fwd, q))
                     .collect::<Result<_, _>>()?;
                 let edge_facts = facts.edge_facts(p);
+                let mut guard_args: Vec<Value> = Vec::new();
+                if cyclic {
+                    guard_args.push(h.ins_const(tail, Const::I64(0), term_span));
+                }
+                guard_args.extend(values.iter().copied());
+                let edge_guards: Vec<Option<(FuncId, Vec<Value>)>> = cfg.preds[&p]
+                    .iter()
+                    .map(|e| {
+                        let target = regions[&(e.from, e.slot)];
+                        guards.get(&target).map(|&(id, _)| (id, guard_args.clone()))
+                    })
+                    .collect();
                 end = emit_record_choice(
                     &mut h,
                     tail,
                     &values,
                     &edge_facts,
+                    &edge_guards,
                     edge,
                     &format!("control flow: which edge entered {p}"),
                     term_span,
@@ -368,6 +429,11 @@ impl Reorienter<'_> {
             helpers.insert(p, h);
         }
 
+        for (&target, &(id, is_start)) in &guards {
+            let mut guard = extract_guard(&inv, target, is_start, self.out.functions[id].clone());
+            guard.span = c.span;
+            self.add(guard)?;
+        }
         inv.remove_unreachable_blocks();
         let inv_id = self.add(inv)?;
         let pgf = match no_pgf {
@@ -646,6 +712,7 @@ fn emit_dispatch(
     payload: &[Value],
     values: &[Value],
     facts: &[Vec<Fact>],
+    guards: &[Option<(FuncId, Vec<Value>)>],
     role: &str,
     none_reason: &str,
     span: Span,
@@ -657,10 +724,7 @@ fn emit_dispatch(
         go(f, at, *only);
         return;
     }
-    let conds: Vec<Value> = facts
-        .iter()
-        .map(|fs| facts_hold(f, at, fs, values, span))
-        .collect();
+    let conds = conditions(f, at, facts, guards, values, span);
     // Tests the conditions in order, taking the first that holds, failing if none does.
     let chain = |f: &mut Function, mut from: Block, conds: &[Value]| {
         for (i, &target) in targets.iter().enumerate() {
@@ -737,6 +801,32 @@ fn emit_dispatch(
     );
 }
 
+/// For each target: whether its facts hold of `values` and, if it has a guard, whether the guard
+/// lets it through.
+fn conditions(
+    f: &mut Function,
+    at: Block,
+    facts: &[Vec<Fact>],
+    guards: &[Option<(FuncId, Vec<Value>)>],
+    values: &[Value],
+    span: Span,
+) -> Vec<Value> {
+    facts
+        .iter()
+        .enumerate()
+        .map(|(i, fs)| {
+            let holds = facts_hold(f, at, fs, values, span);
+            match guards.get(i).cloned().flatten() {
+                Some((guard, args)) => {
+                    let passes = f.ins_call(at, guard, args, &[Type::Bool], span)[0];
+                    f.ins_prim(at, Opcode::Band, vec![holds, passes], span)
+                }
+                None => holds,
+            }
+        })
+        .collect()
+}
+
 /// A bool value: whether two or more of `conds` hold (then the inverse reads a choice, and the
 /// PGF records one).
 fn several_hold(f: &mut Function, at: Block, conds: &[Value], span: Span) -> Value {
@@ -751,11 +841,13 @@ fn several_hold(f: &mut Function, at: Block, conds: &[Value], span: Span) -> Val
 
 /// In a PGF helper at `at`: records `index` (the target the forward run took) if the inverse's
 /// dispatch over these facts will read a choice for `values`. Returns where the helper continues.
+#[allow(clippy::too_many_arguments)]
 fn emit_record_choice(
     f: &mut Function,
     at: Block,
     values: &[Value],
     facts: &[Vec<Fact>],
+    guards: &[Option<(FuncId, Vec<Value>)>],
     index: Value,
     role: &str,
     span: Span,
@@ -763,10 +855,7 @@ fn emit_record_choice(
     if facts.len() < 2 || all_exclusive(facts) {
         return at;
     }
-    let conds: Vec<Value> = facts
-        .iter()
-        .map(|fs| facts_hold(f, at, fs, values, span))
-        .collect();
+    let conds = conditions(f, at, facts, guards, values, span);
     let many = several_hold(f, at, &conds, span);
     let (record, after) = (f.create_block(), f.create_block());
     f.ins_void(
@@ -781,4 +870,102 @@ fn emit_record_choice(
     f.ins_record(record, index, role.to_string(), span);
     f.ins_jump(record, after, Vec::new(), span);
     after
+}
+
+/// The guard of inverse block `target`: a copy of the code the inverse runs from `target` up to
+/// its first θ read, call, branch or return, with every `check` turned into "return false" — so
+/// it tells, without θ, whether `target` can be taken with these values. `shell` is the reserved
+/// function (name, kind, signature) to fill; for a start block its first parameters are y.
+fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function) -> Function {
+    let mut g = Function::new(shell.name, shell.kind, shell.sig);
+    let entry = g.create_entry();
+    let params = g.blocks[entry].params.clone();
+    let mut map: HashMap<Value, Value> = HashMap::new();
+    let mut rest = params.as_slice();
+    if is_start {
+        if let Some(inv_entry) = inv.entry() {
+            let ys = &inv.blocks[inv_entry].params;
+            for (&y, &p) in ys.iter().zip(rest) {
+                map.insert(y, p);
+            }
+            rest = &rest[ys.len().min(rest.len())..];
+        }
+    }
+    for (&q, &p) in inv.blocks[target].params.iter().zip(rest) {
+        map.insert(q, p);
+    }
+    let span = Span::default();
+    let no = g.create_block();
+    let f = g.ins_const(no, Const::Bool(false), span);
+    g.ins_return(no, vec![f], span);
+    let mut cur = entry;
+    let mut block = target;
+    let mut visited = std::collections::HashSet::from([target]);
+    let mut budget = 2000;
+    let pass = 'walk: loop {
+        for &inst in &inv.blocks[block].insts {
+            budget -= 1;
+            if budget == 0 {
+                break 'walk true;
+            }
+            let data = &inv.insts[inst];
+            let mapped = |v: &Value| map.get(v).copied();
+            match &data.kind {
+                InstKind::Const(k) => {
+                    let v = g.ins_const(cur, *k, data.span);
+                    map.insert(data.results[0], v);
+                }
+                InstKind::Prim { op, args } => {
+                    let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
+                        break 'walk true;
+                    };
+                    let v = g.ins_prim(cur, *op, args, data.span);
+                    map.insert(data.results[0], v);
+                }
+                InstKind::Check { cond, .. } => {
+                    let Some(c) = mapped(cond) else {
+                        break 'walk true;
+                    };
+                    let next = g.create_block();
+                    g.ins_void(
+                        cur,
+                        InstKind::Brif {
+                            cond: c,
+                            then_dest: BlockCall::new(next, Vec::new()),
+                            else_dest: BlockCall::new(no, Vec::new()),
+                        },
+                        data.span,
+                    );
+                    cur = next;
+                }
+                InstKind::Jump { dest } => {
+                    let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
+                    else {
+                        break 'walk true;
+                    };
+                    if !visited.insert(dest.block) {
+                        break 'walk true;
+                    }
+                    for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
+                        map.insert(q, a);
+                    }
+                    block = dest.block;
+                    continue 'walk;
+                }
+                InstKind::Fail { .. } => break 'walk false,
+                // θ, a call, a branch or a return: past here the path is not θ-free.
+                _ => break 'walk true,
+            }
+        }
+        // A block without a terminator cannot be reached in a verified function.
+        break true;
+    };
+    if pass {
+        let t = g.ins_const(cur, Const::Bool(true), span);
+        g.ins_return(cur, vec![t], span);
+    } else {
+        g.ins_jump(cur, no, Vec::new(), span);
+    }
+    g.remove_unreachable_blocks();
+    g
 }

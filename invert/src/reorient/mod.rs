@@ -201,6 +201,23 @@ impl<'a> Reorienter<'a> {
             .map_err(|_| Error::Internal(format!("`{name}` is generated twice")))
     }
 
+    /// Reserves the guard function of inverse block `target` (see `blocks::extract_guard`).
+    fn reserve_guard(
+        &mut self,
+        of: &str,
+        target: pinv_core::ir::Block,
+        params: Vec<pinv_core::ir::Type>,
+    ) -> Result<FuncId, Error> {
+        self.reserve(
+            format!("{of}.guard.{target}"),
+            FuncKind::GeneratedInverse { of: of.to_string() },
+            Signature {
+                params,
+                returns: vec![pinv_core::ir::Type::Bool],
+            },
+        )
+    }
+
     fn unsupported(f: &Function, reason: &str, span: Span) -> Error {
         Error::Unsupported {
             function: f.name.clone(),
