@@ -129,21 +129,46 @@ impl InverseRule for Fadd {
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, "right operand")?;
-                }
-                let (d, f) = fadd_a(e, z, b);
-                settle_pgf(e, d, z, a, &f, FADD_A)
+        settle_binary_pgf(
+            e,
+            (outputs, args, pattern),
+            "right operand",
+            (fadd_a, FADD_A),
+            (fadd_b, FADD_B),
+        )
+    }
+}
+
+/// The PGF of a binary rule that reads the right operand from θ when both operands are unknown
+/// and settles the other one: `solve_a(z, b)` and `solve_b(z, a)` give each operand's candidate
+/// and its forward function, `role_*` the roles of their settle offsets (fadd, fsub, fdiv).
+fn settle_binary_pgf<A, FA, B, FB>(
+    e: &mut Emitter<'_>,
+    (outputs, args, pattern): (&[Value], &[Value], &Pattern),
+    right_role: &str,
+    (solve_a, role_a): (A, &str),
+    (solve_b, role_b): (B, &str),
+) -> Result<(), RuleError>
+where
+    A: Fn(&mut Emitter<'_>, Value, Value) -> (Value, FA),
+    FA: Fn(&mut Emitter<'_>, Value) -> Value,
+    B: Fn(&mut Emitter<'_>, Value, Value) -> (Value, FB),
+    FB: Fn(&mut Emitter<'_>, Value) -> Value,
+{
+    let (z, a, b) = binary_pgf(outputs, args)?;
+    match unknowns2(pattern) {
+        (true, right) => {
+            if right {
+                e.record(b, right_role)?;
             }
-            (false, true) => {
-                let (d, f) = fadd_b(e, z, a);
-                settle_pgf(e, d, z, b, &f, FADD_B)
-            }
-            (false, false) => Ok(()),
+            let (d, f) = solve_a(e, z, b);
+            settle_pgf(e, d, z, a, &f, role_a)
         }
+        (false, true) => {
+            let (d, f) = solve_b(e, z, a);
+            settle_pgf(e, d, z, b, &f, role_b)
+        }
+        (false, false) => Ok(()),
     }
 }
 
@@ -235,21 +260,13 @@ impl InverseRule for Fsub {
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, "right operand")?;
-                }
-                let (d, f) = fsub_a(e, z, b);
-                settle_pgf(e, d, z, a, &f, FSUB_A)
-            }
-            (false, true) => {
-                let (d, f) = fsub_b(e, z, a);
-                settle_pgf(e, d, z, b, &f, FSUB_B)
-            }
-            (false, false) => Ok(()),
-        }
+        settle_binary_pgf(
+            e,
+            (outputs, args, pattern),
+            "right operand",
+            (fsub_a, FSUB_A),
+            (fsub_b, FSUB_B),
+        )
     }
 }
 
@@ -527,21 +544,13 @@ impl InverseRule for Fdiv {
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, "divisor")?;
-                }
-                let (d, f) = fdiv_a(e, z, b);
-                settle_pgf(e, d, z, a, &f, FDIV_A)
-            }
-            (false, true) => {
-                let (d, f) = fdiv_b(e, z, a);
-                settle_pgf(e, d, z, b, &f, FDIV_B)
-            }
-            (false, false) => Ok(()),
-        }
+        settle_binary_pgf(
+            e,
+            (outputs, args, pattern),
+            "divisor",
+            (fdiv_a, FDIV_A),
+            (fdiv_b, FDIV_B),
+        )
     }
 }
 
