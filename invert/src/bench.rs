@@ -461,19 +461,6 @@ pub mod reference {
         (r == out).then(|| vec![Const::I64(x)])
     }
 
-    /// An angle with sine `s`: branch 0 is `asin s`, branch 1 is `π − asin s`, plus `k` turns.
-    fn angle(s: f64, branch: i64, k: i64) -> Option<f64> {
-        if s.abs() > 1.0 || !(0..=1).contains(&branch) {
-            return None;
-        }
-        let base = if branch == 1 {
-            std::f64::consts::PI - s.asin()
-        } else {
-            s.asin()
-        };
-        Some(base + k as f64 * std::f64::consts::TAU)
-    }
-
     fn arm3_forward(t1: f64, t2: f64, t3: f64) -> (f64, f64) {
         let a1 = t1;
         let a2 = a1 + t2;
@@ -483,18 +470,34 @@ pub mod reference {
         (x, y)
     }
 
-    /// `arm3(t1, t2, t3) -> (x, y)`, a planar arm, inverted as pinv's e-graph isolation
-    /// rewrites it. θ: the angle a2 = t1 + t2, the value R of 2·sin(a2) + 0.5·sin(a3), then the
-    /// branch and turns of a3 (from 0.5·sin(a3) = R − 2·sin(a2)) and of t1 (from
-    /// sin(t1) = y − R); the x equation is the check.
+    /// `arm3(t1, t2, t3) -> (x, y)`, a planar arm, inverted as pinv solves planar chains
+    /// (`pinv::egraph::polar`): θ is the angle a3 of the shortest link, then the elbow and the
+    /// whole turns of a1 and a2, which the two-link solution (law of cosines) gives from the
+    /// point the first two links must reach.
     pub fn arm3(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
         let (ox, oy) = (f(y.first())?, f(y.get(1))?);
-        let a2 = f(t.first())?;
-        let r = f(t.get(1))?;
-        let s1 = oy - r;
-        let s3 = (r - 2.0 * a2.sin()) / 0.5;
-        let a3 = angle(s3, i(t.get(2))?, i(t.get(3))?)?;
-        let a1 = angle(s1, i(t.get(4))?, i(t.get(5))?)?;
+        let a3 = f(t.first())?;
+        let lower = match i(t.get(1))? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let (k1, k2) = (i(t.get(2))?, i(t.get(3))?);
+        // The wrist: the hand minus the last link.
+        let (rx, ry) = (ox - 0.5 * a3.cos(), oy - 0.5 * a3.sin());
+        // Links of length 1 and 2: |w|² = 1 + 4 + 4·cos δ.
+        let c = (rx * rx + ry * ry - 5.0) / 4.0;
+        if !(-1.000000001..=1.000000001).contains(&c) {
+            return None;
+        }
+        let c = c.clamp(-1.0, 1.0);
+        let s = (1.0 - c * c).sqrt();
+        let s = if lower { -s } else { s };
+        let a = ry.atan2(rx) - (2.0 * s).atan2(1.0 + 2.0 * c);
+        let b = a + s.atan2(c);
+        let tau = std::f64::consts::TAU;
+        let a1 = a + k1 as f64 * tau;
+        let a2 = b + k2 as f64 * tau;
         let (t1, t2, t3) = (a1, a2 - a1, a3 - a2);
         let (fx, fy) = arm3_forward(t1, t2, t3);
         (close(fx, ox) && close(fy, oy))

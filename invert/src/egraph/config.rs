@@ -216,6 +216,8 @@ pub struct IsolationReport {
     pub thetas: Vec<String>,
     /// Subterms solved numerically (one unknown left occurring several times).
     pub numeric: Vec<String>,
+    /// Outputs solved jointly (planar chains, see [`super::polar`]).
+    pub joint: Vec<String>,
     pub runs: Vec<RunReport>,
     #[serde(serialize_with = "ser_ms")]
     pub time: Duration,
@@ -236,6 +238,7 @@ impl IsolationReport {
             rewritten: Vec::new(),
             thetas: Vec::new(),
             numeric: Vec::new(),
+            joint: Vec::new(),
             runs: Vec::new(),
             time: Duration::ZERO,
         }
@@ -298,6 +301,9 @@ impl fmt::Display for IsolationReport {
             }
             for n in &self.numeric {
                 writeln!(f, "  solved numerically: {n}")?;
+            }
+            for j in &self.joint {
+                writeln!(f, "  solved jointly: {j}")?;
             }
         }
         for r in &self.runs {

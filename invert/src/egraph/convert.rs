@@ -201,6 +201,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Sq => "sq".to_string(),
             PKind::Given { .. } => "given".to_string(),
             PKind::Root(r) => format!("root{r}"),
+            PKind::Polar { .. } => format!("polar.{}", v.idx),
         };
         out.push('(');
         out.push_str(&head);
@@ -366,7 +367,7 @@ impl Input {
                     let a = map[&inst.args[0]];
                     expr.add(Node::Sq([a]))
                 }
-                PKind::Given { .. } | PKind::Root(_) => {
+                PKind::Given { .. } | PKind::Root(_) | PKind::Polar { .. } => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

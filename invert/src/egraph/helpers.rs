@@ -75,7 +75,7 @@ pub fn emit_plan(
                 let rets = module.functions[*f].sig.returns.clone();
                 func.ins_call(block, *f, a, &rets, inst.span)
             }
-            PKind::Sq | PKind::Given { .. } | PKind::Root(_) => {
+            PKind::Sq | PKind::Given { .. } | PKind::Root(_) | PKind::Polar { .. } => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -102,7 +102,7 @@ pub fn new_function(
     (f, entry)
 }
 
-fn add(module: &mut Module, f: Function) -> FuncId {
+pub(super) fn add(module: &mut Module, f: Function) -> FuncId {
     let name = f.name.clone();
     match module.add(f) {
         Ok(id) => id,
@@ -114,7 +114,7 @@ fn add(module: &mut Module, f: Function) -> FuncId {
 }
 
 /// A name not yet in `module`: `base.N` for the first free N.
-fn fresh(module: &Module, base: &str) -> String {
+pub(super) fn fresh(module: &Module, base: &str) -> String {
     (0..)
         .map(|n| format!("{base}.{n}"))
         .find(|name| module.get(name).is_none())
@@ -278,6 +278,7 @@ fn add_helpers(
                 }
                 root_ids[*r]
             }
+            PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
             _ => None,
         };
     }

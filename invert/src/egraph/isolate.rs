@@ -114,6 +114,8 @@ struct Candidate {
     sim: Simulation,
     thetas: Vec<String>,
     numeric: Vec<String>,
+    /// Outputs solved jointly ([`super::polar`]).
+    joint: Vec<String>,
 }
 
 impl Candidate {
@@ -282,6 +284,9 @@ fn merge_block_report(report: &mut IsolationReport, one: &One, b: pinv_core::ir:
     }
     report.thetas.extend(one.thetas.iter().cloned());
     report.numeric.extend(one.numeric.iter().cloned());
+    report
+        .joint
+        .extend(one.joint.iter().map(|t| format!("{b}: {t}")));
     report.runs.extend(one.runs.iter().cloned());
 }
 
@@ -294,6 +299,7 @@ struct One {
     rewritten: Vec<String>,
     thetas: Vec<String>,
     numeric: Vec<String>,
+    joint: Vec<String>,
     runs: Vec<RunReport>,
     plan: Option<Plan>,
 }
@@ -309,6 +315,7 @@ impl One {
             rewritten: self.rewritten.clone(),
             thetas: self.thetas.clone(),
             numeric: self.numeric.clone(),
+            joint: self.joint.clone(),
             runs: self.runs.clone(),
             time: Duration::ZERO,
         }
@@ -341,6 +348,7 @@ fn isolate_plan(
         rewritten: Vec::new(),
         thetas: Vec::new(),
         numeric: Vec::new(),
+        joint: Vec::new(),
         runs: Vec::new(),
         plan: None,
     };
@@ -367,9 +375,27 @@ fn isolate_plan(
             }
         }
     };
-    let (r, c) = run(&ctx, &[]);
-    one.runs.push(r);
-    consider(c, &mut best);
+    // Two outputs that are a planar chain are solved jointly: trigonometry, which no rewrite
+    // of the e-graph's algebra can do.
+    if let Some(chain) = super::polar::find_chain(&ctx.plan) {
+        let (plan, text) = super::polar::candidate(&ctx.plan, &chain, names);
+        let sim = simulate(&plan);
+        consider(
+            Some(Candidate {
+                plan,
+                sim,
+                thetas: Vec::new(),
+                numeric: Vec::new(),
+                joint: vec![text],
+            }),
+            &mut best,
+        );
+    }
+    if !best.as_ref().is_some_and(Candidate::perfect) {
+        let (r, c) = run(&ctx, &[]);
+        one.runs.push(r);
+        consider(c, &mut best);
+    }
     if !best.as_ref().is_some_and(Candidate::perfect) {
         // An input as θ is pointless when it is the only input used.
         let used_params = dag.total.iter().filter(|&&t| t > 0).count();
@@ -426,6 +452,7 @@ fn isolate_plan(
                 .collect();
             one.thetas = c.thetas;
             one.numeric = c.numeric;
+            one.joint = c.joint;
             one.plan = Some(c.plan);
         }
     }
@@ -635,6 +662,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
             sim,
             thetas,
             numeric,
+            joint: Vec::new(),
         }),
     )
 }
@@ -945,6 +973,7 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             }
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
+            PKind::Polar { .. } => super::polar::eval(&a)?,
         };
         vals.push(r);
     }

@@ -108,6 +108,7 @@ pub mod isolate;
 pub mod lang;
 pub mod numeric;
 pub mod plan;
+pub mod polar;
 pub mod rules;
 pub mod simplify;
 

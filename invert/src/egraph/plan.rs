@@ -3,7 +3,7 @@
 //!
 //! A [`Plan`] is what isolation proposes for a function body before anything is written into a
 //! module: the same instructions as IR (constants, primitives, calls), plus the three isolation
-//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`]) that become calls of generated
+//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`], [`PKind::Polar`]) that become calls of generated
 //! helper functions when the plan is installed ([`super::helpers`]).
 //!
 //! [`simulate`] runs the reorientation's walk on a plan without emitting anything: outputs are
@@ -45,6 +45,12 @@ pub enum PKind {
     /// A function of one unknown solved numerically: operands `(x, k…)`, the body is
     /// `Plan::roots[i]`.
     Root(usize),
+    /// The two sums of a planar chain, `(Σ rᵢ·cos φᵢ, Σ rᵢ·sin φᵢ)`: operands
+    /// `(r₀, φ₀, r₁, φ₁, …)`, two results (the helper `iso.polar.N`, see [`super::polar`]).
+    /// `angles` are the angles' expressions, for θ roles.
+    Polar {
+        angles: Vec<String>,
+    },
 }
 
 /// A plan instruction.
@@ -673,6 +679,26 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.checks += 1 + unknown.len();
                 } else {
                     sim.roots += 1;
+                }
+            }
+            PKind::Polar { .. } => {
+                // The rule needs the radii; of n unknown angles it reads n − 2 from θ, one
+                // elbow choice (n ≥ 2) and whole turns for each solved angle.
+                let radius_unknown = inst.args.iter().step_by(2).any(|&r| !is_known(&known, r));
+                let angles = inst
+                    .args
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .filter(|&&a| !is_known(&known, a))
+                    .count();
+                if radius_unknown {
+                    sim.checks += 1 + unknown.len();
+                } else if angles == 0 {
+                    sim.checks += 2;
+                } else {
+                    sim.thetas += angles.saturating_sub(2) + angles.min(2);
+                    sim.choices += usize::from(angles >= 2);
                 }
             }
         }
