@@ -13,10 +13,10 @@
 //!
 //! ```ignore
 //! let progress = Progress::new(total, json, "checking");
-//! for case in cases {
+//! for (i, case) in cases.iter().enumerate() {
 //!     progress.set_message(name);
 //!     work(case);
-//!     progress.inc(1);
+//!     progress.set_position(i as u64 + 1);
 //! }
 //! progress.finish();
 //! ```
@@ -79,35 +79,10 @@ impl Progress {
         }
     }
 
-    /// A bar that never shows (for library-style callers and tests).
-    #[allow(dead_code)] // part of the helper's interface for `bench`
-    pub fn hidden() -> Progress {
-        Progress {
-            bar: None,
-            start: Instant::now(),
-            shown: Cell::new(false),
-        }
-    }
-
-    /// Whether the bar is on the screen now.
-    #[allow(dead_code)] // part of the helper's interface for `bench`
-    pub fn is_shown(&self) -> bool {
-        self.shown.get()
-    }
-
     /// The text after the counts, such as the function being checked.
     pub fn set_message(&self, message: impl Into<Cow<'static, str>>) {
         if let Some(bar) = &self.bar {
             bar.set_message(message);
-            self.reveal();
-        }
-    }
-
-    /// Advances by `n` steps.
-    #[allow(dead_code)] // part of the helper's interface for `bench`
-    pub fn inc(&self, n: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(n);
             self.reveal();
         }
     }
@@ -117,23 +92,6 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.set_position(pos);
             self.reveal();
-        }
-    }
-
-    /// Changes the total.
-    #[allow(dead_code)] // part of the helper's interface for `bench`
-    pub fn set_length(&self, total: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_length(total);
-        }
-    }
-
-    /// Runs `f` with the bar out of the way, for printing lines while it is shown.
-    #[allow(dead_code)] // part of the helper's interface for `bench`
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        match &self.bar {
-            Some(bar) if self.shown.get() => bar.suspend(f),
-            _ => f(),
         }
     }
 

@@ -488,6 +488,7 @@ fn no_progress_bar_when_output_is_piped() {
         pinv(&["check", f, "--cases", "20000"]),
         pinv(&["sample", f, "f", "--y", "1", "-n", "30000"]),
         pinv(&["check", f, "--cases", "2000", "--json"]),
+        pinv(&["bench", f, "f", "--budget-ms", "100"]),
     ];
     for o in &runs {
         assert!(!has_bar_characters(&stderr(o)), "stderr: {:?}", stderr(o));
@@ -532,6 +533,15 @@ fn progress_bar_in_a_terminal() {
     assert!(!off.contains("sampling"), "{off:?}");
     let json = in_terminal(&format!("{long} --json"), &[]);
     assert!(!json.contains("sampling"));
+    // `bench` shows the column it is measuring.
+    let bench = format!("bench {f} f --budget-ms 100");
+    let shown = in_terminal(&bench, &[("PINV_PROGRESS", "always")]);
+    assert!(
+        shown.contains("measuring"),
+        "no bar in a terminal: {shown:?}"
+    );
+    let json = in_terminal(&format!("{bench} --json"), &[("PINV_PROGRESS", "always")]);
+    assert!(!json.contains("measuring"), "{json:?}");
     // A quick run never flashes a bar.
     let quick = in_terminal(&format!("sample {f} f --y 1 -n 3"), &[]);
     assert!(!quick.contains("sampling"), "{quick:?}");

@@ -324,15 +324,71 @@ pub fn compile_latency(source: &SourceFile, function: &str, runs: usize) -> Opti
 }
 
 /// Measures `function` of the program in `source`.
+/// What [`bench_with`] is measuring, reported before each column starts (for progress bars).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    ForwardInterp,
+    ForwardNative,
+    CompileForward,
+    InverseInterp,
+    InverseNative,
+    HandWritten,
+    CompileInverse,
+}
+
+impl Phase {
+    /// Every phase, in the order they run.
+    pub const ALL: [Phase; 7] = [
+        Phase::ForwardInterp,
+        Phase::ForwardNative,
+        Phase::CompileForward,
+        Phase::InverseInterp,
+        Phase::InverseNative,
+        Phase::HandWritten,
+        Phase::CompileInverse,
+    ];
+
+    /// The phase's position in [`Phase::ALL`].
+    pub fn index(self) -> usize {
+        Phase::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::ForwardInterp => "forward, interpreted",
+            Phase::ForwardNative => "forward, native",
+            Phase::CompileForward => "compiling forward",
+            Phase::InverseInterp => "inverse, interpreted",
+            Phase::InverseNative => "inverse, native",
+            Phase::HandWritten => "hand-written inverse",
+            Phase::CompileInverse => "source → native inverse",
+        }
+    }
+}
+
+/// Measures `function` of `source` (see the module docs).
 pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Result<BenchReport> {
+    bench_with(source, function, config, &mut |_| {})
+}
+
+/// [`bench`], telling `observe` which phase starts (phases that do not apply are skipped).
+pub fn bench_with(
+    source: &SourceFile,
+    function: &str,
+    config: &BenchConfig,
+    observe: &mut dyn FnMut(Phase),
+) -> Result<BenchReport> {
     let mut w = Workload::new(source, function, config.cases, config.seed)?;
     let mut report = BenchReport {
         function: w.function.clone(),
         cases: w.inverse_cases(),
         ..BenchReport::default()
     };
+    observe(Phase::ForwardInterp);
     report.forward_interp = time_per_call(config.budget, |_| w.forward_interp());
+    observe(Phase::ForwardNative);
     report.forward_native = time_per_call(config.budget, |_| w.forward_native());
+    observe(Phase::CompileForward);
     let module = std::sync::Arc::new(w.program.module().clone());
     report.compile_forward = median(
         (0..config.compile_runs.max(1))
@@ -346,11 +402,15 @@ pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Resul
             .collect(),
     );
     if w.has_inverse() {
+        observe(Phase::InverseInterp);
         report.inverse_interp = Some(time_per_call(config.budget, |_| w.inverse_interp()));
+        observe(Phase::InverseNative);
         report.inverse_native = Some(time_per_call(config.budget, |_| w.inverse_native()));
         if w.has_hand_written() {
+            observe(Phase::HandWritten);
             report.hand_written = Some(time_per_call(config.budget, |_| w.hand_written()));
         }
+        observe(Phase::CompileInverse);
         report.compile_inverse = compile_latency(source, function, config.compile_runs);
     }
     report.notes = w.notes.clone();

@@ -1,9 +1,10 @@
 //! `pinv bench FILE FUNC`: how fast a function and its inverse run, interpreted and native.
 
 use crate::output;
+use crate::progress::Progress;
 use crate::Outcome;
 use clap::Args;
-use pinv::bench::{bench, BenchConfig, BenchReport};
+use pinv::bench::{bench_with, BenchConfig, BenchReport, Phase};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -43,7 +44,13 @@ pub fn run(args: &BenchArgs) -> Outcome {
         budget: Duration::from_millis(args.budget_ms),
         ..BenchConfig::default()
     };
-    match bench(&loaded.file, &args.function, &config) {
+    let progress = Progress::new(Phase::ALL.len() as u64, args.json, "measuring");
+    let measured = bench_with(&loaded.file, &args.function, &config, &mut |phase| {
+        progress.set_message(phase.label().to_string());
+        progress.set_position(phase.index() as u64);
+    });
+    progress.finish();
+    match measured {
         Ok(report) => {
             if args.json {
                 outln!("{}", serde_json::json!(report));
