@@ -24,6 +24,16 @@ enum Key {
 
 /// Removes recomputations from `func`; returns how many instructions were removed.
 pub fn cse(func: &mut Function) -> usize {
+    let removed = cse_keep_ids(func);
+    if removed > 0 {
+        func.compact();
+    }
+    removed
+}
+
+/// [`cse`] without the final [`Function::compact`]: removed instructions leave holes in the
+/// numbering (for passes that compact later anyway).
+pub fn cse_keep_ids(func: &mut Function) -> usize {
     let doms = DomTree::compute(func);
     let order: Vec<Block> = doms.reverse_postorder().collect();
     let mut alias: FxHashMap<Value, Value> = FxHashMap::default();
@@ -82,7 +92,6 @@ pub fn cse(func: &mut Function) -> usize {
                     .map_args(|v| *alias.get(&v).unwrap_or(&v));
             }
         }
-        func.compact();
     }
     removed
 }

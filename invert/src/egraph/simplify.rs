@@ -124,9 +124,10 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
         }
     }
     f.remove_unreachable_blocks();
-    pinv_core::ir::merge_blocks::merge_blocks(f);
+    // Compacted once, at the end.
+    pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     hoist_constants(f);
-    pinv_core::ir::cse::cse(f);
+    pinv_core::ir::cse::cse_keep_ids(f);
     dce(f);
     f.compact();
 }
