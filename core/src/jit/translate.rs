@@ -37,8 +37,8 @@
 //! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
 
 use super::abi::{
-    self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_ERR_SITE, OFF_FUEL,
-    OFF_MAX_DEPTH, OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
+    self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
+    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
 };
 use super::compile::UnitBuilder;
 use super::JitError;
@@ -176,8 +176,6 @@ pub(crate) fn translate_function(
     };
     let fuel = b.declare_var(types::I64);
     let err_exit = b.create_block();
-    b.append_block_param(err_exit, types::I32);
-    b.append_block_param(err_exit, types::I32);
     b.set_cold_block(err_exit);
     let propagate = b.create_block();
     b.append_block_param(propagate, types::I32);
@@ -824,9 +822,19 @@ impl<'t, 'm> Translator<'t, 'm> {
             self.b.switch_to_block(block);
             match what {
                 Cold::Error(code, site) => {
-                    let k = self.b.ins().iconst(types::I32, code as i64);
-                    let s = self.b.ins().iconst(types::I32, i64::from(site));
-                    self.b.ins().jump(self.err_exit, &[k.into(), s.into()]);
+                    // The fuel, and the error code and site in one store (the two `u32`s
+                    // are adjacent), then the shared exit: no block arguments to pass.
+                    let f = self.b.use_var(self.fuel);
+                    self.store_ctx(f, OFF_FUEL);
+                    let (low, high) = if cfg!(target_endian = "little") {
+                        (code as u32, site)
+                    } else {
+                        (site, code as u32)
+                    };
+                    let both = (u64::from(high) << 32 | u64::from(low)) as i64;
+                    let both = self.b.ins().iconst(types::I64, both);
+                    self.store_ctx(both, OFF_ERR_KIND);
+                    self.b.ins().jump(self.err_exit, &[]);
                 }
                 Cold::Propagate(site) => {
                     let s = self.b.ins().iconst(types::I32, i64::from(site));
@@ -836,11 +844,6 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
 
         self.b.switch_to_block(self.err_exit);
-        let p = self.b.block_params(self.err_exit).to_vec();
-        self.store_ctx(p[0], OFF_ERR_KIND);
-        self.store_ctx(p[1], OFF_ERR_SITE);
-        let f = self.b.use_var(self.fuel);
-        self.store_ctx(f, OFF_FUEL);
         self.return_status(1);
 
         self.b.switch_to_block(self.propagate);
