@@ -30,7 +30,7 @@
 //! interpreter instead, which gives the same outcome by construction. Recursive functions also
 //! check the stack pointer at entry, so compiled code never overflows the stack.
 
-use super::abi::{decode, encode, Ctx, ErrorCode, Site};
+use super::abi::{decode, encode, Ctx, ErrorCode, Site, NO_TAPE};
 use super::compile::{CompiledFunction, Unit};
 use crate::interp::{
     check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
@@ -342,14 +342,10 @@ impl CompiledFunction {
             *slot = encode(a);
         }
         // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
-        let (tape, tape_len, tape_pos) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
-            Some(t) => {
-                let encoded = t.slots();
-                (encoded.as_ptr(), (encoded.len() / 2) as u64, t.pos() as u64)
-            }
-            None => (std::ptr::null(), 0, 0),
+        let (tape, tape_pos, tape_start) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
+            Some(t) => (t.slots().as_ptr(), t.pos() as u64, Some(t.pos())),
+            None => (NO_TAPE.as_ptr(), 0, None),
         };
-        let tape_start = (!tape.is_null()).then_some(tape_pos as usize);
         let mut host = Host {
             unit,
             theta,
@@ -369,7 +365,6 @@ impl CompiledFunction {
             _pad: 0,
             host: std::ptr::addr_of_mut!(host).cast(),
             tape,
-            tape_len,
             tape_pos,
         };
         // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;

@@ -38,7 +38,7 @@
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
-    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
+    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_POS,
 };
 use super::compile::UnitBuilder;
 use super::JitError;
@@ -531,13 +531,8 @@ impl<'t, 'm> Translator<'t, 'm> {
         let join = self.b.create_block();
         let bits = self.b.append_block_param(join, types::I64);
 
-        // Fast path: pos < len, the right tag, in the domain.
+        // Fast path: the right tag (the end marker has none), in the domain.
         let pos = self.load_ctx(types::I64, OFF_TAPE_POS);
-        let len = self.load_ctx(types::I64, OFF_TAPE_LEN);
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, pos, len);
-        let load = self.b.create_block();
-        self.b.ins().brif(there, load, &[], slow, &[]);
-        self.b.switch_to_block(load);
         let ptr = self.ub.pointer_type();
         let base = self.load_ctx(ptr, OFF_TAPE);
         let offset = self.b.ins().ishl_imm_u(pos, 4);
