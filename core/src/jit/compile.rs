@@ -88,6 +88,8 @@ pub(crate) struct UnitBuilder<'m> {
     pub functions: HashMap<FuncId, ClFuncId>,
     /// Functions that can call themselves (directly or not): they check the native stack.
     pub in_cycle: HashSet<FuncId>,
+    /// Callees translated in place at every call (see [`inlinable`]), not compiled on their own.
+    pub inlined: HashSet<FuncId>,
     sites: Vec<Site>,
     imports: HashMap<&'static str, ClFuncId>,
     registered: HashSet<&'static str>,
@@ -112,6 +114,7 @@ impl<'m> UnitBuilder<'m> {
             jit: JITModule::new(builder),
             functions: HashMap::new(),
             in_cycle: HashSet::new(),
+            inlined: HashSet::new(),
             sites: Vec::new(),
             imports: HashMap::new(),
             registered,
@@ -296,6 +299,15 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         .sum();
     let mut ub = UnitBuilder::new(m, size > SINGLE_PASS_ABOVE)?;
     ub.in_cycle = in_cycles(m, &reach);
+    ub.inlined = reach
+        .iter()
+        .copied()
+        .filter(|&g| g != root && inlinable(m, &reach, g))
+        .collect();
+    let reach: Vec<FuncId> = reach
+        .into_iter()
+        .filter(|g| !ub.inlined.contains(g))
+        .collect();
     // A root that no function of the unit calls is the host's entry itself; otherwise a
     // trampoline calls it.
     let root_entry = !ub.in_cycle.contains(&root);
@@ -348,7 +360,7 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
     let static_stack = if recursive {
         0
     } else {
-        deepest_path(m, root, &frames)
+        deepest_path(m, root, &frames, &ub.inlined)
     };
     let UnitBuilder { jit, sites, .. } = ub;
     let unit = Unit {
@@ -543,12 +555,19 @@ fn in_cycles(m: &Module, reach: &[FuncId]) -> HashSet<FuncId> {
         .collect()
 }
 
-/// The most native stack a call of `root` can use when no function recurses.
-fn deepest_path(m: &Module, root: FuncId, frames: &HashMap<FuncId, usize>) -> usize {
+/// The most native stack a call of `root` can use when no function recurses (an inlined
+/// callee's frame is part of its caller's).
+fn deepest_path(
+    m: &Module,
+    root: FuncId,
+    frames: &HashMap<FuncId, usize>,
+    inlined: &HashSet<FuncId>,
+) -> usize {
     fn go(
         m: &Module,
         f: FuncId,
         frames: &HashMap<FuncId, usize>,
+        inlined: &HashSet<FuncId>,
         memo: &mut HashMap<FuncId, usize>,
     ) -> usize {
         if let Some(&d) = memo.get(&f) {
@@ -556,12 +575,47 @@ fn deepest_path(m: &Module, root: FuncId, frames: &HashMap<FuncId, usize>) -> us
         }
         let below = callees(m, f)
             .into_iter()
-            .map(|g| go(m, g, frames, memo))
+            .filter(|g| !inlined.contains(g))
+            .map(|g| go(m, g, frames, inlined, memo))
             .max()
             .unwrap_or(0);
         let d = frames.get(&f).copied().unwrap_or(UNKNOWN_FRAME) + below;
         memo.insert(f, d);
         d
     }
-    go(m, root, frames, &mut HashMap::new())
+    go(m, root, frames, inlined, &mut HashMap::new())
+}
+
+/// IR instructions an inlined callee may have, times the calls of it in the unit.
+const INLINE_BUDGET: usize = 256;
+
+/// Whether calls of `g` are translated in place rather than compiled as calls: `g` calls
+/// nothing, cannot fail (no check, `fail`, θ read, record or integer division), has no loop
+/// (so its only fuel check is at its entry), and is small for the number of calls of it in the
+/// unit. The final check of a generated inverse calls the forward function: usually such a
+/// callee, compiled on its own for one call.
+fn inlinable(m: &Module, reach: &[FuncId], g: FuncId) -> bool {
+    let Some(f) = m.functions.get(g) else {
+        return false;
+    };
+    let mut size: usize = 0;
+    for (_, i) in f.insts_in_layout() {
+        size += 1;
+        match &f.insts[i].kind {
+            InstKind::Call { .. }
+            | InstKind::Theta { .. }
+            | InstKind::Choice { .. }
+            | InstKind::Record { .. }
+            | InstKind::Check { .. }
+            | InstKind::Fail { .. } => return false,
+            InstKind::Prim { op, .. } if op.can_trap() => return false,
+            _ => {}
+        }
+    }
+    let calls = reach
+        .iter()
+        .map(|&c| callees(m, c).iter().filter(|&&x| x == g).count())
+        .sum::<usize>();
+    size.saturating_mul(calls) <= INLINE_BUDGET
+        && crate::jit::translate::reverse_postorder(f).1.is_empty()
 }

@@ -333,6 +333,76 @@ fn depth_limits_agree() {
     agree_plain(&m, "even", &[I(9_000)]).unwrap();
 }
 
+/// Leaf callees that cannot fail are translated in place (`sq`, `pick`); `twice` calls `sq`
+/// and is compiled on its own, `loops` has a loop and is called.
+const INLINING: &str = "
+fn sq(x: f64) -> f64 { x * x }
+fn pick(x: f64, b: bool) -> (f64, bool, i64) {
+    if b { (x + 1.0, !b, 3) } else { (x - 1.0, b, -4) }
+}
+fn twice(x: f64) -> f64 { sq(x) + sq(x + 1.0) }
+fn deep(x: f64, b: bool) -> f64 {
+    let (y, c, n) = pick(twice(x), b);
+    if c { y + (n as f64) } else { sq(y) }
+}
+fn loops(n: i64) -> i64 { let mut i = 0; while i < n { i += 1; } i }
+fn calls_loop(n: i64) -> i64 { loops(n) + loops(n + 1) }
+";
+
+/// Inlined calls count steps, check the depth limit, report the deepest stack and stop at the
+/// step limit as calls do.
+#[test]
+fn inlined_calls_agree_with_calls() {
+    let m = source(INLINING);
+    let deep = compile(Arc::clone(&m), m.get("deep").unwrap()).unwrap();
+    assert_eq!(
+        deep.unit.functions, 2,
+        "deep and twice; pick and sq inlined"
+    );
+    use Const::{Bool as B, F64 as F, I64 as I};
+    for (x, b) in [(1.5, true), (-2.0, false), (f64::NAN, true), (0.0, false)] {
+        for limit in 0..60 {
+            let cfg = InterpConfig::default().with_step_limit(limit);
+            let _ = agree(&m, "deep", &[F(x), B(b)], &Theta::None, cfg);
+        }
+        for limit in 0..5 {
+            let cfg = InterpConfig::default().with_depth_limit(limit);
+            let _ = agree(&m, "deep", &[F(x), B(b)], &Theta::None, cfg);
+            let _ = agree(&m, "twice", &[F(x)], &Theta::None, cfg);
+        }
+        let o = agree(
+            &m,
+            "deep",
+            &[F(x), B(b)],
+            &Theta::None,
+            InterpConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(o.max_depth, 3);
+    }
+    for limit in 0..40 {
+        let cfg = InterpConfig::default().with_step_limit(limit);
+        let _ = agree(&m, "calls_loop", &[I(3)], &Theta::None, cfg);
+    }
+    // The limit reached at an inlined callee's entry is reported there, through the call.
+    let cfg = InterpConfig::default().with_step_limit(3);
+    let e = agree(&m, "twice", &[F(1.0)], &Theta::None, cfg).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 3 });
+    let e = agree(
+        &m,
+        "twice",
+        &[F(1.0)],
+        &Theta::None,
+        InterpConfig::default().with_depth_limit(1),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.function.as_str(), e.backtrace.len()),
+        ("twice", 0),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn deep_recursion_never_overflows_a_small_stack() {
     let m = source(PROGRAM);

@@ -109,6 +109,8 @@ enum Cold {
     Error(ErrorCode, u32),
     /// A call at a site failed: pass the error up.
     Propagate(u32),
+    /// Stop with an error at a site of an inlined callee, called at the second site.
+    InlinedError(ErrorCode, u32, u32),
 }
 
 struct Translator<'t, 'm> {
@@ -122,6 +124,9 @@ struct Translator<'t, 'm> {
     /// Whether the function is compiled as the unit's entry ([`entry_signature`]): arguments
     /// come from the host's slots, every result goes to its slot, and the status is an `i32`.
     entry: bool,
+    /// While an inlined callee is translated: where its `return` jumps (with the results), and
+    /// the call site.
+    inlined: Option<(cl::Block, u32)>,
     fuel: Variable,
     values: Vec<Option<cl::Value>>,
     blocks: HashMap<Block, cl::Block>,
@@ -188,6 +193,7 @@ pub(crate) fn translate_function(
         ctx,
         ret_ptr,
         entry,
+        inlined: None,
         fuel,
         values: vec![None; func.values.len()],
         blocks: HashMap::new(),
@@ -286,6 +292,19 @@ impl<'t, 'm> Translator<'t, 'm> {
         let f = self.b.use_var(self.fuel);
         let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
         self.stop_if(out, ErrorCode::Fuel, site);
+    }
+
+    /// Continues in a new block if `cond` is false; stops with `code` at `site` (of an inlined
+    /// callee) if it is true, as the callee would have, and then passes the error up through the
+    /// call at `call_site`.
+    fn stop_inlined_if(&mut self, cond: cl::Value, code: ErrorCode, site: u32, call_site: u32) {
+        let stop = self.b.create_block();
+        self.b.set_cold_block(stop);
+        self.cold
+            .push((stop, Cold::InlinedError(code, site, call_site)));
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, stop, &[], cont, &[]);
+        self.b.switch_to_block(cont);
     }
 
     fn zero(&mut self, ty: Type) -> cl::Value {
@@ -456,6 +475,11 @@ impl<'t, 'm> Translator<'t, 'm> {
             }
             InstKind::Return { args } => {
                 let vals = self.values_of(args)?;
+                if let Some((cont, _)) = self.inlined {
+                    let args: Vec<cl::BlockArg> = vals.into_iter().map(Into::into).collect();
+                    self.b.ins().jump(cont, &args);
+                    return Ok(());
+                }
                 let f = self.b.use_var(self.fuel);
                 self.store_ctx(f, OFF_FUEL);
                 let ok = if self.entry {
@@ -623,6 +647,9 @@ impl<'t, 'm> Translator<'t, 'm> {
             .functions
             .get(callee)
             .ok_or_else(|| self.internal(format!("{callee} is not a function of this module")))?;
+        if self.ub.inlined.contains(&callee) {
+            return self.inline_call(callee, args, inst);
+        }
         let cl_callee = self
             .ub
             .functions
@@ -696,6 +723,81 @@ impl<'t, 'm> Translator<'t, 'm> {
                 Ok(out)
             }
         }
+    }
+
+    /// A call of a callee that is translated in place (see [`UnitBuilder::inlined`]): the
+    /// depth check and the deepest-depth update of a call, the callee's fuel check at its entry,
+    /// then its blocks, whose `return`s jump to a block that continues the caller. Steps are
+    /// charged as the callee would charge them, and its only possible error (the step limit at
+    /// its entry) is reported as from the callee, through the call.
+    fn inline_call(
+        &mut self,
+        callee: FuncId,
+        args: Vec<cl::Value>,
+        inst: Inst,
+    ) -> Result<Vec<cl::Value>, JitError> {
+        let module = self.ub.module;
+        let g = &module.functions[callee];
+        let site = self.site(inst, 0);
+        let Some(g_entry) = g.entry() else {
+            return Err(self.internal(format!("`{}` has no entry block", g.name)));
+        };
+        let first = first_inst(g, g_entry)
+            .ok_or_else(|| self.internal(format!("`{}` has an empty entry block", g.name)))?;
+
+        // What a call does to the depth: no frame deeper than the limit; the deepest so far.
+        let depth = self.load_ctx(types::I64, OFF_DEPTH);
+        let limit = self.load_ctx(types::I64, OFF_DEPTH_LIMIT);
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, depth, limit);
+        self.stop_if(over, ErrorCode::Depth, site);
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        let max = self.load_ctx(types::I64, OFF_MAX_DEPTH);
+        let max = self.b.ins().umax(max, deeper);
+        self.store_ctx(max, OFF_MAX_DEPTH);
+
+        // The callee's entry: its fuel check, as from the callee.
+        let saved = (
+            self.func,
+            self.id,
+            std::mem::replace(&mut self.values, vec![None; g.values.len()]),
+            std::mem::take(&mut self.blocks),
+            self.inlined,
+        );
+        self.func = g;
+        self.id = callee;
+        let entry_site = self.site(first, 0);
+        let f = self.b.use_var(self.fuel);
+        let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
+        self.stop_inlined_if(out, ErrorCode::Fuel, entry_site, site);
+
+        let cont = self.b.create_block();
+        for &ty in &g.sig.returns {
+            self.b.append_block_param(cont, cl_type(ty));
+        }
+        self.inlined = Some((cont, site));
+        let (order, _) = reverse_postorder(g);
+        for &block in &order {
+            let cb = self.b.create_block();
+            for &p in &g.blocks[block].params {
+                self.b.append_block_param(cb, cl_type(g.value_type(p)));
+            }
+            self.blocks.insert(block, cb);
+        }
+        let entry_args: Vec<cl::BlockArg> = args.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(self.blocks[&g_entry], &entry_args);
+        let result = order.iter().try_for_each(|&block| self.block(block, false));
+        let (func, id, values, blocks, inlined) = saved;
+        self.func = func;
+        self.id = id;
+        self.values = values;
+        self.blocks = blocks;
+        self.inlined = inlined;
+        result?;
+        self.b.switch_to_block(cont);
+        Ok(self.b.block_params(cont).to_vec())
     }
 
     /// A primitive operation; `not_nan[i]` says operand `i` is a constant other than NaN.
@@ -811,28 +913,36 @@ impl<'t, 'm> Translator<'t, 'm> {
         Ok(v)
     }
 
+    /// Stores the fuel, and the error code and site in one store (the two `u32`s are adjacent).
+    fn store_error(&mut self, code: ErrorCode, site: u32) {
+        let f = self.b.use_var(self.fuel);
+        self.store_ctx(f, OFF_FUEL);
+        let (low, high) = if cfg!(target_endian = "little") {
+            (code as u32, site)
+        } else {
+            (site, code as u32)
+        };
+        let both = (u64::from(high) << 32 | u64::from(low)) as i64;
+        let both = self.b.ins().iconst(types::I64, both);
+        self.store_ctx(both, OFF_ERR_KIND);
+    }
+
     /// Fills the cold blocks, the error exit and the propagate block.
     fn exits(&mut self) {
         for (block, what) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(block);
             match what {
                 Cold::Error(code, site) => {
-                    // The fuel, and the error code and site in one store (the two `u32`s
-                    // are adjacent), then the shared exit: no block arguments to pass.
-                    let f = self.b.use_var(self.fuel);
-                    self.store_ctx(f, OFF_FUEL);
-                    let (low, high) = if cfg!(target_endian = "little") {
-                        (code as u32, site)
-                    } else {
-                        (site, code as u32)
-                    };
-                    let both = (u64::from(high) << 32 | u64::from(low)) as i64;
-                    let both = self.b.ins().iconst(types::I64, both);
-                    self.store_ctx(both, OFF_ERR_KIND);
+                    self.store_error(code, site);
                     self.b.ins().jump(self.err_exit, &[]);
                 }
                 Cold::Propagate(site) => {
                     let s = self.b.ins().iconst(types::I32, i64::from(site));
+                    self.b.ins().jump(self.propagate, &[s.into()]);
+                }
+                Cold::InlinedError(code, site, call_site) => {
+                    self.store_error(code, site);
+                    let s = self.b.ins().iconst(types::I32, i64::from(call_site));
                     self.b.ins().jump(self.propagate, &[s.into()]);
                 }
             }
@@ -881,7 +991,7 @@ fn first_inst(func: &Function, block: Block) -> Option<Inst> {
 
 /// The blocks reachable from the entry in reverse postorder, and the loop headers: targets of
 /// edges that go back to a block still on the depth-first search stack.
-fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
+pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
     use std::collections::HashSet;
     let mut order = Vec::new();
     let mut headers = HashSet::new();
