@@ -403,6 +403,73 @@ fn inlined_calls_agree_with_calls() {
     );
 }
 
+/// Branches to two blocks that only jump on (compiled as selects): in a loop, to a block with
+/// other predecessors, and to a chain of blocks that only jump on (skipped too).
+const DIAMONDS_IR: &str = r#"
+function %pick(x: f64, n: i64) -> (f64, i64) {
+block0(v0: f64, v1: i64):
+    v2 = fconst 0.0
+    v3 = iconst 0
+    jump block1(v0, v3)
+block1(v4: f64, v5: i64):
+    v6 = ilt v5, v1
+    brif v6, block2, block7(v4, v5)
+block2:
+    v7 = fgt v4, v2
+    v8 = fneg v4
+    brif v7, block3, block4
+block3:
+    jump block5(v8, v4)
+block4:
+    jump block5(v4, v8)
+block5(v9: f64, v10: f64):
+    v11 = fadd v9, v10
+    v12 = iconst 1
+    v13 = iadd v5, v12
+    v14 = fle v11, v2
+    brif v14, block8, block9
+block8:
+    jump block1(v11, v13)
+block9:
+    jump block1(v9, v13)
+block7(v15: f64, v16: i64):
+    v17 = feq v15, v2
+    brif v17, block10, block11
+block10:
+    jump block12(v15)
+block11:
+    jump block12(v2)
+block12(v18: f64):
+    jump block13(v16, v18)
+block13(v19: i64, v20: f64):
+    jump block14(v20, v19)
+block14(v21: f64, v22: i64):
+    return v21, v22
+}
+"#;
+
+#[test]
+fn branches_between_jumps_agree() {
+    let m = ir(DIAMONDS_IR);
+    use Const::{F64 as F, I64 as I};
+    for x in [1.5, -2.0, 0.0, f64::NAN] {
+        for n in [0, 1, 3] {
+            agree(
+                &m,
+                "pick",
+                &[F(x), I(n)],
+                &Theta::None,
+                InterpConfig::default(),
+            )
+            .unwrap();
+            for limit in 0..40 {
+                let cfg = InterpConfig::default().with_step_limit(limit);
+                let _ = agree(&m, "pick", &[F(x), I(n)], &Theta::None, cfg);
+            }
+        }
+    }
+}
+
 #[test]
 fn deep_recursion_never_overflows_a_small_stack() {
     let m = source(PROGRAM);
