@@ -543,6 +543,7 @@ fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
 
 /// The stack floor for a call of `unit` under `config`, or `None` when the native stack may be
 /// too small for the deepest run the limits allow.
+#[inline]
 fn stack_floor(unit: &Unit, config: &InterpConfig) -> Option<usize> {
     let frames = if unit.recursive {
         config.depth_limit.checked_mul(unit.max_frame)?
@@ -564,18 +565,24 @@ mod stack {
     }
 
     /// (lowest usable address, current stack pointer), if known.
+    #[inline]
     pub fn bounds() -> Option<(usize, usize)> {
         let marker = 0u8;
         let sp = std::hint::black_box(&marker) as *const u8 as usize;
         let low = match LOW.with(Cell::get) {
             Some(low) => low,
-            None => {
-                let low = lowest_address()?;
-                LOW.with(|c| c.set(Some(low)));
-                low
-            }
+            None => first_bounds()?,
         };
         Some((low, sp))
+    }
+
+    /// The lowest usable address of this thread's stack, the first time it is asked for.
+    #[cold]
+    #[inline(never)]
+    fn first_bounds() -> Option<usize> {
+        let low = lowest_address()?;
+        LOW.with(|c| c.set(Some(low)));
+        Some(low)
     }
 
     /// The lowest address of this thread's stack, above a guard allowance.
