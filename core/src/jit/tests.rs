@@ -1,6 +1,7 @@
 //! Unit tests of the backend: every opcode on special values, errors, limits, θ, calls, cache.
 //! Each compares compiled code with the interpreter, which is the reference.
 
+use super::compile::{compile_tier, Tier};
 use super::*;
 use crate::interp::{RuntimeErrorKind, TapeRecorder, TapeSource};
 use crate::ir::read::parse_module;
@@ -78,6 +79,35 @@ fn run_with(
     }
 }
 
+/// Runs compiled code as [`run_with`] does.
+fn run_code(code: &CompiledFunction, args: &[Const], theta: &Theta, cfg: InterpConfig) -> Run {
+    match theta {
+        Theta::None => Run {
+            result: code.call_traced(&cfg, args, None),
+            theta: Vec::new(),
+            pos: 0,
+        },
+        Theta::Tape(values) => {
+            let mut tape = TapeSource::new(values.clone());
+            let result = code.call_traced(&cfg, args, Some(&mut tape));
+            Run {
+                result,
+                theta: Vec::new(),
+                pos: tape.pos(),
+            }
+        }
+        Theta::Recorder => {
+            let mut rec = TapeRecorder::new();
+            let result = code.call_traced(&cfg, args, Some(&mut rec));
+            Run {
+                result,
+                theta: rec.into_values(),
+                pos: 0,
+            }
+        }
+    }
+}
+
 /// Runs both engines and asserts they agree: the same results (by bits), steps, θ reads and
 /// depth, or the same error (kind, and except for the step limit, where and how it was reached).
 fn agree(
@@ -91,6 +121,27 @@ fn agree(
     let want = run_with(Engine::Interp, m, f, args, theta, cfg);
     let got = run_with(Engine::Jit, m, f, args, theta, cfg);
     let ctx = || format!("{name}{args:?} θ={theta:?} cfg={cfg:?}");
+    // Both tiers of compiled code give the same as the default compilation.
+    for tier in [Tier::Quick, Tier::Optimized] {
+        let code = compile_tier(Arc::clone(m), f, Some(tier)).unwrap_or_else(|e| panic!("{e}"));
+        let other = run_code(&code, args, theta, cfg);
+        match (&other.result, &got.result) {
+            // Where the limit is noticed may differ (a recursive unit whose frames do not fit
+            // runs in the interpreter, which notices it exactly).
+            (Err(a), Err(b)) if matches!(b.kind, RuntimeErrorKind::StepLimit { .. }) => {
+                assert_eq!(a.kind, b.kind, "{tier:?}: {}", ctx())
+            }
+            (a, b) => {
+                assert_eq!(a, b, "{tier:?}: {}", ctx());
+                assert_eq!(
+                    (&other.theta, other.pos),
+                    (&got.theta, got.pos),
+                    "{tier:?}: {}",
+                    ctx()
+                );
+            }
+        }
+    }
     match (&want.result, &got.result) {
         (Ok(w), Ok(g)) => assert_eq!(
             w,
@@ -961,4 +1012,49 @@ fn the_cache_serves_several_threads_at_once() {
     });
     let s = cache.stats();
     assert!(s.hits > 0 && s.misses > 0, "{s:?}");
+}
+
+/// A unit compiled quickly is recompiled after enough calls, and every call before and after
+/// gives the interpreter's answer; handles share the recompiled code.
+#[test]
+fn quick_code_tiers_up_after_enough_calls() {
+    let m = ir(THETA_IR);
+    let f = m.get("inv").unwrap();
+    let code = compile_tier(Arc::clone(&m), f, Some(Tier::Quick)).unwrap();
+    let other = code.clone();
+    let tapes = [
+        vec![
+            Const::F64(0.5),
+            Const::I64(0),
+            Const::F64(2.0),
+            Const::Bool(true),
+        ],
+        vec![Const::F64(0.5), Const::I64(1), Const::I64(4)],
+        vec![Const::F64(-0.5), Const::I64(0)],
+    ];
+    let interp = crate::interp::Interpreter::new(&m);
+    let tier_up = code
+        .unit
+        .tier_up
+        .as_ref()
+        .expect("a quick unit can tier up");
+    for i in 0..(super::compile::TIER_UP_CALLS as usize + 50) {
+        let tape = &tapes[i % tapes.len()];
+        let y = [Const::F64(0.25 * i as f64)];
+        let want = interp.call_traced(f, &y, Some(&mut TapeSource::new(tape.clone())));
+        let got = code.call_traced(
+            &InterpConfig::default(),
+            &y,
+            Some(&mut TapeSource::new(tape.clone())),
+        );
+        assert_eq!(want, got, "call {i}");
+    }
+    assert!(
+        matches!(tier_up.optimized.get(), Some(Some(_))),
+        "recompiled"
+    );
+    assert!(other.tier_up_now());
+    let optimized = compile_tier(Arc::clone(&m), f, Some(Tier::Optimized)).unwrap();
+    assert!(optimized.unit.tier_up.is_none());
+    assert!(!optimized.tier_up_now());
 }
