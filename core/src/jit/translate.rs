@@ -423,9 +423,10 @@ impl<'t, 'm> Translator<'t, 'm> {
                 self.define(result(0)?, v)?;
             }
             InstKind::Prim { op, args } => {
-                let not_nan: Vec<bool> = args.iter().map(|&a| not_nan_constant(func, a)).collect();
+                let consts: Vec<Option<f64>> =
+                    args.iter().map(|&a| f64_constant(func, a)).collect();
                 let args = self.values_of(args)?;
-                let v = self.prim(*op, &args, &not_nan, inst, uncharged)?;
+                let v = self.prim(*op, &args, &consts, inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Call { callee, args } => {
@@ -835,12 +836,12 @@ impl<'t, 'm> Translator<'t, 'm> {
         Ok(self.b.block_params(cont).to_vec())
     }
 
-    /// A primitive operation; `not_nan[i]` says operand `i` is a constant other than NaN.
+    /// A primitive operation; `consts[i]` is operand `i` when it is an f64 constant.
     fn prim(
         &mut self,
         op: Opcode,
         args: &[cl::Value],
-        not_nan: &[bool],
+        consts: &[Option<f64>],
         inst: Inst,
         uncharged: u32,
     ) -> Result<cl::Value, JitError> {
@@ -872,6 +873,35 @@ impl<'t, 'm> Translator<'t, 'm> {
                 }
             }
             Fmin | Fmax => {
+                // With one operand a constant c that is not NaN and not the zero the operation
+                // prefers (-0 for fmax, +0 for fmin), the result is `x > c ? x : c` (fmax) or
+                // `x < c ? x : c` (fmin) for the other operand x: a NaN x gives c, as does an x
+                // equal to c (the same bits, or the other zero, which c wins over).
+                let preferred_zero = if op == Fmax { -0.0f64 } else { 0.0f64 }.to_bits();
+                let usable = |c: Option<f64>| {
+                    c.filter(|x| !x.is_nan() && x.to_bits() != preferred_zero)
+                        .is_some()
+                };
+                let cmp = if op == Fmax {
+                    FloatCC::GreaterThan
+                } else {
+                    FloatCC::LessThan
+                };
+                if usable(consts.get(1).copied().flatten()) {
+                    let take = self.b.ins().fcmp(cmp, a, b);
+                    return Ok(self.b.ins().select(take, a, b));
+                }
+                if usable(consts.first().copied().flatten()) {
+                    let take = self.b.ins().fcmp(cmp, b, a);
+                    return Ok(self.b.ins().select(take, b, a));
+                }
+                let not_nan = |i: usize| {
+                    consts
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|x| !x.is_nan())
+                };
                 // The IEEE minimum/maximum (with -0 < +0) where neither operand is NaN; a NaN
                 // operand yields the other one, as in `semantics`.
                 let m = if op == Fmin {
@@ -879,13 +909,13 @@ impl<'t, 'm> Translator<'t, 'm> {
                 } else {
                     self.b.ins().fmax(a, b)
                 };
-                let m = if not_nan.get(1) == Some(&true) {
+                let m = if not_nan(1) {
                     m
                 } else {
                     let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
                     self.b.ins().select(b_nan, a, m)
                 };
-                if not_nan.first() == Some(&true) {
+                if not_nan(0) {
                     m
                 } else {
                     let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
@@ -1008,14 +1038,14 @@ fn floor_keeps_nan_bits() -> bool {
     })
 }
 
-/// Whether `v` is an f64 constant other than NaN.
-fn not_nan_constant(func: &Function, v: Value) -> bool {
+/// `v`'s value, if it is an f64 constant.
+fn f64_constant(func: &Function, v: Value) -> Option<f64> {
     match func.values.get(v).map(|d| d.def) {
-        Some(crate::ir::ValueDef::Result(i, _)) => matches!(
-            func.insts.get(i).map(|d| &d.kind),
-            Some(InstKind::Const(Const::F64(x))) if !x.is_nan()
-        ),
-        _ => false,
+        Some(crate::ir::ValueDef::Result(i, _)) => match func.insts.get(i).map(|d| &d.kind) {
+            Some(InstKind::Const(Const::F64(x))) => Some(*x),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
