@@ -103,7 +103,8 @@ fn pure(kind: &InstKind) -> bool {
 
 /// Simplifies one function in place (see the module docs, steps 1–3).
 pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
-    pinv_core::ir::merge_blocks::merge_blocks(f);
+    // Compacted once, at the end.
+    pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     // Blocks using each value, to know what is live out of its block.
     let mut used_in = UsedIn(vec![Uses::None; f.values.len()]);
     for &b in &f.layout {
@@ -124,7 +125,6 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
         }
     }
     f.remove_unreachable_blocks();
-    // Compacted once, at the end.
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     hoist_constants(f);
     pinv_core::ir::cse::cse_keep_ids(f);
