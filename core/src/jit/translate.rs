@@ -129,7 +129,7 @@ struct Translator<'t, 'm> {
     inlined: Option<(cl::Block, u32)>,
     fuel: Variable,
     values: Vec<Option<cl::Value>>,
-    blocks: HashMap<Block, cl::Block>,
+    blocks: cranelift_entity::SecondaryMap<Block, Option<cl::Block>>,
     /// Branches to two blocks that only jump to the same block, compiled as selects (see
     /// [`diamonds`]): by the branch instruction, the target and the two argument lists.
     diamonds: HashMap<Inst, Diamond>,
@@ -199,7 +199,7 @@ pub(crate) fn translate_function(
         inlined: None,
         fuel,
         values: vec![None; func.values.len()],
-        blocks: HashMap::new(),
+        blocks: cranelift_entity::SecondaryMap::new(),
         diamonds: HashMap::new(),
         err_exit,
         propagate,
@@ -348,7 +348,7 @@ impl<'t, 'm> Translator<'t, 'm> {
             for &p in &func.blocks[block].params {
                 self.b.append_block_param(cb, cl_type(func.value_type(p)));
             }
-            self.blocks.insert(block, cb);
+            self.blocks[block] = Some(cb);
         }
         let first = first_inst(func, entry).ok_or_else(|| self.internal("empty entry block"))?;
 
@@ -365,10 +365,11 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
         self.check_fuel(entry_site);
         let args: Vec<cl::BlockArg> = params.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(self.blocks[&entry], &args);
+        let entry_block = self.target(entry)?;
+        self.b.ins().jump(entry_block, &args);
 
         for &block in &order {
-            self.block(block, headers.contains(&block))?;
+            self.block(block, headers.contains(block))?;
         }
         self.exits();
         Ok(())
@@ -376,7 +377,7 @@ impl<'t, 'm> Translator<'t, 'm> {
 
     fn block(&mut self, block: Block, header: bool) -> Result<(), JitError> {
         let func = self.func;
-        let cb = self.blocks[&block];
+        let cb = self.target(block)?;
         self.b.switch_to_block(cb);
         let cparams = self.b.block_params(cb).to_vec();
         for (&p, &c) in func.blocks[block].params.iter().zip(&cparams) {
@@ -546,8 +547,9 @@ impl<'t, 'm> Translator<'t, 'm> {
 
     fn target(&self, block: Block) -> Result<cl::Block, JitError> {
         self.blocks
-            .get(&block)
+            .get(block)
             .copied()
+            .flatten()
             .ok_or_else(|| self.internal(format!("{block} is not in the layout")))
     }
 
@@ -819,10 +821,11 @@ impl<'t, 'm> Translator<'t, 'm> {
             for &p in &g.blocks[block].params {
                 self.b.append_block_param(cb, cl_type(g.value_type(p)));
             }
-            self.blocks.insert(block, cb);
+            self.blocks[block] = Some(cb);
         }
         let entry_args: Vec<cl::BlockArg> = args.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(self.blocks[&g_entry], &entry_args);
+        let g_block = self.target(g_entry)?;
+        self.b.ins().jump(g_block, &entry_args);
         let result = order.iter().try_for_each(|&block| self.block(block, false));
         let (func, id, values, blocks, diamonds, inlined) = saved;
         self.func = func;
@@ -1056,24 +1059,26 @@ fn first_inst(func: &Function, block: Block) -> Option<Inst> {
 
 /// The blocks reachable from the entry in reverse postorder, and the loop headers: targets of
 /// edges that go back to a block still on the depth-first search stack.
-pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
-    use std::collections::HashSet;
+pub(crate) fn reverse_postorder(
+    func: &Function,
+) -> (Vec<Block>, cranelift_entity::EntitySet<Block>) {
+    use cranelift_entity::EntitySet;
     let mut order = Vec::new();
-    let mut headers = HashSet::new();
+    let mut headers = EntitySet::new();
     let Some(entry) = func.entry() else {
         return (order, headers);
     };
-    let mut visited = HashSet::new();
-    let mut on_stack = HashSet::new();
+    let n = func.blocks.len();
+    let mut visited = EntitySet::with_capacity(n);
+    let mut on_stack = EntitySet::with_capacity(n);
     // (block, index of the next successor to visit)
     let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
     visited.insert(entry);
     on_stack.insert(entry);
     while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-        let succs = func.successors(block);
-        if let Some(&s) = succs.get(*next) {
+        if let Some(s) = successor(func, block, *next) {
             *next += 1;
-            if on_stack.contains(&s) {
+            if on_stack.contains(s) {
                 headers.insert(s);
             } else if visited.insert(s) {
                 on_stack.insert(s);
@@ -1081,12 +1086,24 @@ pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collection
             }
         } else {
             stack.pop();
-            on_stack.remove(&block);
+            on_stack.remove(block);
             order.push(block);
         }
     }
     order.reverse();
     (order, headers)
+}
+
+/// The `k`-th successor of `block` (as [`Function::successors`] lists them), without
+/// allocating.
+fn successor(func: &Function, block: Block, k: usize) -> Option<Block> {
+    let t = func.terminator(block)?;
+    match (&func.insts[t].kind, k) {
+        (InstKind::Jump { dest }, 0) => Some(dest.block),
+        (InstKind::Brif { then_dest, .. }, 0) => Some(then_dest.block),
+        (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest.block),
+        _ => None,
+    }
 }
 
 /// A `brif` whose two targets only jump on to the same block (see [`diamonds`]).
@@ -1119,15 +1136,18 @@ fn diamonds(
     func: &Function,
     order: &[Block],
 ) -> (HashMap<Inst, Diamond>, std::collections::HashSet<Block>) {
-    let mut incoming: HashMap<Block, usize> = HashMap::new();
+    let mut incoming: cranelift_entity::SecondaryMap<Block, usize> =
+        cranelift_entity::SecondaryMap::with_capacity(func.blocks.len());
     for &b in order {
-        for s in func.successors(b) {
-            *incoming.entry(s).or_default() += 1;
+        let mut k = 0;
+        while let Some(s) = successor(func, b, k) {
+            incoming[s] += 1;
+            k += 1;
         }
     }
     let only_jump = |b: Block| -> Option<&crate::ir::BlockCall> {
         let data = func.blocks.get(b)?;
-        if incoming.get(&b) != Some(&1) || !data.params.is_empty() {
+        if incoming[b] != 1 || !data.params.is_empty() {
             return None;
         }
         match data.insts.as_slice() {
@@ -1182,7 +1202,7 @@ fn diamonds(
                 },
                 _ => break,
             };
-            if incoming.get(&d.target) != Some(&edges)
+            if incoming[d.target] != edges
                 || Some(d.target) == func.entry()
                 || d.target == p
                 || next.block == d.target
