@@ -784,6 +784,26 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
     let mut removed = 0;
     loop {
         let f = &module.functions[inv];
+        // Most inverses read no θ they do not use: then there is nothing to pair up.
+        let mut used_dense = vec![false; f.values.len()];
+        for (_, i) in f.insts_in_layout() {
+            f.insts[i].kind.for_each_arg(|v| {
+                if let Some(u) = used_dense.get_mut(v.as_u32() as usize) {
+                    *u = true;
+                }
+            });
+        }
+        let any_unused = f.insts_in_layout().any(|(_, i)| {
+            let data = &f.insts[i];
+            matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. })
+                && data
+                    .results
+                    .first()
+                    .is_some_and(|r| !used_dense.get(r.as_u32() as usize).copied().unwrap_or(true))
+        });
+        if !any_unused {
+            return removed;
+        }
         let mut used: HashSet<Value> = HashSet::new();
         let mut keys: HashMap<Key, usize> = HashMap::new();
         for (_, i) in f.insts_in_layout() {
