@@ -9,9 +9,18 @@
 //! - one Cranelift block per IR block, with the same parameters (IR block parameters map one to
 //!   one to Cranelift block parameters), translated in reverse postorder so that every value is
 //!   defined before it is used (the verifier guarantees dominance);
-//! - cold blocks for every place that can stop, which jump to one shared *error exit* (store
-//!   the error code, site and fuel; return status 1) or, after a failed call, to one shared
+//! - cold blocks for every place that can stop, which store the error code, site and fuel and
+//!   jump to one shared *error exit* (return status 1) or, after a failed call, to one shared
 //!   *propagate* block (note the call site; return status 1).
+//!
+//! Three things are not translated one for one:
+//!
+//! - θ reads take the next value from the tape in the context block when it has the right type
+//!   and domain, and call back otherwise ([`Translator::tape_read`]);
+//! - a call of a small leaf callee that cannot fail is translated in place
+//!   ([`Translator::inline_call`]), with the call's depth bookkeeping and the callee's steps;
+//! - a `brif` to two blocks that only jump to the same block is a select ([`diamonds`]), with
+//!   the steps of the jumps.
 //!
 //! # Steps
 //!
@@ -32,9 +41,11 @@
 //! is whatever the shared `floor` gives, probed once: unchanged or quieted). `fmin`/`fmax` are the
 //! native IEEE minimum/maximum (-0 below +0) with a NaN operand replaced by the other operand, which
 //! is exactly `semantics`' rule. Everything else on f64 (`frem`, `pow`, the libm functions) calls
-//! the shared functions. The mid-end
-//! optimizer is off (`opt_level=none`): some of its float rewrites, such as
-//! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
+//! the shared functions. An `fmin`/`fmax` with a constant operand other than NaN and other
+//! than the zero it prefers is a comparison and a select (the same bits). The mid-end optimizer
+//! is off (`opt_level=none`): some of its float rewrites, such as `fmul(fneg x, fneg y) →
+//! fmul(x, y)`, change the bits of a NaN result, and (measured on the issue-7 benchmark) it made
+//! generated inverses no faster while compiling them took a third longer.
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
