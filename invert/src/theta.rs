@@ -190,52 +190,19 @@ fn collect(
 /// The blocks every run that returns passes through: those that dominate every `return`.
 fn unconditional_blocks(module: &Module, id: FuncId) -> HashSet<Block> {
     let f = &module.functions[id];
-    let order = f.reachable_blocks();
-    let index = |b: Block| order.iter().position(|&x| x == b);
-    let n = order.len();
-    // Iterative dominator sets; generated functions are small.
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, &b) in order.iter().enumerate() {
-        for s in f.successors(b) {
-            if let Some(j) = index(s) {
-                preds[j].push(i);
-            }
-        }
-    }
-    let full: Vec<bool> = vec![true; n];
-    let mut dom: Vec<Vec<bool>> = vec![full; n];
-    if n > 0 {
-        dom[0] = (0..n).map(|i| i == 0).collect();
-    }
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in 1..n {
-            let mut new: Vec<bool> = vec![true; n];
-            if preds[i].is_empty() {
-                new = vec![false; n];
-            }
-            for &p in &preds[i] {
-                for k in 0..n {
-                    new[k] = new[k] && dom[p][k];
-                }
-            }
-            new[i] = true;
-            if new != dom[i] {
-                dom[i] = new;
-                changed = true;
-            }
-        }
-    }
-    let returns: Vec<usize> = (0..n)
-        .filter(|&i| {
-            f.terminator(order[i])
+    let doms = pinv_core::ir::dominators::DomTree::compute(f);
+    let order: Vec<Block> = doms.reverse_postorder().collect();
+    let returns: Vec<Block> = order
+        .iter()
+        .copied()
+        .filter(|&b| {
+            f.terminator(b)
                 .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
         })
         .collect();
-    (0..n)
-        .filter(|&k| returns.iter().all(|&r| dom[r][k]))
-        .map(|k| order[k])
+    order
+        .into_iter()
+        .filter(|&b| returns.iter().all(|&r| doms.dominates(b, r)))
         .collect()
 }
 
@@ -473,4 +440,95 @@ pub fn format_tape(values: &[Const]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The previous implementation (dominator sets by iteration): the reference.
+    fn unconditional_by_sets(module: &Module, id: FuncId) -> HashSet<Block> {
+        let f = &module.functions[id];
+        let order = f.reachable_blocks();
+        let index = |b: Block| order.iter().position(|&x| x == b);
+        let n = order.len();
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, &b) in order.iter().enumerate() {
+            for s in f.successors(b) {
+                if let Some(j) = index(s) {
+                    preds[j].push(i);
+                }
+            }
+        }
+        let mut dom: Vec<Vec<bool>> = vec![vec![true; n]; n];
+        if n > 0 {
+            dom[0] = (0..n).map(|i| i == 0).collect();
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 1..n {
+                let mut new: Vec<bool> = vec![!preds[i].is_empty(); n];
+                for &p in &preds[i] {
+                    for k in 0..n {
+                        new[k] = new[k] && dom[p][k];
+                    }
+                }
+                new[i] = true;
+                if new != dom[i] {
+                    dom[i] = new;
+                    changed = true;
+                }
+            }
+        }
+        let returns: Vec<usize> = (0..n)
+            .filter(|&i| {
+                f.terminator(order[i])
+                    .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
+            })
+            .collect();
+        (0..n)
+            .filter(|&k| returns.iter().all(|&r| dom[r][k]))
+            .map(|k| order[k])
+            .collect()
+    }
+
+    /// The blocks every returning run passes through, by the dominator tree, are those the
+    /// dominator sets gave, for every generated inverse of the corpus.
+    #[test]
+    fn unconditional_blocks_by_the_dominator_tree() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(&dir).expect("corpus").flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "pinv") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("reads");
+            let Ok(program) = crate::Program::parse(&path.display().to_string(), &text) else {
+                continue;
+            };
+            for (_, f) in program.module().iter() {
+                if f.kind != FuncKind::Fn {
+                    continue;
+                }
+                let Ok(inverse) = program.invert(&f.name) else {
+                    continue;
+                };
+                let m = inverse.module();
+                for (id, g) in m.iter() {
+                    if matches!(g.kind, FuncKind::GeneratedInverse { .. }) {
+                        assert_eq!(
+                            unconditional_blocks(m, id),
+                            unconditional_by_sets(m, id),
+                            "{}",
+                            g.name
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 20, "{compared}");
+    }
 }
