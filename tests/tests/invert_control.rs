@@ -263,3 +263,47 @@ fn short_circuit_and_nested_control_flow_in_loops() {
     assert_eq!(sat.status, Status::Ok, "{sat:?}");
     assert!(sat.acceptance() > 50.0, "{sat:?}");
 }
+
+#[test]
+fn nested_loops_round_trip_through_rounding() {
+    // Taken apart term by term, the sum ends near 0.0, not at it (0.1 and 0.2 do not add
+    // exactly): the edge into the outer loop must still be recognised, or the inverse walks on
+    // past i = 0 until the iteration limit.
+    let program = Program::parse(
+        "nested.pinv",
+        "fn nested(x: f64, y: f64) -> f64 {
+             let mut acc = 0.0;
+             for i in 0..3 {
+                 for j in 0..2 {
+                     acc += x * (i as f64) + y * (j as f64);
+                 }
+             }
+             acc
+         }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("nested").expect("invertible");
+    for x in [
+        [0.1, 0.2],
+        [-3.5084946393718663, -2.3552140697665314],
+        [1e-3, 7.25],
+    ] {
+        let x = [Const::F64(x[0]), Const::F64(x[1])];
+        let y = inverse.forward(&x).expect("runs");
+        let theta = inverse.pgf(&x).expect("pgf");
+        let back = inverse.call_with_tape(&y, &theta).expect("in domain");
+        for (a, b) in back.iter().zip(&x) {
+            assert!(close(*a, *b, 1e-9), "{back:?} ≠ {x:?}");
+        }
+    }
+    let report = check_function(
+        &program,
+        "nested",
+        &CheckConfig {
+            cases: cases().min(300),
+            ..CheckConfig::default()
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.completeness.recovered, report.completeness.trials);
+}

@@ -186,6 +186,7 @@ impl Reorienter<'_> {
             &start_guards,
             "control flow: which `return` produced y",
             "no `return` of the function can produce this y",
+            self.options.emit.tolerance,
             span,
         );
 
@@ -231,6 +232,7 @@ impl Reorienter<'_> {
                 &edge_guards,
                 &format!("control flow: which edge entered {b}"),
                 &format!("no edge into {b} can bring these values"),
+                self.options.emit.tolerance,
                 span,
             );
         }
@@ -299,6 +301,7 @@ impl Reorienter<'_> {
                         &site_guards,
                         index,
                         "control flow: which `return` produced y",
+                        self.options.emit.tolerance,
                         term_span,
                     );
                     let start = starts[site];
@@ -421,6 +424,7 @@ impl Reorienter<'_> {
                     &edge_guards,
                     edge,
                     &format!("control flow: which edge entered {p}"),
+                    self.options.emit.tolerance,
                     term_span,
                 );
             }
@@ -667,8 +671,42 @@ fn copy_block(
     Ok(())
 }
 
-/// A bool value: whether the facts hold of `values`.
-fn facts_hold(f: &mut Function, at: Block, facts: &[Fact], values: &[Value], span: Span) -> Value {
+/// A bool value: whether `v` is the f64 constant `c`, within `tolerance` relative (absolute
+/// below magnitude 1), as every f64 check in an inverse compares: values the inverse computes
+/// backwards carry rounding (a sum taken apart term by term ends near 0, not at 0), and an
+/// exact comparison would turn them away from the edge the forward run took.
+fn near_constant(
+    f: &mut Function,
+    at: Block,
+    v: Value,
+    c: f64,
+    tolerance: f64,
+    span: Span,
+) -> Value {
+    let k = f.ins_const(at, Const::F64(c), span);
+    if c.is_nan() {
+        return f.ins_prim(at, Opcode::Fne, vec![v, v], span);
+    }
+    let exact = f.ins_prim(at, Opcode::Feq, vec![v, k], span);
+    if !c.is_finite() {
+        return exact;
+    }
+    let diff = f.ins_prim(at, Opcode::Fsub, vec![v, k], span);
+    let diff = f.ins_prim(at, Opcode::Fabs, vec![diff], span);
+    let bound = f.ins_const(at, Const::F64(tolerance * c.abs().max(1.0)), span);
+    let near = f.ins_prim(at, Opcode::Fle, vec![diff, bound], span);
+    f.ins_prim(at, Opcode::Bor, vec![exact, near], span)
+}
+
+/// A bool value: whether the facts hold of `values` (f64 values within `tolerance`).
+fn facts_hold(
+    f: &mut Function,
+    at: Block,
+    facts: &[Fact],
+    values: &[Value],
+    tolerance: f64,
+    span: Span,
+) -> Value {
     let mut all = f.ins_const(at, Const::Bool(true), span);
     for fact in facts {
         let holds = match fact {
@@ -676,13 +714,17 @@ fn facts_hold(f: &mut Function, at: Block, facts: &[Fact], values: &[Value], spa
                 let v = values[*k];
                 let mut any = f.ins_const(at, Const::Bool(false), span);
                 for &c in set {
-                    let k = f.ins_const(at, c, span);
-                    let op = match c.ty() {
-                        Type::F64 => Opcode::Feq,
-                        Type::I64 => Opcode::Ieq,
-                        Type::Bool => Opcode::Beq,
+                    let eq = match c {
+                        Const::F64(x) => near_constant(f, at, v, x, tolerance, span),
+                        _ => {
+                            let k = f.ins_const(at, c, span);
+                            let op = match c.ty() {
+                                Type::I64 => Opcode::Ieq,
+                                _ => Opcode::Beq,
+                            };
+                            f.ins_prim(at, op, vec![v, k], span)
+                        }
                     };
-                    let eq = f.ins_prim(at, op, vec![v, k], span);
                     any = f.ins_prim(at, Opcode::Bor, vec![any, eq], span);
                 }
                 any
@@ -715,6 +757,7 @@ fn emit_dispatch(
     guards: &[Option<(FuncId, Vec<Value>)>],
     role: &str,
     none_reason: &str,
+    tolerance: f64,
     span: Span,
 ) {
     let go = |f: &mut Function, from: Block, target: Block| {
@@ -724,7 +767,7 @@ fn emit_dispatch(
         go(f, at, *only);
         return;
     }
-    let conds = conditions(f, at, facts, guards, values, span);
+    let conds = conditions(f, at, facts, guards, values, tolerance, span);
     // Tests the conditions in order, taking the first that holds, failing if none does.
     let chain = |f: &mut Function, mut from: Block, conds: &[Value]| {
         for (i, &target) in targets.iter().enumerate() {
@@ -809,13 +852,14 @@ fn conditions(
     facts: &[Vec<Fact>],
     guards: &[Option<(FuncId, Vec<Value>)>],
     values: &[Value],
+    tolerance: f64,
     span: Span,
 ) -> Vec<Value> {
     facts
         .iter()
         .enumerate()
         .map(|(i, fs)| {
-            let holds = facts_hold(f, at, fs, values, span);
+            let holds = facts_hold(f, at, fs, values, tolerance, span);
             match guards.get(i).cloned().flatten() {
                 Some((guard, args)) => {
                     let passes = f.ins_call(at, guard, args, &[Type::Bool], span)[0];
@@ -850,12 +894,13 @@ fn emit_record_choice(
     guards: &[Option<(FuncId, Vec<Value>)>],
     index: Value,
     role: &str,
+    tolerance: f64,
     span: Span,
 ) -> Block {
     if facts.len() < 2 || all_exclusive(facts) {
         return at;
     }
-    let conds = conditions(f, at, facts, guards, values, span);
+    let conds = conditions(f, at, facts, guards, values, tolerance, span);
     let many = several_hold(f, at, &conds, span);
     let (record, after) = (f.create_block(), f.create_block());
     f.ins_void(
