@@ -202,6 +202,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Given { .. } => "given".to_string(),
             PKind::Root(r) => format!("root{r}"),
             PKind::Polar { .. } => format!("polar.{}", v.idx),
+            PKind::Linear { .. } => format!("linear.{}", v.idx),
         };
         out.push('(');
         out.push_str(&head);
@@ -367,7 +368,10 @@ impl Input {
                     let a = map[&inst.args[0]];
                     expr.add(Node::Sq([a]))
                 }
-                PKind::Given { .. } | PKind::Root(_) | PKind::Polar { .. } => {
+                PKind::Given { .. }
+                | PKind::Root(_)
+                | PKind::Polar { .. }
+                | PKind::Linear { .. } => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

@@ -391,6 +391,21 @@ fn isolate_plan(
             &mut best,
         );
     }
+    // Outputs linear in shared unknowns are solved as a system.
+    if let Some(system) = super::linear::find_system(&ctx.plan) {
+        let (plan, text) = super::linear::candidate(&ctx.plan, &system, names);
+        let sim = simulate(&plan);
+        consider(
+            Some(Candidate {
+                plan,
+                sim,
+                thetas: Vec::new(),
+                numeric: Vec::new(),
+                joint: vec![text],
+            }),
+            &mut best,
+        );
+    }
     if !best.as_ref().is_some_and(Candidate::perfect) {
         let (r, c) = run(&ctx, &[]);
         one.runs.push(r);
@@ -974,6 +989,7 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
             PKind::Polar { .. } => super::polar::eval(&a)?,
+            PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
         };
         vals.push(r);
     }

@@ -3,7 +3,8 @@
 //!
 //! A [`Plan`] is what isolation proposes for a function body before anything is written into a
 //! module: the same instructions as IR (constants, primitives, calls), plus the three isolation
-//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`], [`PKind::Polar`]) that become calls of generated
+//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`], [`PKind::Polar`], [`PKind::Linear`])
+//! that become calls of generated
 //! helper functions when the plan is installed ([`super::helpers`]).
 //!
 //! [`simulate`] runs the reorientation's walk on a plan without emitting anything: outputs are
@@ -50,6 +51,14 @@ pub enum PKind {
     /// `angles` are the angles' expressions, for θ roles.
     Polar {
         angles: Vec<String>,
+    },
+    /// The products of a constant `rows × n` matrix (row-major, f64 bits) with the `n` operands:
+    /// `rows` results (the helper `iso.linear.N`, see [`super::linear`]). `atoms` are the
+    /// operands' expressions, for θ roles.
+    Linear {
+        rows: u32,
+        matrix: Vec<u64>,
+        atoms: Vec<String>,
     },
 }
 
@@ -700,6 +709,17 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.thetas += angles.saturating_sub(2) + angles.min(2);
                     sim.choices += usize::from(angles >= 2);
                 }
+            }
+            PKind::Linear { rows, matrix, .. } => {
+                // θ for the unknown columns beyond the rank; rows beyond it are checks.
+                let n = inst.args.len();
+                let m: Vec<f64> = matrix.iter().map(|&c| f64::from_bits(c)).collect();
+                let cols: Vec<usize> = (0..n)
+                    .filter(|&c| !is_known(&known, inst.args[c]))
+                    .collect();
+                let r = super::linear::rank(&m, *rows as usize, n, &cols);
+                sim.thetas += cols.len() - r;
+                sim.checks += *rows as usize - r;
             }
         }
         // Solve: the θ operand first (any value of its domain), then the others from it.
