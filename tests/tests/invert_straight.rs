@@ -195,3 +195,25 @@ fn recursion_is_reported_not_looped() {
         "{message}"
     );
 }
+
+#[test]
+fn comparisons_are_solved_after_what_determines_their_operands() {
+    // x is determined by x * 2.0; the comparison is then computed and checked, which every y in
+    // the image passes. Solving the comparison first would read x from θ, and x * 2.0 would
+    // almost never agree.
+    let program = Program::parse(
+        "cmp.pinv",
+        "fn tagged(x: f64) -> (f64, bool) { (x * 2.0, x > 1.0) }
+         fn flags(a: i64) -> (bool, i64, bool) { (a < 10, a * 3, a == 3) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["tagged", "flags"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}
