@@ -375,25 +375,15 @@ fn isolate_plan(
             }
         }
     };
-    // Two outputs that are a planar chain are solved jointly: trigonometry, which no rewrite
-    // of the e-graph's algebra can do.
-    if let Some(chain) = super::polar::find_chain(&ctx.plan) {
-        let (plan, text) = super::polar::candidate(&ctx.plan, &chain, names);
-        let sim = simulate(&plan);
-        consider(
-            Some(Candidate {
-                plan,
-                sim,
-                thetas: Vec::new(),
-                numeric: Vec::new(),
-                joint: vec![text],
-            }),
-            &mut best,
-        );
-    }
-    // Outputs linear in shared unknowns are solved as a system.
-    if let Some(system) = super::linear::find_system(&ctx.plan) {
-        let (plan, text) = super::linear::candidate(&ctx.plan, &system, names);
+    // Outputs that share unknowns in a planar chain or a linear system are solved together:
+    // trigonometry and linear algebra, which no rewrite of the e-graph's rules can do.
+    let joint = [
+        super::polar::find_chain(&ctx.plan)
+            .map(|chain| super::polar::candidate(&ctx.plan, &chain, names)),
+        super::linear::find_system(&ctx.plan)
+            .map(|system| super::linear::candidate(&ctx.plan, &system, names)),
+    ];
+    for (plan, text) in joint.into_iter().flatten() {
         let sim = simulate(&plan);
         consider(
             Some(Candidate {

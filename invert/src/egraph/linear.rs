@@ -64,16 +64,6 @@ impl Affine {
     }
 }
 
-fn depends_on_params(plan: &Plan) -> Vec<bool> {
-    let mut dep = Vec::with_capacity(plan.insts.len());
-    for inst in &plan.insts {
-        let d =
-            matches!(inst.kind, PKind::Param(_)) || inst.args.iter().any(|a| dep[a.inst as usize]);
-        dep.push(d);
-    }
-    dep
-}
-
 /// A finite nonzero f64 constant.
 fn constant(plan: &Plan, v: PVal) -> Option<f64> {
     match plan.constant(v) {
@@ -129,7 +119,7 @@ pub struct System {
 
 /// The linear system among `plan`'s f64 outputs, if some atom occurs in two of them.
 pub fn find_system(plan: &Plan) -> Option<System> {
-    let dep = depends_on_params(plan);
+    let dep = plan.depends_on_params();
     let mut outputs = Vec::new();
     let mut forms = Vec::new();
     for (i, &o) in plan.outputs.iter().enumerate() {
@@ -214,33 +204,11 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
             continue;
         };
         let out_span = plan.insts[o.inst as usize].span;
-        let mut acc: Option<PVal> = None;
-        for &(c, v) in &system.known[r] {
-            let v = b.copy(plan, v, &ident, &mut memo);
-            let term = if c == 1.0 {
-                v
-            } else {
-                let k = b.konst(Const::F64(c));
-                b.value(PKind::Prim(Opcode::Fmul), vec![k, v], Type::F64, out_span)
-            };
-            acc = Some(match acc {
-                None => term,
-                Some(a) => b.value(
-                    PKind::Prim(Opcode::Fadd),
-                    vec![a, term],
-                    Type::F64,
-                    out_span,
-                ),
-            });
-        }
         let l = PVal {
             inst: lin,
             idx: r as u32,
         };
-        outputs.push(match acc {
-            None => l,
-            Some(a) => b.value(PKind::Prim(Opcode::Fadd), vec![a, l], Type::F64, out_span),
-        });
+        outputs.push(b.sum_onto(plan, &system.known[r], l, out_span, &mut memo));
     }
     let mut out = b.finish();
     out.outputs = outputs;

@@ -102,6 +102,17 @@ impl Plan {
         }
     }
 
+    /// Per instruction, whether its value depends on a parameter (an unknown).
+    pub fn depends_on_params(&self) -> Vec<bool> {
+        let mut dep: Vec<bool> = Vec::with_capacity(self.insts.len());
+        for inst in &self.insts {
+            let d = matches!(inst.kind, PKind::Param(_))
+                || inst.args.iter().any(|a| dep[a.inst as usize]);
+            dep.push(d);
+        }
+        dep
+    }
+
     /// Instructions other than parameters and constants.
     pub fn size(&self) -> usize {
         self.insts
@@ -327,6 +338,44 @@ impl PlanBuilder {
         PVal {
             inst: n,
             idx: v.idx,
+        }
+    }
+
+    /// `c₁·v₁ + … + cₖ·vₖ + last`, with the values `vᵢ` copied from `from` (parameters as
+    /// they are): the known part of an output, plus what a helper computes. A coefficient of
+    /// ±1 adds or subtracts; others multiply first.
+    pub fn sum_onto(
+        &mut self,
+        from: &Plan,
+        terms: &[(f64, PVal)],
+        last: PVal,
+        span: Span,
+        memo: &mut HashMap<u32, u32>,
+    ) -> PVal {
+        let ident = |p: u32| PVal { inst: p, idx: 0 };
+        let mut acc: Option<PVal> = None;
+        let f64_op = |b: &mut PlanBuilder, op: Opcode, args: Vec<PVal>| {
+            b.value(PKind::Prim(op), args, Type::F64, span)
+        };
+        for &(c, v) in terms {
+            let v = self.copy(from, v, &ident, memo);
+            let (op, term) = match c {
+                1.0 => (Opcode::Fadd, v),
+                -1.0 => (Opcode::Fsub, v),
+                _ => {
+                    let k = self.konst(Const::F64(c));
+                    (Opcode::Fadd, f64_op(self, Opcode::Fmul, vec![k, v]))
+                }
+            };
+            acc = Some(match (acc, op) {
+                (Some(a), op) => f64_op(self, op, vec![a, term]),
+                (None, Opcode::Fsub) => f64_op(self, Opcode::Fneg, vec![term]),
+                (None, _) => term,
+            });
+        }
+        match acc {
+            None => last,
+            Some(a) => f64_op(self, Opcode::Fadd, vec![a, last]),
         }
     }
 

@@ -78,17 +78,6 @@ impl Chain {
     }
 }
 
-/// Which values of `plan` depend on a parameter (an unknown).
-fn depends_on_params(plan: &Plan) -> Vec<bool> {
-    let mut dep = Vec::with_capacity(plan.insts.len());
-    for inst in &plan.insts {
-        let d =
-            matches!(inst.kind, PKind::Param(_)) || inst.args.iter().any(|a| dep[a.inst as usize]);
-        dep.push(d);
-    }
-    dep
-}
-
 /// The summands of the f64 sum `v` (through `+`, `−` and unary `−`), with their signs.
 fn summands(plan: &Plan, v: PVal, neg: bool, out: &mut Vec<(bool, PVal)>) {
     let inst = &plan.insts[v.inst as usize];
@@ -171,7 +160,7 @@ fn same_coef(plan: &Plan, a: Option<PVal>, b: Option<PVal>) -> bool {
 
 /// The first pair of outputs of `plan` that forms a planar chain.
 pub fn find_chain(plan: &Plan) -> Option<Chain> {
-    let dep = depends_on_params(plan);
+    let dep = plan.depends_on_params();
     let outs = &plan.outputs;
     for i in 0..outs.len() {
         for j in 0..outs.len() {
@@ -273,25 +262,12 @@ pub fn candidate(plan: &Plan, chain: &Chain, names: &[String]) -> (Plan, String)
             continue;
         };
         let out_span = plan.insts[o.inst as usize].span;
-        let mut acc: Option<PVal> = None;
-        for &(neg, v) in rest {
-            let v = b.copy(plan, v, &ident, &mut memo);
-            acc = Some(match (acc, neg) {
-                (None, false) => v,
-                (None, true) => b.value(PKind::Prim(Opcode::Fneg), vec![v], Type::F64, out_span),
-                (Some(a), false) => {
-                    b.value(PKind::Prim(Opcode::Fadd), vec![a, v], Type::F64, out_span)
-                }
-                (Some(a), true) => {
-                    b.value(PKind::Prim(Opcode::Fsub), vec![a, v], Type::F64, out_span)
-                }
-            });
-        }
+        let terms: Vec<(f64, PVal)> = rest
+            .iter()
+            .map(|&(neg, v)| (if neg { -1.0 } else { 1.0 }, v))
+            .collect();
         let p = PVal { inst: polar, idx };
-        outputs.push(match acc {
-            None => p,
-            Some(a) => b.value(PKind::Prim(Opcode::Fadd), vec![a, p], Type::F64, out_span),
-        });
+        outputs.push(b.sum_onto(plan, &terms, p, out_span, &mut memo));
     }
     let mut out = b.finish();
     out.outputs = outputs;
