@@ -307,3 +307,47 @@ fn nested_loops_round_trip_through_rounding() {
     assert_eq!(report.status, Status::Ok, "{report:?}");
     assert_eq!(report.completeness.recovered, report.completeness.trials);
 }
+
+#[test]
+fn nested_loops_count_their_outer_iterations_without_theta() {
+    // The inner loop carries the outer counter round unchanged, so the outer loop's step is
+    // still `i + 1`: "entered" (i == 0) and "went round" (i ≥ 1) exclude each other, and the
+    // inverse reads no θ for either loop.
+    let program = Program::parse(
+        "nested.pinv",
+        "fn shifted(x: f64) -> f64 {
+             let mut acc = x;
+             for i in 0..2 {
+                 for j in 0..2 {
+                     acc = acc + 1.0;
+                 }
+             }
+             acc
+         }
+         fn staircase(x: i64) -> i64 {
+             let mut acc = x;
+             for i in 0..3 {
+                 for j in 0..i {
+                     acc = acc + j;
+                 }
+             }
+             acc
+         }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["shifted", "staircase"] {
+        let inverse = program.invert(name).expect("invertible");
+        assert!(
+            inverse.schema().control_choices().is_empty(),
+            "{name}: {}",
+            inverse.schema()
+        );
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}
