@@ -351,3 +351,35 @@ fn nested_loops_count_their_outer_iterations_without_theta() {
         assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
     }
 }
+
+#[test]
+fn guards_look_past_branches_inside_regions() {
+    // Which way each `if` went is decided by a condition the inverse can compute (i % 2 == 0,
+    // x > 0) — but the test of it comes after a rule's own branch (exact, or read an offset).
+    // Guards follow both sides of such branches, so the inverse reads no path choice it would
+    // then reject.
+    let program = Program::parse(
+        "guards.pinv",
+        "fn alternate(a: f64) -> f64 {
+             let mut s = a;
+             for i in 0..4 {
+                 if i % 2 == 0 { s = s + 1.0; } else { s = s * 2.0; }
+             }
+             s
+         }
+         fn halves(x: f64) -> f64 {
+             let y = if x > 0.0 { x * 2.0 } else { x / 2.0 };
+             y + 1.0
+         }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["alternate", "halves"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}

@@ -918,9 +918,145 @@ fn emit_record_choice(
 }
 
 /// The guard of inverse block `target`: a copy of the code the inverse runs from `target` up to
-/// its first θ read, call, branch or return, with every `check` turned into "return false" — so
-/// it tells, without θ, whether `target` can be taken with these values. `shell` is the reserved
+/// its first θ read, call or return on every path, with every `check` turned into "return
+/// false" — so it tells, without θ, whether `target` can be taken with these values. Branches
+/// are followed on both sides (a rule's "exact or read an offset" diamond, the next region's
+/// test of the branch condition that led here), each path to its own end, within a budget of
+/// copied instructions; a path cut short passes. `shell` is the reserved
 /// function (name, kind, signature) to fill; for a start block its first parameters are y.
+/// Instructions a guard copies at most (paths through branches are copied separately).
+const GUARD_BUDGET: usize = 2000;
+
+/// The state of [`extract_guard`]'s walk.
+struct GuardWalk<'a> {
+    inv: &'a Function,
+    g: &'a mut Function,
+    /// The guard's block that returns false.
+    no: Block,
+    budget: usize,
+}
+
+impl GuardWalk<'_> {
+    /// Copies the θ-free code from inverse block `block` on, into guard block `cur`, with `map`
+    /// from inverse values to guard values; `visited` are the inverse blocks on this path.
+    fn path(
+        &mut self,
+        mut cur: Block,
+        mut block: Block,
+        mut map: HashMap<Value, Value>,
+        mut visited: std::collections::HashSet<Block>,
+    ) {
+        let span = Span::default();
+        let inv = self.inv;
+        let pass = 'walk: loop {
+            for &inst in &inv.blocks[block].insts {
+                if self.budget == 0 {
+                    break 'walk true;
+                }
+                self.budget -= 1;
+                let data = &inv.insts[inst];
+                let mapped = |v: &Value| map.get(v).copied();
+                match &data.kind {
+                    InstKind::Const(k) => {
+                        let v = self.g.ins_const(cur, *k, data.span);
+                        map.insert(data.results[0], v);
+                    }
+                    InstKind::Prim { op, args } => {
+                        let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
+                            break 'walk true;
+                        };
+                        let v = self.g.ins_prim(cur, *op, args, data.span);
+                        map.insert(data.results[0], v);
+                    }
+                    InstKind::Check { cond, .. } => {
+                        let Some(c) = mapped(cond) else {
+                            break 'walk true;
+                        };
+                        let next = self.g.create_block();
+                        self.g.ins_void(
+                            cur,
+                            InstKind::Brif {
+                                cond: c,
+                                then_dest: BlockCall::new(next, Vec::new()),
+                                else_dest: BlockCall::new(self.no, Vec::new()),
+                            },
+                            data.span,
+                        );
+                        cur = next;
+                    }
+                    InstKind::Jump { dest } => {
+                        let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
+                        else {
+                            break 'walk true;
+                        };
+                        if !visited.insert(dest.block) {
+                            break 'walk true;
+                        }
+                        for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
+                            map.insert(q, a);
+                        }
+                        block = dest.block;
+                        continue 'walk;
+                    }
+                    InstKind::Brif {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    } => {
+                        let Some(c) = mapped(cond) else {
+                            break 'walk true;
+                        };
+                        let arms: Vec<(Block, Block, Vec<Value>)> = [then_dest, else_dest]
+                            .into_iter()
+                            .filter_map(|d| {
+                                let args = d.args.iter().map(mapped).collect::<Option<Vec<_>>>()?;
+                                Some((self.g.create_block(), d.block, args))
+                            })
+                            .collect();
+                        let [(t, tb, targs), (e, eb, eargs)] = arms.as_slice() else {
+                            break 'walk true;
+                        };
+                        self.g.ins_void(
+                            cur,
+                            InstKind::Brif {
+                                cond: c,
+                                then_dest: BlockCall::new(*t, Vec::new()),
+                                else_dest: BlockCall::new(*e, Vec::new()),
+                            },
+                            data.span,
+                        );
+                        for (arm, dest, args) in [(*t, *tb, targs), (*e, *eb, eargs)] {
+                            let mut seen = visited.clone();
+                            if !seen.insert(dest) {
+                                let yes = self.g.ins_const(arm, Const::Bool(true), span);
+                                self.g.ins_return(arm, vec![yes], span);
+                                continue;
+                            }
+                            let mut m = map.clone();
+                            for (&q, &a) in inv.blocks[dest].params.iter().zip(args) {
+                                m.insert(q, a);
+                            }
+                            self.path(arm, dest, m, seen);
+                        }
+                        return;
+                    }
+                    InstKind::Fail { .. } => break 'walk false,
+                    // θ, a call or a return: past here the path is not θ-free.
+                    _ => break 'walk true,
+                }
+            }
+            // A block without a terminator cannot be reached in a verified function.
+            break true;
+        };
+        if pass {
+            let t = self.g.ins_const(cur, Const::Bool(true), span);
+            self.g.ins_return(cur, vec![t], span);
+        } else {
+            self.g.ins_jump(cur, self.no, Vec::new(), span);
+        }
+    }
+}
+
 fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function) -> Function {
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
@@ -943,74 +1079,18 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
     let no = g.create_block();
     let f = g.ins_const(no, Const::Bool(false), span);
     g.ins_return(no, vec![f], span);
-    let mut cur = entry;
-    let mut block = target;
-    let mut visited = std::collections::HashSet::from([target]);
-    let mut budget = 2000;
-    let pass = 'walk: loop {
-        for &inst in &inv.blocks[block].insts {
-            budget -= 1;
-            if budget == 0 {
-                break 'walk true;
-            }
-            let data = &inv.insts[inst];
-            let mapped = |v: &Value| map.get(v).copied();
-            match &data.kind {
-                InstKind::Const(k) => {
-                    let v = g.ins_const(cur, *k, data.span);
-                    map.insert(data.results[0], v);
-                }
-                InstKind::Prim { op, args } => {
-                    let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
-                        break 'walk true;
-                    };
-                    let v = g.ins_prim(cur, *op, args, data.span);
-                    map.insert(data.results[0], v);
-                }
-                InstKind::Check { cond, .. } => {
-                    let Some(c) = mapped(cond) else {
-                        break 'walk true;
-                    };
-                    let next = g.create_block();
-                    g.ins_void(
-                        cur,
-                        InstKind::Brif {
-                            cond: c,
-                            then_dest: BlockCall::new(next, Vec::new()),
-                            else_dest: BlockCall::new(no, Vec::new()),
-                        },
-                        data.span,
-                    );
-                    cur = next;
-                }
-                InstKind::Jump { dest } => {
-                    let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
-                    else {
-                        break 'walk true;
-                    };
-                    if !visited.insert(dest.block) {
-                        break 'walk true;
-                    }
-                    for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
-                        map.insert(q, a);
-                    }
-                    block = dest.block;
-                    continue 'walk;
-                }
-                InstKind::Fail { .. } => break 'walk false,
-                // θ, a call, a branch or a return: past here the path is not θ-free.
-                _ => break 'walk true,
-            }
-        }
-        // A block without a terminator cannot be reached in a verified function.
-        break true;
+    let mut walk = GuardWalk {
+        inv,
+        g: &mut g,
+        no,
+        budget: GUARD_BUDGET,
     };
-    if pass {
-        let t = g.ins_const(cur, Const::Bool(true), span);
-        g.ins_return(cur, vec![t], span);
-    } else {
-        g.ins_jump(cur, no, Vec::new(), span);
-    }
+    walk.path(
+        entry,
+        target,
+        map,
+        std::collections::HashSet::from([target]),
+    );
     g.remove_unreachable_blocks();
     g
 }
