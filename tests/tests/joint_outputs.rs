@@ -193,7 +193,7 @@ fn wide(a: f64, b: f64, c: f64) -> (f64, f64) { (a + b + c, a - b + 3.0 * c) }
 // Atoms: exp(x) is solved by the system, then x by the ordinary walk.
 fn atoms(x: f64, y: f64) -> (f64, f64) { (exp(x) + y, exp(x) - 2.0 * y + 1.0) }
 
-// Not linear: left to the e-graph (and to checks).
+// Not linear (a sum and a product).
 fn sum_prod(x: f64, y: f64) -> (f64, f64) { (x + y, x * y) }
 ";
 
@@ -236,8 +236,13 @@ fn linear_systems_are_solved_together() {
             ));
         }
     }
+    // Not linear: solved as a sum and a product instead (below), not as a linear system.
     let inverse = program.invert("sum_prod").expect("invertible");
-    assert!(inverse.isolation()[0].joint.is_empty());
+    let joint = &inverse.isolation()[0].joint;
+    assert!(
+        joint.len() == 1 && joint[0].contains("sum and product"),
+        "{joint:?}"
+    );
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
@@ -276,4 +281,44 @@ fn systems_read_theta_only_for_what_the_outputs_leave_free() {
     }
     seen.dedup();
     assert_eq!(seen.len(), 4, "θ picks the preimage: {seen:?}");
+}
+
+#[test]
+fn a_sum_and_a_product_are_the_roots_of_a_quadratic() {
+    let program = Program::parse(
+        "vieta.pinv",
+        "fn sum_prod(x: f64, y: f64) -> (f64, f64) { (x + y, x * y) }
+         fn scaled(x: f64, y: f64) -> (f64, f64) { (2.0 * x + 2.0 * y + 1.0, 3.0 * (y * x) - 1.0) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    for name in ["sum_prod", "scaled"] {
+        let inverse = program.invert(name).expect("invertible");
+        let report = &inverse.isolation()[0];
+        assert_eq!(report.outcome, Outcome::Isolated, "{report}");
+        assert_eq!(report.joint.len(), 1, "{report}");
+        let r = check_inverse(&inverse, &config);
+        assert_eq!(r.status, Status::Ok, "{name}: {r:?}");
+        assert!(r.acceptance() >= 99.0, "{name}: {r:?}");
+        assert_eq!(r.completeness.recovered, r.completeness.trials, "{name}");
+    }
+    // x + y = 5, x·y = 6: θ picks which root is x.
+    let inverse = program.invert("sum_prod").expect("invertible");
+    let y = [Const::F64(5.0), Const::F64(6.0)];
+    let larger = inverse
+        .call_with_tape(&y, &[Const::I64(0)])
+        .expect("in domain");
+    let smaller = inverse
+        .call_with_tape(&y, &[Const::I64(1)])
+        .expect("in domain");
+    assert_eq!(larger, [Const::F64(3.0), Const::F64(2.0)]);
+    assert_eq!(smaller, [Const::F64(2.0), Const::F64(3.0)]);
+    // x + y = 1, x·y = 6 has no real solution.
+    let err = inverse
+        .call_with_tape(&[Const::F64(1.0), Const::F64(6.0)], &[Const::I64(0)])
+        .expect_err("complex roots");
+    assert!(err.is_domain_error(), "{err}");
 }

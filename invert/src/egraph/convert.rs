@@ -203,6 +203,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Root(r) => format!("root{r}"),
             PKind::Polar { .. } => format!("polar.{}", v.idx),
             PKind::Linear { .. } => format!("linear.{}", v.idx),
+            PKind::SumProduct => format!("sumprod.{}", v.idx),
         };
         out.push('(');
         out.push_str(&head);
@@ -371,7 +372,8 @@ impl Input {
                 PKind::Given { .. }
                 | PKind::Root(_)
                 | PKind::Polar { .. }
-                | PKind::Linear { .. } => {
+                | PKind::Linear { .. }
+                | PKind::SumProduct => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

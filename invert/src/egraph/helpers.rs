@@ -79,7 +79,8 @@ pub fn emit_plan(
             | PKind::Given { .. }
             | PKind::Root(_)
             | PKind::Polar { .. }
-            | PKind::Linear { .. } => {
+            | PKind::Linear { .. }
+            | PKind::SumProduct => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -283,6 +284,7 @@ fn add_helpers(
                 root_ids[*r]
             }
             PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
+            PKind::SumProduct => Some(super::sum_product::install(module, layer)),
             PKind::Linear {
                 rows,
                 matrix,

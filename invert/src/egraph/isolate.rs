@@ -375,13 +375,15 @@ fn isolate_plan(
             }
         }
     };
-    // Outputs that share unknowns in a planar chain or a linear system are solved together:
-    // trigonometry and linear algebra, which no rewrite of the e-graph's rules can do.
+    // Outputs that share unknowns in a planar chain, a linear system or a sum and a product are
+    // solved together: trigonometry and algebra that no rewrite of the e-graph's rules does.
     let joint = [
         super::polar::find_chain(&ctx.plan)
             .map(|chain| super::polar::candidate(&ctx.plan, &chain, names)),
         super::linear::find_system(&ctx.plan)
             .map(|system| super::linear::candidate(&ctx.plan, &system, names)),
+        super::sum_product::find_pair(&ctx.plan)
+            .map(|pair| super::sum_product::candidate(&ctx.plan, &pair, names)),
     ];
     for (plan, text) in joint.into_iter().flatten() {
         let sim = simulate(&plan);
@@ -980,6 +982,7 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
             PKind::Polar { .. } => super::polar::eval(&a)?,
             PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
+            PKind::SumProduct => super::sum_product::eval(&a)?,
         };
         vals.push(r);
     }

@@ -36,9 +36,9 @@ use std::collections::HashMap;
 
 /// An affine form: coefficients of atoms, and known terms (coefficient, value free of unknowns).
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Affine {
-    atoms: Vec<(PVal, f64)>,
-    known: Vec<(f64, PVal)>,
+pub(super) struct Affine {
+    pub(super) atoms: Vec<(PVal, f64)>,
+    pub(super) known: Vec<(f64, PVal)>,
 }
 
 impl Affine {
@@ -73,7 +73,7 @@ fn constant(plan: &Plan, v: PVal) -> Option<f64> {
 }
 
 /// The affine form of f64 value `v`.
-fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
+pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
     if !dep[v.inst as usize] {
         return Affine {
             atoms: Vec::new(),

@@ -87,6 +87,8 @@
 //! Outputs that are linear in shared unknowns (`(x + y, x − y)`, a rotation) become one helper
 //! `iso.linear.N` whose rule eliminates on the constant matrix: θ for the unknowns beyond the
 //! rank, the pivots from the outputs (0% → 100% of θ accepted on `(x + y, x − y)`).
+//! A sum and a product of the same two unknowns (`(x + y, x·y)`) are the roots of a quadratic
+//! ([`sum_product`]): one choice says which root is which.
 //!
 //! # Soundness
 //!
@@ -109,7 +111,8 @@
 //! one by one in closed block form (a block is then a function of its parameters), and only
 //! where they have consistency checks: blocks that branch are left alone, so the facts the
 //! reorientation derives from conditions are untouched. Systems of equations (two outputs that
-//! share unknowns, as `(x + y, x·y)`) are not solved, except planar chains and linear systems. Measured with
+//! share unknowns) are solved only in those three shapes: planar chains, linear systems, a sum
+//! and a product. Measured with
 //! `cargo run --release -p pinv --example isolation_bench`.
 
 pub mod analysis;
@@ -126,6 +129,7 @@ pub mod plan;
 pub mod polar;
 pub mod rules;
 pub mod simplify;
+pub mod sum_product;
 
 pub use config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
 pub use isolate::{isolate_function, Body, Isolated};

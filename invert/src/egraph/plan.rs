@@ -60,6 +60,8 @@ pub enum PKind {
         matrix: Vec<u64>,
         atoms: Vec<String>,
     },
+    /// `(u + v, u·v)`: two results (the helper `iso.sumprod`, see [`super::sum_product`]).
+    SumProduct,
 }
 
 /// A plan instruction.
@@ -770,6 +772,12 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 sim.thetas += cols.len() - r;
                 sim.checks += *rows as usize - r;
             }
+            PKind::SumProduct => match distinct(&unknown) {
+                0 => sim.checks += 2,
+                1 if unknown.len() == 1 => sim.checks += 1,
+                1 => sim.checks += 3,
+                _ => sim.choices += 1,
+            },
         }
         // Solve: the θ operand first (any value of its domain), then the others from it.
         let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(&inv, a)).collect();
