@@ -127,6 +127,14 @@ pub trait ThetaSource {
             "this θ source only reads; `record` needs a recorder".to_string(),
         ))
     }
+
+    /// The plain [`TapeSource`] this source is, if it is one. Compiled code then reads the tape
+    /// directly instead of calling [`ThetaSource::theta`] and [`ThetaSource::choice`] (with the
+    /// same results and errors). A source that wraps a tape but adds behaviour of its own must
+    /// keep the default, `None`.
+    fn as_tape(&mut self) -> Option<&mut TapeSource> {
+        None
+    }
 }
 
 impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
@@ -140,6 +148,10 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 
     fn record(&mut self, value: Const, at: &ThetaAddress<'_>) -> Result<(), ThetaError> {
         (**self).record(value, at)
+    }
+
+    fn as_tape(&mut self) -> Option<&mut TapeSource> {
+        (**self).as_tape()
     }
 }
 
@@ -229,15 +241,38 @@ impl ThetaSource for TapeRecorder {
 
 /// The simplest θ source: an explicit list of values, read front to back. Each value is checked
 /// against the read's domain; a `choice n` takes an `I64` in `0..n`.
+///
+/// Compiled code reads a `TapeSource` without calling back into it (see
+/// [`ThetaSource::as_tape`]), so it also keeps its values encoded for that.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TapeSource {
     values: Vec<Const>,
+    /// `values` encoded for compiled code: two words per value, its bits ([`Const::bits`]) and
+    /// its type's [`tape_tag`].
+    slots: Vec<u64>,
     pos: usize,
+}
+
+/// The tag of a value's type in [`TapeSource`]'s encoded slots.
+pub(crate) fn tape_tag(ty: Type) -> u64 {
+    match ty {
+        Type::F64 => 0,
+        Type::I64 => 1,
+        Type::Bool => 2,
+    }
 }
 
 impl TapeSource {
     pub fn new(values: Vec<Const>) -> TapeSource {
-        TapeSource { values, pos: 0 }
+        let slots = values
+            .iter()
+            .flat_map(|c| [c.bits(), tape_tag(c.ty())])
+            .collect();
+        TapeSource {
+            values,
+            slots,
+            pos: 0,
+        }
     }
 
     /// How many values have been read.
@@ -253,6 +288,16 @@ impl TapeSource {
     /// Starts again from the first value.
     pub fn rewind(&mut self) {
         self.pos = 0;
+    }
+
+    /// The encoded values: value `i` is `slots[2 i]` (bits) and `slots[2 i + 1]` (type tag).
+    pub(crate) fn slots(&self) -> &[u64] {
+        &self.slots
+    }
+
+    /// Moves the read position (compiled code reads ahead of the source and reports back).
+    pub(crate) fn set_pos(&mut self, pos: usize) {
+        self.pos = pos;
     }
 
     fn next(&mut self) -> Result<Const, ThetaError> {
@@ -274,6 +319,10 @@ impl ThetaSource for TapeSource {
     fn choice(&mut self, n: u32, _at: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
         let value = self.next()?;
         check_choice(n, value)
+    }
+
+    fn as_tape(&mut self) -> Option<&mut TapeSource> {
+        Some(self)
     }
 }
 

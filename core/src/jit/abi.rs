@@ -58,6 +58,16 @@ pub(crate) struct Ctx {
     pub _pad: u32,
     /// The [`Host`] of this call (type-erased: its lifetime is the call's).
     pub host: *mut (),
+    /// The θ tape compiled code reads directly, when the call's θ source is a plain
+    /// [`TapeSource`](crate::interp::TapeSource): two words per value (bits, then type tag, see
+    /// [`tape_tag`](crate::interp::tape_tag)); null (and `tape_len` 0) otherwise.
+    pub tape: *const u64,
+    /// Values on the tape.
+    pub tape_len: u64,
+    /// The next value to read. Compiled code reads a value inline when it is there, of the
+    /// right type and in the read's domain, and otherwise calls back ([`pinv_jit_theta`],
+    /// [`pinv_jit_choice`]), which gives the source's own answer or error.
+    pub tape_pos: u64,
 }
 
 pub(crate) const OFF_FUEL: i32 = offset_of!(Ctx, fuel) as i32;
@@ -68,6 +78,9 @@ pub(crate) const OFF_STACK_FLOOR: i32 = offset_of!(Ctx, stack_floor) as i32;
 pub(crate) const OFF_ERR_KIND: i32 = offset_of!(Ctx, err_kind) as i32;
 pub(crate) const OFF_ERR_SITE: i32 = offset_of!(Ctx, err_site) as i32;
 pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
+pub(crate) const OFF_TAPE: i32 = offset_of!(Ctx, tape) as i32;
+pub(crate) const OFF_TAPE_LEN: i32 = offset_of!(Ctx, tape_len) as i32;
+pub(crate) const OFF_TAPE_POS: i32 = offset_of!(Ctx, tape_pos) as i32;
 
 /// The host's entry into a compiled unit: `(ctx, args, out) -> status`.
 pub(crate) type EntryFn = unsafe extern "C" fn(*mut Ctx, *const u64, *mut u64) -> u32;
@@ -155,6 +168,9 @@ pub(crate) fn callbacks() -> [(&'static str, *const u8); 4] {
 /// # Safety
 /// `ctx` is the pointer compiled code was given by [`super::runtime`], whose `host` points to the
 /// live [`Host`] of the same call; nothing else accesses either while compiled code runs.
+///
+/// A θ source that compiled code reads directly (a tape) is brought up to date with
+/// [`Ctx::tape_pos`] before `f` runs, and the context with the source afterwards.
 unsafe fn with_host<T: Default>(
     ctx: *mut Ctx,
     f: impl FnOnce(&mut Host<'_, '_>) -> Result<T, crate::interp::RuntimeErrorKind>,
@@ -163,7 +179,12 @@ unsafe fn with_host<T: Default>(
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `host` was erased from a `&mut Host` that outlives the call.
     let host = unsafe { &mut *(ctx.host as *mut Host<'_, '_>) };
-    match catch_unwind(AssertUnwindSafe(|| f(host))) {
+    host.tape_to_source(ctx.tape_pos);
+    let result = catch_unwind(AssertUnwindSafe(|| f(host)));
+    if let Some(pos) = host.tape_from_source() {
+        ctx.tape_pos = pos;
+    }
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(kind)) => {
             host.fail(kind);
@@ -178,13 +199,15 @@ unsafe fn with_host<T: Default>(
     }
 }
 
-/// `theta`: the next θ value, checked against the read's domain, as slot bits.
+/// `theta`: the next θ value, checked against the read's domain, as slot bits. Compiled code
+/// calls this when it cannot read the value from [`Ctx::tape`] itself.
 pub(crate) extern "C" fn pinv_jit_theta(ctx: *mut Ctx, site: u32) -> u64 {
     // SAFETY: only compiled code calls this, with its own context.
     unsafe { with_host(ctx, |h| h.theta(site)) }
 }
 
-/// `choice n`: the next path choice, checked to be in `0..n`.
+/// `choice n`: the next path choice, checked to be in `0..n` (as for `theta`, when compiled
+/// code cannot read it from the tape).
 pub(crate) extern "C" fn pinv_jit_choice(ctx: *mut Ctx, site: u32) -> u64 {
     // SAFETY: only compiled code calls this, with its own context.
     unsafe { with_host(ctx, |h| h.choice(site)) }
@@ -239,5 +262,8 @@ mod tests {
         assert_eq!(OFF_ERR_KIND, 40);
         assert_eq!(OFF_ERR_SITE, 44);
         assert_eq!(OFF_PENDING, 48);
+        assert_eq!(OFF_TAPE, 64);
+        assert_eq!(OFF_TAPE_LEN, 72);
+        assert_eq!(OFF_TAPE_POS, 80);
     }
 }

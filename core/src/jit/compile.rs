@@ -364,7 +364,8 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
     })
 }
 
-/// Whether `PINV_JIT_DUMP` asks for the Cranelift IR of every compiled function on stderr.
+/// Whether `PINV_JIT_DUMP` asks for the Cranelift IR and the machine code of every compiled
+/// function on stderr.
 fn dump() -> bool {
     static DUMP: OnceLock<bool> = OnceLock::new();
     *DUMP.get_or_init(|| std::env::var_os("PINV_JIT_DUMP").is_some_and(|v| !v.is_empty()))
@@ -389,10 +390,16 @@ fn compile_functions(
             eprintln!("; {}\n{}", m.functions[id].name, ctx.func.display());
         }
         let cl = ub.functions[&id];
+        ctx.set_disasm(dump());
         ub.jit
             .define_function(cl, ctx)
             .map_err(|e| codegen(m, id, e))?;
         let compiled = ctx.compiled_code();
+        if dump() {
+            if let Some(v) = compiled.and_then(|c| c.vcode.as_ref()) {
+                eprintln!("; asm {}\n{}", m.functions[id].name, v);
+            }
+        }
         let frame = compiled
             .and_then(|c| c.buffer.frame_layout())
             .map_or(UNKNOWN_FRAME, |l| l.frame_to_fp_offset as usize + 32);

@@ -15,6 +15,11 @@
 //!   and the same errors. One difference is visible only to the source: compiled code notices the
 //!   step limit at segment boundaries, so a run stopped by the limit may have made the θ reads
 //!   (or records) of its last straight-line segment, which the interpreter would not have made.
+//! - When the source is a plain [`TapeSource`] ([`ThetaSource::as_tape`]), compiled code reads
+//!   its encoded values itself (see [`Ctx::tape`](super::abi::Ctx)): a value that is there, of the
+//!   right type and in its domain is taken inline; anything else goes through the callback, which
+//!   first moves the tape to where compiled code is, so the tape gives its own value or error.
+//!   The tape's position is written back when the call returns.
 //!
 //! # The native stack
 //!
@@ -29,7 +34,7 @@ use super::abi::{decode, encode, Ctx, ErrorCode, Site};
 use super::compile::{CompiledFunction, Unit};
 use crate::interp::{
     check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
-    RuntimeErrorKind, ThetaAddress, ThetaSource,
+    RuntimeErrorKind, TapeSource, ThetaAddress, ThetaSource,
 };
 use crate::ir::{Const, InstKind};
 use crate::span::Span;
@@ -44,7 +49,17 @@ const STACK_MARGIN: usize = 192 * 1024;
 pub(crate) struct Host<'u, 't> {
     unit: &'u Unit,
     theta: Option<&'t mut dyn ThetaSource>,
+    /// θ reads so far, when compiled code does not read a tape directly.
     theta_reads: usize,
+    /// When compiled code reads the source's tape directly: the tape position the call started
+    /// at (reads so far are the context's position minus this).
+    tape_start: Option<usize>,
+    /// What went wrong (boxed: it is rare, and the host is built on every call).
+    failure: Option<Box<Failure>>,
+}
+
+#[derive(Default)]
+struct Failure {
     error: Option<RuntimeErrorKind>,
     /// Call sites an error passed through, innermost first.
     backtrace: Vec<u32>,
@@ -58,20 +73,47 @@ fn malformed(message: impl Into<String>) -> RuntimeErrorKind {
 }
 
 impl<'u> Host<'u, '_> {
+    fn failure(&mut self) -> &mut Failure {
+        self.failure.get_or_insert_with(Box::default)
+    }
+
     /// Records the first failure of the call.
     pub fn fail(&mut self, kind: RuntimeErrorKind) {
-        self.error.get_or_insert(kind);
+        self.failure().error.get_or_insert(kind);
     }
 
     pub fn panicked(&mut self, payload: Box<dyn Any + Send>) {
-        self.panic.get_or_insert(payload);
+        self.failure().panic.get_or_insert(payload);
         self.fail(malformed("a θ source panicked"));
     }
 
     pub fn unwound(&mut self, site: u32) {
-        if self.backtrace.len() < RuntimeError::BACKTRACE_LEN {
-            self.backtrace.push(site);
+        let backtrace = &mut self.failure().backtrace;
+        if backtrace.len() < RuntimeError::BACKTRACE_LEN {
+            backtrace.push(site);
         }
+    }
+
+    /// The tape compiled code reads directly, if it does.
+    fn tape(&mut self) -> Option<&mut TapeSource> {
+        self.tape_start?;
+        self.theta.as_deref_mut()?.as_tape()
+    }
+
+    /// Before a callback: the tape source reads on from where compiled code is.
+    pub fn tape_to_source(&mut self, pos: u64) {
+        if let Some(start) = self.tape_start {
+            let pos = usize::try_from(pos).unwrap_or(usize::MAX);
+            self.theta_reads = pos.saturating_sub(start);
+            if let Some(tape) = self.tape() {
+                tape.set_pos(pos);
+            }
+        }
+    }
+
+    /// After a callback: where the tape source is now, for compiled code.
+    pub fn tape_from_source(&mut self) -> Option<u64> {
+        self.tape().map(|t| t.pos() as u64)
     }
 
     /// The site, its function and its instruction.
@@ -194,15 +236,11 @@ impl Slots {
     }
 }
 
-/// What a successful run cost: (steps, θ reads, deepest stack).
-type Cost = (u64, usize, usize);
-
-/// How a run ended before its results are decoded.
-enum Ran {
-    /// Compiled code returned; the results are in the slots.
-    Native(Cost),
-    /// The interpreter ran instead (see the module docs on the native stack).
-    Interpreted(Outcome),
+/// What a successful run cost.
+struct Cost {
+    steps: u64,
+    theta_reads: usize,
+    max_depth: usize,
 }
 
 impl CompiledFunction {
@@ -235,23 +273,23 @@ impl CompiledFunction {
     ) -> Result<Outcome, RuntimeError> {
         let returns = &*self.returns;
         let mut slots = Slots::new(returns.len());
-        match self.run(config, args, theta, slots.as_mut_slice())? {
-            Ran::Native((steps, theta_reads, max_depth)) => Ok(Outcome {
-                results: returns
-                    .iter()
-                    .zip(slots.as_mut_slice().iter())
-                    .map(|(&ty, &bits)| decode(ty, bits))
-                    .collect(),
-                steps,
-                theta_reads,
-                max_depth,
-            }),
-            Ran::Interpreted(outcome) => Ok(outcome),
-        }
+        let slots = slots.as_mut_slice();
+        let cost = self.run(config, args, theta, slots)?;
+        Ok(Outcome {
+            results: returns
+                .iter()
+                .zip(slots.iter())
+                .map(|(&ty, &bits)| decode(ty, bits))
+                .collect(),
+            steps: cost.steps,
+            theta_reads: cost.theta_reads,
+            max_depth: cost.max_depth,
+        })
     }
 
     /// Runs the function and writes its results into `out` (one per return), without allocating
-    /// for up to 8 arguments and results: the fastest way to call compiled code.
+    /// for up to 8 arguments and results: the fastest way to call compiled code. With a
+    /// [`TapeSource`] as θ source, compiled code reads the tape without calling back.
     pub fn call_into(
         &self,
         config: &InterpConfig,
@@ -261,26 +299,13 @@ impl CompiledFunction {
     ) -> Result<(), RuntimeError> {
         let returns = &*self.returns;
         if out.len() != returns.len() {
-            let function = &self.unit.module.functions[self.func];
-            return Err(RuntimeError {
-                kind: RuntimeErrorKind::BadArguments {
-                    expected: returns.to_vec(),
-                    found: out.iter().map(|c| c.ty()).collect(),
-                },
-                function: function.name.clone(),
-                span: function.span,
-                backtrace: Vec::new(),
-            });
+            return Err(self.bad_results(out));
         }
         let mut slots = Slots::new(returns.len());
-        match self.run(config, args, theta, slots.as_mut_slice())? {
-            Ran::Native(_) => {
-                let slots = slots.as_mut_slice();
-                for ((o, &ty), &bits) in out.iter_mut().zip(returns).zip(slots.iter()) {
-                    *o = decode(ty, bits);
-                }
-            }
-            Ran::Interpreted(outcome) => out.copy_from_slice(&outcome.results),
+        let slots = slots.as_mut_slice();
+        self.run(config, args, theta, slots)?;
+        for ((o, &ty), &bits) in out.iter_mut().zip(returns).zip(slots.iter()) {
+            *o = decode(ty, bits);
         }
         Ok(())
     }
@@ -291,42 +316,46 @@ impl CompiledFunction {
         &self,
         config: &InterpConfig,
         args: &[Const],
-        theta: Option<&mut dyn ThetaSource>,
+        mut theta: Option<&mut dyn ThetaSource>,
         out: &mut [u64],
-    ) -> Result<Ran, RuntimeError> {
+    ) -> Result<Cost, RuntimeError> {
         let unit = &*self.unit;
         let params = &*self.params;
         if args.len() != params.len() || args.iter().zip(params).any(|(a, &t)| a.ty() != t) {
             return Err(self.bad_arguments(args));
         }
         if config.depth_limit == 0 {
-            let function = &unit.module.functions[self.func];
-            return Err(RuntimeError {
-                kind: RuntimeErrorKind::DepthLimit { limit: 0 },
-                function: function.name.clone(),
-                span: function.span,
-                backtrace: Vec::new(),
-            });
+            return Err(self.no_depth());
         }
         let Some(stack_floor) = stack_floor(unit, config) else {
             // Not enough native stack for the depth the limit allows: the interpreter gives the
             // same outcome.
-            return Interpreter::new(&unit.module)
-                .with_config(*config)
-                .call_traced(self.func, args, theta)
-                .map(Ran::Interpreted);
+            return self.interpret(config, args, theta, out);
         };
 
         let fuel = config
             .step_limit
             .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let mut arg_slots = Slots::new(args.len());
+        let slots = arg_slots.as_mut_slice();
+        for (slot, &a) in slots.iter_mut().zip(args) {
+            *slot = encode(a);
+        }
+        // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
+        let (tape, tape_len, tape_pos) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
+            Some(t) => {
+                let encoded = t.slots();
+                (encoded.as_ptr(), (encoded.len() / 2) as u64, t.pos() as u64)
+            }
+            None => (std::ptr::null(), 0, 0),
+        };
+        let tape_start = (!tape.is_null()).then_some(tape_pos as usize);
         let mut host = Host {
             unit,
             theta,
             theta_reads: 0,
-            error: None,
-            backtrace: Vec::new(),
-            panic: None,
+            tape_start,
+            failure: None,
         };
         let mut ctx = Ctx {
             fuel,
@@ -339,29 +368,87 @@ impl CompiledFunction {
             pending: 0,
             _pad: 0,
             host: std::ptr::addr_of_mut!(host).cast(),
+            tape,
+            tape_len,
+            tape_pos,
         };
-        let mut arg_slots = Slots::new(args.len());
-        let slots = arg_slots.as_mut_slice();
-        for (slot, &a) in slots.iter_mut().zip(args) {
-            *slot = encode(a);
-        }
         // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;
         // `ctx.host` points to `host`, which outlives the call and which nothing else touches
-        // until it returns; `slots` and `out` have a slot per parameter and result.
+        // until it returns; `ctx.tape` points to the encoded values of the tape `host.theta`
+        // holds, which nothing changes during the call (callbacks only move its position);
+        // `slots` and `out` have a slot per parameter and result.
         let status = unsafe { (self.entry)(&mut ctx, slots.as_ptr(), out.as_mut_ptr()) };
-        if let Some(payload) = host.panic.take() {
+        let theta_reads = match tape_start {
+            Some(start) => {
+                let pos = usize::try_from(ctx.tape_pos).unwrap_or(usize::MAX);
+                if let Some(tape) = host.tape() {
+                    tape.set_pos(pos);
+                }
+                pos.saturating_sub(start)
+            }
+            None => host.theta_reads,
+        };
+        if let Some(payload) = host.failure.as_mut().and_then(|f| f.panic.take()) {
             std::panic::resume_unwind(payload);
         }
         let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
         let over = config.step_limit.is_some_and(|limit| steps > limit);
         if status == 0 && !over {
-            return Ok(Ran::Native((
+            return Ok(Cost {
                 steps,
-                host.theta_reads,
-                ctx.max_depth as usize,
-            )));
+                theta_reads,
+                max_depth: ctx.max_depth as usize,
+            });
         }
         Err(self.failure(config, &ctx, &mut host, status, fuel))
+    }
+
+    /// Runs the interpreter instead, with the results as slots.
+    #[cold]
+    #[inline(never)]
+    fn interpret(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+        out: &mut [u64],
+    ) -> Result<Cost, RuntimeError> {
+        let outcome = Interpreter::new(&self.unit.module)
+            .with_config(*config)
+            .call_traced(self.func, args, theta)?;
+        for (slot, &r) in out.iter_mut().zip(&outcome.results) {
+            *slot = encode(r);
+        }
+        Ok(Cost {
+            steps: outcome.steps,
+            theta_reads: outcome.theta_reads,
+            max_depth: outcome.max_depth,
+        })
+    }
+
+    #[cold]
+    fn bad_results(&self, out: &[Const]) -> RuntimeError {
+        let function = &self.unit.module.functions[self.func];
+        RuntimeError {
+            kind: RuntimeErrorKind::BadArguments {
+                expected: self.returns.to_vec(),
+                found: out.iter().map(|c| c.ty()).collect(),
+            },
+            function: function.name.clone(),
+            span: function.span,
+            backtrace: Vec::new(),
+        }
+    }
+
+    #[cold]
+    fn no_depth(&self) -> RuntimeError {
+        let function = &self.unit.module.functions[self.func];
+        RuntimeError {
+            kind: RuntimeErrorKind::DepthLimit { limit: 0 },
+            function: function.name.clone(),
+            span: function.span,
+            backtrace: Vec::new(),
+        }
     }
 
     #[cold]
@@ -398,7 +485,8 @@ impl CompiledFunction {
         let steps = fuel
             .saturating_sub(ctx.fuel.saturating_add(uncharged))
             .max(0) as u64;
-        let backtrace: Vec<CallSite> = host
+        let failure = host.failure.take().unwrap_or_default();
+        let backtrace: Vec<CallSite> = failure
             .backtrace
             .iter()
             .filter_map(|&b| unit.sites.get(b as usize))
@@ -439,9 +527,8 @@ impl CompiledFunction {
             Some(ErrorCode::Depth | ErrorCode::Stack) => RuntimeErrorKind::DepthLimit {
                 limit: config.depth_limit,
             },
-            Some(ErrorCode::Host) => host
+            Some(ErrorCode::Host) => failure
                 .error
-                .take()
                 .unwrap_or_else(|| malformed("a callback failed without an error")),
             Some(ErrorCode::Fuel) | None => malformed(format!(
                 "compiled code stopped with code {} at step {steps}",

@@ -466,6 +466,119 @@ fn theta_reads_checks_and_records_agree() {
     assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
 }
 
+/// One read from every kind of domain, and a choice, in a row.
+const DOMAINS_IR: &str = r#"
+function %reads(y: f64) -> (f64, f64, f64, i64, i64, bool, i64) inverse(f) {
+block0(v0: f64):
+    v1 = theta real "real"
+    v2 = theta nonzero "nonzero"
+    v3 = theta [-1.5, 2.0] "interval"
+    v4 = theta int "int"
+    v5 = theta int[-3..=7] "range"
+    v6 = theta bool "bool"
+    v7 = choice 3 "choice"
+    v8 = fadd v0, v1
+    return v8, v2, v3, v4, v5, v6, v7
+}
+"#;
+
+/// Compiled code reads a `TapeSource` inline: on every domain's edges, with wrong types, short
+/// tapes and a tape that does not start at its first value, it gives the interpreter's results,
+/// errors (kind, function, span), θ read count and tape position.
+#[test]
+fn inline_tape_reads_agree_on_every_domain_edge() {
+    use Const::{Bool as B, F64 as F, I64 as I};
+    let m = ir(DOMAINS_IR);
+    let f = m.get("reads").unwrap();
+    let good = [F(1.0), F(2.0), F(0.5), I(4), I(7), B(true), I(2)];
+    // Replacements for each position: edges inside and outside its domain, other types.
+    let edges: [Vec<Const>; 7] = [
+        vec![F(f64::NAN), F(-0.0), F(f64::NEG_INFINITY), I(1), B(false)],
+        vec![
+            F(0.0),
+            F(-0.0),
+            F(f64::NAN),
+            F(f64::INFINITY),
+            F(-1e-310),
+            I(1),
+        ],
+        vec![
+            F(-1.5),
+            F(2.0),
+            F(-1.5000000000000002),
+            F(2.0000000000000004),
+            F(f64::NAN),
+            F(-0.0),
+            I(0),
+        ],
+        vec![I(i64::MIN), I(i64::MAX), F(4.0), B(true)],
+        vec![I(-3), I(7), I(-4), I(8), I(i64::MIN), I(i64::MAX), F(1.0)],
+        vec![B(false), I(1), F(1.0)],
+        vec![
+            I(0),
+            I(2),
+            I(3),
+            I(-1),
+            I(i64::MIN),
+            I(u32::MAX as i64 + 1),
+            F(0.0),
+            B(true),
+        ],
+    ];
+    let mut tapes: Vec<Vec<Const>> = vec![good.to_vec()];
+    for (i, alternatives) in edges.iter().enumerate() {
+        for &a in alternatives {
+            let mut t = good.to_vec();
+            t[i] = a;
+            tapes.push(t);
+        }
+    }
+    for n in 0..good.len() {
+        tapes.push(good[..n].to_vec());
+    }
+    let compiled = compile(Arc::clone(&m), f).unwrap();
+    let interp = crate::interp::Interpreter::new(&m);
+    for tape in &tapes {
+        for skip in [0, 1, 3] {
+            // `skip` values already read before the call: both engines start there.
+            let mut values = vec![I(9); skip];
+            values.extend(tape.iter().copied());
+            let start = |values: &[Const]| {
+                let mut t = TapeSource::new(values.to_vec());
+                for _ in 0..skip {
+                    let _ = crate::interp::ThetaSource::choice(&mut t, 10, &address());
+                }
+                t
+            };
+            let (mut a, mut b) = (start(&values), start(&values));
+            let want = interp.call_traced(f, &[F(0.5)], Some(&mut a));
+            let got = compiled.call_traced(&InterpConfig::default(), &[F(0.5)], Some(&mut b));
+            assert_eq!(want, got, "tape {tape:?} after {skip}");
+            assert_eq!(a.pos(), b.pos(), "tape {tape:?} after {skip}");
+            // The fast path of `call_into` too.
+            let mut c = start(&values);
+            let mut out = [F(0.0), F(0.0), F(0.0), I(0), I(0), B(false), I(0)];
+            let into =
+                compiled.call_into(&InterpConfig::default(), &[F(0.5)], Some(&mut c), &mut out);
+            match &want {
+                Ok(o) => assert_eq!(o.results, out, "tape {tape:?}"),
+                Err(e) => assert_eq!(Err(e), into.as_ref(), "tape {tape:?}"),
+            }
+            assert_eq!(a.pos(), c.pos(), "tape {tape:?} after {skip}");
+        }
+    }
+}
+
+fn address() -> crate::interp::ThetaAddress<'static> {
+    crate::interp::ThetaAddress {
+        function: "test",
+        inst: <crate::ir::Inst as cranelift_entity::EntityRef>::new(0),
+        role: "skip",
+        span: Span::default(),
+        index: 0,
+    }
+}
+
 #[test]
 fn a_panicking_theta_source_panics_through_compiled_code() {
     struct Boom;

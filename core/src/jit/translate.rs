@@ -38,11 +38,11 @@
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_ERR_SITE, OFF_FUEL,
-    OFF_MAX_DEPTH, OFF_PENDING, OFF_STACK_FLOOR,
+    OFF_MAX_DEPTH, OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
 };
 use super::compile::UnitBuilder;
 use super::JitError;
-use crate::ir::{Block, Const, FuncId, Function, Inst, InstKind, Opcode, Type, Value};
+use crate::ir::{Block, Const, Domain, FuncId, Function, Inst, InstKind, Opcode, Type, Value};
 use crate::semantics;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Ieee64;
@@ -83,6 +83,13 @@ pub(crate) fn internal_signature(ub: &UnitBuilder<'_>, func: &Function) -> cl::S
 /// Memory flags for the context block and result slots: aligned, never trapping.
 fn flags() -> MemFlagsData {
     MemFlagsData::trusted()
+}
+
+/// A θ read: `theta` from a domain, or `choice n`.
+#[derive(Clone, Copy)]
+enum Read {
+    Theta(Domain),
+    Choice(u32),
 }
 
 /// A cold block to fill in at the end.
@@ -358,11 +365,11 @@ impl<'t, 'm> Translator<'t, 'm> {
                 }
             }
             InstKind::Theta { domain, .. } => {
-                let v = self.callback_read(abi::SYM_THETA, domain.ty(), inst, uncharged)?;
+                let v = self.tape_read(Read::Theta(*domain), inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
-            InstKind::Choice { .. } => {
-                let v = self.callback_read(abi::SYM_CHOICE, Type::I64, inst, uncharged)?;
+            InstKind::Choice { n, .. } => {
+                let v = self.tape_read(Read::Choice(*n), inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Record { value, .. } => {
@@ -461,22 +468,98 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
     }
 
-    /// Calls a θ callback and converts its i64 bits to `ty`.
-    fn callback_read(
-        &mut self,
-        symbol: &'static str,
-        ty: Type,
-        inst: Inst,
-        uncharged: u32,
-    ) -> Result<cl::Value, JitError> {
+    /// A θ read (`theta` or `choice`): from the tape in [`Ctx`](super::abi::Ctx) when the
+    /// next value is there, of the right type and in the read's domain; otherwise from the
+    /// callback, which reads the θ source (or gives its error). Returns the value as `ty`.
+    fn tape_read(&mut self, read: Read, inst: Inst, uncharged: u32) -> Result<cl::Value, JitError> {
         let site = self.site(inst, uncharged);
+        let (symbol, ty) = match read {
+            Read::Theta(domain) => (abi::SYM_THETA, domain.ty()),
+            Read::Choice(_) => (abi::SYM_CHOICE, Type::I64),
+        };
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let join = self.b.create_block();
+        let bits = self.b.append_block_param(join, types::I64);
+
+        // Fast path: pos < len, the right tag, in the domain.
+        let pos = self.load_ctx(types::I64, OFF_TAPE_POS);
+        let len = self.load_ctx(types::I64, OFF_TAPE_LEN);
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, pos, len);
+        let load = self.b.create_block();
+        self.b.ins().brif(there, load, &[], slow, &[]);
+        self.b.switch_to_block(load);
+        let ptr = self.ub.pointer_type();
+        let base = self.load_ctx(ptr, OFF_TAPE);
+        let offset = self.b.ins().ishl_imm_u(pos, 4);
+        let addr = self.b.ins().iadd(base, offset);
+        let value = self.b.ins().load(types::I64, flags(), addr, 0);
+        let tag = self.b.ins().load(types::I64, flags(), addr, 8);
+        let tag_ok = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, tag, crate::interp::tape_tag(ty) as i64);
+        let ok = match read {
+            Read::Theta(domain) => match domain {
+                Domain::Real | Domain::Int | Domain::Bool => tag_ok,
+                Domain::NonzeroReal => {
+                    let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
+                    let zero = self.b.ins().f64const(Ieee64::with_bits(0));
+                    let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, x, zero);
+                    self.b.ins().band(tag_ok, nonzero)
+                }
+                Domain::Interval { lo, hi } => {
+                    let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
+                    let lo = self.b.ins().f64const(Ieee64::with_bits(lo.to_bits()));
+                    let hi = self.b.ins().f64const(Ieee64::with_bits(hi.to_bits()));
+                    let above = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, x);
+                    let below = self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, hi);
+                    let inside = self.b.ins().band(above, below);
+                    self.b.ins().band(tag_ok, inside)
+                }
+                Domain::IntRange { lo, hi } => {
+                    let above = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, value, lo);
+                    let below = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedLessThanOrEqual, value, hi);
+                    let inside = self.b.ins().band(above, below);
+                    self.b.ins().band(tag_ok, inside)
+                }
+            },
+            // 0 <= k < n, as one unsigned comparison.
+            Read::Choice(n) => {
+                let inside = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(IntCC::UnsignedLessThan, value, i64::from(n));
+                self.b.ins().band(tag_ok, inside)
+            }
+        };
+        let take = self.b.create_block();
+        self.b.ins().brif(ok, take, &[], slow, &[]);
+        self.b.switch_to_block(take);
+        let next = self.b.ins().iadd_imm_s(pos, 1);
+        self.store_ctx(next, OFF_TAPE_POS);
+        self.b.ins().jump(join, &[value.into()]);
+
+        // Slow path: the callback.
+        self.b.switch_to_block(slow);
         let s = self.b.ins().iconst(types::I32, i64::from(site));
         let callee = self.ub.callback(symbol)?;
         let r = self.func_ref(callee);
         let call = self.b.ins().call(r, &[self.ctx, s]);
-        let bits = self.b.inst_results(call)[0];
+        let slow_bits = self.b.inst_results(call)[0];
         let pending = self.load_ctx(types::I32, OFF_PENDING);
-        self.stop_if(pending, ErrorCode::Host, site);
+        let stop = self.error_block(ErrorCode::Host, site);
+        self.b
+            .ins()
+            .brif(pending, stop, &[], join, &[slow_bits.into()]);
+
+        self.b.switch_to_block(join);
         Ok(match ty {
             Type::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits),
             Type::I64 => bits,
