@@ -5,7 +5,10 @@
 //! Passes leave holes behind (removed blocks, dead instructions); compacting before printing gives
 //! text whose numbers count up from zero, and a function that reads back equal to itself.
 
-use super::{Block, BlockData, Function, Inst, InstData, Module, Type, Value, ValueData, ValueDef};
+use super::{
+    Block, BlockData, Const, Function, Inst, InstData, InstKind, Module, Type, Value, ValueData,
+    ValueDef,
+};
 use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 
@@ -18,6 +21,8 @@ impl Function {
     /// (or a branch to a block outside the layout) is kept as a use of a new value (block) that
     /// nothing defines (that is not in the layout).
     pub fn compact(&mut self) {
+        // Instructions are moved out of the old arena (which is dropped), not cloned.
+        let mut old_insts = std::mem::take(&mut self.insts);
         let mut blocks: PrimaryMap<Block, BlockData> = PrimaryMap::new();
         let mut insts: PrimaryMap<Inst, InstData> = PrimaryMap::new();
         let mut values: PrimaryMap<Value, ValueData> = PrimaryMap::new();
@@ -50,7 +55,7 @@ impl Function {
                 blocks[block].params.push(v);
             }
             for &old_inst in &old.insts {
-                let Some(data) = self.insts.get(old_inst) else {
+                let Some(data) = old_insts.get_mut(old_inst) else {
                     continue;
                 };
                 if std::mem::replace(&mut inst_seen[old_inst], true) {
@@ -71,7 +76,7 @@ impl Function {
                     })
                     .collect();
                 insts.push(InstData {
-                    kind: data.kind.clone(),
+                    kind: std::mem::replace(&mut data.kind, InstKind::Const(Const::Bool(false))),
                     results,
                     span: data.span,
                 });

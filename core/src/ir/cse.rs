@@ -11,21 +11,33 @@
 
 use super::dominators::DomTree;
 use super::{Block, Const, FuncId, Function, Inst, InstKind, Opcode, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum Key {
     Const(Const),
+    /// A primitive of at most two operands (every opcode), without allocating.
+    Prim2(Opcode, [Option<Value>; 2]),
     Prim(Opcode, Vec<Value>),
     Call(FuncId, Vec<Value>),
 }
 
 /// Removes recomputations from `func`; returns how many instructions were removed.
 pub fn cse(func: &mut Function) -> usize {
+    let removed = cse_keep_ids(func);
+    if removed > 0 {
+        func.compact();
+    }
+    removed
+}
+
+/// [`cse`] without the final [`Function::compact`]: removed instructions leave holes in the
+/// numbering (for passes that compact later anyway).
+pub fn cse_keep_ids(func: &mut Function) -> usize {
     let doms = DomTree::compute(func);
     let order: Vec<Block> = doms.reverse_postorder().collect();
-    let mut alias: HashMap<Value, Value> = HashMap::new();
-    let mut seen: HashMap<Key, Vec<(Block, Inst)>> = HashMap::new();
+    let mut alias: FxHashMap<Value, Value> = FxHashMap::default();
+    let mut seen: FxHashMap<Key, Vec<(Block, Inst)>> = FxHashMap::default();
     let mut removed = 0;
     for block in order {
         let insts = func.blocks[block].insts.clone();
@@ -36,7 +48,11 @@ pub fn cse(func: &mut Function) -> usize {
                 .map_args(|v| *alias.get(&v).unwrap_or(&v));
             let key = match &func.insts[inst].kind {
                 InstKind::Const(c) => Some(Key::Const(*c)),
-                InstKind::Prim { op, args } => Some(Key::Prim(*op, args.clone())),
+                InstKind::Prim { op, args } => Some(match args.as_slice() {
+                    [a] => Key::Prim2(*op, [Some(*a), None]),
+                    [a, b] => Key::Prim2(*op, [Some(*a), Some(*b)]),
+                    _ => Key::Prim(*op, args.clone()),
+                }),
                 InstKind::Call { callee, args } => Some(Key::Call(*callee, args.clone())),
                 _ => None,
             };
@@ -76,7 +92,6 @@ pub fn cse(func: &mut Function) -> usize {
                     .map_args(|v| *alias.get(&v).unwrap_or(&v));
             }
         }
-        func.compact();
     }
     removed
 }

@@ -10,6 +10,16 @@ use std::collections::HashMap;
 
 /// Merges jump chains in `func`; returns how many blocks were merged away.
 pub fn merge_blocks(func: &mut Function) -> usize {
+    let merged = merge_blocks_keep_ids(func);
+    if merged > 0 {
+        func.compact();
+    }
+    merged
+}
+
+/// [`merge_blocks`] without the final [`Function::compact`]: merged blocks leave holes in the
+/// numbering (for passes that compact later anyway).
+pub fn merge_blocks_keep_ids(func: &mut Function) -> usize {
     let mut merged = 0;
     loop {
         let reachable = func.reachable_blocks();
@@ -62,9 +72,6 @@ pub fn merge_blocks(func: &mut Function) -> usize {
             }
         }
         merged += 1;
-    }
-    if merged > 0 {
-        func.compact();
     }
     merged
 }

@@ -152,6 +152,9 @@ fn plural(n: usize, one: &str) -> String {
     }
 }
 
+/// What an instruction is, for error messages (formatted only when there is an error).
+type What<'a> = &'a dyn Fn() -> String;
+
 fn type_list(types: &[Type]) -> String {
     let names: Vec<_> = types.iter().map(|t| t.name()).collect();
     format!("({})", names.join(", "))
@@ -346,8 +349,9 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    /// Checks operands against expected types: `what` describes the operation for messages.
-    fn operands(&self, inst: Inst, args: &[Value], expected: &[Type], what: &str) -> Result {
+    /// Checks operands against expected types: `what` describes the operation for messages (it
+    /// is only formatted when there is an error to report).
+    fn operands(&self, inst: Inst, args: &[Value], expected: &[Type], what: What<'_>) -> Result {
         for &a in args {
             self.operand(inst, a)?;
         }
@@ -355,7 +359,8 @@ impl<'a> Verifier<'a> {
             return self.fail(
                 Entity::Inst(inst),
                 format!(
-                    "{what} takes {} but is given {}",
+                    "{} takes {} but is given {}",
+                    what(),
                     plural(expected.len(), "operand"),
                     args.len()
                 ),
@@ -366,20 +371,21 @@ impl<'a> Verifier<'a> {
             if found != ty {
                 return self.fail(
                     Entity::Inst(inst),
-                    format!("operand {i} ({a}) of {what} is {found}, expected {ty}"),
+                    format!("operand {i} ({a}) of {} is {found}, expected {ty}", what()),
                 );
             }
         }
         Ok(())
     }
 
-    fn results(&self, inst: Inst, expected: &[Type], what: &str) -> Result {
+    fn results(&self, inst: Inst, expected: &[Type], what: What<'_>) -> Result {
         let results = &self.func.insts[inst].results;
         if results.len() != expected.len() {
             return self.fail(
                 Entity::Inst(inst),
                 format!(
-                    "{what} defines {} but the instruction has {}",
+                    "{} defines {} but the instruction has {}",
+                    what(),
                     plural(expected.len(), "result"),
                     results.len()
                 ),
@@ -390,7 +396,7 @@ impl<'a> Verifier<'a> {
             if found != ty {
                 return self.fail(
                     Entity::Inst(inst),
-                    format!("result {r} has type {found}, but {what} produces {ty}"),
+                    format!("result {r} has type {found}, but {} produces {ty}", what()),
                 );
             }
         }
@@ -410,7 +416,7 @@ impl<'a> Verifier<'a> {
             .iter()
             .map(|&p| self.func.values[p].ty)
             .collect();
-        let what = format!("the branch to {target} {}", type_list(&params));
+        let what = || format!("the branch to {target} {}", type_list(&params));
         for &a in &call.args {
             self.operand(inst, a)?;
         }
@@ -474,9 +480,9 @@ impl<'a> Verifier<'a> {
             }
         }
         match kind {
-            InstKind::Const(c) => self.results(inst, &[c.ty()], "a constant"),
+            InstKind::Const(c) => self.results(inst, &[c.ty()], &|| "a constant".into()),
             InstKind::Prim { op, args } => {
-                let what = format!("`{}`", op.name());
+                let what = || format!("`{}`", op.name());
                 self.results(inst, &[op.result_type()], &what)?;
                 self.operands(inst, args, op.arg_types(), &what)
             }
@@ -487,7 +493,7 @@ impl<'a> Verifier<'a> {
                         format!("the callee {callee} is not a function of the module"),
                     );
                 };
-                let what = format!("`call %{}`", target.name);
+                let what = || format!("`call %{}`", target.name);
                 self.results(inst, &target.sig.returns, &what)?;
                 self.operands(inst, args, &target.sig.params, &what)
             }
@@ -503,7 +509,7 @@ impl<'a> Verifier<'a> {
                         format!("the theta domain {domain} is empty"),
                     );
                 }
-                self.results(inst, &[domain.ty()], &format!("`theta {domain}`"))
+                self.results(inst, &[domain.ty()], &|| format!("`theta {domain}`"))
             }
             InstKind::Choice { n, .. } => {
                 if *n == 0 {
@@ -512,18 +518,18 @@ impl<'a> Verifier<'a> {
                         "`choice 0` has no alternatives; n must be at least 1",
                     );
                 }
-                self.results(inst, &[Type::I64], "`choice`")
+                self.results(inst, &[Type::I64], &|| "`choice`".into())
             }
             InstKind::Check { cond, .. } => {
-                self.results(inst, &[], "`check`")?;
+                self.results(inst, &[], &|| "`check`".into())?;
                 self.cond(inst, *cond, "check")
             }
             InstKind::Record { value, .. } => {
-                self.results(inst, &[], "`record`")?;
+                self.results(inst, &[], &|| "`record`".into())?;
                 self.operand(inst, *value).map(|_| ())
             }
             InstKind::Jump { dest } => {
-                self.results(inst, &[], "`jump`")?;
+                self.results(inst, &[], &|| "`jump`".into())?;
                 self.branch(inst, dest)
             }
             InstKind::Brif {
@@ -531,20 +537,22 @@ impl<'a> Verifier<'a> {
                 then_dest,
                 else_dest,
             } => {
-                self.results(inst, &[], "`brif`")?;
+                self.results(inst, &[], &|| "`brif`".into())?;
                 self.cond(inst, *cond, "brif")?;
                 self.branch(inst, then_dest)?;
                 self.branch(inst, else_dest)
             }
             InstKind::Return { args } => {
-                self.results(inst, &[], "`return`")?;
-                let what = format!(
-                    "`return` in a function returning {}",
-                    type_list(&func.sig.returns)
-                );
+                self.results(inst, &[], &|| "`return`".into())?;
+                let what = || {
+                    format!(
+                        "`return` in a function returning {}",
+                        type_list(&func.sig.returns)
+                    )
+                };
                 self.operands(inst, args, &func.sig.returns, &what)
             }
-            InstKind::Fail { .. } => self.results(inst, &[], "`fail`"),
+            InstKind::Fail { .. } => self.results(inst, &[], &|| "`fail`".into()),
         }
     }
 

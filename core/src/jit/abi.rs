@@ -51,7 +51,8 @@ pub(crate) struct Ctx {
     pub stack_floor: u64,
     /// Why compiled code stopped (an [`ErrorCode`]), when the status is nonzero.
     pub err_kind: u32,
-    /// Where: an index into the unit's site table.
+    /// Where: an index into the unit's site table. Right after `err_kind` (compiled code
+    /// writes both with one 8-byte store).
     pub err_site: u32,
     /// Set by a callback that failed; compiled code checks it after each callback.
     pub pending: u32,
@@ -76,6 +77,8 @@ pub(crate) const OFF_DEPTH_LIMIT: i32 = offset_of!(Ctx, depth_limit) as i32;
 pub(crate) const OFF_MAX_DEPTH: i32 = offset_of!(Ctx, max_depth) as i32;
 pub(crate) const OFF_STACK_FLOOR: i32 = offset_of!(Ctx, stack_floor) as i32;
 pub(crate) const OFF_ERR_KIND: i32 = offset_of!(Ctx, err_kind) as i32;
+/// Compiled code writes `err_kind` and `err_site` with one 8-byte store at [`OFF_ERR_KIND`].
+#[cfg(test)]
 pub(crate) const OFF_ERR_SITE: i32 = offset_of!(Ctx, err_site) as i32;
 pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
 pub(crate) const OFF_TAPE: i32 = offset_of!(Ctx, tape) as i32;

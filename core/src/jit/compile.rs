@@ -13,7 +13,7 @@
 //!   handle (and so any call through it) lives.
 
 use super::abi::{self, EntryFn, Site};
-use super::translate::{cl_type, internal_signature, translate_function};
+use super::translate::{cl_type, entry_signature, internal_signature, translate_function};
 use super::JitError;
 use crate::ir::{FuncId, InstKind, Module, Type};
 use crate::semantics;
@@ -296,8 +296,15 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         .sum();
     let mut ub = UnitBuilder::new(m, size > SINGLE_PASS_ABOVE)?;
     ub.in_cycle = in_cycles(m, &reach);
+    // A root that no function of the unit calls is the host's entry itself; otherwise a
+    // trampoline calls it.
+    let root_entry = !ub.in_cycle.contains(&root);
     for &id in &reach {
-        let sig = internal_signature(&ub, &m.functions[id]);
+        let sig = if id == root && root_entry {
+            entry_signature(&ub)
+        } else {
+            internal_signature(&ub, &m.functions[id])
+        };
         let name = format!("pinv_fn{}", cranelift_entity::EntityRef::index(id));
         let cl = ub
             .jit
@@ -320,7 +327,7 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
     let (mut ctx, mut fbc) = SCRATCH
         .with(|s| s.borrow_mut().take())
         .unwrap_or_else(|| (ub.jit.make_context(), FunctionBuilderContext::new()));
-    let result = compile_functions(&mut ub, &reach, root, &mut ctx, &mut fbc);
+    let result = compile_functions(&mut ub, &reach, root, root_entry, &mut ctx, &mut fbc);
     if result.is_ok() {
         // After a failure the builder context may be half-used: it is dropped instead.
         ub.jit.clear_context(&mut ctx);
@@ -332,8 +339,8 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         .finalize_definitions()
         .map_err(|e| codegen(m, root, e))?;
     let ptr = ub.jit.get_finalized_function(entry_id);
-    // SAFETY: `build_entry` defined this function with exactly `EntryFn`'s signature in the
-    // platform's C calling convention.
+    // SAFETY: the entry (the root itself, or `build_entry`'s trampoline) was defined with
+    // exactly `EntryFn`'s signature in the platform's C calling convention.
     let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) };
 
     let recursive = !ub.in_cycle.is_empty();
@@ -371,12 +378,14 @@ fn dump() -> bool {
     *DUMP.get_or_init(|| std::env::var_os("PINV_JIT_DUMP").is_some_and(|v| !v.is_empty()))
 }
 
-/// Translates and defines every function of the unit and the entry trampoline; returns the
-/// trampoline, each function's frame size and the code size.
+/// Translates and defines every function of the unit and, unless the root is compiled as the
+/// entry (`root_entry`), the entry trampoline; returns the entry, each function's frame size and
+/// the code size.
 fn compile_functions(
     ub: &mut UnitBuilder<'_>,
     reach: &[FuncId],
     root: FuncId,
+    root_entry: bool,
     ctx: &mut cranelift_codegen::Context,
     fbc: &mut FunctionBuilderContext,
 ) -> Result<(ClFuncId, HashMap<FuncId, usize>, usize), JitError> {
@@ -385,7 +394,7 @@ fn compile_functions(
     let mut code_size = 0;
     for &id in reach {
         ub.jit.clear_context(ctx);
-        translate_function(ub, id, &mut ctx.func, fbc)?;
+        translate_function(ub, id, root_entry && id == root, &mut ctx.func, fbc)?;
         if dump() {
             eprintln!("; {}\n{}", m.functions[id].name, ctx.func.display());
         }
@@ -407,6 +416,9 @@ fn compile_functions(
         frames.insert(id, frame);
     }
 
+    if root_entry {
+        return Ok((ub.functions[&root], frames, code_size));
+    }
     ub.jit.clear_context(ctx);
     let entry_id = build_entry(ub, root, ctx, fbc)?;
     code_size += ctx.compiled_code().map_or(0, |c| c.buffer.data().len());
@@ -430,12 +442,7 @@ fn build_entry(
 ) -> Result<ClFuncId, JitError> {
     let m = ub.module;
     let func = &m.functions[root];
-    let ptr = ub.pointer_type();
-    let mut sig = ub.jit.make_signature();
-    for _ in 0..3 {
-        sig.params.push(AbiParam::new(ptr));
-    }
-    sig.returns.push(AbiParam::new(types::I32));
+    let sig = entry_signature(ub);
     let id = ub
         .jit
         .declare_function("pinv_entry", Linkage::Local, &sig)

@@ -37,8 +37,8 @@
 //! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
 
 use super::abi::{
-    self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_ERR_SITE, OFF_FUEL,
-    OFF_MAX_DEPTH, OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
+    self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
+    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
 };
 use super::compile::UnitBuilder;
 use super::JitError;
@@ -61,6 +61,17 @@ pub(crate) fn cl_type(ty: Type) -> cl::Type {
         Type::I64 => types::I64,
         Type::Bool => types::I8,
     }
+}
+
+/// The signature of the host's entry into a unit, [`abi::EntryFn`]: `(ctx, args, out) -> status`.
+pub(crate) fn entry_signature(ub: &UnitBuilder<'_>) -> cl::Signature {
+    let ptr = ub.pointer_type();
+    let mut sig = ub.jit.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
 }
 
 /// The native signature of a compiled IR function (see [`abi`](super::abi)).
@@ -106,7 +117,11 @@ struct Translator<'t, 'm> {
     id: FuncId,
     func: &'m Function,
     ctx: cl::Value,
+    /// Where results go: the return area (several results), or the host's slots (`entry`).
     ret_ptr: Option<cl::Value>,
+    /// Whether the function is compiled as the unit's entry ([`entry_signature`]): arguments
+    /// come from the host's slots, every result goes to its slot, and the status is an `i32`.
+    entry: bool,
     fuel: Variable,
     values: Vec<Option<cl::Value>>,
     blocks: HashMap<Block, cl::Block>,
@@ -116,27 +131,51 @@ struct Translator<'t, 'm> {
     refs: HashMap<ClFuncId, cl::FuncRef>,
 }
 
-/// Translates IR function `id` into `out` (whose signature is set here).
+/// Translates IR function `id` into `out` (whose signature is set here), with the internal
+/// signature or, with `entry`, as the unit's entry (see [`entry_signature`]; only for a function
+/// that no function of the unit calls).
 pub(crate) fn translate_function(
     ub: &mut UnitBuilder<'_>,
     id: FuncId,
+    entry: bool,
     out: &mut cl::Function,
     fbc: &mut FunctionBuilderContext,
 ) -> Result<(), JitError> {
     let module = ub.module;
     let func = &module.functions[id];
-    out.signature = internal_signature(ub, func);
+    out.signature = if entry {
+        entry_signature(ub)
+    } else {
+        internal_signature(ub, func)
+    };
     let mut b = FunctionBuilder::new(out, fbc);
     let prologue = b.create_block();
     b.append_block_params_for_function_params(prologue);
     b.switch_to_block(prologue);
-    let params = b.block_params(prologue).to_vec();
+    let mut params = b.block_params(prologue).to_vec();
     let ctx = params[0];
-    let ret_ptr = (func.sig.returns.len() >= 2).then(|| params[params.len() - 1]);
+    let ret_ptr = if entry {
+        // The arguments, from the host's slots.
+        let (args, out) = (params[1], params[2]);
+        let flags = flags();
+        params.truncate(1);
+        for (i, &ty) in func.sig.params.iter().enumerate() {
+            let offset = (8 * i) as i32;
+            let v = match ty {
+                Type::Bool => {
+                    let w = b.ins().load(types::I64, flags, args, offset);
+                    b.ins().ireduce(types::I8, w)
+                }
+                ty => b.ins().load(cl_type(ty), flags, args, offset),
+            };
+            params.push(v);
+        }
+        Some(out)
+    } else {
+        (func.sig.returns.len() >= 2).then(|| params[params.len() - 1])
+    };
     let fuel = b.declare_var(types::I64);
     let err_exit = b.create_block();
-    b.append_block_param(err_exit, types::I32);
-    b.append_block_param(err_exit, types::I32);
     b.set_cold_block(err_exit);
     let propagate = b.create_block();
     b.append_block_param(propagate, types::I32);
@@ -148,6 +187,7 @@ pub(crate) fn translate_function(
         func,
         ctx,
         ret_ptr,
+        entry,
         fuel,
         values: vec![None; func.values.len()],
         blocks: HashMap::new(),
@@ -258,6 +298,11 @@ impl<'t, 'm> Translator<'t, 'm> {
 
     /// Returns `status` (and a zero result when the function has exactly one).
     fn return_status(&mut self, status: i64) {
+        if self.entry {
+            let s = self.b.ins().iconst(types::I32, status);
+            self.b.ins().return_(&[s]);
+            return;
+        }
         let s = self.b.ins().iconst(types::I8, status);
         let mut rets = vec![s];
         if let [ty] = self.func.sig.returns.as_slice() {
@@ -413,7 +458,11 @@ impl<'t, 'm> Translator<'t, 'm> {
                 let vals = self.values_of(args)?;
                 let f = self.b.use_var(self.fuel);
                 self.store_ctx(f, OFF_FUEL);
-                let ok = self.b.ins().iconst(types::I8, 0);
+                let ok = if self.entry {
+                    self.b.ins().iconst(types::I32, 0)
+                } else {
+                    self.b.ins().iconst(types::I8, 0)
+                };
                 match (self.ret_ptr, vals.as_slice()) {
                     (None, []) => {
                         self.b.ins().return_(&[ok]);
@@ -773,9 +822,19 @@ impl<'t, 'm> Translator<'t, 'm> {
             self.b.switch_to_block(block);
             match what {
                 Cold::Error(code, site) => {
-                    let k = self.b.ins().iconst(types::I32, code as i64);
-                    let s = self.b.ins().iconst(types::I32, i64::from(site));
-                    self.b.ins().jump(self.err_exit, &[k.into(), s.into()]);
+                    // The fuel, and the error code and site in one store (the two `u32`s
+                    // are adjacent), then the shared exit: no block arguments to pass.
+                    let f = self.b.use_var(self.fuel);
+                    self.store_ctx(f, OFF_FUEL);
+                    let (low, high) = if cfg!(target_endian = "little") {
+                        (code as u32, site)
+                    } else {
+                        (site, code as u32)
+                    };
+                    let both = (u64::from(high) << 32 | u64::from(low)) as i64;
+                    let both = self.b.ins().iconst(types::I64, both);
+                    self.store_ctx(both, OFF_ERR_KIND);
+                    self.b.ins().jump(self.err_exit, &[]);
                 }
                 Cold::Propagate(site) => {
                     let s = self.b.ins().iconst(types::I32, i64::from(site));
@@ -785,11 +844,6 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
 
         self.b.switch_to_block(self.err_exit);
-        let p = self.b.block_params(self.err_exit).to_vec();
-        self.store_ctx(p[0], OFF_ERR_KIND);
-        self.store_ctx(p[1], OFF_ERR_SITE);
-        let f = self.b.use_var(self.fuel);
-        self.store_ctx(f, OFF_FUEL);
         self.return_status(1);
 
         self.b.switch_to_block(self.propagate);
