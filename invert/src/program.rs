@@ -393,12 +393,27 @@ impl Inverse {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
+        self.run_with(&self.config, slot, func, args, theta)
+    }
+
+    /// [`Inverse::run`] with other limits.
+    fn run_with(
+        &self,
+        config: &InterpConfig,
+        slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
+        func: FuncId,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+    ) -> Result<Vec<Const>> {
         if self.engine == Engine::Jit {
             if let Ok(code) = self.native.get(slot, &self.module, func) {
-                return Ok(code.call_traced(&self.config, args, theta)?.results);
+                return Ok(code.call_traced(config, args, theta)?.results);
             }
         }
-        Ok(self.interpreter().call_traced(func, args, theta)?.results)
+        Ok(Interpreter::new(&self.module)
+            .with_config(*config)
+            .call_traced(func, args, theta)?
+            .results)
     }
 
     /// Runs the function forward.
@@ -412,6 +427,20 @@ impl Inverse {
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
         self.run(&self.native.inverse, self.inverse, y, Some(theta))
+    }
+
+    /// [`Inverse::call`] with at most `step_limit` steps (and the inverse's other limits).
+    pub fn call_limited(
+        &self,
+        y: &[Const],
+        theta: &mut dyn ThetaSource,
+        step_limit: u64,
+    ) -> Result<Vec<Const>> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        let config = self
+            .config
+            .with_step_limit(step_limit.min(self.config.step_limit.unwrap_or(u64::MAX)));
+        self.run_with(&config, &self.native.inverse, self.inverse, y, Some(theta))
     }
 
     /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
@@ -485,10 +514,6 @@ impl Inverse {
             .map(|(id, _)| write_function(&self.module, id, &opts))
             .collect::<Vec<_>>()
             .join("\n")
-    }
-
-    fn interpreter(&self) -> Interpreter<'_> {
-        Interpreter::new(&self.module).with_config(self.config)
     }
 }
 

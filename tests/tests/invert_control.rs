@@ -383,3 +383,35 @@ fn guards_look_past_branches_inside_regions() {
         assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
     }
 }
+
+#[test]
+fn theta_that_runs_out_of_steps_is_rejected_not_an_error() {
+    // An f64 loop counter: the comparison's θ puts the exit value anywhere, and walking back
+    // one by one from far out runs into the step limit. Such θ are not accepted, but they are
+    // not bugs either, and search gives up on them after a few runs.
+    let program = Program::parse(
+        "fcount.pinv",
+        "fn fcount(x: f64) -> f64 {
+             let mut t = 0.0;
+             let mut i = 0.0;
+             while i < 3.0 {
+                 t = t + x * i;
+                 i = i + 1.0;
+             }
+             t
+         }",
+    )
+    .expect("compiles");
+    let report = check_function(
+        &program,
+        "fcount",
+        &CheckConfig {
+            cases: 20,
+            search_cases: 2,
+            ..CheckConfig::default()
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.soundness.errors, 0, "{report:?}");
+    assert_eq!(report.soundness.violations, 0, "{report:?}");
+}
