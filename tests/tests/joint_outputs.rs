@@ -322,3 +322,37 @@ fn a_sum_and_a_product_are_the_roots_of_a_quadratic() {
         .expect_err("complex roots");
     assert!(err.is_domain_error(), "{err}");
 }
+
+#[test]
+fn wrapped_angles_come_back_as_whole_turns() {
+    let program = Program::parse(
+        "wrap.pinv",
+        "fn wrapped(x: f64) -> f64 { atan2(sin(x), cos(x)) }
+         fn heading(a: f64, b: f64) -> f64 { atan2(sin(a + b), cos(a + b)) * 2.0 }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    for name in ["wrapped", "heading"] {
+        let inverse = program.invert(name).expect("invertible");
+        let r = check_inverse(&inverse, &config);
+        assert_eq!(r.status, Status::Ok, "{name}: {r:?}");
+        assert!(r.acceptance() >= 99.0, "{name}: {r:?}");
+        assert_eq!(r.completeness.recovered, r.completeness.trials, "{name}");
+    }
+    // θ is the number of whole turns; an output outside [−π, π] is no angle.
+    let inverse = program.invert("wrapped").expect("invertible");
+    let x = inverse
+        .call_with_tape(&[Const::F64(0.5)], &[Const::I64(2)])
+        .expect("in domain");
+    assert!(
+        close(f(&x[0]), 0.5 + 2.0 * std::f64::consts::TAU, 1e-12),
+        "{x:?}"
+    );
+    let err = inverse
+        .call_with_tape(&[Const::F64(4.0)], &[Const::I64(0)])
+        .expect_err("not an angle");
+    assert!(err.is_domain_error(), "{err}");
+}

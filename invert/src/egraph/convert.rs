@@ -204,6 +204,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Polar { .. } => format!("polar.{}", v.idx),
             PKind::Linear { .. } => format!("linear.{}", v.idx),
             PKind::SumProduct => format!("sumprod.{}", v.idx),
+            PKind::Wrap => "wrap".to_string(),
         };
         out.push('(');
         out.push_str(&head);
@@ -373,7 +374,8 @@ impl Input {
                 | PKind::Root(_)
                 | PKind::Polar { .. }
                 | PKind::Linear { .. }
-                | PKind::SumProduct => {
+                | PKind::SumProduct
+                | PKind::Wrap => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

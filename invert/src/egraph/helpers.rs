@@ -80,7 +80,8 @@ pub fn emit_plan(
             | PKind::Root(_)
             | PKind::Polar { .. }
             | PKind::Linear { .. }
-            | PKind::SumProduct => {
+            | PKind::SumProduct
+            | PKind::Wrap => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -285,6 +286,7 @@ fn add_helpers(
             }
             PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
+            PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Linear {
                 rows,
                 matrix,

@@ -384,6 +384,7 @@ fn isolate_plan(
             .map(|system| super::linear::candidate(&ctx.plan, &system, names)),
         super::sum_product::find_pair(&ctx.plan)
             .map(|pair| super::sum_product::candidate(&ctx.plan, &pair, names)),
+        super::wrap::candidate(&ctx.plan),
     ];
     for (plan, text) in joint.into_iter().flatten() {
         let sim = simulate(&plan);
@@ -983,6 +984,12 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             PKind::Polar { .. } => super::polar::eval(&a)?,
             PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => super::sum_product::eval(&a)?,
+            PKind::Wrap => {
+                use pinv_core::semantics::eval as ev;
+                let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;
+                let c = ev(pinv_core::ir::Opcode::Cos, &a).ok()?;
+                vec![ev(pinv_core::ir::Opcode::Atan2, &[s, c]).ok()?]
+            }
         };
         vals.push(r);
     }

@@ -88,7 +88,8 @@
 //! `iso.linear.N` whose rule eliminates on the constant matrix: θ for the unknowns beyond the
 //! rank, the pivots from the outputs (0% → 100% of θ accepted on `(x + y, x − y)`).
 //! A sum and a product of the same two unknowns (`(x + y, x·y)`) are the roots of a quadratic
-//! ([`sum_product`]): one choice says which root is which.
+//! ([`sum_product`]): one choice says which root is which. And the angle-normalising idiom
+//! `atan2(sin e, cos e)` is `e` up to whole turns ([`wrap`]).
 //!
 //! # Soundness
 //!
@@ -130,6 +131,7 @@ pub mod polar;
 pub mod rules;
 pub mod simplify;
 pub mod sum_product;
+pub mod wrap;
 
 pub use config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
 pub use isolate::{isolate_function, Body, Isolated};

@@ -62,6 +62,8 @@ pub enum PKind {
     },
     /// `(u + v, u·v)`: two results (the helper `iso.sumprod`, see [`super::sum_product`]).
     SumProduct,
+    /// `atan2(sin e, cos e)` (the helper `iso.wrap`, see [`super::wrap`]).
+    Wrap,
 }
 
 /// A plan instruction.
@@ -771,6 +773,13 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 let r = super::linear::rank(&m, *rows as usize, n, &cols);
                 sim.thetas += cols.len() - r;
                 sim.checks += *rows as usize - r;
+            }
+            PKind::Wrap => {
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else {
+                    sim.thetas += 1;
+                }
             }
             PKind::SumProduct => match distinct(&unknown) {
                 0 => sim.checks += 2,
