@@ -356,3 +356,36 @@ fn wrapped_angles_come_back_as_whole_turns() {
         .expect_err("not an angle");
     assert!(err.is_domain_error(), "{err}");
 }
+
+#[test]
+fn polar_coordinates_choose_the_sign_of_the_length() {
+    let program = Program::parse(
+        "polar.pinv",
+        "fn to_xy(r: f64, t: f64) -> (f64, f64) { (r * cos(t), r * sin(t)) }
+         fn offset(r: f64, t: f64) -> (f64, f64) { (1.0 + cos(t) * r, sin(t) * r - 2.0) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    for name in ["to_xy", "offset"] {
+        let inverse = program.invert(name).expect("invertible");
+        let r = check_inverse(&inverse, &config);
+        assert_eq!(r.status, Status::Ok, "{name}: {r:?}");
+        assert!(r.acceptance() >= 99.0, "{name}: {r:?}");
+        assert_eq!(r.completeness.recovered, r.completeness.trials, "{name}");
+    }
+    // (0, 2): r = 2 at t = π/2, or r = −2 at t = −π/2; then whole turns.
+    let inverse = program.invert("to_xy").expect("invertible");
+    let y = [Const::F64(0.0), Const::F64(2.0)];
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let plus = inverse
+        .call_with_tape(&y, &[Const::I64(0), Const::I64(0)])
+        .expect("in domain");
+    let minus = inverse
+        .call_with_tape(&y, &[Const::I64(1), Const::I64(1)])
+        .expect("in domain");
+    assert_eq!(plus, [Const::F64(2.0), Const::F64(half_pi)]);
+    assert!(f(&minus[0]) == -2.0 && close(f(&minus[1]), -half_pi + std::f64::consts::TAU, 1e-12));
+}

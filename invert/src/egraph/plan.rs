@@ -744,23 +744,29 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 }
             }
             PKind::Polar { .. } => {
-                // The rule needs the radii; of n unknown angles it reads n − 2 from θ, one
-                // elbow choice (n ≥ 2) and whole turns for each solved angle.
-                let radius_unknown = inst.args.iter().step_by(2).any(|&r| !is_known(&known, r));
-                let angles = inst
+                // The rule needs the radii but one; of n unknown angles it reads n − 2 from θ,
+                // one elbow choice (n ≥ 2) and whole turns for each solved angle. A link of
+                // unknown length is solved alone (a sign choice and whole turns) or, with its
+                // angle known, by projection.
+                let pairs: Vec<(bool, bool)> = inst
                     .args
-                    .iter()
-                    .skip(1)
-                    .step_by(2)
-                    .filter(|&&a| !is_known(&known, a))
-                    .count();
-                if radius_unknown {
-                    sim.checks += 1 + unknown.len();
-                } else if angles == 0 {
-                    sim.checks += 2;
-                } else {
-                    sim.thetas += angles.saturating_sub(2) + angles.min(2);
-                    sim.choices += usize::from(angles >= 2);
+                    .chunks(2)
+                    .map(|p| (is_known(&known, p[0]), is_known(&known, p[1])))
+                    .collect();
+                let free: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].0).collect();
+                let angles: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].1).collect();
+                match (free.as_slice(), angles.len()) {
+                    ([], 0) => sim.checks += 2,
+                    ([], n) => {
+                        sim.thetas += n.saturating_sub(2) + n.min(2);
+                        sim.choices += usize::from(n >= 2);
+                    }
+                    ([_], 0) => {}
+                    ([i], 1) if angles == [*i] => {
+                        sim.thetas += 1;
+                        sim.choices += 1;
+                    }
+                    _ => sim.checks += 1 + unknown.len(),
                 }
             }
             PKind::Linear { rows, matrix, .. } => {
