@@ -248,10 +248,14 @@ impl ThetaSource for TapeRecorder {
 pub struct TapeSource {
     values: Vec<Const>,
     /// `values` encoded for compiled code: two words per value, its bits ([`Const::bits`]) and
-    /// its type's [`tape_tag`].
+    /// its type's [`tape_tag`], then an end marker ([`TAPE_END`]). `pos <= values.len()` always
+    /// holds, so the entry at `pos` is a value or the end marker.
     slots: Vec<u64>,
     pos: usize,
 }
+
+/// The tag after the last value of [`TapeSource`]'s encoded slots (no type has it).
+pub(crate) const TAPE_END: u64 = 3;
 
 /// The tag of a value's type in [`TapeSource`]'s encoded slots.
 pub(crate) fn tape_tag(ty: Type) -> u64 {
@@ -267,6 +271,7 @@ impl TapeSource {
         let slots = values
             .iter()
             .flat_map(|c| [c.bits(), tape_tag(c.ty())])
+            .chain([0, TAPE_END])
             .collect();
         TapeSource {
             values,
@@ -290,14 +295,16 @@ impl TapeSource {
         self.pos = 0;
     }
 
-    /// The encoded values: value `i` is `slots[2 i]` (bits) and `slots[2 i + 1]` (type tag).
+    /// The encoded values: value `i` is `slots[2 i]` (bits) and `slots[2 i + 1]` (type tag),
+    /// followed by the end marker.
     pub(crate) fn slots(&self) -> &[u64] {
         &self.slots
     }
 
-    /// Moves the read position (compiled code reads ahead of the source and reports back).
+    /// Moves the read position (compiled code reads ahead of the source and reports back); at
+    /// most to the end of the tape.
     pub(crate) fn set_pos(&mut self, pos: usize) {
-        self.pos = pos;
+        self.pos = pos.min(self.values.len());
     }
 
     fn next(&mut self) -> Result<Const, ThetaError> {

@@ -9,7 +9,8 @@
 //! - **PGF**: the tape recorded for random x.
 //!
 //! Results must have the same bits, steps, θ reads and depth; errors the same kind, function,
-//! span and backtrace (for the step limit, the same kind); the tape must be read as far.
+//! span and backtrace (for the step limit, the same kind); the tape must be read as far. Large
+//! units are compiled quickly and recompiled after enough calls: inverses and PGFs run both.
 //!
 //! `PINV_DIFF_CASES` sets the cases per function (default 1,000: about 3 s in a debug build).
 
@@ -200,6 +201,15 @@ fn corpus_agrees_in_both_engines() {
             let pgf = inverse.pgf_id().ok();
             let mut sampler = Sampler::new(rng.next());
             for case in 0..n {
+                if case == n / 2 {
+                    // Large units are compiled quickly first and recompiled after enough
+                    // calls: the second half of the cases runs the recompiled code.
+                    for g in std::iter::once(inverse.inverse_id()).chain(pgf) {
+                        if let Ok(code) = inv.jit.compiled(g) {
+                            code.tier_up_now();
+                        }
+                    }
+                }
                 let x = rng.values(&f.sig.params);
                 let y = match engines.interp.call(id, &x) {
                     Ok(y) if case % 4 != 3 => y,

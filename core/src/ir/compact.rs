@@ -21,6 +21,9 @@ impl Function {
     /// (or a branch to a block outside the layout) is kept as a use of a new value (block) that
     /// nothing defines (that is not in the layout).
     pub fn compact(&mut self) {
+        if self.already_compact() {
+            return;
+        }
         // Instructions are moved out of the old arena (which is dropped), not cloned.
         let mut old_insts = std::mem::take(&mut self.insts);
         let mut blocks: PrimaryMap<Block, BlockData> = PrimaryMap::new();
@@ -115,6 +118,61 @@ impl Function {
         self.layout = layout;
     }
 
+    /// Whether the ids already are what [`Function::compact`] would give (checked in one pass,
+    /// without allocating): blocks, instructions and values numbered in layout order, nothing
+    /// outside the layout, every definition recorded where it is, every use and branch target
+    /// defined.
+    fn already_compact(&self) -> bool {
+        if self.blocks.len() != self.layout.len() {
+            return false;
+        }
+        let (mut insts, mut values) = (0, 0);
+        for (i, &block) in self.layout.iter().enumerate() {
+            if block.index() != i {
+                return false;
+            }
+            let data = &self.blocks[block];
+            for (k, &p) in data.params.iter().enumerate() {
+                let def = ValueDef::Param(block, k as u32);
+                if p.index() != values || self.values.get(p).map(|d| d.def) != Some(def) {
+                    return false;
+                }
+                values += 1;
+            }
+            for &inst in &data.insts {
+                let Some(idata) = self.insts.get(inst) else {
+                    return false;
+                };
+                if inst.index() != insts {
+                    return false;
+                }
+                insts += 1;
+                for (k, &r) in idata.results.iter().enumerate() {
+                    let def = ValueDef::Result(inst, k as u32);
+                    if r.index() != values || self.values.get(r).map(|d| d.def) != Some(def) {
+                        return false;
+                    }
+                    values += 1;
+                }
+            }
+        }
+        if self.insts.len() != insts || self.values.len() != values {
+            return false;
+        }
+        let blocks = self.blocks.len();
+        self.insts.values().all(|data| {
+            let mut uses_defined = true;
+            data.kind
+                .for_each_arg(|v| uses_defined &= v.index() < values);
+            uses_defined
+                && data
+                    .kind
+                    .successors()
+                    .iter()
+                    .all(|call| call.block.index() < blocks)
+        })
+    }
+
     /// Whether [`Function::compact`] would leave the function as it is.
     pub fn is_compact(&self) -> bool {
         let mut copy = self.clone();
@@ -179,8 +237,10 @@ mod tests {
     fn renumbers_in_layout_order() {
         let mut f = scrambled();
         assert!(!f.is_compact());
+        assert!(!f.already_compact());
         f.compact();
         assert!(f.is_compact());
+        assert!(f.already_compact());
         assert_eq!(f.blocks.len(), 3);
         assert_eq!(f.layout, (0..3).map(Block::from_u32).collect::<Vec<_>>());
         // v0 param, v1 const, v2 fneg, v3 exit param.

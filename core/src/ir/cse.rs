@@ -11,6 +11,7 @@
 
 use super::dominators::DomTree;
 use super::{Block, Const, FuncId, Function, Inst, InstKind, Opcode, Value};
+use cranelift_entity::EntityRef;
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -36,16 +37,18 @@ pub fn cse(func: &mut Function) -> usize {
 pub fn cse_keep_ids(func: &mut Function) -> usize {
     let doms = DomTree::compute(func);
     let order: Vec<Block> = doms.reverse_postorder().collect();
-    let mut alias: FxHashMap<Value, Value> = FxHashMap::default();
-    let mut seen: FxHashMap<Key, Vec<(Block, Inst)>> = FxHashMap::default();
+    // Replacements by value number (values are dense).
+    let mut alias: Vec<Option<Value>> = vec![None; func.values.len()];
+    let resolve =
+        |alias: &[Option<Value>], v: Value| alias.get(v.index()).copied().flatten().unwrap_or(v);
+    let mut seen: FxHashMap<Key, Vec<(Block, Inst)>> =
+        FxHashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
     let mut removed = 0;
     for block in order {
         let insts = func.blocks[block].insts.clone();
         let mut kept = Vec::with_capacity(insts.len());
         for inst in insts {
-            func.insts[inst]
-                .kind
-                .map_args(|v| *alias.get(&v).unwrap_or(&v));
+            func.insts[inst].kind.map_args(|v| resolve(&alias, v));
             let key = match &func.insts[inst].kind {
                 InstKind::Const(c) => Some(Key::Const(*c)),
                 InstKind::Prim { op, args } => Some(match args.as_slice() {
@@ -71,7 +74,9 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                     let old = func.insts[inst].results.clone();
                     let new = func.insts[earlier].results.clone();
                     for (o, n) in old.into_iter().zip(new) {
-                        alias.insert(o, n);
+                        if let Some(slot) = alias.get_mut(o.index()) {
+                            *slot = Some(n);
+                        }
                     }
                     removed += 1;
                 }
@@ -87,9 +92,7 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
         // Uses in blocks visited before their definitions' duplicates (through back edges).
         for block in func.layout.clone() {
             for inst in func.blocks[block].insts.clone() {
-                func.insts[inst]
-                    .kind
-                    .map_args(|v| *alias.get(&v).unwrap_or(&v));
+                func.insts[inst].kind.map_args(|v| resolve(&alias, v));
             }
         }
     }

@@ -575,13 +575,17 @@ impl<'a> Verifier<'a> {
         let func = self.func;
         let entry = func.layout[0];
         // Reverse postorder by an iterative depth-first search.
+        // Each block's successors, computed once.
+        let mut succs: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
+        for &block in &func.layout {
+            succs[block] = self.successors(block);
+        }
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
         let mut postorder = Vec::new();
         let mut stack = vec![(entry, 0usize)];
         visited[entry] = true;
         while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-            let succs = self.successors(block);
-            if let Some(&s) = succs.get(*next) {
+            if let Some(&s) = succs[block].get(*next) {
                 *next += 1;
                 if !visited[s] {
                     visited[s] = true;
@@ -600,7 +604,7 @@ impl<'a> Verifier<'a> {
                 );
             }
         }
-        Ok(DomTree::from_postorder(postorder, |b| self.successors(b)))
+        Ok(DomTree::from_postorder(postorder, |b| succs[b].clone()))
     }
 
     // ---- 8. dominance
@@ -621,7 +625,22 @@ impl<'a> Verifier<'a> {
         let func = self.func;
         for &block in &func.layout {
             for (pos, &inst) in func.blocks[block].insts.iter().enumerate() {
-                for v in func.insts[inst].kind.args() {
+                // The first operand not dominated by its definition, if any.
+                let mut bad = None;
+                func.insts[inst].kind.for_each_arg(|v| {
+                    if bad.is_none() {
+                        let (def_block, def_pos) = self.def_site(v);
+                        let ok = if def_block == block {
+                            !matches!(def_pos, Some(d) if d >= pos)
+                        } else {
+                            doms.dominates(def_block, block)
+                        };
+                        if !ok {
+                            bad = Some(v);
+                        }
+                    }
+                });
+                if let Some(v) = bad {
                     let (def_block, def_pos) = self.def_site(v);
                     if def_block == block {
                         if matches!(def_pos, Some(d) if d >= pos) {

@@ -61,15 +61,18 @@ pub(crate) struct Ctx {
     pub host: *mut (),
     /// The θ tape compiled code reads directly, when the call's θ source is a plain
     /// [`TapeSource`](crate::interp::TapeSource): two words per value (bits, then type tag, see
-    /// [`tape_tag`](crate::interp::tape_tag)); null (and `tape_len` 0) otherwise.
+    /// [`tape_tag`](crate::interp::tape_tag)), then an end marker
+    /// ([`TAPE_END`](crate::interp::TAPE_END)); otherwise [`NO_TAPE`], an end marker alone.
     pub tape: *const u64,
-    /// Values on the tape.
-    pub tape_len: u64,
-    /// The next value to read. Compiled code reads a value inline when it is there, of the
-    /// right type and in the read's domain, and otherwise calls back ([`pinv_jit_theta`],
-    /// [`pinv_jit_choice`]), which gives the source's own answer or error.
+    /// The next value to read: at most the number of values, so the entry there is a value or
+    /// the end marker. Compiled code reads a value inline when it has the right type and is in
+    /// the read's domain, and otherwise calls back ([`pinv_jit_theta`], [`pinv_jit_choice`]),
+    /// which gives the source's own answer or error.
     pub tape_pos: u64,
 }
+
+/// The tape of a call whose θ source compiled code does not read directly: an end marker.
+pub(crate) static NO_TAPE: [u64; 2] = [0, crate::interp::TAPE_END];
 
 pub(crate) const OFF_FUEL: i32 = offset_of!(Ctx, fuel) as i32;
 pub(crate) const OFF_DEPTH: i32 = offset_of!(Ctx, depth) as i32;
@@ -82,7 +85,6 @@ pub(crate) const OFF_ERR_KIND: i32 = offset_of!(Ctx, err_kind) as i32;
 pub(crate) const OFF_ERR_SITE: i32 = offset_of!(Ctx, err_site) as i32;
 pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
 pub(crate) const OFF_TAPE: i32 = offset_of!(Ctx, tape) as i32;
-pub(crate) const OFF_TAPE_LEN: i32 = offset_of!(Ctx, tape_len) as i32;
 pub(crate) const OFF_TAPE_POS: i32 = offset_of!(Ctx, tape_pos) as i32;
 
 /// The host's entry into a compiled unit: `(ctx, args, out) -> status`.
@@ -266,7 +268,6 @@ mod tests {
         assert_eq!(OFF_ERR_SITE, 44);
         assert_eq!(OFF_PENDING, 48);
         assert_eq!(OFF_TAPE, 64);
-        assert_eq!(OFF_TAPE_LEN, 72);
-        assert_eq!(OFF_TAPE_POS, 80);
+        assert_eq!(OFF_TAPE_POS, 72);
     }
 }

@@ -11,6 +11,11 @@
 //! - A [`Unit`] owns its `JITModule` and frees its code memory when dropped. Handles
 //!   ([`CompiledFunction`]) share the unit through an `Arc`, so the code stays mapped while any
 //!   handle (and so any call through it) lives.
+//! - Tiers: a large unit is compiled with the single-pass register allocator first
+//!   ([`Tier::Quick`]) and recompiled with the backtracking one ([`Tier::Optimized`]) on the
+//!   call that reaches [`TIER_UP_CALLS`]. Both are translated from the same IR by the same code,
+//!   so they have the same sites and the same behaviour (the recompiled code is used only if
+//!   its site table is the same); the unit keeps both until it is dropped.
 
 use super::abi::{self, EntryFn, Site};
 use super::translate::{cl_type, entry_signature, internal_signature, translate_function};
@@ -26,6 +31,7 @@ use cranelift_module::{default_libcall_names, FuncId as ClFuncId, Linkage, Modul
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex, OnceLock};
 
 thread_local! {
@@ -37,9 +43,8 @@ thread_local! {
 /// Frame size assumed for a function whose frame layout Cranelift does not report.
 const UNKNOWN_FRAME: usize = 512;
 
-/// Units with more IR instructions than this are register-allocated in a single pass: compiling
-/// a large generated inverse with the backtracking allocator takes about twice as long, and the
-/// code it gives is dominated by calls and checks, where better allocation gains little.
+/// Units with more IR instructions than this are compiled as [`Tier::Quick`] first: compiling a
+/// large generated inverse with the backtracking register allocator takes about twice as long.
 const SINGLE_PASS_ABOVE: usize = 100;
 
 /// The target: the host machine, built once per process (for each register allocator) and
@@ -88,6 +93,8 @@ pub(crate) struct UnitBuilder<'m> {
     pub functions: HashMap<FuncId, ClFuncId>,
     /// Functions that can call themselves (directly or not): they check the native stack.
     pub in_cycle: HashSet<FuncId>,
+    /// Callees translated in place at every call (see [`inlinable`]), not compiled on their own.
+    pub inlined: HashSet<FuncId>,
     sites: Vec<Site>,
     imports: HashMap<&'static str, ClFuncId>,
     registered: HashSet<&'static str>,
@@ -112,6 +119,7 @@ impl<'m> UnitBuilder<'m> {
             jit: JITModule::new(builder),
             functions: HashMap::new(),
             in_cycle: HashSet::new(),
+            inlined: HashSet::new(),
             sites: Vec::new(),
             imports: HashMap::new(),
             registered,
@@ -190,34 +198,92 @@ impl<'m> UnitBuilder<'m> {
     }
 }
 
-/// Compiled code for a root function and its callees, and what the host needs to run it.
-pub(crate) struct Unit {
-    pub module: Arc<Module>,
-    pub sites: Vec<Site>,
+/// What a unit's code needs of the native stack.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StackNeeds {
     /// Whether some function of the unit can call itself.
     pub recursive: bool,
     /// The largest native frame of the unit's functions, in bytes.
     pub max_frame: usize,
     /// The deepest native stack a non-recursive unit can use, in bytes.
     pub static_stack: usize,
-    /// Bytes of machine code.
+}
+
+/// Compiled code for a root function and its callees, and what the host needs to run it.
+pub(crate) struct Unit {
+    pub module: Arc<Module>,
+    pub root: FuncId,
+    /// The sites of the unit's code (the same in both tiers: translation does not depend on
+    /// the register allocator).
+    pub sites: Vec<Site>,
+    /// Of the code compiled first.
+    pub stack: StackNeeds,
+    /// Bytes of machine code (compiled first).
     pub code_size: usize,
     /// Number of functions compiled.
     pub functions: usize,
     code: Mutex<Option<JITModule>>,
+    /// For a [`Tier::Quick`] unit: calls so far, and the recompiled code once there is some.
+    pub tier_up: Option<TierUp>,
+}
+
+/// The recompilation of a [`Tier::Quick`] unit.
+pub(crate) struct TierUp {
+    /// Calls so far (counted without atomic read-modify-write: approximate under contention,
+    /// which only moves the moment of recompilation).
+    pub calls: AtomicU32,
+    /// The [`Tier::Optimized`] code, once compiled (`None` if that failed: the quick code stays).
+    pub optimized: OnceLock<Option<Optimized>>,
+}
+
+/// A unit's [`Tier::Optimized`] code.
+pub(crate) struct Optimized {
+    pub entry: EntryFn,
+    pub stack: StackNeeds,
+    code: Mutex<Option<JITModule>>,
+}
+
+fn free(code: &mut Mutex<Option<JITModule>>) {
+    let module = match code.get_mut() {
+        Ok(m) => m.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    };
+    if let Some(module) = module {
+        // SAFETY: the unit is dropped when the last handle is, and a call borrows its handle
+        // for as long as compiled code runs, so no code of this module runs or will run.
+        unsafe { module.free_memory() };
+    }
 }
 
 impl Drop for Unit {
     fn drop(&mut self) {
-        let module = match self.code.get_mut() {
-            Ok(m) => m.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if let Some(module) = module {
-            // SAFETY: the unit is dropped when the last handle is, and a call borrows its handle
-            // for as long as compiled code runs, so no code of this module runs or will run.
-            unsafe { module.free_memory() };
+        free(&mut self.code);
+        if let Some(Some(optimized)) = self.tier_up.as_mut().and_then(|t| t.optimized.get_mut()) {
+            free(&mut optimized.code);
         }
+    }
+}
+
+impl Unit {
+    /// Compiles the unit again as [`Tier::Optimized`] (once; later calls return the result).
+    #[cold]
+    #[inline(never)]
+    pub fn optimize(&self) -> Option<&Optimized> {
+        let tier_up = self.tier_up.as_ref()?;
+        tier_up
+            .optimized
+            .get_or_init(|| {
+                let m = &*self.module;
+                let code =
+                    compile_code(m, self.root, reachable(m, self.root), Tier::Optimized).ok()?;
+                // The runtime reads errors from the quick code's site table.
+                (code.sites == self.sites).then(|| Optimized {
+                    entry: code.entry,
+                    stack: code.stack,
+                    code: Mutex::new(Some(code.jit)),
+                })
+            })
+            .as_ref()
     }
 }
 
@@ -278,7 +344,36 @@ impl CompiledFunction {
 }
 
 /// Compiles `root` and every function it calls.
+///
+/// A large unit (more than 100 IR instructions) is compiled quickly first, with Cranelift's
+/// single-pass register allocator, and recompiled with the backtracking allocator once it has
+/// been called 2,000 times: the first call comes sooner, and a function called often ends up
+/// in better code.
 pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, JitError> {
+    compile_tier(module, root, None)
+}
+
+/// How a unit's code was compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// Single-pass register allocation: quick to compile, slower code (spills around most
+    /// uses). Recompiled as [`Tier::Optimized`] after [`TIER_UP_CALLS`] calls.
+    Quick,
+    /// Backtracking register allocation.
+    Optimized,
+}
+
+/// Calls of a [`Tier::Quick`] unit before it is recompiled as [`Tier::Optimized`]. The
+/// recompilation costs about as much as the first compilation, once, on that call; at that
+/// point the unit has shown it is called often (a sampler, a benchmark).
+pub(crate) const TIER_UP_CALLS: u32 = 2000;
+
+/// [`compile`], with the tier chosen by size unless `tier` says.
+pub(crate) fn compile_tier(
+    module: Arc<Module>,
+    root: FuncId,
+    tier: Option<Tier>,
+) -> Result<CompiledFunction, JitError> {
     let m = &*module;
     if m.functions.get(root).is_none() {
         return Err(JitError::NoSuchFunction(root.to_string()));
@@ -294,8 +389,64 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
         .iter()
         .map(|&id| m.functions[id].insts_in_layout().count())
         .sum();
-    let mut ub = UnitBuilder::new(m, size > SINGLE_PASS_ABOVE)?;
+    let tier = tier.unwrap_or(if size > SINGLE_PASS_ABOVE {
+        Tier::Quick
+    } else {
+        Tier::Optimized
+    });
+    let code = compile_code(m, root, reach, tier)?;
+    let sig = &module.functions[root].sig;
+    let entry = code.entry;
+    let unit = Unit {
+        module: Arc::clone(&module),
+        root,
+        sites: code.sites,
+        stack: code.stack,
+        code_size: code.code_size,
+        functions: code.functions,
+        code: Mutex::new(Some(code.jit)),
+        tier_up: (tier == Tier::Quick).then(|| TierUp {
+            calls: AtomicU32::new(0),
+            optimized: OnceLock::new(),
+        }),
+    };
+    Ok(CompiledFunction {
+        params: sig.params.iter().copied().collect(),
+        returns: sig.returns.iter().copied().collect(),
+        unit: Arc::new(unit),
+        func: root,
+        entry,
+    })
+}
+
+/// A unit's machine code and what running it needs.
+struct Code {
+    jit: JITModule,
+    entry: EntryFn,
+    sites: Vec<Site>,
+    stack: StackNeeds,
+    code_size: usize,
+    functions: usize,
+}
+
+/// Translates and compiles `root` and the functions of `reach` (verified) as one unit.
+fn compile_code(
+    m: &Module,
+    root: FuncId,
+    reach: Vec<FuncId>,
+    tier: Tier,
+) -> Result<Code, JitError> {
+    let mut ub = UnitBuilder::new(m, tier == Tier::Quick)?;
     ub.in_cycle = in_cycles(m, &reach);
+    ub.inlined = reach
+        .iter()
+        .copied()
+        .filter(|&g| g != root && inlinable(m, &reach, g))
+        .collect();
+    let reach: Vec<FuncId> = reach
+        .into_iter()
+        .filter(|g| !ub.inlined.contains(g))
+        .collect();
     // A root that no function of the unit calls is the host's entry itself; otherwise a
     // trampoline calls it.
     let root_entry = !ub.in_cycle.contains(&root);
@@ -348,26 +499,20 @@ pub fn compile(module: Arc<Module>, root: FuncId) -> Result<CompiledFunction, Ji
     let static_stack = if recursive {
         0
     } else {
-        deepest_path(m, root, &frames)
+        deepest_path(m, root, &frames, &ub.inlined)
     };
     let UnitBuilder { jit, sites, .. } = ub;
-    let unit = Unit {
-        module: Arc::clone(&module),
+    Ok(Code {
+        jit,
+        entry,
         sites,
-        recursive,
-        max_frame,
-        static_stack,
+        stack: StackNeeds {
+            recursive,
+            max_frame,
+            static_stack,
+        },
         code_size,
         functions: reach.len(),
-        code: Mutex::new(Some(jit)),
-    };
-    let sig = &module.functions[root].sig;
-    Ok(CompiledFunction {
-        params: sig.params.iter().copied().collect(),
-        returns: sig.returns.iter().copied().collect(),
-        unit: Arc::new(unit),
-        func: root,
-        entry,
     })
 }
 
@@ -543,12 +688,19 @@ fn in_cycles(m: &Module, reach: &[FuncId]) -> HashSet<FuncId> {
         .collect()
 }
 
-/// The most native stack a call of `root` can use when no function recurses.
-fn deepest_path(m: &Module, root: FuncId, frames: &HashMap<FuncId, usize>) -> usize {
+/// The most native stack a call of `root` can use when no function recurses (an inlined
+/// callee's frame is part of its caller's).
+fn deepest_path(
+    m: &Module,
+    root: FuncId,
+    frames: &HashMap<FuncId, usize>,
+    inlined: &HashSet<FuncId>,
+) -> usize {
     fn go(
         m: &Module,
         f: FuncId,
         frames: &HashMap<FuncId, usize>,
+        inlined: &HashSet<FuncId>,
         memo: &mut HashMap<FuncId, usize>,
     ) -> usize {
         if let Some(&d) = memo.get(&f) {
@@ -556,12 +708,47 @@ fn deepest_path(m: &Module, root: FuncId, frames: &HashMap<FuncId, usize>) -> us
         }
         let below = callees(m, f)
             .into_iter()
-            .map(|g| go(m, g, frames, memo))
+            .filter(|g| !inlined.contains(g))
+            .map(|g| go(m, g, frames, inlined, memo))
             .max()
             .unwrap_or(0);
         let d = frames.get(&f).copied().unwrap_or(UNKNOWN_FRAME) + below;
         memo.insert(f, d);
         d
     }
-    go(m, root, frames, &mut HashMap::new())
+    go(m, root, frames, inlined, &mut HashMap::new())
+}
+
+/// IR instructions an inlined callee may have, times the calls of it in the unit.
+const INLINE_BUDGET: usize = 256;
+
+/// Whether calls of `g` are translated in place rather than compiled as calls: `g` calls
+/// nothing, cannot fail (no check, `fail`, θ read, record or integer division), has no loop
+/// (so its only fuel check is at its entry), and is small for the number of calls of it in the
+/// unit. The final check of a generated inverse calls the forward function: usually such a
+/// callee, compiled on its own for one call.
+fn inlinable(m: &Module, reach: &[FuncId], g: FuncId) -> bool {
+    let Some(f) = m.functions.get(g) else {
+        return false;
+    };
+    let mut size: usize = 0;
+    for (_, i) in f.insts_in_layout() {
+        size += 1;
+        match &f.insts[i].kind {
+            InstKind::Call { .. }
+            | InstKind::Theta { .. }
+            | InstKind::Choice { .. }
+            | InstKind::Record { .. }
+            | InstKind::Check { .. }
+            | InstKind::Fail { .. } => return false,
+            InstKind::Prim { op, .. } if op.can_trap() => return false,
+            _ => {}
+        }
+    }
+    let calls = reach
+        .iter()
+        .map(|&c| callees(m, c).iter().filter(|&&x| x == g).count())
+        .sum::<usize>();
+    size.saturating_mul(calls) <= INLINE_BUDGET
+        && crate::jit::translate::reverse_postorder(f).1.is_empty()
 }

@@ -30,8 +30,9 @@
 //! interpreter instead, which gives the same outcome by construction. Recursive functions also
 //! check the stack pointer at entry, so compiled code never overflows the stack.
 
-use super::abi::{decode, encode, Ctx, ErrorCode, Site};
+use super::abi::{decode, encode, Ctx, EntryFn, ErrorCode, Site, NO_TAPE};
 use super::compile::{CompiledFunction, Unit};
+use super::compile::{StackNeeds, TIER_UP_CALLS};
 use crate::interp::{
     check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
     RuntimeErrorKind, TapeSource, ThetaAddress, ThetaSource,
@@ -39,6 +40,7 @@ use crate::interp::{
 use crate::ir::{Const, InstKind};
 use crate::span::Span;
 use std::any::Any;
+use std::sync::atomic::Ordering;
 
 /// Stack kept free below compiled code for callbacks (θ sources run here).
 const CALLBACK_STACK: usize = 96 * 1024;
@@ -327,7 +329,8 @@ impl CompiledFunction {
         if config.depth_limit == 0 {
             return Err(self.no_depth());
         }
-        let Some(stack_floor) = stack_floor(unit, config) else {
+        let (entry, stack) = self.code_to_run();
+        let Some(stack_floor) = stack_floor(stack, config) else {
             // Not enough native stack for the depth the limit allows: the interpreter gives the
             // same outcome.
             return self.interpret(config, args, theta, out);
@@ -342,14 +345,10 @@ impl CompiledFunction {
             *slot = encode(a);
         }
         // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
-        let (tape, tape_len, tape_pos) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
-            Some(t) => {
-                let encoded = t.slots();
-                (encoded.as_ptr(), (encoded.len() / 2) as u64, t.pos() as u64)
-            }
-            None => (std::ptr::null(), 0, 0),
+        let (tape, tape_pos, tape_start) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
+            Some(t) => (t.slots().as_ptr(), t.pos() as u64, Some(t.pos())),
+            None => (NO_TAPE.as_ptr(), 0, None),
         };
-        let tape_start = (!tape.is_null()).then_some(tape_pos as usize);
         let mut host = Host {
             unit,
             theta,
@@ -369,7 +368,6 @@ impl CompiledFunction {
             _pad: 0,
             host: std::ptr::addr_of_mut!(host).cast(),
             tape,
-            tape_len,
             tape_pos,
         };
         // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;
@@ -377,7 +375,7 @@ impl CompiledFunction {
         // until it returns; `ctx.tape` points to the encoded values of the tape `host.theta`
         // holds, which nothing changes during the call (callbacks only move its position);
         // `slots` and `out` have a slot per parameter and result.
-        let status = unsafe { (self.entry)(&mut ctx, slots.as_ptr(), out.as_mut_ptr()) };
+        let status = unsafe { entry(&mut ctx, slots.as_ptr(), out.as_mut_ptr()) };
         let theta_reads = match tape_start {
             Some(start) => {
                 let pos = usize::try_from(ctx.tape_pos).unwrap_or(usize::MAX);
@@ -401,6 +399,34 @@ impl CompiledFunction {
             });
         }
         Err(self.failure(config, &ctx, &mut host, status, fuel))
+    }
+
+    /// The code to run and its stack needs: the unit's code, or its recompiled code (see
+    /// [`super::compile::Tier`]), recompiling it when this call is the one that reaches
+    /// [`TIER_UP_CALLS`].
+    #[inline]
+    fn code_to_run(&self) -> (EntryFn, &StackNeeds) {
+        let unit = &*self.unit;
+        if let Some(tier_up) = &unit.tier_up {
+            if let Some(Some(o)) = tier_up.optimized.get() {
+                return (o.entry, &o.stack);
+            }
+            let calls = tier_up.calls.load(Ordering::Relaxed);
+            if calls < TIER_UP_CALLS {
+                tier_up.calls.store(calls + 1, Ordering::Relaxed);
+            } else if let Some(o) = unit.optimize() {
+                return (o.entry, &o.stack);
+            }
+        }
+        (self.entry, &unit.stack)
+    }
+
+    /// Recompiles the function's unit now if it was compiled quickly (see
+    /// [`super::compile::Tier`]), instead of after enough calls; returns whether calls now run
+    /// the recompiled code. For tests that want to run both.
+    #[doc(hidden)]
+    pub fn tier_up_now(&self) -> bool {
+        self.unit.optimize().is_some()
     }
 
     /// Runs the interpreter instead, with the results as slots.
@@ -546,13 +572,14 @@ fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
     Some((f.name.clone(), span))
 }
 
-/// The stack floor for a call of `unit` under `config`, or `None` when the native stack may be
-/// too small for the deepest run the limits allow.
-fn stack_floor(unit: &Unit, config: &InterpConfig) -> Option<usize> {
-    let frames = if unit.recursive {
-        config.depth_limit.checked_mul(unit.max_frame)?
+/// The stack floor for a call of code with `stack` needs under `config`, or `None` when the
+/// native stack may be too small for the deepest run the limits allow.
+#[inline]
+fn stack_floor(stack: &StackNeeds, config: &InterpConfig) -> Option<usize> {
+    let frames = if stack.recursive {
+        config.depth_limit.checked_mul(stack.max_frame)?
     } else {
-        unit.static_stack
+        stack.static_stack
     };
     let need = frames.checked_add(STACK_MARGIN)?;
     let (low, sp) = stack::bounds()?;
@@ -569,18 +596,24 @@ mod stack {
     }
 
     /// (lowest usable address, current stack pointer), if known.
+    #[inline]
     pub fn bounds() -> Option<(usize, usize)> {
         let marker = 0u8;
         let sp = std::hint::black_box(&marker) as *const u8 as usize;
         let low = match LOW.with(Cell::get) {
             Some(low) => low,
-            None => {
-                let low = lowest_address()?;
-                LOW.with(|c| c.set(Some(low)));
-                low
-            }
+            None => first_bounds()?,
         };
         Some((low, sp))
+    }
+
+    /// The lowest usable address of this thread's stack, the first time it is asked for.
+    #[cold]
+    #[inline(never)]
+    fn first_bounds() -> Option<usize> {
+        let low = lowest_address()?;
+        LOW.with(|c| c.set(Some(low)));
+        Some(low)
     }
 
     /// The lowest address of this thread's stack, above a guard allowance.

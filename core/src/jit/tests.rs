@@ -1,6 +1,7 @@
 //! Unit tests of the backend: every opcode on special values, errors, limits, θ, calls, cache.
 //! Each compares compiled code with the interpreter, which is the reference.
 
+use super::compile::{compile_tier, Tier};
 use super::*;
 use crate::interp::{RuntimeErrorKind, TapeRecorder, TapeSource};
 use crate::ir::read::parse_module;
@@ -78,6 +79,35 @@ fn run_with(
     }
 }
 
+/// Runs compiled code as [`run_with`] does.
+fn run_code(code: &CompiledFunction, args: &[Const], theta: &Theta, cfg: InterpConfig) -> Run {
+    match theta {
+        Theta::None => Run {
+            result: code.call_traced(&cfg, args, None),
+            theta: Vec::new(),
+            pos: 0,
+        },
+        Theta::Tape(values) => {
+            let mut tape = TapeSource::new(values.clone());
+            let result = code.call_traced(&cfg, args, Some(&mut tape));
+            Run {
+                result,
+                theta: Vec::new(),
+                pos: tape.pos(),
+            }
+        }
+        Theta::Recorder => {
+            let mut rec = TapeRecorder::new();
+            let result = code.call_traced(&cfg, args, Some(&mut rec));
+            Run {
+                result,
+                theta: rec.into_values(),
+                pos: 0,
+            }
+        }
+    }
+}
+
 /// Runs both engines and asserts they agree: the same results (by bits), steps, θ reads and
 /// depth, or the same error (kind, and except for the step limit, where and how it was reached).
 fn agree(
@@ -91,6 +121,27 @@ fn agree(
     let want = run_with(Engine::Interp, m, f, args, theta, cfg);
     let got = run_with(Engine::Jit, m, f, args, theta, cfg);
     let ctx = || format!("{name}{args:?} θ={theta:?} cfg={cfg:?}");
+    // Both tiers of compiled code give the same as the default compilation.
+    for tier in [Tier::Quick, Tier::Optimized] {
+        let code = compile_tier(Arc::clone(m), f, Some(tier)).unwrap_or_else(|e| panic!("{e}"));
+        let other = run_code(&code, args, theta, cfg);
+        match (&other.result, &got.result) {
+            // Where the limit is noticed may differ (a recursive unit whose frames do not fit
+            // runs in the interpreter, which notices it exactly).
+            (Err(a), Err(b)) if matches!(b.kind, RuntimeErrorKind::StepLimit { .. }) => {
+                assert_eq!(a.kind, b.kind, "{tier:?}: {}", ctx())
+            }
+            (a, b) => {
+                assert_eq!(a, b, "{tier:?}: {}", ctx());
+                assert_eq!(
+                    (&other.theta, other.pos),
+                    (&got.theta, got.pos),
+                    "{tier:?}: {}",
+                    ctx()
+                );
+            }
+        }
+    }
     match (&want.result, &got.result) {
         (Ok(w), Ok(g)) => assert_eq!(
             w,
@@ -331,6 +382,143 @@ fn depth_limits_agree() {
     let e = agree_plain(&m, "even", &[I(20_000)]).unwrap_err();
     assert_eq!(e.kind, RuntimeErrorKind::DepthLimit { limit: 10_000 });
     agree_plain(&m, "even", &[I(9_000)]).unwrap();
+}
+
+/// Leaf callees that cannot fail are translated in place (`sq`, `pick`); `twice` calls `sq`
+/// and is compiled on its own, `loops` has a loop and is called.
+const INLINING: &str = "
+fn sq(x: f64) -> f64 { x * x }
+fn pick(x: f64, b: bool) -> (f64, bool, i64) {
+    if b { (x + 1.0, !b, 3) } else { (x - 1.0, b, -4) }
+}
+fn twice(x: f64) -> f64 { sq(x) + sq(x + 1.0) }
+fn deep(x: f64, b: bool) -> f64 {
+    let (y, c, n) = pick(twice(x), b);
+    if c { y + (n as f64) } else { sq(y) }
+}
+fn loops(n: i64) -> i64 { let mut i = 0; while i < n { i += 1; } i }
+fn calls_loop(n: i64) -> i64 { loops(n) + loops(n + 1) }
+";
+
+/// Inlined calls count steps, check the depth limit, report the deepest stack and stop at the
+/// step limit as calls do.
+#[test]
+fn inlined_calls_agree_with_calls() {
+    let m = source(INLINING);
+    let deep = compile(Arc::clone(&m), m.get("deep").unwrap()).unwrap();
+    assert_eq!(
+        deep.unit.functions, 2,
+        "deep and twice; pick and sq inlined"
+    );
+    use Const::{Bool as B, F64 as F, I64 as I};
+    for (x, b) in [(1.5, true), (-2.0, false), (f64::NAN, true), (0.0, false)] {
+        for limit in 0..60 {
+            let cfg = InterpConfig::default().with_step_limit(limit);
+            let _ = agree(&m, "deep", &[F(x), B(b)], &Theta::None, cfg);
+        }
+        for limit in 0..5 {
+            let cfg = InterpConfig::default().with_depth_limit(limit);
+            let _ = agree(&m, "deep", &[F(x), B(b)], &Theta::None, cfg);
+            let _ = agree(&m, "twice", &[F(x)], &Theta::None, cfg);
+        }
+        let o = agree(
+            &m,
+            "deep",
+            &[F(x), B(b)],
+            &Theta::None,
+            InterpConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(o.max_depth, 3);
+    }
+    for limit in 0..40 {
+        let cfg = InterpConfig::default().with_step_limit(limit);
+        let _ = agree(&m, "calls_loop", &[I(3)], &Theta::None, cfg);
+    }
+    // The limit reached at an inlined callee's entry is reported there, through the call.
+    let cfg = InterpConfig::default().with_step_limit(3);
+    let e = agree(&m, "twice", &[F(1.0)], &Theta::None, cfg).unwrap_err();
+    assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 3 });
+    let e = agree(
+        &m,
+        "twice",
+        &[F(1.0)],
+        &Theta::None,
+        InterpConfig::default().with_depth_limit(1),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.function.as_str(), e.backtrace.len()),
+        ("twice", 0),
+        "{e:?}"
+    );
+}
+
+/// Branches to two blocks that only jump on (compiled as selects): in a loop, to a block with
+/// other predecessors, and to a chain of blocks that only jump on (skipped too).
+const DIAMONDS_IR: &str = r#"
+function %pick(x: f64, n: i64) -> (f64, i64) {
+block0(v0: f64, v1: i64):
+    v2 = fconst 0.0
+    v3 = iconst 0
+    jump block1(v0, v3)
+block1(v4: f64, v5: i64):
+    v6 = ilt v5, v1
+    brif v6, block2, block7(v4, v5)
+block2:
+    v7 = fgt v4, v2
+    v8 = fneg v4
+    brif v7, block3, block4
+block3:
+    jump block5(v8, v4)
+block4:
+    jump block5(v4, v8)
+block5(v9: f64, v10: f64):
+    v11 = fadd v9, v10
+    v12 = iconst 1
+    v13 = iadd v5, v12
+    v14 = fle v11, v2
+    brif v14, block8, block9
+block8:
+    jump block1(v11, v13)
+block9:
+    jump block1(v9, v13)
+block7(v15: f64, v16: i64):
+    v17 = feq v15, v2
+    brif v17, block10, block11
+block10:
+    jump block12(v15)
+block11:
+    jump block12(v2)
+block12(v18: f64):
+    jump block13(v16, v18)
+block13(v19: i64, v20: f64):
+    jump block14(v20, v19)
+block14(v21: f64, v22: i64):
+    return v21, v22
+}
+"#;
+
+#[test]
+fn branches_between_jumps_agree() {
+    let m = ir(DIAMONDS_IR);
+    use Const::{F64 as F, I64 as I};
+    for x in [1.5, -2.0, 0.0, f64::NAN] {
+        for n in [0, 1, 3] {
+            agree(
+                &m,
+                "pick",
+                &[F(x), I(n)],
+                &Theta::None,
+                InterpConfig::default(),
+            )
+            .unwrap();
+            for limit in 0..40 {
+                let cfg = InterpConfig::default().with_step_limit(limit);
+                let _ = agree(&m, "pick", &[F(x), I(n)], &Theta::None, cfg);
+            }
+        }
+    }
 }
 
 #[test]
@@ -824,4 +1012,49 @@ fn the_cache_serves_several_threads_at_once() {
     });
     let s = cache.stats();
     assert!(s.hits > 0 && s.misses > 0, "{s:?}");
+}
+
+/// A unit compiled quickly is recompiled after enough calls, and every call before and after
+/// gives the interpreter's answer; handles share the recompiled code.
+#[test]
+fn quick_code_tiers_up_after_enough_calls() {
+    let m = ir(THETA_IR);
+    let f = m.get("inv").unwrap();
+    let code = compile_tier(Arc::clone(&m), f, Some(Tier::Quick)).unwrap();
+    let other = code.clone();
+    let tapes = [
+        vec![
+            Const::F64(0.5),
+            Const::I64(0),
+            Const::F64(2.0),
+            Const::Bool(true),
+        ],
+        vec![Const::F64(0.5), Const::I64(1), Const::I64(4)],
+        vec![Const::F64(-0.5), Const::I64(0)],
+    ];
+    let interp = crate::interp::Interpreter::new(&m);
+    let tier_up = code
+        .unit
+        .tier_up
+        .as_ref()
+        .expect("a quick unit can tier up");
+    for i in 0..(super::compile::TIER_UP_CALLS as usize + 50) {
+        let tape = &tapes[i % tapes.len()];
+        let y = [Const::F64(0.25 * i as f64)];
+        let want = interp.call_traced(f, &y, Some(&mut TapeSource::new(tape.clone())));
+        let got = code.call_traced(
+            &InterpConfig::default(),
+            &y,
+            Some(&mut TapeSource::new(tape.clone())),
+        );
+        assert_eq!(want, got, "call {i}");
+    }
+    assert!(
+        matches!(tier_up.optimized.get(), Some(Some(_))),
+        "recompiled"
+    );
+    assert!(other.tier_up_now());
+    let optimized = compile_tier(Arc::clone(&m), f, Some(Tier::Optimized)).unwrap();
+    assert!(optimized.unit.tier_up.is_none());
+    assert!(!optimized.tier_up_now());
 }

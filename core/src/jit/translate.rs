@@ -38,7 +38,7 @@
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
-    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_LEN, OFF_TAPE_POS,
+    OFF_PENDING, OFF_STACK_FLOOR, OFF_TAPE, OFF_TAPE_POS,
 };
 use super::compile::UnitBuilder;
 use super::JitError;
@@ -109,6 +109,8 @@ enum Cold {
     Error(ErrorCode, u32),
     /// A call at a site failed: pass the error up.
     Propagate(u32),
+    /// Stop with an error at a site of an inlined callee, called at the second site.
+    InlinedError(ErrorCode, u32, u32),
 }
 
 struct Translator<'t, 'm> {
@@ -122,9 +124,15 @@ struct Translator<'t, 'm> {
     /// Whether the function is compiled as the unit's entry ([`entry_signature`]): arguments
     /// come from the host's slots, every result goes to its slot, and the status is an `i32`.
     entry: bool,
+    /// While an inlined callee is translated: where its `return` jumps (with the results), and
+    /// the call site.
+    inlined: Option<(cl::Block, u32)>,
     fuel: Variable,
     values: Vec<Option<cl::Value>>,
     blocks: HashMap<Block, cl::Block>,
+    /// Branches to two blocks that only jump to the same block, compiled as selects (see
+    /// [`diamonds`]): by the branch instruction, the target and the two argument lists.
+    diamonds: HashMap<Inst, Diamond>,
     err_exit: cl::Block,
     propagate: cl::Block,
     cold: Vec<(cl::Block, Cold)>,
@@ -188,9 +196,11 @@ pub(crate) fn translate_function(
         ctx,
         ret_ptr,
         entry,
+        inlined: None,
         fuel,
         values: vec![None; func.values.len()],
         blocks: HashMap::new(),
+        diamonds: HashMap::new(),
         err_exit,
         propagate,
         cold: Vec::new(),
@@ -288,6 +298,19 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.stop_if(out, ErrorCode::Fuel, site);
     }
 
+    /// Continues in a new block if `cond` is false; stops with `code` at `site` (of an inlined
+    /// callee) if it is true, as the callee would have, and then passes the error up through the
+    /// call at `call_site`.
+    fn stop_inlined_if(&mut self, cond: cl::Value, code: ErrorCode, site: u32, call_site: u32) {
+        let stop = self.b.create_block();
+        self.b.set_cold_block(stop);
+        self.cold
+            .push((stop, Cold::InlinedError(code, site, call_site)));
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, stop, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
     fn zero(&mut self, ty: Type) -> cl::Value {
         match ty {
             Type::F64 => self.b.ins().f64const(Ieee64::with_bits(0)),
@@ -317,6 +340,9 @@ impl<'t, 'm> Translator<'t, 'm> {
             return Err(self.internal("no entry block"));
         };
         let (order, headers) = reverse_postorder(func);
+        let (diamonds, folded) = diamonds(func, &order);
+        self.diamonds = diamonds;
+        let order: Vec<Block> = order.into_iter().filter(|b| !folded.contains(b)).collect();
         for &block in &order {
             let cb = self.b.create_block();
             for &p in &func.blocks[block].params {
@@ -447,6 +473,29 @@ impl<'t, 'm> Translator<'t, 'm> {
                 then_dest,
                 else_dest,
             } => {
+                if let Some(d) = self.diamonds.get(&inst).cloned() {
+                    // Both sides only jump on: the steps of the jumps that run, then the target
+                    // with the arguments the taken side passes.
+                    self.charge(d.steps);
+                    let c = self.value(*cond)?;
+                    let x = self.values_of(&d.then_args)?;
+                    let y = self.values_of(&d.else_args)?;
+                    let selected: Vec<cl::Value> = x
+                        .into_iter()
+                        .zip(y)
+                        .map(|(a, b)| self.b.ins().select(c, a, b))
+                        .collect();
+                    let mut args = Vec::with_capacity(d.args.len());
+                    for a in &d.args {
+                        args.push(match *a {
+                            DiamondArg::Selected(k) => selected[k].into(),
+                            DiamondArg::Value(v) => self.value(v)?.into(),
+                        });
+                    }
+                    let target = self.target(d.target)?;
+                    self.b.ins().jump(target, &args);
+                    return Ok(());
+                }
                 let c = self.value(*cond)?;
                 let t = self.target(then_dest.block)?;
                 let ta = self.block_args(&then_dest.args)?;
@@ -456,6 +505,11 @@ impl<'t, 'm> Translator<'t, 'm> {
             }
             InstKind::Return { args } => {
                 let vals = self.values_of(args)?;
+                if let Some((cont, _)) = self.inlined {
+                    let args: Vec<cl::BlockArg> = vals.into_iter().map(Into::into).collect();
+                    self.b.ins().jump(cont, &args);
+                    return Ok(());
+                }
                 let f = self.b.use_var(self.fuel);
                 self.store_ctx(f, OFF_FUEL);
                 let ok = if self.entry {
@@ -531,13 +585,8 @@ impl<'t, 'm> Translator<'t, 'm> {
         let join = self.b.create_block();
         let bits = self.b.append_block_param(join, types::I64);
 
-        // Fast path: pos < len, the right tag, in the domain.
+        // Fast path: the right tag (the end marker has none), in the domain.
         let pos = self.load_ctx(types::I64, OFF_TAPE_POS);
-        let len = self.load_ctx(types::I64, OFF_TAPE_LEN);
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, pos, len);
-        let load = self.b.create_block();
-        self.b.ins().brif(there, load, &[], slow, &[]);
-        self.b.switch_to_block(load);
         let ptr = self.ub.pointer_type();
         let base = self.load_ctx(ptr, OFF_TAPE);
         let offset = self.b.ins().ishl_imm_u(pos, 4);
@@ -628,6 +677,9 @@ impl<'t, 'm> Translator<'t, 'm> {
             .functions
             .get(callee)
             .ok_or_else(|| self.internal(format!("{callee} is not a function of this module")))?;
+        if self.ub.inlined.contains(&callee) {
+            return self.inline_call(callee, args, inst);
+        }
         let cl_callee = self
             .ub
             .functions
@@ -701,6 +753,86 @@ impl<'t, 'm> Translator<'t, 'm> {
                 Ok(out)
             }
         }
+    }
+
+    /// A call of a callee that is translated in place (see [`UnitBuilder::inlined`]): the
+    /// depth check and the deepest-depth update of a call, the callee's fuel check at its entry,
+    /// then its blocks, whose `return`s jump to a block that continues the caller. Steps are
+    /// charged as the callee would charge them, and its only possible error (the step limit at
+    /// its entry) is reported as from the callee, through the call.
+    fn inline_call(
+        &mut self,
+        callee: FuncId,
+        args: Vec<cl::Value>,
+        inst: Inst,
+    ) -> Result<Vec<cl::Value>, JitError> {
+        let module = self.ub.module;
+        let g = &module.functions[callee];
+        let site = self.site(inst, 0);
+        let Some(g_entry) = g.entry() else {
+            return Err(self.internal(format!("`{}` has no entry block", g.name)));
+        };
+        let first = first_inst(g, g_entry)
+            .ok_or_else(|| self.internal(format!("`{}` has an empty entry block", g.name)))?;
+
+        // What a call does to the depth: no frame deeper than the limit; the deepest so far.
+        let depth = self.load_ctx(types::I64, OFF_DEPTH);
+        let limit = self.load_ctx(types::I64, OFF_DEPTH_LIMIT);
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, depth, limit);
+        self.stop_if(over, ErrorCode::Depth, site);
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        let max = self.load_ctx(types::I64, OFF_MAX_DEPTH);
+        let max = self.b.ins().umax(max, deeper);
+        self.store_ctx(max, OFF_MAX_DEPTH);
+
+        // The callee's entry: its fuel check, as from the callee.
+        let saved = (
+            self.func,
+            self.id,
+            std::mem::replace(&mut self.values, vec![None; g.values.len()]),
+            std::mem::take(&mut self.blocks),
+            std::mem::take(&mut self.diamonds),
+            self.inlined,
+        );
+        self.func = g;
+        self.id = callee;
+        let entry_site = self.site(first, 0);
+        let f = self.b.use_var(self.fuel);
+        let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
+        self.stop_inlined_if(out, ErrorCode::Fuel, entry_site, site);
+
+        let cont = self.b.create_block();
+        for &ty in &g.sig.returns {
+            self.b.append_block_param(cont, cl_type(ty));
+        }
+        self.inlined = Some((cont, site));
+        let (order, _) = reverse_postorder(g);
+        let (diamonds, folded) = diamonds(g, &order);
+        self.diamonds = diamonds;
+        let order: Vec<Block> = order.into_iter().filter(|b| !folded.contains(b)).collect();
+        for &block in &order {
+            let cb = self.b.create_block();
+            for &p in &g.blocks[block].params {
+                self.b.append_block_param(cb, cl_type(g.value_type(p)));
+            }
+            self.blocks.insert(block, cb);
+        }
+        let entry_args: Vec<cl::BlockArg> = args.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(self.blocks[&g_entry], &entry_args);
+        let result = order.iter().try_for_each(|&block| self.block(block, false));
+        let (func, id, values, blocks, diamonds, inlined) = saved;
+        self.func = func;
+        self.id = id;
+        self.values = values;
+        self.blocks = blocks;
+        self.diamonds = diamonds;
+        self.inlined = inlined;
+        result?;
+        self.b.switch_to_block(cont);
+        Ok(self.b.block_params(cont).to_vec())
     }
 
     /// A primitive operation; `not_nan[i]` says operand `i` is a constant other than NaN.
@@ -816,28 +948,36 @@ impl<'t, 'm> Translator<'t, 'm> {
         Ok(v)
     }
 
+    /// Stores the fuel, and the error code and site in one store (the two `u32`s are adjacent).
+    fn store_error(&mut self, code: ErrorCode, site: u32) {
+        let f = self.b.use_var(self.fuel);
+        self.store_ctx(f, OFF_FUEL);
+        let (low, high) = if cfg!(target_endian = "little") {
+            (code as u32, site)
+        } else {
+            (site, code as u32)
+        };
+        let both = (u64::from(high) << 32 | u64::from(low)) as i64;
+        let both = self.b.ins().iconst(types::I64, both);
+        self.store_ctx(both, OFF_ERR_KIND);
+    }
+
     /// Fills the cold blocks, the error exit and the propagate block.
     fn exits(&mut self) {
         for (block, what) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(block);
             match what {
                 Cold::Error(code, site) => {
-                    // The fuel, and the error code and site in one store (the two `u32`s
-                    // are adjacent), then the shared exit: no block arguments to pass.
-                    let f = self.b.use_var(self.fuel);
-                    self.store_ctx(f, OFF_FUEL);
-                    let (low, high) = if cfg!(target_endian = "little") {
-                        (code as u32, site)
-                    } else {
-                        (site, code as u32)
-                    };
-                    let both = (u64::from(high) << 32 | u64::from(low)) as i64;
-                    let both = self.b.ins().iconst(types::I64, both);
-                    self.store_ctx(both, OFF_ERR_KIND);
+                    self.store_error(code, site);
                     self.b.ins().jump(self.err_exit, &[]);
                 }
                 Cold::Propagate(site) => {
                     let s = self.b.ins().iconst(types::I32, i64::from(site));
+                    self.b.ins().jump(self.propagate, &[s.into()]);
+                }
+                Cold::InlinedError(code, site, call_site) => {
+                    self.store_error(code, site);
+                    let s = self.b.ins().iconst(types::I32, i64::from(call_site));
                     self.b.ins().jump(self.propagate, &[s.into()]);
                 }
             }
@@ -886,7 +1026,7 @@ fn first_inst(func: &Function, block: Block) -> Option<Inst> {
 
 /// The blocks reachable from the entry in reverse postorder, and the loop headers: targets of
 /// edges that go back to a block still on the depth-first search stack.
-fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
+pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
     use std::collections::HashSet;
     let mut order = Vec::new();
     let mut headers = HashSet::new();
@@ -917,6 +1057,127 @@ fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<
     }
     order.reverse();
     (order, headers)
+}
+
+/// A `brif` whose two targets only jump on to the same block (see [`diamonds`]).
+#[derive(Clone)]
+struct Diamond {
+    /// The steps of the blocks jumped through (the taken side's jump, and forwarded blocks').
+    steps: u32,
+    /// The arguments each side passes to the block they both jump to.
+    then_args: Vec<Value>,
+    else_args: Vec<Value>,
+    /// Where the branch goes: that block, or (when it only jumps on too) the end of the chain
+    /// of such blocks; and what it passes there, each argument a selected value (by index in
+    /// `then_args`/`else_args`) or a value of a dominating block.
+    target: Block,
+    args: Vec<DiamondArg>,
+}
+
+#[derive(Clone, Copy)]
+enum DiamondArg {
+    Selected(usize),
+    Value(Value),
+}
+
+/// The branches of `func` (blocks in `order`, the reachable ones) to two different blocks that
+/// have no parameters, no other predecessor, and nothing but a `jump` to the same block: such a
+/// branch is compiled as one step more (the jump that runs) and a jump to that block with
+/// selected arguments, and the two blocks are not compiled. Generated code is full of them (a
+/// value chosen by a condition). Returns the branches and the blocks folded away.
+fn diamonds(
+    func: &Function,
+    order: &[Block],
+) -> (HashMap<Inst, Diamond>, std::collections::HashSet<Block>) {
+    let mut incoming: HashMap<Block, usize> = HashMap::new();
+    for &b in order {
+        for s in func.successors(b) {
+            *incoming.entry(s).or_default() += 1;
+        }
+    }
+    let only_jump = |b: Block| -> Option<&crate::ir::BlockCall> {
+        let data = func.blocks.get(b)?;
+        if incoming.get(&b) != Some(&1) || !data.params.is_empty() {
+            return None;
+        }
+        match data.insts.as_slice() {
+            [i] => match &func.insts[*i].kind {
+                InstKind::Jump { dest } => Some(dest),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let mut diamonds = HashMap::new();
+    let mut folded = std::collections::HashSet::new();
+    for &p in order {
+        let Some(term) = func.terminator(p) else {
+            continue;
+        };
+        let InstKind::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } = &func.insts[term].kind
+        else {
+            continue;
+        };
+        let (t, e) = (then_dest.block, else_dest.block);
+        if t == e || t == p || e == p || !then_dest.args.is_empty() || !else_dest.args.is_empty() {
+            continue;
+        }
+        let (Some(jt), Some(je)) = (only_jump(t), only_jump(e)) else {
+            continue;
+        };
+        if jt.block != je.block || jt.args.len() != je.args.len() || jt.block == t || jt.block == e
+        {
+            continue;
+        }
+        folded.insert(t);
+        folded.insert(e);
+        // Blocks after the join that only jump on, entered from nowhere else, are skipped too.
+        let mut d = Diamond {
+            steps: 1,
+            then_args: jt.args.clone(),
+            else_args: je.args.clone(),
+            target: jt.block,
+            args: (0..jt.args.len()).map(DiamondArg::Selected).collect(),
+        };
+        let mut edges = 2;
+        while let Some(data) = func.blocks.get(d.target) {
+            let next = match data.insts.as_slice() {
+                [i] => match &func.insts[*i].kind {
+                    InstKind::Jump { dest } => dest,
+                    _ => break,
+                },
+                _ => break,
+            };
+            if incoming.get(&d.target) != Some(&edges)
+                || Some(d.target) == func.entry()
+                || d.target == p
+                || next.block == d.target
+                || folded.contains(&next.block)
+                || d.args.len() != data.params.len()
+            {
+                break;
+            }
+            let args = next
+                .args
+                .iter()
+                .map(|&a| match data.params.iter().position(|&p| p == a) {
+                    Some(k) => d.args[k],
+                    None => DiamondArg::Value(a),
+                })
+                .collect();
+            folded.insert(d.target);
+            d.steps += 1;
+            d.target = next.block;
+            d.args = args;
+            edges = 1;
+        }
+        diamonds.insert(term, d);
+    }
+    (diamonds, folded)
 }
 
 /// The straight-line segments of a block: each ends after a call or at the terminator.

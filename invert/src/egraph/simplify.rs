@@ -341,42 +341,67 @@ enum PlainNode {
     /// A value of another block, a block parameter or the result of a statement.
     Leaf(Value),
     Num(Const),
-    Op(pinv_core::ir::Opcode, Box<[usize]>),
+    /// An operation and its operands' classes (every opcode takes at most two; the unused
+    /// one is 0).
+    Op(pinv_core::ir::Opcode, [usize; 2]),
 }
 
-/// The fast path of [`simplify_block`]: most blocks of generated code give the e-graph nothing
-/// to do — no rule's left-hand side occurs and no operation has constant operands that fold —
-/// and then the e-graph only merges identical nodes and extraction takes each class's only
-/// node. `Plain` builds exactly that (hash-consed nodes, one per class) without an e-graph, checks
-/// that no rule pattern matches it (structurally, with egg's own pattern trees) and that nothing
-/// folds, and rebuilds the block the way [`Rebuild`] would. When anything could happen, it gives
-/// up and the e-graph runs as before. The test `fast_path_gives_what_the_egraph_gives` compares
-/// the two on every generated function of the corpus.
+/// The fast path of [`simplify_block`]: the e-graph of a block of generated code rarely does
+/// more than merge identical nodes, fold constants and collapse a node into one of its operands
+/// (`x · 1.0 = x`, `b | b = b`) or into a constant (`b | true = true`). `Plain` does exactly
+/// that, bottom-up while hash-consing, so every class keeps one node (its representative): a
+/// node whose operands are constants that fold becomes the constant; a node that a rule
+/// rewrites into an operand or a constant becomes that class. The e-graph would put the node in
+/// that class, where extraction picks the representative anyway (it is a strict subterm, or a
+/// constant), and the node's parents merge by congruence, which hash-consing them after the
+/// collapse gives. When the e-graph could do anything else — a rule whose right-hand side is
+/// not an operand or a constant, two rules disagreeing, a collapsed node whose operation
+/// occurs inside some rule's left-hand side (nested patterns could then match through it) —
+/// `Plain` gives up and the e-graph runs. It rebuilds the block the way [`Rebuild`] would. The
+/// tests `fast_path_gives_what_the_egraph_gives` and `fast_path_on_random_blocks` compare the
+/// two, text for text.
 struct Plain {
     nodes: Vec<PlainNode>,
-    /// The class of each pure value of the block.
-    class: FxHashMap<Value, usize>,
+    /// The class of each pure value of the block, by value number.
+    class: ValueClasses,
     pure_values: Vec<Value>,
 }
 
+/// The class of each value (by value number); values created after it was made have none.
+struct ValueClasses(Vec<Option<usize>>);
+
+impl ValueClasses {
+    fn get(&self, v: Value) -> Option<usize> {
+        self.0.get(v.as_u32() as usize).copied().flatten()
+    }
+
+    fn set(&mut self, v: Value, c: usize) {
+        if let Some(slot) = self.0.get_mut(v.as_u32() as usize) {
+            *slot = Some(c);
+        }
+    }
+}
+
 impl Plain {
-    /// The block's hash-consed nodes, or `None` if a rule could apply or a constant fold.
+    /// The block's classes, or `None` if the e-graph could do more than `Plain` does.
     fn of(f: &Function, insts: &[Inst], index: &RuleIndex<'_>) -> Option<Plain> {
         if !index.usable || !FAST_PATH.with(std::cell::Cell::get) {
             return None;
         }
         let mut plain = Plain {
             nodes: Vec::new(),
-            class: FxHashMap::default(),
+            class: ValueClasses(vec![None; f.values.len()]),
             pure_values: Vec::new(),
         };
+        // Node -> class (for a collapsed node, the class it collapsed into).
         let mut memo: FxHashMap<PlainNode, usize> = FxHashMap::default();
-        let mut add = |nodes: &mut Vec<PlainNode>, n: PlainNode| -> usize {
+        let add = |nodes: &mut Vec<PlainNode>, memo: &mut FxHashMap<PlainNode, usize>, n| {
             *memo.entry(n).or_insert_with_key(|n| {
                 nodes.push(n.clone());
                 nodes.len() - 1
             })
         };
+        let mut bound = Vec::new();
         for &i in insts {
             let data = &f.insts[i];
             if !pure(&data.kind) {
@@ -385,44 +410,85 @@ impl Plain {
             let node = match &data.kind {
                 InstKind::Const(c) => PlainNode::Num(*c),
                 InstKind::Prim { op, args } => {
-                    let mut ids = Vec::with_capacity(args.len());
-                    let mut consts = Vec::with_capacity(args.len());
-                    for &a in args {
-                        let id = match (plain.class.get(&a), constant(f, a)) {
-                            (Some(&c), _) => c,
-                            (None, Some(c)) => add(&mut plain.nodes, PlainNode::Num(c)),
-                            (None, None) => add(&mut plain.nodes, PlainNode::Leaf(a)),
-                        };
-                        if let PlainNode::Num(c) = plain.nodes[id] {
-                            consts.push(c);
-                        }
-                        ids.push(id);
-                    }
-                    // Constant operands that fold: the analysis would make the class a constant.
-                    if consts.len() == args.len() && super::analysis::fold(*op, &consts).is_some() {
+                    if args.len() > 2 || args.len() != op.arity() {
                         return None;
                     }
-                    PlainNode::Op(*op, ids.into_boxed_slice())
+                    let mut ids = [0; 2];
+                    for (k, &a) in args.iter().enumerate() {
+                        let id = match (plain.class.get(a), constant(f, a)) {
+                            (Some(c), _) => c,
+                            (None, Some(c)) => add(&mut plain.nodes, &mut memo, PlainNode::Num(c)),
+                            (None, None) => add(&mut plain.nodes, &mut memo, PlainNode::Leaf(a)),
+                        };
+                        ids[k] = id;
+                    }
+                    PlainNode::Op(*op, ids)
                 }
                 _ => return None,
             };
-            let id = add(&mut plain.nodes, node);
-            plain.class.insert(data.results[0], id);
-            plain.pure_values.push(data.results[0]);
-        }
-        let mut bound = Vec::new();
-        for (c, node) in plain.nodes.iter().enumerate() {
-            let candidates = match node {
+            let r = data.results[0];
+            if let Some(&c) = memo.get(&node) {
+                plain.class.set(r, c);
+                plain.pure_values.push(r);
+                continue;
+            }
+            // Constant operands that fold: the analysis makes the class that constant.
+            if let PlainNode::Op(op, args) = &node {
+                let consts: Option<Vec<Const>> = args[..op.arity()]
+                    .iter()
+                    .map(|&a| match plain.nodes[a] {
+                        PlainNode::Num(c) => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(k) = consts.and_then(|cs| super::analysis::fold(*op, &cs)) {
+                    let c = add(&mut plain.nodes, &mut memo, PlainNode::Num(k));
+                    memo.insert(node, c);
+                    plain.class.set(r, c);
+                    plain.pure_values.push(r);
+                    continue;
+                }
+            }
+            let id = add(&mut plain.nodes, &mut memo, node.clone());
+            // The rules that match the new node, and what they make it.
+            let candidates = match &node {
                 PlainNode::Op(op, _) => index.by_op.get(op),
                 PlainNode::Num(_) => Some(&index.num),
                 PlainNode::Leaf(_) => None,
             };
-            for ast in candidates.into_iter().flatten() {
+            let mut target: Option<usize> = None;
+            for rule in candidates.into_iter().flatten() {
                 bound.clear();
-                if plain.matches(ast, ast.len() - 1, c, &mut bound)? {
+                if !plain.matches(rule.lhs, rule.lhs.len() - 1, id, &mut bound)? {
+                    continue;
+                }
+                let collapsible = match &node {
+                    PlainNode::Op(op, _) => !index.inner_ops.contains(op),
+                    _ => false,
+                };
+                let t = match rule.rhs {
+                    Some([egg::ENodeOrVar::Var(v)]) if collapsible => {
+                        bound.iter().find(|(w, _)| w == v).map(|&(_, c)| c)?
+                    }
+                    Some([egg::ENodeOrVar::ENode(Node::Num(k))]) if collapsible => {
+                        add(&mut plain.nodes, &mut memo, PlainNode::Num(k.0))
+                    }
+                    _ => return None,
+                };
+                if target.is_some_and(|x| x != t) {
                     return None;
                 }
+                target = Some(t);
             }
+            let c = match target {
+                Some(t) => {
+                    memo.insert(node, t);
+                    t
+                }
+                None => id,
+            };
+            plain.class.set(r, c);
+            plain.pure_values.push(r);
         }
         Some(plain)
     }
@@ -451,6 +517,7 @@ impl Plain {
                 let PlainNode::Op(o, args) = &self.nodes[c] else {
                     return Some(false);
                 };
+                let args = &args[..o.arity()];
                 if o != op || args.len() != children.len() {
                     return Some(false);
                 }
@@ -484,7 +551,7 @@ impl Plain {
         f.blocks[b].insts.clear();
         let mut emitted: Vec<Option<Value>> = vec![None; self.nodes.len()];
         let konst = |v: Value| -> Option<Const> {
-            match self.class.get(&v).map(|&c| &self.nodes[c]) {
+            match self.class.get(v).map(|c| &self.nodes[c]) {
                 Some(PlainNode::Num(c)) => Some(*c),
                 _ => None,
             }
@@ -499,7 +566,10 @@ impl Plain {
                 for &v in &self.pure_values {
                     if used_in.outside(v, b) {
                         let span = f.insts[i].span;
-                        let nv = self.emit(f, b, &mut emitted, self.class[&v], span);
+                        let Some(c) = self.class.get(v) else {
+                            continue;
+                        };
+                        let nv = self.emit(f, b, &mut emitted, c, span);
                         if nv != v {
                             replace.insert(v, nv);
                         }
@@ -530,8 +600,8 @@ impl Plain {
                 _ => {}
             }
             let mut kind = f.insts[i].kind.clone();
-            kind.map_args(|v| match self.class.get(&v) {
-                Some(&c) => self.emit(f, b, &mut emitted, c, span),
+            kind.map_args(|v| match self.class.get(v) {
+                Some(c) => self.emit(f, b, &mut emitted, c, span),
                 None => v,
             });
             f.insts[i].kind = kind;
@@ -554,7 +624,7 @@ impl Plain {
             PlainNode::Leaf(v) => *v,
             PlainNode::Num(k) => f.ins_const(b, *k, span),
             PlainNode::Op(op, args) => {
-                let args: Vec<Value> = args
+                let args: Vec<Value> = args[..op.arity()]
                     .iter()
                     .map(|&a| self.emit(f, b, emitted, a, span))
                     .collect();
@@ -566,10 +636,20 @@ impl Plain {
     }
 }
 
-/// The left-hand sides of the rules by the operation at their root, for [`Plain`].
+/// A rule as [`Plain`] sees it: its left-hand side, and its right-hand side when that is
+/// a pattern tree.
+struct IndexedRule<'r> {
+    lhs: &'r [egg::ENodeOrVar<Node>],
+    rhs: Option<&'r [egg::ENodeOrVar<Node>]>,
+}
+
+/// The rules by the operation at the root of their left-hand side, for [`Plain`].
 struct RuleIndex<'r> {
-    by_op: FxHashMap<pinv_core::ir::Opcode, Vec<&'r [egg::ENodeOrVar<Node>]>>,
-    num: Vec<&'r [egg::ENodeOrVar<Node>]>,
+    by_op: FxHashMap<pinv_core::ir::Opcode, Vec<IndexedRule<'r>>>,
+    num: Vec<IndexedRule<'r>>,
+    /// Operations that occur inside some left-hand side (not at its root): a node of one of
+    /// them must not be collapsed by `Plain`, or a nested pattern could match through it.
+    inner_ops: std::collections::HashSet<pinv_core::ir::Opcode>,
     /// False if some rule's left-hand side is not a pattern of constants and operations (then
     /// every block goes through the e-graph).
     usable: bool,
@@ -580,6 +660,7 @@ impl<'r> RuleIndex<'r> {
         let mut index = RuleIndex {
             by_op: FxHashMap::default(),
             num: Vec::new(),
+            inner_ops: std::collections::HashSet::new(),
             usable: true,
         };
         for rule in rules {
@@ -587,12 +668,19 @@ impl<'r> RuleIndex<'r> {
                 index.usable = false;
                 continue;
             };
-            let ast: &[egg::ENodeOrVar<Node>] = ast.as_ref();
-            match ast.last() {
-                Some(egg::ENodeOrVar::ENode(Node::Op(op, _))) => {
-                    index.by_op.entry(*op).or_default().push(ast)
+            let lhs: &[egg::ENodeOrVar<Node>] = ast.as_ref();
+            let rhs = rule.applier.get_pattern_ast().map(|a| a.as_ref());
+            for n in lhs.iter().take(lhs.len().saturating_sub(1)) {
+                if let egg::ENodeOrVar::ENode(Node::Op(op, _)) = n {
+                    index.inner_ops.insert(*op);
                 }
-                Some(egg::ENodeOrVar::ENode(Node::Num(_))) => index.num.push(ast),
+            }
+            let indexed = IndexedRule { lhs, rhs };
+            match lhs.last() {
+                Some(egg::ENodeOrVar::ENode(Node::Op(op, _))) => {
+                    index.by_op.entry(*op).or_default().push(indexed)
+                }
+                Some(egg::ENodeOrVar::ENode(Node::Num(_))) => index.num.push(indexed),
                 _ => index.usable = false,
             }
         }
@@ -809,6 +897,144 @@ block0(v0: f64):
             }
         }
         assert!(compared > 20, "only {compared} functions compared");
+    }
+
+    /// A random generated inverse: one block of pure operations over parameters and the
+    /// constants the rules care about (so that rules fire, alone and together, and constants
+    /// fold), checks of some of its bools, and a branch to two returns.
+    fn random_inverse(seed: u64) -> Module {
+        use pinv_core::ir::{BlockCall, Opcode, Signature, Type};
+        use pinv_core::Span;
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n.max(1) as u64) as usize
+        };
+        let sig = Signature {
+            params: vec![Type::F64, Type::F64, Type::I64, Type::Bool],
+            returns: vec![Type::F64, Type::I64, Type::Bool],
+        };
+        let kind = FuncKind::GeneratedInverse { of: "f".into() };
+        let mut f = Function::new(kind.symbol("f"), kind, sig);
+        let entry = f.create_entry();
+        let sp = Span::default();
+        let mut vals: Vec<Value> = f.blocks[entry].params.clone();
+        let consts = [
+            Const::F64(0.0),
+            Const::F64(-0.0),
+            Const::F64(1.0),
+            Const::F64(2.5),
+            Const::F64(f64::NAN),
+            Const::I64(0),
+            Const::I64(1),
+            Const::I64(-3),
+            Const::Bool(true),
+            Const::Bool(false),
+        ];
+        let ops: Vec<Opcode> = Opcode::ALL
+            .iter()
+            .copied()
+            .filter(|op| !op.can_trap() && op.arity() <= 2)
+            .collect();
+        let n = 4 + next(40);
+        for _ in 0..n {
+            if next(4) == 0 {
+                let c = consts[next(consts.len())];
+                vals.push(f.ins_const(entry, c, sp));
+                continue;
+            }
+            let op = ops[next(ops.len())];
+            let mut args = Vec::new();
+            for &ty in op.arg_types() {
+                let of_ty: Vec<Value> = vals
+                    .iter()
+                    .copied()
+                    .filter(|&v| f.value_type(v) == ty)
+                    .collect();
+                let v = if of_ty.is_empty() || next(3) == 0 {
+                    let cs: Vec<Const> = consts.iter().copied().filter(|c| c.ty() == ty).collect();
+                    f.ins_const(entry, cs[next(cs.len())], sp)
+                } else {
+                    of_ty[next(of_ty.len())]
+                };
+                args.push(v);
+            }
+            vals.push(f.ins_prim(entry, op, args, sp));
+        }
+        let pick = |f: &Function, ty: Type, k: usize| {
+            let of_ty: Vec<Value> = vals
+                .iter()
+                .copied()
+                .filter(|&v| f.value_type(v) == ty)
+                .collect();
+            of_ty[k % of_ty.len()]
+        };
+        for _ in 0..next(3) {
+            let cond = pick(&f, Type::Bool, next(100));
+            f.ins_void(
+                entry,
+                InstKind::Check {
+                    cond,
+                    reason: "r".into(),
+                },
+                sp,
+            );
+        }
+        let (b1, b2) = (f.create_block(), f.create_block());
+        let cond = pick(&f, Type::Bool, next(100));
+        let rets = |f: &Function, k: usize| {
+            vec![
+                pick(f, Type::F64, k),
+                pick(f, Type::I64, k + 1),
+                pick(f, Type::Bool, k + 2),
+            ]
+        };
+        let (r1, r2) = (rets(&f, next(100)), rets(&f, next(100)));
+        f.ins_void(
+            entry,
+            InstKind::Brif {
+                cond,
+                then_dest: BlockCall::new(b1, vec![]),
+                else_dest: BlockCall::new(b2, vec![]),
+            },
+            sp,
+        );
+        f.ins_return(b1, r1, sp);
+        f.ins_return(b2, r2, sp);
+        let mut m = Module::new();
+        m.add(f).expect("adds");
+        m
+    }
+
+    /// The fast path gives what the e-graph gives on random blocks full of rule matches,
+    /// foldable constants and repeated expressions.
+    #[test]
+    fn fast_path_on_random_blocks() {
+        let mut plain_blocks = 0;
+        for seed in 0..3000 {
+            let m = random_inverse(seed);
+            let run = |fast: bool| {
+                FAST_PATH.with(|c| c.set(fast));
+                let mut m = m.clone();
+                let stats = simplify_generated(&mut m);
+                FAST_PATH.with(|c| c.set(true));
+                (pinv_core::ir::write_module(&m, &Default::default()), stats)
+            };
+            let (with, without) = (run(true), run(false));
+            assert_eq!(with.1, without.1, "seed {seed}");
+            assert_eq!(with.0, without.0, "seed {seed}");
+            let f = &m.functions.values().next().expect("one function");
+            let rules = exact_simplifications();
+            let index = RuleIndex::of(&rules);
+            let entry = f.entry().expect("entry");
+            plain_blocks += usize::from(Plain::of(f, &f.blocks[entry].insts, &index).is_some());
+        }
+        assert!(
+            plain_blocks > 1000,
+            "the fast path took only {plain_blocks} blocks"
+        );
     }
 
     #[test]
