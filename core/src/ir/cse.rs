@@ -41,8 +41,11 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
     let mut alias: Vec<Option<Value>> = vec![None; func.values.len()];
     let resolve =
         |alias: &[Option<Value>], v: Value| alias.get(v.index()).copied().flatten().unwrap_or(v);
-    let mut seen: FxHashMap<Key, Vec<(Block, Inst)>> =
+    // The instructions kept for each key, in the order they were kept: a list through
+    // `candidates` (first and last index per key), without a vector per key.
+    let mut seen: FxHashMap<Key, (usize, usize)> =
         FxHashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
+    let mut candidates: Vec<(Block, Inst, Option<usize>)> = Vec::with_capacity(func.insts.len());
     let mut removed = 0;
     for block in order {
         let insts = func.blocks[block].insts.clone();
@@ -63,12 +66,16 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                 kept.push(inst);
                 continue;
             };
-            let earlier = seen.get(&key).and_then(|candidates| {
-                candidates
-                    .iter()
-                    .find(|(b, _)| doms.dominates(*b, block))
-                    .map(|&(_, i)| i)
-            });
+            let mut earlier = None;
+            let mut next = seen.get(&key).map(|&(first, _)| first);
+            while let Some(k) = next {
+                let (b, i, after) = candidates[k];
+                if doms.dominates(b, block) {
+                    earlier = Some(i);
+                    break;
+                }
+                next = after;
+            }
             match earlier {
                 Some(earlier) => {
                     let old = func.insts[inst].results.clone();
@@ -81,7 +88,17 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                     removed += 1;
                 }
                 None => {
-                    seen.entry(key).or_default().push((block, inst));
+                    let k = candidates.len();
+                    candidates.push((block, inst, None));
+                    match seen.get_mut(&key) {
+                        Some((_, last)) => {
+                            candidates[*last].2 = Some(k);
+                            *last = k;
+                        }
+                        None => {
+                            seen.insert(key, (k, k));
+                        }
+                    }
                     kept.push(inst);
                 }
             }

@@ -113,10 +113,10 @@ pub fn verify_function_in(module: &Module, func: &Function) -> Result {
     let mut v = Verifier {
         module,
         func,
-        inst_block: SecondaryMap::new(),
-        inst_pos: SecondaryMap::new(),
-        defined: SecondaryMap::new(),
-        in_layout: SecondaryMap::new(),
+        inst_block: SecondaryMap::with_capacity(func.insts.len()),
+        inst_pos: SecondaryMap::with_capacity(func.insts.len()),
+        defined: SecondaryMap::with_capacity(func.values.len()),
+        in_layout: SecondaryMap::with_capacity(func.blocks.len()),
     };
     v.kind()?;
     v.layout()?;

@@ -24,7 +24,6 @@
 //!   under it, so a function is never compiled twice for the same key).
 
 use super::{compile, CompiledFunction, JitError};
-use crate::ir::write::{write_function, WriteOptions};
 use crate::ir::{FuncId, InstKind, Module};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -364,14 +363,11 @@ fn fingerprints(module: &Module, root: FuncId) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let mut seen = HashSet::from([root]);
     let mut stack = vec![root];
-    let opts = WriteOptions { spans: true };
     while let Some(id) = stack.pop() {
         let Some(f) = module.functions.get(id) else {
             continue;
         };
-        let mut h = DefaultHasher::new();
-        write_function(module, id, &opts).hash(&mut h);
-        out.insert(f.name.clone(), h.finish());
+        out.insert(f.name.clone(), fingerprint(module, f));
         for (_, i) in f.insts_in_layout() {
             if let InstKind::Call { callee, .. } = &f.insts[i].kind {
                 if seen.insert(*callee) {
@@ -381,4 +377,69 @@ fn fingerprints(module: &Module, root: FuncId) -> BTreeMap<String, u64> {
         }
     }
     out
+}
+
+/// A hash of everything the text form of `f` (with spans) shows: its header, and every block
+/// and instruction in layout order with their ids, types, operands, constants (by bits),
+/// domains, strings and spans (a callee by name). Computed directly, without printing.
+fn fingerprint(module: &Module, f: &crate::ir::Function) -> u64 {
+    let mut h = DefaultHasher::new();
+    f.name.hash(&mut h);
+    f.kind.hash(&mut h);
+    f.sig.hash(&mut h);
+    f.param_names.hash(&mut h);
+    f.span.hash(&mut h);
+    let ty = |v: crate::ir::Value| f.values.get(v).map(|d| d.ty);
+    for &b in &f.layout {
+        b.hash(&mut h);
+        let Some(data) = f.blocks.get(b) else {
+            continue;
+        };
+        for &p in &data.params {
+            (p, ty(p)).hash(&mut h);
+        }
+        for &i in &data.insts {
+            let Some(inst) = f.insts.get(i) else {
+                continue;
+            };
+            for &r in &inst.results {
+                (r, ty(r)).hash(&mut h);
+            }
+            inst.span.hash(&mut h);
+            std::mem::discriminant(&inst.kind).hash(&mut h);
+            let call = |c: &crate::ir::BlockCall, h: &mut DefaultHasher| {
+                c.block.hash(h);
+                c.args.hash(h);
+            };
+            match &inst.kind {
+                InstKind::Const(c) => c.hash(&mut h),
+                InstKind::Prim { op, args } => (op.name(), args).hash(&mut h),
+                InstKind::Call { callee, args } => {
+                    module.functions.get(*callee).map(|g| &g.name).hash(&mut h);
+                    args.hash(&mut h);
+                }
+                InstKind::Theta { domain, role } => {
+                    // The domain as printed (f64 bounds by their text).
+                    domain.to_string().hash(&mut h);
+                    role.hash(&mut h);
+                }
+                InstKind::Choice { n, role } => (n, role).hash(&mut h),
+                InstKind::Check { cond, reason } => (cond, reason).hash(&mut h),
+                InstKind::Record { value, role } => (value, role).hash(&mut h),
+                InstKind::Jump { dest } => call(dest, &mut h),
+                InstKind::Brif {
+                    cond,
+                    then_dest,
+                    else_dest,
+                } => {
+                    cond.hash(&mut h);
+                    call(then_dest, &mut h);
+                    call(else_dest, &mut h);
+                }
+                InstKind::Return { args } => args.hash(&mut h),
+                InstKind::Fail { reason } => reason.hash(&mut h),
+            }
+        }
+    }
+    h.finish()
 }

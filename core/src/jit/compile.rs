@@ -157,6 +157,9 @@ impl<'m> UnitBuilder<'m> {
 
     /// A shared `extern "C"` f64 function of `arity` operands.
     pub fn f64_function(&mut self, name: &'static str, arity: usize) -> Result<ClFuncId, JitError> {
+        if let Some(&id) = self.imports.get(name) {
+            return Ok(id);
+        }
         let mut sig = self.jit.make_signature();
         for _ in 0..arity {
             sig.params.push(AbiParam::new(types::F64));
@@ -167,6 +170,9 @@ impl<'m> UnitBuilder<'m> {
 
     /// One of the callbacks of [`abi`].
     pub fn callback(&mut self, name: &'static str) -> Result<ClFuncId, JitError> {
+        if let Some(&id) = self.imports.get(name) {
+            return Ok(id);
+        }
         let ptr = self.pointer_type();
         let mut sig = self.jit.make_signature();
         sig.params.push(AbiParam::new(ptr));

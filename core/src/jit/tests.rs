@@ -269,6 +269,44 @@ fn every_opcode_agrees_bit_for_bit_on_special_values() {
     }
 }
 
+/// Every binary f64 opcode with a constant operand (left or right), on special values: the
+/// translation treats some constants specially (`fmax x, 1.0` is a comparison and a select).
+#[test]
+fn binary_opcodes_with_a_constant_operand_agree() {
+    for &op in Opcode::ALL {
+        if op.arg_types() != [Type::F64, Type::F64] {
+            continue;
+        }
+        for c in F64S {
+            let c = f64::from_bits(c);
+            for left in [false, true] {
+                let sig = Signature {
+                    params: vec![Type::F64],
+                    returns: vec![op.result_type()],
+                };
+                let mut f = Function::new("op", FuncKind::Fn, sig);
+                let entry = f.create_entry();
+                let x = f.blocks[entry].params[0];
+                let k = f.ins_const(entry, Const::F64(c), Span::default());
+                let args = if left { vec![k, x] } else { vec![x, k] };
+                let r = f.ins_prim(entry, op, args, Span::default());
+                f.ins_return(entry, vec![r], Span::default());
+                let mut m = Module::new();
+                m.add(f).unwrap();
+                let m = Arc::new(m);
+                let id = m.get("op").unwrap();
+                let code = compile(Arc::clone(&m), id).unwrap();
+                let interp = crate::interp::Interpreter::new(&m);
+                for x in values(Type::F64) {
+                    let want = interp.call(id, &[x]);
+                    let got = code.call(&[x]);
+                    assert_eq!(want, got, "{op} with {c:?} (left: {left}) on {x:?}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn nan_operands_propagate_as_in_the_shared_functions() {
     // Both operands NaN: the result is the first one, quieted, in both engines.

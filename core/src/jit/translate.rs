@@ -9,9 +9,18 @@
 //! - one Cranelift block per IR block, with the same parameters (IR block parameters map one to
 //!   one to Cranelift block parameters), translated in reverse postorder so that every value is
 //!   defined before it is used (the verifier guarantees dominance);
-//! - cold blocks for every place that can stop, which jump to one shared *error exit* (store
-//!   the error code, site and fuel; return status 1) or, after a failed call, to one shared
+//! - cold blocks for every place that can stop, which store the error code, site and fuel and
+//!   jump to one shared *error exit* (return status 1) or, after a failed call, to one shared
 //!   *propagate* block (note the call site; return status 1).
+//!
+//! Three things are not translated one for one:
+//!
+//! - θ reads take the next value from the tape in the context block when it has the right type
+//!   and domain, and call back otherwise ([`Translator::tape_read`]);
+//! - a call of a small leaf callee that cannot fail is translated in place
+//!   ([`Translator::inline_call`]), with the call's depth bookkeeping and the callee's steps;
+//! - a `brif` to two blocks that only jump to the same block is a select ([`diamonds`]), with
+//!   the steps of the jumps.
 //!
 //! # Steps
 //!
@@ -32,9 +41,11 @@
 //! is whatever the shared `floor` gives, probed once: unchanged or quieted). `fmin`/`fmax` are the
 //! native IEEE minimum/maximum (-0 below +0) with a NaN operand replaced by the other operand, which
 //! is exactly `semantics`' rule. Everything else on f64 (`frem`, `pow`, the libm functions) calls
-//! the shared functions. The mid-end
-//! optimizer is off (`opt_level=none`): some of its float rewrites, such as
-//! `fmul(fneg x, fneg y) → fmul(x, y)`, change the bits of a NaN result.
+//! the shared functions. An `fmin`/`fmax` with a constant operand other than NaN and other
+//! than the zero it prefers is a comparison and a select (the same bits). The mid-end optimizer
+//! is off (`opt_level=none`): some of its float rewrites, such as `fmul(fneg x, fneg y) →
+//! fmul(x, y)`, change the bits of a NaN result, and (measured on the issue-7 benchmark) it made
+//! generated inverses no faster while compiling them took a third longer.
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
@@ -129,7 +140,7 @@ struct Translator<'t, 'm> {
     inlined: Option<(cl::Block, u32)>,
     fuel: Variable,
     values: Vec<Option<cl::Value>>,
-    blocks: HashMap<Block, cl::Block>,
+    blocks: cranelift_entity::SecondaryMap<Block, Option<cl::Block>>,
     /// Branches to two blocks that only jump to the same block, compiled as selects (see
     /// [`diamonds`]): by the branch instruction, the target and the two argument lists.
     diamonds: HashMap<Inst, Diamond>,
@@ -199,7 +210,7 @@ pub(crate) fn translate_function(
         inlined: None,
         fuel,
         values: vec![None; func.values.len()],
-        blocks: HashMap::new(),
+        blocks: cranelift_entity::SecondaryMap::new(),
         diamonds: HashMap::new(),
         err_exit,
         propagate,
@@ -348,7 +359,7 @@ impl<'t, 'm> Translator<'t, 'm> {
             for &p in &func.blocks[block].params {
                 self.b.append_block_param(cb, cl_type(func.value_type(p)));
             }
-            self.blocks.insert(block, cb);
+            self.blocks[block] = Some(cb);
         }
         let first = first_inst(func, entry).ok_or_else(|| self.internal("empty entry block"))?;
 
@@ -365,10 +376,11 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
         self.check_fuel(entry_site);
         let args: Vec<cl::BlockArg> = params.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(self.blocks[&entry], &args);
+        let entry_block = self.target(entry)?;
+        self.b.ins().jump(entry_block, &args);
 
         for &block in &order {
-            self.block(block, headers.contains(&block))?;
+            self.block(block, headers.contains(block))?;
         }
         self.exits();
         Ok(())
@@ -376,7 +388,7 @@ impl<'t, 'm> Translator<'t, 'm> {
 
     fn block(&mut self, block: Block, header: bool) -> Result<(), JitError> {
         let func = self.func;
-        let cb = self.blocks[&block];
+        let cb = self.target(block)?;
         self.b.switch_to_block(cb);
         let cparams = self.b.block_params(cb).to_vec();
         for (&p, &c) in func.blocks[block].params.iter().zip(&cparams) {
@@ -423,9 +435,10 @@ impl<'t, 'm> Translator<'t, 'm> {
                 self.define(result(0)?, v)?;
             }
             InstKind::Prim { op, args } => {
-                let not_nan: Vec<bool> = args.iter().map(|&a| not_nan_constant(func, a)).collect();
+                let consts: Vec<Option<f64>> =
+                    args.iter().map(|&a| f64_constant(func, a)).collect();
                 let args = self.values_of(args)?;
-                let v = self.prim(*op, &args, &not_nan, inst, uncharged)?;
+                let v = self.prim(*op, &args, &consts, inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Call { callee, args } => {
@@ -545,8 +558,9 @@ impl<'t, 'm> Translator<'t, 'm> {
 
     fn target(&self, block: Block) -> Result<cl::Block, JitError> {
         self.blocks
-            .get(&block)
+            .get(block)
             .copied()
+            .flatten()
             .ok_or_else(|| self.internal(format!("{block} is not in the layout")))
     }
 
@@ -818,10 +832,11 @@ impl<'t, 'm> Translator<'t, 'm> {
             for &p in &g.blocks[block].params {
                 self.b.append_block_param(cb, cl_type(g.value_type(p)));
             }
-            self.blocks.insert(block, cb);
+            self.blocks[block] = Some(cb);
         }
         let entry_args: Vec<cl::BlockArg> = args.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(self.blocks[&g_entry], &entry_args);
+        let g_block = self.target(g_entry)?;
+        self.b.ins().jump(g_block, &entry_args);
         let result = order.iter().try_for_each(|&block| self.block(block, false));
         let (func, id, values, blocks, diamonds, inlined) = saved;
         self.func = func;
@@ -835,12 +850,12 @@ impl<'t, 'm> Translator<'t, 'm> {
         Ok(self.b.block_params(cont).to_vec())
     }
 
-    /// A primitive operation; `not_nan[i]` says operand `i` is a constant other than NaN.
+    /// A primitive operation; `consts[i]` is operand `i` when it is an f64 constant.
     fn prim(
         &mut self,
         op: Opcode,
         args: &[cl::Value],
-        not_nan: &[bool],
+        consts: &[Option<f64>],
         inst: Inst,
         uncharged: u32,
     ) -> Result<cl::Value, JitError> {
@@ -872,6 +887,35 @@ impl<'t, 'm> Translator<'t, 'm> {
                 }
             }
             Fmin | Fmax => {
+                // With one operand a constant c that is not NaN and not the zero the operation
+                // prefers (-0 for fmax, +0 for fmin), the result is `x > c ? x : c` (fmax) or
+                // `x < c ? x : c` (fmin) for the other operand x: a NaN x gives c, as does an x
+                // equal to c (the same bits, or the other zero, which c wins over).
+                let preferred_zero = if op == Fmax { -0.0f64 } else { 0.0f64 }.to_bits();
+                let usable = |c: Option<f64>| {
+                    c.filter(|x| !x.is_nan() && x.to_bits() != preferred_zero)
+                        .is_some()
+                };
+                let cmp = if op == Fmax {
+                    FloatCC::GreaterThan
+                } else {
+                    FloatCC::LessThan
+                };
+                if usable(consts.get(1).copied().flatten()) {
+                    let take = self.b.ins().fcmp(cmp, a, b);
+                    return Ok(self.b.ins().select(take, a, b));
+                }
+                if usable(consts.first().copied().flatten()) {
+                    let take = self.b.ins().fcmp(cmp, b, a);
+                    return Ok(self.b.ins().select(take, b, a));
+                }
+                let not_nan = |i: usize| {
+                    consts
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|x| !x.is_nan())
+                };
                 // The IEEE minimum/maximum (with -0 < +0) where neither operand is NaN; a NaN
                 // operand yields the other one, as in `semantics`.
                 let m = if op == Fmin {
@@ -879,13 +923,13 @@ impl<'t, 'm> Translator<'t, 'm> {
                 } else {
                     self.b.ins().fmax(a, b)
                 };
-                let m = if not_nan.get(1) == Some(&true) {
+                let m = if not_nan(1) {
                     m
                 } else {
                     let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
                     self.b.ins().select(b_nan, a, m)
                 };
-                if not_nan.first() == Some(&true) {
+                if not_nan(0) {
                     m
                 } else {
                     let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
@@ -1008,14 +1052,14 @@ fn floor_keeps_nan_bits() -> bool {
     })
 }
 
-/// Whether `v` is an f64 constant other than NaN.
-fn not_nan_constant(func: &Function, v: Value) -> bool {
+/// `v`'s value, if it is an f64 constant.
+fn f64_constant(func: &Function, v: Value) -> Option<f64> {
     match func.values.get(v).map(|d| d.def) {
-        Some(crate::ir::ValueDef::Result(i, _)) => matches!(
-            func.insts.get(i).map(|d| &d.kind),
-            Some(InstKind::Const(Const::F64(x))) if !x.is_nan()
-        ),
-        _ => false,
+        Some(crate::ir::ValueDef::Result(i, _)) => match func.insts.get(i).map(|d| &d.kind) {
+            Some(InstKind::Const(Const::F64(x))) => Some(*x),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -1026,24 +1070,26 @@ fn first_inst(func: &Function, block: Block) -> Option<Inst> {
 
 /// The blocks reachable from the entry in reverse postorder, and the loop headers: targets of
 /// edges that go back to a block still on the depth-first search stack.
-pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collections::HashSet<Block>) {
-    use std::collections::HashSet;
+pub(crate) fn reverse_postorder(
+    func: &Function,
+) -> (Vec<Block>, cranelift_entity::EntitySet<Block>) {
+    use cranelift_entity::EntitySet;
     let mut order = Vec::new();
-    let mut headers = HashSet::new();
+    let mut headers = EntitySet::new();
     let Some(entry) = func.entry() else {
         return (order, headers);
     };
-    let mut visited = HashSet::new();
-    let mut on_stack = HashSet::new();
+    let n = func.blocks.len();
+    let mut visited = EntitySet::with_capacity(n);
+    let mut on_stack = EntitySet::with_capacity(n);
     // (block, index of the next successor to visit)
     let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
     visited.insert(entry);
     on_stack.insert(entry);
     while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-        let succs = func.successors(block);
-        if let Some(&s) = succs.get(*next) {
+        if let Some(s) = successor(func, block, *next) {
             *next += 1;
-            if on_stack.contains(&s) {
+            if on_stack.contains(s) {
                 headers.insert(s);
             } else if visited.insert(s) {
                 on_stack.insert(s);
@@ -1051,12 +1097,24 @@ pub(crate) fn reverse_postorder(func: &Function) -> (Vec<Block>, std::collection
             }
         } else {
             stack.pop();
-            on_stack.remove(&block);
+            on_stack.remove(block);
             order.push(block);
         }
     }
     order.reverse();
     (order, headers)
+}
+
+/// The `k`-th successor of `block` (as [`Function::successors`] lists them), without
+/// allocating.
+fn successor(func: &Function, block: Block, k: usize) -> Option<Block> {
+    let t = func.terminator(block)?;
+    match (&func.insts[t].kind, k) {
+        (InstKind::Jump { dest }, 0) => Some(dest.block),
+        (InstKind::Brif { then_dest, .. }, 0) => Some(then_dest.block),
+        (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest.block),
+        _ => None,
+    }
 }
 
 /// A `brif` whose two targets only jump on to the same block (see [`diamonds`]).
@@ -1089,15 +1147,18 @@ fn diamonds(
     func: &Function,
     order: &[Block],
 ) -> (HashMap<Inst, Diamond>, std::collections::HashSet<Block>) {
-    let mut incoming: HashMap<Block, usize> = HashMap::new();
+    let mut incoming: cranelift_entity::SecondaryMap<Block, usize> =
+        cranelift_entity::SecondaryMap::with_capacity(func.blocks.len());
     for &b in order {
-        for s in func.successors(b) {
-            *incoming.entry(s).or_default() += 1;
+        let mut k = 0;
+        while let Some(s) = successor(func, b, k) {
+            incoming[s] += 1;
+            k += 1;
         }
     }
     let only_jump = |b: Block| -> Option<&crate::ir::BlockCall> {
         let data = func.blocks.get(b)?;
-        if incoming.get(&b) != Some(&1) || !data.params.is_empty() {
+        if incoming[b] != 1 || !data.params.is_empty() {
             return None;
         }
         match data.insts.as_slice() {
@@ -1152,7 +1213,7 @@ fn diamonds(
                 },
                 _ => break,
             };
-            if incoming.get(&d.target) != Some(&edges)
+            if incoming[d.target] != edges
                 || Some(d.target) == func.entry()
                 || d.target == p
                 || next.block == d.target

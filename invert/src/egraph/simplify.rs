@@ -103,7 +103,8 @@ fn pure(kind: &InstKind) -> bool {
 
 /// Simplifies one function in place (see the module docs, steps 1–3).
 pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
-    pinv_core::ir::merge_blocks::merge_blocks(f);
+    // Compacted once, at the end.
+    pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     // Blocks using each value, to know what is live out of its block.
     let mut used_in = UsedIn(vec![Uses::None; f.values.len()]);
     for &b in &f.layout {
@@ -124,7 +125,6 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
         }
     }
     f.remove_unreachable_blocks();
-    // Compacted once, at the end.
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     hoist_constants(f);
     pinv_core::ir::cse::cse_keep_ids(f);
@@ -362,23 +362,22 @@ enum PlainNode {
 /// two, text for text.
 struct Plain {
     nodes: Vec<PlainNode>,
-    /// The class of each pure value of the block, by value number.
+    /// The class of each pure value of the block.
     class: ValueClasses,
     pure_values: Vec<Value>,
 }
 
-/// The class of each value (by value number); values created after it was made have none.
-struct ValueClasses(Vec<Option<usize>>);
+/// The class of each pure value of a block (a small map: a dense table per block would be
+/// as large as the function's values).
+struct ValueClasses(FxHashMap<Value, usize>);
 
 impl ValueClasses {
     fn get(&self, v: Value) -> Option<usize> {
-        self.0.get(v.as_u32() as usize).copied().flatten()
+        self.0.get(&v).copied()
     }
 
     fn set(&mut self, v: Value, c: usize) {
-        if let Some(slot) = self.0.get_mut(v.as_u32() as usize) {
-            *slot = Some(c);
-        }
+        self.0.insert(v, c);
     }
 }
 
@@ -390,7 +389,10 @@ impl Plain {
         }
         let mut plain = Plain {
             nodes: Vec::new(),
-            class: ValueClasses(vec![None; f.values.len()]),
+            class: ValueClasses(FxHashMap::with_capacity_and_hasher(
+                insts.len(),
+                Default::default(),
+            )),
             pure_values: Vec::new(),
         };
         // Node -> class (for a collapsed node, the class it collapsed into).
@@ -434,14 +436,23 @@ impl Plain {
             }
             // Constant operands that fold: the analysis makes the class that constant.
             if let PlainNode::Op(op, args) = &node {
-                let consts: Option<Vec<Const>> = args[..op.arity()]
-                    .iter()
-                    .map(|&a| match plain.nodes[a] {
-                        PlainNode::Num(c) => Some(c),
-                        _ => None,
-                    })
-                    .collect();
-                if let Some(k) = consts.and_then(|cs| super::analysis::fold(*op, &cs)) {
+                let arity = op.arity();
+                let mut consts = [Const::Bool(false); 2];
+                let all_const =
+                    args[..arity]
+                        .iter()
+                        .zip(&mut consts)
+                        .all(|(&a, k)| match plain.nodes[a] {
+                            PlainNode::Num(c) => {
+                                *k = c;
+                                true
+                            }
+                            _ => false,
+                        });
+                let folded = all_const
+                    .then(|| super::analysis::fold(*op, &consts[..arity]))
+                    .flatten();
+                if let Some(k) = folded {
                     let c = add(&mut plain.nodes, &mut memo, PlainNode::Num(k));
                     memo.insert(node, c);
                     plain.class.set(r, c);
@@ -599,7 +610,9 @@ impl Plain {
                 }
                 _ => {}
             }
-            let mut kind = f.insts[i].kind.clone();
+            // Taken out while its operands are emitted (emission adds instructions to `f`).
+            let mut kind =
+                std::mem::replace(&mut f.insts[i].kind, InstKind::Const(Const::Bool(false)));
             kind.map_args(|v| match self.class.get(v) {
                 Some(c) => self.emit(f, b, &mut emitted, c, span),
                 None => v,
@@ -771,6 +784,26 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
     let mut removed = 0;
     loop {
         let f = &module.functions[inv];
+        // Most inverses read no θ they do not use: then there is nothing to pair up.
+        let mut used_dense = vec![false; f.values.len()];
+        for (_, i) in f.insts_in_layout() {
+            f.insts[i].kind.for_each_arg(|v| {
+                if let Some(u) = used_dense.get_mut(v.as_u32() as usize) {
+                    *u = true;
+                }
+            });
+        }
+        let any_unused = f.insts_in_layout().any(|(_, i)| {
+            let data = &f.insts[i];
+            matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. })
+                && data
+                    .results
+                    .first()
+                    .is_some_and(|r| !used_dense.get(r.as_u32() as usize).copied().unwrap_or(true))
+        });
+        if !any_unused {
+            return removed;
+        }
         let mut used: HashSet<Value> = HashSet::new();
         let mut keys: HashMap<Key, usize> = HashMap::new();
         for (_, i) in f.insts_in_layout() {
