@@ -12,7 +12,7 @@
 
 use crate::egraph::IsolationReport;
 use crate::error::{Error, Result};
-use crate::reorient::{reorient, Inversion, ReorientOptions};
+use crate::reorient::{reorient_deferring_pgfs, Inversion, ReorientOptions};
 use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
 use pinv_core::interp::{InterpConfig, Interpreter, TapeSource, ThetaSource};
 use pinv_core::ir::write::{write_function, WriteOptions};
@@ -192,13 +192,16 @@ impl Program {
         options: &ReorientOptions,
     ) -> Result<Inverse> {
         let (id, f) = self.function(name)?;
-        let Inversion {
-            module,
-            inverse,
-            pgf,
-            consulted,
-            isolation,
-        } = reorient(self.module(), id, stack, options)?;
+        let (
+            Inversion {
+                module,
+                inverse,
+                pgf,
+                consulted,
+                isolation,
+            },
+            deferred,
+        ) = reorient_deferring_pgfs(self.module(), id, stack, options)?;
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
         let key = inverse_key(stack, options);
         let deps = InverseDeps {
@@ -224,6 +227,10 @@ impl Program {
             isolation,
             config: self.config,
             engine: self.engine,
+            deferred: Arc::new(Deferred {
+                pgfs: deferred,
+                module: OnceLock::new(),
+            }),
             native: Arc::new(Native {
                 cache: Arc::clone(&self.cache),
                 key,
@@ -292,6 +299,14 @@ impl Native {
     }
 }
 
+/// PGFs whose simplification the reorientation left for when they are first needed
+/// ([`crate::reorient::reorient_deferring_pgfs`]), and the module once they are done.
+#[derive(Debug)]
+struct Deferred {
+    pgfs: Vec<FuncId>,
+    module: OnceLock<Arc<Module>>,
+}
+
 /// The parametric inverse of one function: `f⁻¹(y, θ)` and its PGF.
 #[derive(Clone, Debug)]
 pub struct Inverse {
@@ -299,7 +314,10 @@ pub struct Inverse {
     forward: FuncId,
     inputs: Vec<Type>,
     outputs: Vec<Type>,
+    /// The module as the reorientation made it: the inverse is final; PGFs in `deferred` are
+    /// not simplified yet (see [`Inverse::full_module`]).
     module: Arc<Module>,
+    deferred: Arc<Deferred>,
     inverse: FuncId,
     pgf: Result<FuncId, String>,
     schema: ThetaSchema,
@@ -333,7 +351,21 @@ impl Inverse {
 
     /// The module holding the forward functions and the generated inverse and PGF.
     pub fn module(&self) -> &Module {
-        &self.module
+        self.full_module()
+    }
+
+    /// The module with every generated function final: the reorientation's module, or a copy
+    /// with the deferred PGFs simplified (made the first time something needs a PGF). The inverse
+    /// is the same in both, so inverse code is compiled and run from the first.
+    fn full_module(&self) -> &Arc<Module> {
+        if self.deferred.pgfs.is_empty() {
+            return &self.module;
+        }
+        self.deferred.module.get_or_init(|| {
+            let mut module = (*self.module).clone();
+            crate::reorient::finish_deferred_pgfs(&mut module, &self.deferred.pgfs);
+            Arc::new(module)
+        })
     }
 
     /// The generated inverse function's id in [`Inverse::module`].
@@ -380,37 +412,40 @@ impl Inverse {
     pub fn native_pgf(&self) -> Result<CompiledFunction> {
         let id = self.pgf_or_error()?;
         self.native
-            .get(&self.native.pgf, &self.module, id)
+            .get(&self.native.pgf, self.full_module(), id)
             .cloned()
             .map_err(|e| Error::Internal(e.to_string()))
     }
 
-    /// Runs `func` of the inverse's module with the inverse's engine.
+    /// Runs `func` of `module` (the inverse's, see [`Inverse::full_module`]) with the inverse's
+    /// engine.
     fn run(
         &self,
+        module: &Arc<Module>,
         slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
         func: FuncId,
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
-        self.run_with(&self.config, slot, func, args, theta)
+        self.run_with(&self.config, module, slot, func, args, theta)
     }
 
     /// [`Inverse::run`] with other limits.
     fn run_with(
         &self,
         config: &InterpConfig,
+        module: &Arc<Module>,
         slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
         func: FuncId,
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
         if self.engine == Engine::Jit {
-            if let Ok(code) = self.native.get(slot, &self.module, func) {
+            if let Ok(code) = self.native.get(slot, module, func) {
                 return Ok(code.call_traced(config, args, theta)?.results);
             }
         }
-        Ok(Interpreter::new(&self.module)
+        Ok(Interpreter::new(module)
             .with_config(*config)
             .call_traced(func, args, theta)?
             .results)
@@ -419,14 +454,20 @@ impl Inverse {
     /// Runs the function forward.
     pub fn forward(&self, x: &[Const]) -> Result<Vec<Const>> {
         check_values("input", &self.function, &self.inputs, x)?;
-        self.run(&self.native.forward, self.forward, x, None)
+        self.run(&self.module, &self.native.forward, self.forward, x, None)
     }
 
     /// `f⁻¹(y, θ)` with θ read from `theta`. A θ or y outside the inverse's domain is an
     /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds.
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
-        self.run(&self.native.inverse, self.inverse, y, Some(theta))
+        self.run(
+            &self.module,
+            &self.native.inverse,
+            self.inverse,
+            y,
+            Some(theta),
+        )
     }
 
     /// [`Inverse::call`] with at most `step_limit` steps (and the inverse's other limits).
@@ -440,7 +481,14 @@ impl Inverse {
         let config = self
             .config
             .with_step_limit(step_limit.min(self.config.step_limit.unwrap_or(u64::MAX)));
-        self.run_with(&config, &self.native.inverse, self.inverse, y, Some(theta))
+        self.run_with(
+            &config,
+            &self.module,
+            &self.native.inverse,
+            self.inverse,
+            y,
+            Some(theta),
+        )
     }
 
     /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
@@ -492,7 +540,8 @@ impl Inverse {
         let pgf = self.pgf_or_error()?;
         check_values("input", &self.function, &self.inputs, x)?;
         let mut recorder = TapeRecorder::new();
-        self.run(&self.native.pgf, pgf, x, Some(&mut recorder))?;
+        let module = self.full_module();
+        self.run(module, &self.native.pgf, pgf, x, Some(&mut recorder))?;
         Ok(recorder.into_values())
     }
 
@@ -508,10 +557,11 @@ impl Inverse {
 
     fn generated_ir(&self, which: impl Fn(&FuncKind) -> bool) -> String {
         let opts = WriteOptions::default();
-        self.module
+        let module = self.full_module();
+        module
             .iter()
             .filter(|(_, f)| which(&f.kind))
-            .map(|(id, _)| write_function(&self.module, id, &opts))
+            .map(|(id, _)| write_function(module, id, &opts))
             .collect::<Vec<_>>()
             .join("\n")
     }

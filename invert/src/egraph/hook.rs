@@ -124,15 +124,39 @@ impl Hook {
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
     ) -> Vec<IsolationReport> {
+        self.finish(out, consulted, false).0
+    }
+
+    /// [`Hook::after`], leaving the PGFs to simplify later when that changes nothing else
+    /// ([`super::simplify::simplify_generated_deferring_pgfs`]); returns them too.
+    pub fn after_deferring_pgfs(
+        self,
+        out: &mut Module,
+        consulted: &mut BTreeSet<LayerStamp>,
+    ) -> (Vec<IsolationReport>, Vec<FuncId>) {
+        self.finish(out, consulted, true)
+    }
+
+    fn finish(
+        self,
+        out: &mut Module,
+        consulted: &mut BTreeSet<LayerStamp>,
+        defer_pgfs: bool,
+    ) -> (Vec<IsolationReport>, Vec<FuncId>) {
         if let Some(layer) = &self.layer {
             consulted.remove(&layer.stamp());
         }
         for (id, original) in self.originals {
             out.functions[id] = original;
         }
+        let mut deferred = Vec::new();
         if self.config.simplify {
-            super::simplify::simplify_generated(out);
+            if defer_pgfs {
+                deferred = super::simplify::simplify_generated_deferring_pgfs(out);
+            } else {
+                super::simplify::simplify_generated(out);
+            }
         }
-        self.reports
+        (self.reports, deferred)
     }
 }

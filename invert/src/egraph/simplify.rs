@@ -55,11 +55,56 @@ pub struct SimplifyStats {
 
 /// Simplifies every generated inverse and PGF of `module`.
 pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
-    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
-    // Building the rules parses their patterns: once per process, not per inversion.
-    let rules = RULES.get_or_init(exact_simplifications);
     let mut stats = SimplifyStats::default();
-    let ids: Vec<FuncId> = module
+    let ids = generated(module);
+    for &id in &ids {
+        simplify_one(module, id, &mut stats);
+    }
+    remove_dead_thetas(module, &ids, &mut stats);
+    stats.insts_after = ids.iter().map(|&id| count(&module.functions[id])).sum();
+    stats
+}
+
+/// [`simplify_generated`], except that the PGFs are left as they are when simplifying them
+/// cannot change anything else: when no inverse reads a θ it does not use (step 4 removes such
+/// reads together with records of the *simplified* PGF). Returns the PGFs left, for
+/// [`finish_pgfs`]; simplifying them then gives what `simplify_generated` gives (each function is
+/// simplified on its own). This way an inverse can be compiled and run before its PGF is needed.
+pub fn simplify_generated_deferring_pgfs(module: &mut Module) -> Vec<FuncId> {
+    let mut stats = SimplifyStats::default();
+    let ids = generated(module);
+    let is_pgf =
+        |m: &Module, id: FuncId| matches!(m.functions[id].kind, FuncKind::GeneratedPgf { .. });
+    let (pgfs, others): (Vec<FuncId>, Vec<FuncId>) =
+        ids.iter().partition(|&&id| is_pgf(module, id));
+    for &id in &others {
+        simplify_one(module, id, &mut stats);
+    }
+    let unused_reads = others.iter().any(|&id| {
+        matches!(module.functions[id].kind, FuncKind::GeneratedInverse { .. })
+            && reads_unused_theta(&module.functions[id])
+    });
+    if !unused_reads {
+        return pgfs;
+    }
+    for &id in &pgfs {
+        simplify_one(module, id, &mut stats);
+    }
+    remove_dead_thetas(module, &ids, &mut stats);
+    Vec::new()
+}
+
+/// Simplifies the PGFs [`simplify_generated_deferring_pgfs`] left.
+pub fn finish_pgfs(module: &mut Module, pgfs: &[FuncId]) {
+    let mut stats = SimplifyStats::default();
+    for &id in pgfs {
+        simplify_one(module, id, &mut stats);
+    }
+}
+
+/// The generated inverses and PGFs of `module`.
+fn generated(module: &Module) -> Vec<FuncId> {
+    module
         .iter()
         .filter(|(_, f)| {
             matches!(
@@ -68,24 +113,52 @@ pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
             )
         })
         .map(|(id, _)| id)
-        .collect();
-    for &id in &ids {
-        stats.insts_before += count(&module.functions[id]);
-        let mut f = module.functions[id].clone();
-        simplify_function(&mut f, rules, &mut stats);
-        if pinv_core::ir::verify::verify_function_in(module, &f).is_ok() {
-            module.functions[id] = f;
-        }
+        .collect()
+}
+
+/// Simplifies function `id` of `module` (steps 1–3), keeping the original if the result does
+/// not verify.
+fn simplify_one(module: &mut Module, id: FuncId, stats: &mut SimplifyStats) {
+    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+    // Building the rules parses their patterns: once per process, not per inversion.
+    let rules = RULES.get_or_init(exact_simplifications);
+    stats.insts_before += count(&module.functions[id]);
+    let mut f = module.functions[id].clone();
+    simplify_function(&mut f, rules, stats);
+    if pinv_core::ir::verify::verify_function_in(module, &f).is_ok() {
+        module.functions[id] = f;
     }
-    for &id in &ids {
+}
+
+/// Step 4 for every generated inverse among `ids`.
+fn remove_dead_thetas(module: &mut Module, ids: &[FuncId], stats: &mut SimplifyStats) {
+    for &id in ids {
         let FuncKind::GeneratedInverse { of } = &module.functions[id].kind else {
             continue;
         };
         let pgf = module.get(&FuncKind::GeneratedPgf { of: of.clone() }.symbol(of));
         stats.dead_thetas += dead_thetas(module, id, pgf);
     }
-    stats.insts_after = ids.iter().map(|&id| count(&module.functions[id])).sum();
-    stats
+}
+
+/// Whether some θ read of `f` has a value nothing uses.
+fn reads_unused_theta(f: &Function) -> bool {
+    let mut used = vec![false; f.values.len()];
+    for (_, i) in f.insts_in_layout() {
+        f.insts[i].kind.for_each_arg(|v| {
+            if let Some(u) = used.get_mut(v.as_u32() as usize) {
+                *u = true;
+            }
+        });
+    }
+    f.insts_in_layout().any(|(_, i)| {
+        let data = &f.insts[i];
+        matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. })
+            && data
+                .results
+                .first()
+                .is_some_and(|r| !used.get(r.as_u32() as usize).copied().unwrap_or(true))
+    })
 }
 
 fn count(f: &Function) -> usize {
@@ -785,23 +858,7 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
     loop {
         let f = &module.functions[inv];
         // Most inverses read no θ they do not use: then there is nothing to pair up.
-        let mut used_dense = vec![false; f.values.len()];
-        for (_, i) in f.insts_in_layout() {
-            f.insts[i].kind.for_each_arg(|v| {
-                if let Some(u) = used_dense.get_mut(v.as_u32() as usize) {
-                    *u = true;
-                }
-            });
-        }
-        let any_unused = f.insts_in_layout().any(|(_, i)| {
-            let data = &f.insts[i];
-            matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. })
-                && data
-                    .results
-                    .first()
-                    .is_some_and(|r| !used_dense.get(r.as_u32() as usize).copied().unwrap_or(true))
-        });
-        if !any_unused {
+        if !reads_unused_theta(f) {
             return removed;
         }
         let mut used: HashSet<Value> = HashSet::new();
@@ -930,6 +987,79 @@ block0(v0: f64):
             }
         }
         assert!(compared > 20, "only {compared} functions compared");
+    }
+
+    /// Deferring the PGFs' simplification and finishing them later gives the module that
+    /// simplifying everything at once gives, text for text, for every function of the corpus
+    /// (from the same unsimplified reorientation: the reorientation itself may number blocks
+    /// differently from run to run); and the inverse is final before that.
+    #[test]
+    fn deferred_pgfs_finish_as_simplifying_everything() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("corpus")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "pinv"))
+            .collect();
+        files.sort();
+        let (mut deferred_some, mut compared) = (0, 0);
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("reads");
+            let name = path.display().to_string();
+            let Ok(program) = crate::Program::parse(&name, &text) else {
+                continue;
+            };
+            let mut options = crate::reorient::ReorientOptions::default();
+            options.isolation.simplify = false;
+            for (id, f) in program.module().iter() {
+                if f.kind != FuncKind::Fn {
+                    continue;
+                }
+                let stack = program.stack();
+                let Ok(raw) = crate::reorient::reorient(program.module(), id, &stack, &options)
+                else {
+                    continue;
+                };
+                // What the reorientation does after simplifying.
+                let merge = |m: &mut Module, skip: &[FuncId]| {
+                    for id in generated(m) {
+                        if !skip.contains(&id) {
+                            let f = &mut m.functions[id];
+                            pinv_core::ir::merge_blocks::merge_blocks(f);
+                            f.compact();
+                        }
+                    }
+                };
+                let mut eager = raw.module.clone();
+                simplify_generated(&mut eager);
+                merge(&mut eager, &[]);
+                let mut lazy = raw.module.clone();
+                let pgfs = simplify_generated_deferring_pgfs(&mut lazy);
+                merge(&mut lazy, &pgfs);
+                let write = |m: &Module, id: FuncId| {
+                    pinv_core::ir::write_function(m, id, &Default::default())
+                };
+                assert_eq!(
+                    write(&lazy, raw.inverse),
+                    write(&eager, raw.inverse),
+                    "{name}: {}",
+                    f.name
+                );
+                deferred_some += usize::from(!pgfs.is_empty());
+                crate::reorient::finish_deferred_pgfs(&mut lazy, &pgfs);
+                assert_eq!(
+                    pinv_core::ir::write_module(&lazy, &Default::default()),
+                    pinv_core::ir::write_module(&eager, &Default::default()),
+                    "{name}: {}",
+                    f.name
+                );
+                compared += 1;
+            }
+        }
+        assert!(
+            compared > 20 && deferred_some > 10,
+            "{compared} {deferred_some}"
+        );
     }
 
     /// A random generated inverse: one block of pure operations over parameters and the
@@ -1084,6 +1214,24 @@ block0(v0: f64):
             !text.contains("fmul"),
             "x·1 and the dead record's value are gone: {text}"
         );
+    }
+
+    /// With a θ read to remove together with its record, the PGF cannot wait: it is
+    /// simplified at once, as `simplify_generated` does.
+    #[test]
+    fn dead_theta_reads_are_not_deferred() {
+        let eager = {
+            let mut m = parse_module(PAIR).expect("parses");
+            simplify_generated(&mut m);
+            pinv_core::ir::write_module(&m, &Default::default())
+        };
+        let mut m = parse_module(PAIR).expect("parses");
+        assert!(simplify_generated_deferring_pgfs(&mut m).is_empty());
+        assert_eq!(pinv_core::ir::write_module(&m, &Default::default()), eager);
+        // Without the dead read, the PGF waits.
+        let used = PAIR.replace("    return v5\n}", "    v9 = fadd v5, v2\n    return v9\n}");
+        let mut m = parse_module(&used).expect("parses");
+        assert_eq!(simplify_generated_deferring_pgfs(&mut m).len(), 1);
     }
 
     #[test]

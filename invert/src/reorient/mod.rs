@@ -83,6 +83,40 @@ pub fn reorient(
     stack: &Stack,
     options: &ReorientOptions,
 ) -> Result<Inversion, Error> {
+    reorient_in(module, function, stack, options, false).map(|(inversion, _)| inversion)
+}
+
+/// [`reorient`], leaving the simplification of the PGFs for later when it cannot change the
+/// inverse (see [`crate::egraph::simplify::simplify_generated_deferring_pgfs`]): the inverse
+/// is final, and the PGFs returned are finished with [`finish_deferred_pgfs`], which gives
+/// exactly what `reorient` gives.
+pub fn reorient_deferring_pgfs(
+    module: &Module,
+    function: FuncId,
+    stack: &Stack,
+    options: &ReorientOptions,
+) -> Result<(Inversion, Vec<FuncId>), Error> {
+    reorient_in(module, function, stack, options, true)
+}
+
+/// Finishes the PGFs [`reorient_deferring_pgfs`] left: simplified, then merged and compacted as
+/// `reorient` does.
+pub fn finish_deferred_pgfs(module: &mut Module, pgfs: &[FuncId]) {
+    crate::egraph::simplify::finish_pgfs(module, pgfs);
+    for &id in pgfs {
+        let f = &mut module.functions[id];
+        pinv_core::ir::merge_blocks::merge_blocks(f);
+        f.compact();
+    }
+}
+
+fn reorient_in(
+    module: &Module,
+    function: FuncId,
+    stack: &Stack,
+    options: &ReorientOptions,
+    defer_pgfs: bool,
+) -> Result<(Inversion, Vec<FuncId>), Error> {
     // A value computed twice would look like fan-out: merge recomputations first.
     let mut forward = module.clone();
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
@@ -108,25 +142,31 @@ pub fn reorient(
     let mut module = pass.out;
     let mut consulted = pass.consulted;
     // ---- e-graph isolation hook: original bodies back, simplification
-    let isolation = isolation.after(&mut module, &mut consulted);
+    let (isolation, deferred) = if defer_pgfs {
+        isolation.after_deferring_pgfs(&mut module, &mut consulted)
+    } else {
+        (isolation.after(&mut module, &mut consulted), Vec::new())
+    };
     // ---- end of hook
-    for f in module.functions.values_mut() {
+    for (id, f) in module.functions.iter_mut() {
         if matches!(
             f.kind,
             FuncKind::GeneratedInverse { .. } | FuncKind::GeneratedPgf { .. }
-        ) {
+        ) && !deferred.contains(&id)
+        {
             pinv_core::ir::merge_blocks::merge_blocks(f);
             f.compact();
         }
     }
     pinv_core::ir::verify::verify_module(&module).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(Inversion {
+    let inversion = Inversion {
         module,
         inverse,
         pgf,
         consulted,
         isolation,
-    })
+    };
+    Ok((inversion, deferred))
 }
 
 /// A generated PGF, or why there is none.
