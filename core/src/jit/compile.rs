@@ -88,7 +88,8 @@ fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
 /// What translation needs while a unit is being built.
 pub(crate) struct UnitBuilder<'m> {
     pub module: &'m Module,
-    pub jit: JITModule,
+    /// Boxed: the module is large, and moves from the builder to the unit.
+    pub jit: Box<JITModule>,
     /// The Cranelift function of each IR function of the unit.
     pub functions: HashMap<FuncId, ClFuncId>,
     /// Functions that can call themselves (directly or not): they check the native stack.
@@ -116,7 +117,7 @@ impl<'m> UnitBuilder<'m> {
         builder.symbol("floor", semantics::pinv_floor as *const u8);
         Ok(UnitBuilder {
             module,
-            jit: JITModule::new(builder),
+            jit: Box::new(JITModule::new(builder)),
             functions: HashMap::new(),
             in_cycle: HashSet::new(),
             inlined: HashSet::new(),
@@ -228,7 +229,7 @@ pub(crate) struct Unit {
     pub code_size: usize,
     /// Number of functions compiled.
     pub functions: usize,
-    code: Mutex<Option<JITModule>>,
+    code: Mutex<Option<Box<JITModule>>>,
     /// For a [`Tier::Quick`] unit: calls so far, and the recompiled code once there is some.
     pub tier_up: Option<TierUp>,
 }
@@ -246,10 +247,10 @@ pub(crate) struct TierUp {
 pub(crate) struct Optimized {
     pub entry: EntryFn,
     pub stack: StackNeeds,
-    code: Mutex<Option<JITModule>>,
+    code: Mutex<Option<Box<JITModule>>>,
 }
 
-fn free(code: &mut Mutex<Option<JITModule>>) {
+fn free(code: &mut Mutex<Option<Box<JITModule>>>) {
     let module = match code.get_mut() {
         Ok(m) => m.take(),
         Err(poisoned) => poisoned.into_inner().take(),
@@ -427,7 +428,7 @@ pub(crate) fn compile_tier(
 
 /// A unit's machine code and what running it needs.
 struct Code {
-    jit: JITModule,
+    jit: Box<JITModule>,
     entry: EntryFn,
     sites: Vec<Site>,
     stack: StackNeeds,
