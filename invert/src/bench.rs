@@ -1,6 +1,6 @@
 //! Measuring pinv: nanoseconds per call of a function and of its inverse, in the interpreter and
-//! as native code, next to a hand-written Rust inverse where [`reference`] has one, and the
-//! latency from source text to a native inverse. `pinv bench FILE FUNC` prints [`bench`]'s
+//! as native code, next to a hand-written Rust inverse where [`mod@reference`] has one, and the
+//! latency from source text to a native inverse. `pinv bench FILE FUNC` prints [`fn@bench`]'s
 //! report; the criterion benches (`invert/benches/`) measure the same calls.
 //!
 //! # The workload
@@ -371,7 +371,7 @@ pub fn bench(source: &SourceFile, function: &str, config: &BenchConfig) -> Resul
     bench_with(source, function, config, &mut |_| {})
 }
 
-/// [`bench`], telling `observe` which phase starts (phases that do not apply are skipped).
+/// [`fn@bench`], telling `observe` which phase starts (phases that do not apply are skipped).
 pub fn bench_with(
     source: &SourceFile,
     function: &str,

@@ -68,6 +68,10 @@ pub struct Soundness {
     pub violations: usize,
     /// Runs that failed with something other than a domain error (a bug).
     pub errors: usize,
+    /// Runs stopped by the step or depth limit: a θ that sends the inverse round a loop for
+    /// longer than the limits allow (a loop bound far out, say) is not accepted, but it is not
+    /// a bug either.
+    pub exhausted: usize,
 }
 
 /// Acceptance of search: on how many sampled y a search for discrete θ found a preimage.
@@ -213,6 +217,7 @@ pub fn check_inverse_with(
                 }
             }
             Err(e) if e.is_domain_error() => {}
+            Err(e) if e.is_limit() => soundness.exhausted += 1,
             Err(e) => {
                 soundness.errors += 1;
                 note(format!("the inverse failed at y = {}: {e}", show(&y)));

@@ -47,7 +47,7 @@
 //! - [`egraph`]: e-graph isolation of reused unknowns before inverting, and simplification of
 //!   generated code.
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
-//! - [`bench`]: ns per call, interpreted and native, against hand-written inverses.
+//! - [`mod@bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 //! - [`tutorial`]: a tutorial in pages whose examples run as doctests.

@@ -427,13 +427,26 @@ impl Inverse {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
+        self.run_with(&self.config, module, slot, func, args, theta)
+    }
+
+    /// [`Inverse::run`] with other limits.
+    fn run_with(
+        &self,
+        config: &InterpConfig,
+        module: &Arc<Module>,
+        slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
+        func: FuncId,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+    ) -> Result<Vec<Const>> {
         if self.engine == Engine::Jit {
             if let Ok(code) = self.native.get(slot, module, func) {
-                return Ok(code.call_traced(&self.config, args, theta)?.results);
+                return Ok(code.call_traced(config, args, theta)?.results);
             }
         }
         Ok(Interpreter::new(module)
-            .with_config(self.config)
+            .with_config(*config)
             .call_traced(func, args, theta)?
             .results)
     }
@@ -449,6 +462,27 @@ impl Inverse {
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
         self.run(
+            &self.module,
+            &self.native.inverse,
+            self.inverse,
+            y,
+            Some(theta),
+        )
+    }
+
+    /// [`Inverse::call`] with at most `step_limit` steps (and the inverse's other limits).
+    pub fn call_limited(
+        &self,
+        y: &[Const],
+        theta: &mut dyn ThetaSource,
+        step_limit: u64,
+    ) -> Result<Vec<Const>> {
+        check_values("output", &self.function, &self.outputs, y)?;
+        let config = self
+            .config
+            .with_step_limit(step_limit.min(self.config.step_limit.unwrap_or(u64::MAX)));
+        self.run_with(
+            &config,
             &self.module,
             &self.native.inverse,
             self.inverse,

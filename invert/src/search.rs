@@ -23,6 +23,12 @@ pub struct SearchConfig {
     pub max_size: u64,
     /// Seed of the sampler for the continuous θ.
     pub seed: u64,
+    /// Steps each run of the inverse may take (a run that takes more is not a preimage).
+    pub step_limit: u64,
+    /// The search gives up after this many runs stopped by the step or depth limit: θ that
+    /// send the inverse round a loop without end (an f64 loop bound drawn far out) would
+    /// otherwise cost a full step budget per run.
+    pub max_exhausted: usize,
 }
 
 impl Default for SearchConfig {
@@ -31,6 +37,8 @@ impl Default for SearchConfig {
             max_runs: 10_000,
             max_size: u64::MAX,
             seed: 0,
+            step_limit: 10_000_000,
+            max_exhausted: 8,
         }
     }
 }
@@ -192,6 +200,7 @@ impl Ord for Pending {
 pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOutcome {
     let mut sampler = Sampler::new(config.seed);
     let mut runs = 0;
+    let mut exhausted = 0;
     let mut order = 0u64;
     loop {
         let mut heap = std::collections::BinaryHeap::new();
@@ -233,7 +242,7 @@ pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOu
                 tape: Vec::new(),
                 sampled: false,
             };
-            let result = inverse.call(y, &mut source);
+            let result = inverse.call_limited(y, &mut source, config.step_limit);
             sampled |= source.sampled;
             let (wanted, tape) = (source.wanted, source.tape);
             match result {
@@ -254,6 +263,12 @@ pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOu
                             values,
                             last: wanted.map(|d| (d, 0)),
                         });
+                    }
+                }
+                Err(e) if e.is_limit() => {
+                    exhausted += 1;
+                    if exhausted >= config.max_exhausted {
+                        return SearchOutcome { found: None, runs };
                     }
                 }
                 Err(_) => {}

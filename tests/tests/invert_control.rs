@@ -263,3 +263,155 @@ fn short_circuit_and_nested_control_flow_in_loops() {
     assert_eq!(sat.status, Status::Ok, "{sat:?}");
     assert!(sat.acceptance() > 50.0, "{sat:?}");
 }
+
+#[test]
+fn nested_loops_round_trip_through_rounding() {
+    // Taken apart term by term, the sum ends near 0.0, not at it (0.1 and 0.2 do not add
+    // exactly): the edge into the outer loop must still be recognised, or the inverse walks on
+    // past i = 0 until the iteration limit.
+    let program = Program::parse(
+        "nested.pinv",
+        "fn nested(x: f64, y: f64) -> f64 {
+             let mut acc = 0.0;
+             for i in 0..3 {
+                 for j in 0..2 {
+                     acc += x * (i as f64) + y * (j as f64);
+                 }
+             }
+             acc
+         }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("nested").expect("invertible");
+    for x in [
+        [0.1, 0.2],
+        [-3.5084946393718663, -2.3552140697665314],
+        [1e-3, 7.25],
+    ] {
+        let x = [Const::F64(x[0]), Const::F64(x[1])];
+        let y = inverse.forward(&x).expect("runs");
+        let theta = inverse.pgf(&x).expect("pgf");
+        let back = inverse.call_with_tape(&y, &theta).expect("in domain");
+        for (a, b) in back.iter().zip(&x) {
+            assert!(close(*a, *b, 1e-9), "{back:?} ≠ {x:?}");
+        }
+    }
+    let report = check_function(
+        &program,
+        "nested",
+        &CheckConfig {
+            cases: cases().min(300),
+            ..CheckConfig::default()
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.completeness.recovered, report.completeness.trials);
+}
+
+#[test]
+fn nested_loops_count_their_outer_iterations_without_theta() {
+    // The inner loop carries the outer counter round unchanged, so the outer loop's step is
+    // still `i + 1`: "entered" (i == 0) and "went round" (i ≥ 1) exclude each other, and the
+    // inverse reads no θ for either loop.
+    let program = Program::parse(
+        "nested.pinv",
+        "fn shifted(x: f64) -> f64 {
+             let mut acc = x;
+             for i in 0..2 {
+                 for j in 0..2 {
+                     acc = acc + 1.0;
+                 }
+             }
+             acc
+         }
+         fn staircase(x: i64) -> i64 {
+             let mut acc = x;
+             for i in 0..3 {
+                 for j in 0..i {
+                     acc = acc + j;
+                 }
+             }
+             acc
+         }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["shifted", "staircase"] {
+        let inverse = program.invert(name).expect("invertible");
+        assert!(
+            inverse.schema().control_choices().is_empty(),
+            "{name}: {}",
+            inverse.schema()
+        );
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}
+
+#[test]
+fn guards_look_past_branches_inside_regions() {
+    // Which way each `if` went is decided by a condition the inverse can compute (i % 2 == 0,
+    // x > 0) — but the test of it comes after a rule's own branch (exact, or read an offset).
+    // Guards follow both sides of such branches, so the inverse reads no path choice it would
+    // then reject.
+    let program = Program::parse(
+        "guards.pinv",
+        "fn alternate(a: f64) -> f64 {
+             let mut s = a;
+             for i in 0..4 {
+                 if i % 2 == 0 { s = s + 1.0; } else { s = s * 2.0; }
+             }
+             s
+         }
+         fn halves(x: f64) -> f64 {
+             let y = if x > 0.0 { x * 2.0 } else { x / 2.0 };
+             y + 1.0
+         }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["alternate", "halves"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}
+
+#[test]
+fn theta_that_runs_out_of_steps_is_rejected_not_an_error() {
+    // An f64 loop counter: the comparison's θ puts the exit value anywhere, and walking back
+    // one by one from far out runs into the step limit. Such θ are not accepted, but they are
+    // not bugs either, and search gives up on them after a few runs.
+    let program = Program::parse(
+        "fcount.pinv",
+        "fn fcount(x: f64) -> f64 {
+             let mut t = 0.0;
+             let mut i = 0.0;
+             while i < 3.0 {
+                 t = t + x * i;
+                 i = i + 1.0;
+             }
+             t
+         }",
+    )
+    .expect("compiles");
+    let report = check_function(
+        &program,
+        "fcount",
+        &CheckConfig {
+            cases: 20,
+            search_cases: 2,
+            ..CheckConfig::default()
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.soundness.errors, 0, "{report:?}");
+    assert_eq!(report.soundness.violations, 0, "{report:?}");
+}

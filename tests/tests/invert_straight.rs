@@ -195,3 +195,53 @@ fn recursion_is_reported_not_looped() {
         "{message}"
     );
 }
+
+#[test]
+fn comparisons_are_solved_after_what_determines_their_operands() {
+    // x is determined by x * 2.0; the comparison is then computed and checked, which every y in
+    // the image passes. Solving the comparison first would read x from θ, and x * 2.0 would
+    // almost never agree.
+    let program = Program::parse(
+        "cmp.pinv",
+        "fn tagged(x: f64) -> (f64, bool) { (x * 2.0, x > 1.0) }
+         fn flags(a: i64) -> (bool, i64, bool) { (a < 10, a * 3, a == 3) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["tagged", "flags"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}
+
+#[test]
+fn an_integer_computed_through_f64_steps_round_trips() {
+    // `a as f64` is solved from p / b, which carries rounding (−27.999999999999996 for −28):
+    // the conversion takes the nearest integer within the tolerance instead of failing.
+    let program = Program::parse(
+        "conv.pinv",
+        "fn conv(a: i64, b: f64) -> f64 { (a as f64) * b + (b as i64) as f64 }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("conv").expect("invertible");
+    let x0 = [Const::I64(-28), Const::F64(-9.77088982130693)];
+    let y = inverse.forward(&x0).expect("runs");
+    let theta = inverse.pgf(&x0).expect("pgf");
+    let back = inverse.call_with_tape(&y, &theta).expect("in domain");
+    assert_eq!(back[0], Const::I64(-28));
+    assert!(close(back[1], x0[1], 1e-9), "{back:?}");
+    let report = check_function(
+        &program,
+        "conv",
+        &CheckConfig {
+            cases: cases().min(300),
+            ..CheckConfig::default()
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.completeness.recovered, report.completeness.trials);
+}

@@ -202,6 +202,9 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Given { .. } => "given".to_string(),
             PKind::Root(r) => format!("root{r}"),
             PKind::Polar { .. } => format!("polar.{}", v.idx),
+            PKind::Linear { .. } => format!("linear.{}", v.idx),
+            PKind::SumProduct => format!("sumprod.{}", v.idx),
+            PKind::Wrap => "wrap".to_string(),
         };
         out.push('(');
         out.push_str(&head);
@@ -367,7 +370,12 @@ impl Input {
                     let a = map[&inst.args[0]];
                     expr.add(Node::Sq([a]))
                 }
-                PKind::Given { .. } | PKind::Root(_) | PKind::Polar { .. } => {
+                PKind::Given { .. }
+                | PKind::Root(_)
+                | PKind::Polar { .. }
+                | PKind::Linear { .. }
+                | PKind::SumProduct
+                | PKind::Wrap => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

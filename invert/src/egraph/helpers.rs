@@ -75,7 +75,13 @@ pub fn emit_plan(
                 let rets = module.functions[*f].sig.returns.clone();
                 func.ins_call(block, *f, a, &rets, inst.span)
             }
-            PKind::Sq | PKind::Given { .. } | PKind::Root(_) | PKind::Polar { .. } => {
+            PKind::Sq
+            | PKind::Given { .. }
+            | PKind::Root(_)
+            | PKind::Polar { .. }
+            | PKind::Linear { .. }
+            | PKind::SumProduct
+            | PKind::Wrap => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -279,6 +285,20 @@ fn add_helpers(
                 root_ids[*r]
             }
             PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
+            PKind::SumProduct => Some(super::sum_product::install(module, layer)),
+            PKind::Wrap => Some(super::wrap::install(module, layer)),
+            PKind::Linear {
+                rows,
+                matrix,
+                atoms,
+            } => Some(super::linear::install(
+                module,
+                layer,
+                inst,
+                *rows,
+                matrix,
+                atoms.clone(),
+            )),
             _ => None,
         };
     }

@@ -375,10 +375,18 @@ fn isolate_plan(
             }
         }
     };
-    // Two outputs that are a planar chain are solved jointly: trigonometry, which no rewrite
-    // of the e-graph's algebra can do.
-    if let Some(chain) = super::polar::find_chain(&ctx.plan) {
-        let (plan, text) = super::polar::candidate(&ctx.plan, &chain, names);
+    // Outputs that share unknowns in a planar chain, a linear system or a sum and a product are
+    // solved together: trigonometry and algebra that no rewrite of the e-graph's rules does.
+    let joint = [
+        super::polar::find_chain(&ctx.plan)
+            .map(|chain| super::polar::candidate(&ctx.plan, &chain, names)),
+        super::linear::find_system(&ctx.plan)
+            .map(|system| super::linear::candidate(&ctx.plan, &system, names)),
+        super::sum_product::find_pair(&ctx.plan)
+            .map(|pair| super::sum_product::candidate(&ctx.plan, &pair, names)),
+        super::wrap::candidate(&ctx.plan),
+    ];
+    for (plan, text) in joint.into_iter().flatten() {
         let sim = simulate(&plan);
         consider(
             Some(Candidate {
@@ -974,6 +982,14 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
             PKind::Polar { .. } => super::polar::eval(&a)?,
+            PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
+            PKind::SumProduct => super::sum_product::eval(&a)?,
+            PKind::Wrap => {
+                use pinv_core::semantics::eval as ev;
+                let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;
+                let c = ev(pinv_core::ir::Opcode::Cos, &a).ok()?;
+                vec![ev(pinv_core::ir::Opcode::Atan2, &[s, c]).ok()?]
+            }
         };
         vals.push(r);
     }

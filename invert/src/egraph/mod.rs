@@ -82,6 +82,15 @@
 //! `iso.polar.N` whose rule reads θ for all but two angles and solves the last two by the law of
 //! cosines (an elbow choice, whole turns): `arm3` goes from 0% to about 73% of θ accepted.
 //!
+//! # Linear systems ([`linear`])
+//!
+//! Outputs that are linear in shared unknowns (`(x + y, x − y)`, a rotation) become one helper
+//! `iso.linear.N` whose rule eliminates on the constant matrix: θ for the unknowns beyond the
+//! rank, the pivots from the outputs (0% → 100% of θ accepted on `(x + y, x − y)`).
+//! A sum and a product of the same two unknowns (`(x + y, x·y)`) are the roots of a quadratic
+//! ([`sum_product`]): one choice says which root is which. And the angle-normalising idiom
+//! `atan2(sin e, cos e)` is `e` up to whole turns ([`wrap`]).
+//!
 //! # Soundness
 //!
 //! Most rules are exact only up to rounding. Every extracted form is evaluated against the
@@ -103,7 +112,8 @@
 //! one by one in closed block form (a block is then a function of its parameters), and only
 //! where they have consistency checks: blocks that branch are left alone, so the facts the
 //! reorientation derives from conditions are untouched. Systems of equations (two outputs that
-//! share unknowns, as `(x + y, x·y)`) are not solved, except planar chains. Measured with
+//! share unknowns) are solved only in those three shapes: planar chains, linear systems, a sum
+//! and a product. Measured with
 //! `cargo run --release -p pinv --example isolation_bench`.
 
 pub mod analysis;
@@ -114,11 +124,14 @@ pub mod helpers;
 pub mod hook;
 pub mod isolate;
 pub mod lang;
+pub mod linear;
 pub mod numeric;
 pub mod plan;
 pub mod polar;
 pub mod rules;
 pub mod simplify;
+pub mod sum_product;
+pub mod wrap;
 
 pub use config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
 pub use isolate::{isolate_function, Body, Isolated};

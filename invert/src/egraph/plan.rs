@@ -3,7 +3,8 @@
 //!
 //! A [`Plan`] is what isolation proposes for a function body before anything is written into a
 //! module: the same instructions as IR (constants, primitives, calls), plus the three isolation
-//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`], [`PKind::Polar`]) that become calls of generated
+//! helpers ([`PKind::Sq`], [`PKind::Given`], [`PKind::Root`], [`PKind::Polar`], [`PKind::Linear`])
+//! that become calls of generated
 //! helper functions when the plan is installed ([`super::helpers`]).
 //!
 //! [`simulate`] runs the reorientation's walk on a plan without emitting anything: outputs are
@@ -51,6 +52,18 @@ pub enum PKind {
     Polar {
         angles: Vec<String>,
     },
+    /// The products of a constant `rows × n` matrix (row-major, f64 bits) with the `n` operands:
+    /// `rows` results (the helper `iso.linear.N`, see [`super::linear`]). `atoms` are the
+    /// operands' expressions, for θ roles.
+    Linear {
+        rows: u32,
+        matrix: Vec<u64>,
+        atoms: Vec<String>,
+    },
+    /// `(u + v, u·v)`: two results (the helper `iso.sumprod`, see [`super::sum_product`]).
+    SumProduct,
+    /// `atan2(sin e, cos e)` (the helper `iso.wrap`, see [`super::wrap`]).
+    Wrap,
 }
 
 /// A plan instruction.
@@ -91,6 +104,17 @@ impl Plan {
             PKind::Const(c) => Some(c),
             _ => None,
         }
+    }
+
+    /// Per instruction, whether its value depends on a parameter (an unknown).
+    pub fn depends_on_params(&self) -> Vec<bool> {
+        let mut dep: Vec<bool> = Vec::with_capacity(self.insts.len());
+        for inst in &self.insts {
+            let d = matches!(inst.kind, PKind::Param(_))
+                || inst.args.iter().any(|a| dep[a.inst as usize]);
+            dep.push(d);
+        }
+        dep
     }
 
     /// Instructions other than parameters and constants.
@@ -318,6 +342,44 @@ impl PlanBuilder {
         PVal {
             inst: n,
             idx: v.idx,
+        }
+    }
+
+    /// `c₁·v₁ + … + cₖ·vₖ + last`, with the values `vᵢ` copied from `from` (parameters as
+    /// they are): the known part of an output, plus what a helper computes. A coefficient of
+    /// ±1 adds or subtracts; others multiply first.
+    pub fn sum_onto(
+        &mut self,
+        from: &Plan,
+        terms: &[(f64, PVal)],
+        last: PVal,
+        span: Span,
+        memo: &mut HashMap<u32, u32>,
+    ) -> PVal {
+        let ident = |p: u32| PVal { inst: p, idx: 0 };
+        let mut acc: Option<PVal> = None;
+        let f64_op = |b: &mut PlanBuilder, op: Opcode, args: Vec<PVal>| {
+            b.value(PKind::Prim(op), args, Type::F64, span)
+        };
+        for &(c, v) in terms {
+            let v = self.copy(from, v, &ident, memo);
+            let (op, term) = match c {
+                1.0 => (Opcode::Fadd, v),
+                -1.0 => (Opcode::Fsub, v),
+                _ => {
+                    let k = self.konst(Const::F64(c));
+                    (Opcode::Fadd, f64_op(self, Opcode::Fmul, vec![k, v]))
+                }
+            };
+            acc = Some(match (acc, op) {
+                (Some(a), op) => f64_op(self, op, vec![a, term]),
+                (None, Opcode::Fsub) => f64_op(self, Opcode::Fneg, vec![term]),
+                (None, _) => term,
+            });
+        }
+        match acc {
+            None => last,
+            Some(a) => f64_op(self, Opcode::Fadd, vec![a, last]),
         }
     }
 
@@ -682,25 +744,55 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 }
             }
             PKind::Polar { .. } => {
-                // The rule needs the radii; of n unknown angles it reads n − 2 from θ, one
-                // elbow choice (n ≥ 2) and whole turns for each solved angle.
-                let radius_unknown = inst.args.iter().step_by(2).any(|&r| !is_known(&known, r));
-                let angles = inst
+                // The rule needs the radii but one; of n unknown angles it reads n − 2 from θ,
+                // one elbow choice (n ≥ 2) and whole turns for each solved angle. A link of
+                // unknown length is solved alone (a sign choice and whole turns) or, with its
+                // angle known, by projection.
+                let pairs: Vec<(bool, bool)> = inst
                     .args
-                    .iter()
-                    .skip(1)
-                    .step_by(2)
-                    .filter(|&&a| !is_known(&known, a))
-                    .count();
-                if radius_unknown {
-                    sim.checks += 1 + unknown.len();
-                } else if angles == 0 {
-                    sim.checks += 2;
-                } else {
-                    sim.thetas += angles.saturating_sub(2) + angles.min(2);
-                    sim.choices += usize::from(angles >= 2);
+                    .chunks(2)
+                    .map(|p| (is_known(&known, p[0]), is_known(&known, p[1])))
+                    .collect();
+                let free: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].0).collect();
+                let angles: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].1).collect();
+                match (free.as_slice(), angles.len()) {
+                    ([], 0) => sim.checks += 2,
+                    ([], n) => {
+                        sim.thetas += n.saturating_sub(2) + n.min(2);
+                        sim.choices += usize::from(n >= 2);
+                    }
+                    ([_], 0) => {}
+                    ([i], 1) if angles == [*i] => {
+                        sim.thetas += 1;
+                        sim.choices += 1;
+                    }
+                    _ => sim.checks += 1 + unknown.len(),
                 }
             }
+            PKind::Linear { rows, matrix, .. } => {
+                // θ for the unknown columns beyond the rank; rows beyond it are checks.
+                let n = inst.args.len();
+                let m: Vec<f64> = matrix.iter().map(|&c| f64::from_bits(c)).collect();
+                let cols: Vec<usize> = (0..n)
+                    .filter(|&c| !is_known(&known, inst.args[c]))
+                    .collect();
+                let r = super::linear::rank(&m, *rows as usize, n, &cols);
+                sim.thetas += cols.len() - r;
+                sim.checks += *rows as usize - r;
+            }
+            PKind::Wrap => {
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else {
+                    sim.thetas += 1;
+                }
+            }
+            PKind::SumProduct => match distinct(&unknown) {
+                0 => sim.checks += 2,
+                1 if unknown.len() == 1 => sim.checks += 1,
+                1 => sim.checks += 3,
+                _ => sim.choices += 1,
+            },
         }
         // Solve: the θ operand first (any value of its domain), then the others from it.
         let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(&inv, a)).collect();

@@ -16,7 +16,7 @@
 //! - **Recognition** ([`find_chain`]): two f64 outputs, one a sum (`+`, `−`, unary `−`) of
 //!   terms `c·cos φ` and the other of terms `c·sin φ` with the same coefficients and the same
 //!   angle values `φ` (after CSE, so `a1 + t2` used by both is one value), plus terms free of
-//!   unknowns (`cx`, `cy`). Coefficients must be free of unknowns; the outputs may be in either
+//!   unknowns (`cx`, `cy`). The outputs may be in either
 //!   order (`x = l·sin t, y = l·cos t` is the same chain with the outputs swapped).
 //! - **The rewritten plan** ([`candidate`]): `(px, py) = polar(r₁, φ₁, …, rₘ, φₘ)` (a two-result
 //!   helper, `iso.polar.N`, whose body is the sums above), `x = cx + px`, `y = cy + py`. The
@@ -34,8 +34,12 @@
 //!   inverse computes, and records the elbow (the sign of `sin(φ_b − φ_a)`) and the turns that
 //!   bring each computed angle nearest to the true one.
 //!
-//! Not covered: coefficients that depend on unknowns (a prismatic joint `d·cos t`), a common
-//! factor outside the sums (`2·(cos a + cos b)`), mirrored signs (`x = l·sin t, y = −l·cos t`),
+//! A link whose length is unknown too (polar coordinates `(r·cos t, r·sin t)`) is solved when it
+//! is the only unknown link: `r = ±|(x, y)|` (a sign choice), `t = atan2(±y, ±x) + 2πk`; with its
+//! angle known, its length is the projection on that direction.
+//!
+//! Not covered: a link of unknown length next to other unknown links, a common factor outside
+//! the sums (`2·(cos a + cos b)`), mirrored signs (`x = l·sin t, y = −l·cos t`),
 //! three-dimensional chains, and angles that occur in two terms. The degenerate target where
 //! the two solved links cancel (`r_a = r_b` and the point at their base) has a whole circle of
 //! solutions, of which the rule reaches one.
@@ -78,17 +82,6 @@ impl Chain {
     }
 }
 
-/// Which values of `plan` depend on a parameter (an unknown).
-fn depends_on_params(plan: &Plan) -> Vec<bool> {
-    let mut dep = Vec::with_capacity(plan.insts.len());
-    for inst in &plan.insts {
-        let d =
-            matches!(inst.kind, PKind::Param(_)) || inst.args.iter().any(|a| dep[a.inst as usize]);
-        dep.push(d);
-    }
-    dep
-}
-
 /// The summands of the f64 sum `v` (through `+`, `−` and unary `−`), with their signs.
 fn summands(plan: &Plan, v: PVal, neg: bool, out: &mut Vec<(bool, PVal)>) {
     let inst = &plan.insts[v.inst as usize];
@@ -106,7 +99,7 @@ fn summands(plan: &Plan, v: PVal, neg: bool, out: &mut Vec<(bool, PVal)>) {
     }
 }
 
-/// `trig(φ)`, `c·trig(φ)` or `trig(φ)·c` with `c` free of unknowns: (`φ`, `c`).
+/// `trig(φ)`, `c·trig(φ)` or `trig(φ)·c`: (`φ`, `c`).
 fn trig_term(plan: &Plan, v: PVal, trig: Opcode, dep: &[bool]) -> Option<(PVal, Option<PVal>)> {
     let inst = &plan.insts[v.inst as usize];
     let is_trig = |w: PVal| -> Option<PVal> {
@@ -121,13 +114,14 @@ fn trig_term(plan: &Plan, v: PVal, trig: Opcode, dep: &[bool]) -> Option<(PVal, 
     }
     match (&inst.kind, inst.args.as_slice()) {
         (PKind::Prim(Opcode::Fmul), &[a, b]) => {
-            if let (false, Some(phi)) = (dep[a.inst as usize], is_trig(b)) {
-                return Some((phi, Some(a)));
+            // Prefer the factor free of unknowns as the coefficient; an unknown one is a link
+            // of free length (polar coordinates: `r·cos t`).
+            match (is_trig(a), is_trig(b)) {
+                (Some(phi), Some(_)) if !dep[b.inst as usize] => Some((phi, Some(b))),
+                (_, Some(phi)) => Some((phi, Some(a))),
+                (Some(phi), None) => Some((phi, Some(b))),
+                (None, None) => None,
             }
-            if let (false, Some(phi)) = (dep[b.inst as usize], is_trig(a)) {
-                return Some((phi, Some(b)));
-            }
-            None
         }
         _ => None,
     }
@@ -171,7 +165,7 @@ fn same_coef(plan: &Plan, a: Option<PVal>, b: Option<PVal>) -> bool {
 
 /// The first pair of outputs of `plan` that forms a planar chain.
 pub fn find_chain(plan: &Plan) -> Option<Chain> {
-    let dep = depends_on_params(plan);
+    let dep = plan.depends_on_params();
     let outs = &plan.outputs;
     for i in 0..outs.len() {
         for j in 0..outs.len() {
@@ -273,25 +267,12 @@ pub fn candidate(plan: &Plan, chain: &Chain, names: &[String]) -> (Plan, String)
             continue;
         };
         let out_span = plan.insts[o.inst as usize].span;
-        let mut acc: Option<PVal> = None;
-        for &(neg, v) in rest {
-            let v = b.copy(plan, v, &ident, &mut memo);
-            acc = Some(match (acc, neg) {
-                (None, false) => v,
-                (None, true) => b.value(PKind::Prim(Opcode::Fneg), vec![v], Type::F64, out_span),
-                (Some(a), false) => {
-                    b.value(PKind::Prim(Opcode::Fadd), vec![a, v], Type::F64, out_span)
-                }
-                (Some(a), true) => {
-                    b.value(PKind::Prim(Opcode::Fsub), vec![a, v], Type::F64, out_span)
-                }
-            });
-        }
+        let terms: Vec<(f64, PVal)> = rest
+            .iter()
+            .map(|&(neg, v)| (if neg { -1.0 } else { 1.0 }, v))
+            .collect();
         let p = PVal { inst: polar, idx };
-        outputs.push(match acc {
-            None => p,
-            Some(a) => b.value(PKind::Prim(Opcode::Fadd), vec![a, p], Type::F64, out_span),
-        });
+        outputs.push(b.sum_onto(plan, &terms, p, out_span, &mut memo));
     }
     let mut out = b.finish();
     out.outputs = outputs;
@@ -368,6 +349,7 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, angles: &[S
 // The rule
 
 const ELBOW: &str = "elbow (0: sin(φb − φa) ≥ 0, 1: < 0)";
+const SIGN: &str = "sign of the free length (0: ≥ 0, 1: < 0)";
 
 /// The rule of an `iso.polar.N` helper: see the module docs. Operands are `(r₀, φ₀, r₁, φ₁, …)`;
 /// the radii must be known.
@@ -382,6 +364,9 @@ struct Split {
     known: Vec<usize>,
     given: Vec<usize>,
     solved: Vec<usize>,
+    /// The one link whose length is unknown too: alone with an unknown angle it is solved in
+    /// polar coordinates (a sign choice and whole turns); with a known angle, by projection.
+    free_radius: Option<usize>,
 }
 
 impl PolarRule {
@@ -390,17 +375,27 @@ impl PolarRule {
         if pattern.arity() != 2 * links || links != self.angles.len() {
             return None;
         }
-        if (0..links).any(|i| !pattern.is_known(2 * i)) {
-            return None;
-        }
+        let free: Vec<usize> = (0..links).filter(|&i| !pattern.is_known(2 * i)).collect();
         let (known, unknown): (Vec<usize>, Vec<usize>) =
             (0..links).partition(|&i| pattern.is_known(2 * i + 1));
-        let cut = unknown.len().saturating_sub(2);
-        Some(Split {
-            known,
-            given: unknown[..cut].to_vec(),
-            solved: unknown[cut..].to_vec(),
-        })
+        match free.as_slice() {
+            [] => {
+                let cut = unknown.len().saturating_sub(2);
+                Some(Split {
+                    known,
+                    given: unknown[..cut].to_vec(),
+                    solved: unknown[cut..].to_vec(),
+                    free_radius: None,
+                })
+            }
+            &[i] if unknown.is_empty() || unknown == [i] => Some(Split {
+                known: known.into_iter().filter(|&k| k != i).collect(),
+                given: Vec::new(),
+                solved: unknown,
+                free_radius: Some(i),
+            }),
+            _ => None,
+        }
     }
 
     fn given_role(&self, i: usize) -> String {
@@ -498,6 +493,35 @@ fn base_angles(
     }
 }
 
+/// The whole turns k that bring `base + 2πk` nearest to `phi`.
+fn nearest_turns(e: &mut Emitter<'_>, phi: Value, base: Value) -> Value {
+    let diff = e.fsub(phi, base);
+    let tau = e.fc(TAU);
+    let q = e.fdiv(diff, tau);
+    e.round_to_i64(q)
+}
+
+/// `(r, φ)` with `r·(cos φ, sin φ) = (x, y)` and r of the sign `negative` says: `r = ±|(x, y)|`,
+/// `φ = atan2(±y, ±x)` (at the origin, r = 0 and φ = 0).
+fn polar_coordinates(
+    e: &mut Emitter<'_>,
+    x: Value,
+    y: Value,
+    negative: Value,
+) -> Result<(Value, Value), RuleError> {
+    let xx = e.fmul(x, x);
+    let yy = e.fmul(y, y);
+    let d2 = e.fadd(xx, yy);
+    let d = e.op1(Opcode::Sqrt, d2);
+    let nd = e.fneg(d);
+    let r = e.select(negative, nd, d)?;
+    let nx = e.fneg(x);
+    let ny = e.fneg(y);
+    let sx = e.select(negative, nx, x)?;
+    let sy = e.select(negative, ny, y)?;
+    Ok((r, e.op2(Opcode::Atan2, sy, sx)))
+}
+
 /// `base + 2πk`.
 fn with_turns(e: &mut Emitter<'_>, base: Value, k: Value) -> Value {
     let kf = e.i_to_f(k);
@@ -529,10 +553,12 @@ impl InverseRule for PolarRule {
             for &i in &s.given {
                 thetas.push(ThetaDoc::value(Domain::Real, &self.given_role(i)));
             }
-            if s.solved.len() == 2 {
+            if s.free_radius.is_some() && s.solved.len() == 1 {
+                thetas.push(ThetaDoc::choice(2, SIGN));
+            } else if s.solved.len() == 2 {
                 thetas.push(ThetaDoc::choice(2, ELBOW));
                 checks.insert(0, "the target is within reach of the two links".to_string());
-            } else if s.solved.len() == 1 {
+            } else if s.solved.len() == 1 && s.free_radius.is_none() {
                 checks.insert(0, "the link's length is not 0".to_string());
             }
             for &i in &s.solved {
@@ -577,7 +603,29 @@ impl InverseRule for PolarRule {
             first.push((get(&vals, 2 * i)?, get(&vals, 2 * i + 1)?));
         }
         let (rx, ry) = subtract(e, x, y, &first);
-        if !split.solved.is_empty() {
+        if let Some(i) = split.free_radius {
+            let (r, phi) = match split.solved.as_slice() {
+                // The angle is known: the length is the projection on its direction.
+                [] => {
+                    let phi = get(&vals, 2 * i + 1)?;
+                    let c = e.op1(Opcode::Cos, phi);
+                    let s = e.op1(Opcode::Sin, phi);
+                    let px = e.fmul(rx, c);
+                    let py = e.fmul(ry, s);
+                    (e.fadd(px, py), phi)
+                }
+                _ => {
+                    let c = e.choice(2, SIGN)?;
+                    let one = e.ic(1);
+                    let negative = e.ieq(c, one);
+                    let (r, base) = polar_coordinates(e, rx, ry, negative)?;
+                    let k = e.theta(Domain::Int, &self.turns_role(i))?;
+                    (r, with_turns(e, base, k))
+                }
+            };
+            vals[2 * i] = Some(r);
+            vals[2 * i + 1] = Some(phi);
+        } else if !split.solved.is_empty() {
             let radii: Vec<Value> = split
                 .solved
                 .iter()
@@ -647,7 +695,15 @@ impl InverseRule for PolarRule {
         let mut first = pick(args, &split.known);
         first.extend(pick(args, &split.given));
         let (rx, ry) = subtract(e, x, y, &first);
-        if split.solved.is_empty() {
+        if let (Some(i), [_]) = (split.free_radius, split.solved.as_slice()) {
+            let negative = e.sign_bit(args[2 * i]);
+            let c = e.b_to_i(negative);
+            e.record(c, SIGN)?;
+            let (_, base) = polar_coordinates(e, rx, ry, negative)?;
+            let k = nearest_turns(e, args[2 * i + 1], base);
+            return e.record(k, &self.turns_role(i));
+        }
+        if split.solved.is_empty() || split.free_radius.is_some() {
             return Ok(());
         }
         let solved = pick(args, &split.solved);
@@ -665,10 +721,7 @@ impl InverseRule for PolarRule {
         };
         let (bases, _) = base_angles(e, rx, ry, &radii, lower)?;
         for ((&i, base), (_, phi)) in split.solved.iter().zip(bases).zip(solved) {
-            let diff = e.fsub(phi, base);
-            let tau = e.fc(TAU);
-            let q = e.fdiv(diff, tau);
-            let k = e.round_to_i64(q);
+            let k = nearest_turns(e, phi, base);
             e.record(k, &self.turns_role(i))?;
         }
         Ok(())

@@ -186,6 +186,7 @@ impl Reorienter<'_> {
             &start_guards,
             "control flow: which `return` produced y",
             "no `return` of the function can produce this y",
+            self.options.emit.tolerance,
             span,
         );
 
@@ -231,6 +232,7 @@ impl Reorienter<'_> {
                 &edge_guards,
                 &format!("control flow: which edge entered {b}"),
                 &format!("no edge into {b} can bring these values"),
+                self.options.emit.tolerance,
                 span,
             );
         }
@@ -299,6 +301,7 @@ impl Reorienter<'_> {
                         &site_guards,
                         index,
                         "control flow: which `return` produced y",
+                        self.options.emit.tolerance,
                         term_span,
                     );
                     let start = starts[site];
@@ -421,6 +424,7 @@ impl Reorienter<'_> {
                     &edge_guards,
                     edge,
                     &format!("control flow: which edge entered {p}"),
+                    self.options.emit.tolerance,
                     term_span,
                 );
             }
@@ -667,8 +671,42 @@ fn copy_block(
     Ok(())
 }
 
-/// A bool value: whether the facts hold of `values`.
-fn facts_hold(f: &mut Function, at: Block, facts: &[Fact], values: &[Value], span: Span) -> Value {
+/// A bool value: whether `v` is the f64 constant `c`, within `tolerance` relative (absolute
+/// below magnitude 1), as every f64 check in an inverse compares: values the inverse computes
+/// backwards carry rounding (a sum taken apart term by term ends near 0, not at 0), and an
+/// exact comparison would turn them away from the edge the forward run took.
+fn near_constant(
+    f: &mut Function,
+    at: Block,
+    v: Value,
+    c: f64,
+    tolerance: f64,
+    span: Span,
+) -> Value {
+    let k = f.ins_const(at, Const::F64(c), span);
+    if c.is_nan() {
+        return f.ins_prim(at, Opcode::Fne, vec![v, v], span);
+    }
+    let exact = f.ins_prim(at, Opcode::Feq, vec![v, k], span);
+    if !c.is_finite() {
+        return exact;
+    }
+    let diff = f.ins_prim(at, Opcode::Fsub, vec![v, k], span);
+    let diff = f.ins_prim(at, Opcode::Fabs, vec![diff], span);
+    let bound = f.ins_const(at, Const::F64(tolerance * c.abs().max(1.0)), span);
+    let near = f.ins_prim(at, Opcode::Fle, vec![diff, bound], span);
+    f.ins_prim(at, Opcode::Bor, vec![exact, near], span)
+}
+
+/// A bool value: whether the facts hold of `values` (f64 values within `tolerance`).
+fn facts_hold(
+    f: &mut Function,
+    at: Block,
+    facts: &[Fact],
+    values: &[Value],
+    tolerance: f64,
+    span: Span,
+) -> Value {
     let mut all = f.ins_const(at, Const::Bool(true), span);
     for fact in facts {
         let holds = match fact {
@@ -676,13 +714,17 @@ fn facts_hold(f: &mut Function, at: Block, facts: &[Fact], values: &[Value], spa
                 let v = values[*k];
                 let mut any = f.ins_const(at, Const::Bool(false), span);
                 for &c in set {
-                    let k = f.ins_const(at, c, span);
-                    let op = match c.ty() {
-                        Type::F64 => Opcode::Feq,
-                        Type::I64 => Opcode::Ieq,
-                        Type::Bool => Opcode::Beq,
+                    let eq = match c {
+                        Const::F64(x) => near_constant(f, at, v, x, tolerance, span),
+                        _ => {
+                            let k = f.ins_const(at, c, span);
+                            let op = match c.ty() {
+                                Type::I64 => Opcode::Ieq,
+                                _ => Opcode::Beq,
+                            };
+                            f.ins_prim(at, op, vec![v, k], span)
+                        }
                     };
-                    let eq = f.ins_prim(at, op, vec![v, k], span);
                     any = f.ins_prim(at, Opcode::Bor, vec![any, eq], span);
                 }
                 any
@@ -715,6 +757,7 @@ fn emit_dispatch(
     guards: &[Option<(FuncId, Vec<Value>)>],
     role: &str,
     none_reason: &str,
+    tolerance: f64,
     span: Span,
 ) {
     let go = |f: &mut Function, from: Block, target: Block| {
@@ -724,7 +767,7 @@ fn emit_dispatch(
         go(f, at, *only);
         return;
     }
-    let conds = conditions(f, at, facts, guards, values, span);
+    let conds = conditions(f, at, facts, guards, values, tolerance, span);
     // Tests the conditions in order, taking the first that holds, failing if none does.
     let chain = |f: &mut Function, mut from: Block, conds: &[Value]| {
         for (i, &target) in targets.iter().enumerate() {
@@ -809,13 +852,14 @@ fn conditions(
     facts: &[Vec<Fact>],
     guards: &[Option<(FuncId, Vec<Value>)>],
     values: &[Value],
+    tolerance: f64,
     span: Span,
 ) -> Vec<Value> {
     facts
         .iter()
         .enumerate()
         .map(|(i, fs)| {
-            let holds = facts_hold(f, at, fs, values, span);
+            let holds = facts_hold(f, at, fs, values, tolerance, span);
             match guards.get(i).cloned().flatten() {
                 Some((guard, args)) => {
                     let passes = f.ins_call(at, guard, args, &[Type::Bool], span)[0];
@@ -850,12 +894,13 @@ fn emit_record_choice(
     guards: &[Option<(FuncId, Vec<Value>)>],
     index: Value,
     role: &str,
+    tolerance: f64,
     span: Span,
 ) -> Block {
     if facts.len() < 2 || all_exclusive(facts) {
         return at;
     }
-    let conds = conditions(f, at, facts, guards, values, span);
+    let conds = conditions(f, at, facts, guards, values, tolerance, span);
     let many = several_hold(f, at, &conds, span);
     let (record, after) = (f.create_block(), f.create_block());
     f.ins_void(
@@ -873,9 +918,145 @@ fn emit_record_choice(
 }
 
 /// The guard of inverse block `target`: a copy of the code the inverse runs from `target` up to
-/// its first θ read, call, branch or return, with every `check` turned into "return false" — so
-/// it tells, without θ, whether `target` can be taken with these values. `shell` is the reserved
+/// its first θ read, call or return on every path, with every `check` turned into "return
+/// false" — so it tells, without θ, whether `target` can be taken with these values. Branches
+/// are followed on both sides (a rule's "exact or read an offset" diamond, the next region's
+/// test of the branch condition that led here), each path to its own end, within a budget of
+/// copied instructions; a path cut short passes. `shell` is the reserved
 /// function (name, kind, signature) to fill; for a start block its first parameters are y.
+/// Instructions a guard copies at most (paths through branches are copied separately).
+const GUARD_BUDGET: usize = 2000;
+
+/// The state of [`extract_guard`]'s walk.
+struct GuardWalk<'a> {
+    inv: &'a Function,
+    g: &'a mut Function,
+    /// The guard's block that returns false.
+    no: Block,
+    budget: usize,
+}
+
+impl GuardWalk<'_> {
+    /// Copies the θ-free code from inverse block `block` on, into guard block `cur`, with `map`
+    /// from inverse values to guard values; `visited` are the inverse blocks on this path.
+    fn path(
+        &mut self,
+        mut cur: Block,
+        mut block: Block,
+        mut map: HashMap<Value, Value>,
+        mut visited: std::collections::HashSet<Block>,
+    ) {
+        let span = Span::default();
+        let inv = self.inv;
+        let pass = 'walk: loop {
+            for &inst in &inv.blocks[block].insts {
+                if self.budget == 0 {
+                    break 'walk true;
+                }
+                self.budget -= 1;
+                let data = &inv.insts[inst];
+                let mapped = |v: &Value| map.get(v).copied();
+                match &data.kind {
+                    InstKind::Const(k) => {
+                        let v = self.g.ins_const(cur, *k, data.span);
+                        map.insert(data.results[0], v);
+                    }
+                    InstKind::Prim { op, args } => {
+                        let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
+                            break 'walk true;
+                        };
+                        let v = self.g.ins_prim(cur, *op, args, data.span);
+                        map.insert(data.results[0], v);
+                    }
+                    InstKind::Check { cond, .. } => {
+                        let Some(c) = mapped(cond) else {
+                            break 'walk true;
+                        };
+                        let next = self.g.create_block();
+                        self.g.ins_void(
+                            cur,
+                            InstKind::Brif {
+                                cond: c,
+                                then_dest: BlockCall::new(next, Vec::new()),
+                                else_dest: BlockCall::new(self.no, Vec::new()),
+                            },
+                            data.span,
+                        );
+                        cur = next;
+                    }
+                    InstKind::Jump { dest } => {
+                        let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
+                        else {
+                            break 'walk true;
+                        };
+                        if !visited.insert(dest.block) {
+                            break 'walk true;
+                        }
+                        for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
+                            map.insert(q, a);
+                        }
+                        block = dest.block;
+                        continue 'walk;
+                    }
+                    InstKind::Brif {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    } => {
+                        let Some(c) = mapped(cond) else {
+                            break 'walk true;
+                        };
+                        let arms: Vec<(Block, Block, Vec<Value>)> = [then_dest, else_dest]
+                            .into_iter()
+                            .filter_map(|d| {
+                                let args = d.args.iter().map(mapped).collect::<Option<Vec<_>>>()?;
+                                Some((self.g.create_block(), d.block, args))
+                            })
+                            .collect();
+                        let [(t, tb, targs), (e, eb, eargs)] = arms.as_slice() else {
+                            break 'walk true;
+                        };
+                        self.g.ins_void(
+                            cur,
+                            InstKind::Brif {
+                                cond: c,
+                                then_dest: BlockCall::new(*t, Vec::new()),
+                                else_dest: BlockCall::new(*e, Vec::new()),
+                            },
+                            data.span,
+                        );
+                        for (arm, dest, args) in [(*t, *tb, targs), (*e, *eb, eargs)] {
+                            let mut seen = visited.clone();
+                            if !seen.insert(dest) {
+                                let yes = self.g.ins_const(arm, Const::Bool(true), span);
+                                self.g.ins_return(arm, vec![yes], span);
+                                continue;
+                            }
+                            let mut m = map.clone();
+                            for (&q, &a) in inv.blocks[dest].params.iter().zip(args) {
+                                m.insert(q, a);
+                            }
+                            self.path(arm, dest, m, seen);
+                        }
+                        return;
+                    }
+                    InstKind::Fail { .. } => break 'walk false,
+                    // θ, a call or a return: past here the path is not θ-free.
+                    _ => break 'walk true,
+                }
+            }
+            // A block without a terminator cannot be reached in a verified function.
+            break true;
+        };
+        if pass {
+            let t = self.g.ins_const(cur, Const::Bool(true), span);
+            self.g.ins_return(cur, vec![t], span);
+        } else {
+            self.g.ins_jump(cur, self.no, Vec::new(), span);
+        }
+    }
+}
+
 fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function) -> Function {
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
@@ -898,74 +1079,18 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
     let no = g.create_block();
     let f = g.ins_const(no, Const::Bool(false), span);
     g.ins_return(no, vec![f], span);
-    let mut cur = entry;
-    let mut block = target;
-    let mut visited = std::collections::HashSet::from([target]);
-    let mut budget = 2000;
-    let pass = 'walk: loop {
-        for &inst in &inv.blocks[block].insts {
-            budget -= 1;
-            if budget == 0 {
-                break 'walk true;
-            }
-            let data = &inv.insts[inst];
-            let mapped = |v: &Value| map.get(v).copied();
-            match &data.kind {
-                InstKind::Const(k) => {
-                    let v = g.ins_const(cur, *k, data.span);
-                    map.insert(data.results[0], v);
-                }
-                InstKind::Prim { op, args } => {
-                    let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
-                        break 'walk true;
-                    };
-                    let v = g.ins_prim(cur, *op, args, data.span);
-                    map.insert(data.results[0], v);
-                }
-                InstKind::Check { cond, .. } => {
-                    let Some(c) = mapped(cond) else {
-                        break 'walk true;
-                    };
-                    let next = g.create_block();
-                    g.ins_void(
-                        cur,
-                        InstKind::Brif {
-                            cond: c,
-                            then_dest: BlockCall::new(next, Vec::new()),
-                            else_dest: BlockCall::new(no, Vec::new()),
-                        },
-                        data.span,
-                    );
-                    cur = next;
-                }
-                InstKind::Jump { dest } => {
-                    let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
-                    else {
-                        break 'walk true;
-                    };
-                    if !visited.insert(dest.block) {
-                        break 'walk true;
-                    }
-                    for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
-                        map.insert(q, a);
-                    }
-                    block = dest.block;
-                    continue 'walk;
-                }
-                InstKind::Fail { .. } => break 'walk false,
-                // θ, a call, a branch or a return: past here the path is not θ-free.
-                _ => break 'walk true,
-            }
-        }
-        // A block without a terminator cannot be reached in a verified function.
-        break true;
+    let mut walk = GuardWalk {
+        inv,
+        g: &mut g,
+        no,
+        budget: GUARD_BUDGET,
     };
-    if pass {
-        let t = g.ins_const(cur, Const::Bool(true), span);
-        g.ins_return(cur, vec![t], span);
-    } else {
-        g.ins_jump(cur, no, Vec::new(), span);
-    }
+    walk.path(
+        entry,
+        target,
+        map,
+        std::collections::HashSet::from([target]),
+    );
     g.remove_unreachable_blocks();
     g
 }

@@ -215,17 +215,53 @@ impl<'f> Facts<'f> {
         self.set(arg)
     }
 
-    /// Follows block parameters with a single incoming edge back to the value they carry.
-    fn origin(&self, mut v: Value) -> Value {
+    /// Follows block parameters back to the value they carry: through a single incoming edge,
+    /// and through a loop that passes the parameter round unchanged (an inner loop's header
+    /// carrying the outer counter: every edge brings either one outside value or the
+    /// parameter itself back), so the outer loop's step is still seen as `i + 1`.
+    fn origin(&self, v: Value) -> Value {
+        self.origin_within(v, 4)
+    }
+
+    fn origin_within(&self, mut v: Value, depth: u32) -> Value {
         for _ in 0..64 {
             let ValueDef::Param(block, index) = self.f.values[v].def else {
                 break;
             };
-            match self.cfg.preds.get(&block).map(Vec::as_slice) {
-                Some([e]) => match e.args.get(index as usize) {
-                    Some(&arg) => v = arg,
+            let Some(preds) = self.cfg.preds.get(&block) else {
+                break;
+            };
+            if let [e] = preds.as_slice() {
+                match e.args.get(index as usize) {
+                    Some(&arg) => {
+                        v = arg;
+                        continue;
+                    }
                     None => break,
-                },
+                }
+            }
+            if depth == 0 {
+                break;
+            }
+            let mut carried: Option<Value> = None;
+            let mut invariant = true;
+            for e in preds {
+                let Some(&arg) = e.args.get(index as usize) else {
+                    invariant = false;
+                    break;
+                };
+                let o = self.origin_within(arg, depth - 1);
+                if o == v {
+                    continue;
+                }
+                if carried.is_some_and(|c| c != o) {
+                    invariant = false;
+                    break;
+                }
+                carried = Some(o);
+            }
+            match carried {
+                Some(c) if invariant => v = c,
                 _ => break,
             }
         }

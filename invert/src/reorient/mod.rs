@@ -5,13 +5,13 @@
 //! - `f.pgf` (`FuncKind::GeneratedPgf`): X in, recording the θ tape that makes `f.inv` give X
 //!   back (with helpers `f.pgf.blockN` when `f` has control flow).
 //!
-//! The function is first put in closed block form ([`closed`]), so that each block is a
+//! The function is first put in closed block form (`closed.rs`), so that each block is a
 //! straight-line function of its parameters. The inverse then walks the control-flow graph
-//! backwards ([`blocks`]): it picks the `return` that produced y, inverts that block ([`region`]),
+//! backwards (`blocks.rs`): it picks the `return` that produced y, inverts that block (`region.rs`),
 //! and at the start of every block picks the edge it was entered by, passing the block's
 //! parameters back as the predecessor's outgoing arguments, until it reaches the entry block,
 //! whose parameters are the inputs. A pick is computed from facts about the values along each
-//! edge ([`facts`]) when they decide it, and read from θ (`choice`) when they do not.
+//! edge (`facts.rs`) when they decide it, and read from θ (`choice`) when they do not.
 //!
 //! Before all that, recomputations are merged (CSE), because `(x + 1, exp(x + 1))` uses `x` twice
 //! while `let v = x + 1; (v, exp(v))` does not. A rule for the function itself in the overlay

@@ -18,7 +18,8 @@
 use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, Opcode, Value, ValueDef,
+    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, Value,
+    ValueDef,
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
@@ -91,7 +92,17 @@ impl Reorienter<'_> {
             _ => insts.as_slice(),
         };
         self.propagate_forward(f, body, region)?;
-        for &inst in body.iter().rev() {
+        // Comparisons go last: a comparison says little about its operands (its rule reads θ
+        // for them), so when another use determines them (`(x * 2.0, x > 1.0)`), solving that
+        // first leaves the comparison computed forward and checked, which every y in the image
+        // passes, instead of a θ that the other use then almost never agrees with.
+        let is_comparison = |inst: &Inst| {
+            matches!(&f.insts[*inst].kind,
+                InstKind::Prim { op, .. } if op.class() == OpClass::Compare)
+        };
+        let (deferred, first): (Vec<Inst>, Vec<Inst>) =
+            body.iter().rev().copied().partition(is_comparison);
+        for inst in first.into_iter().chain(deferred) {
             if region.computed.contains(&inst) {
                 continue;
             }

@@ -238,10 +238,25 @@ impl InverseRule for ToInt {
 
 const OFFSET: &str = "offset among the i64s that round to z";
 
-/// `z = x as f64`: z must be an integer of at most 2^63 in magnitude; `x = z as i64` below 2^53,
-/// and above, plus θ in [−1024, 1024] (the i64s that round to the same f64), checked.
+/// `z = x as f64`: z must be at most 2^63 in magnitude; below 2^53, x is the nearest integer
+/// (z within the tolerance of it: z may carry the rounding of earlier steps), and above, where
+/// every f64 is an integer, `z as i64` plus θ in [−1024, 1024] (the i64s that round to the same
+/// f64), checked exactly.
 #[derive(Debug)]
 pub struct FromInt;
+
+/// The i64 nearest to z (ties up; saturating). `z + 0.5` would round to even between 2^52 and
+/// 2^53, so the fraction is taken first (exact below 2^53; above, z is an integer).
+fn nearest(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    let f = e.floor(z);
+    let frac = e.fsub(z, f);
+    let half = e.fc(0.5);
+    let up = e.fge(frac, half);
+    let one = e.fc(1.0);
+    let f1 = e.fadd(f, one);
+    let r = e.select(up, f1, f)?;
+    Ok(e.op1(Opcode::FcvtToI64, r))
+}
 
 fn rounds(e: &mut Emitter<'_>, z: Value) -> Value {
     let az = e.fabs(z);
@@ -272,8 +287,8 @@ impl InverseRule for FromInt {
                 "z is not the f64 of any i64".into(),
                 "the offset leaves the i64s that round to z".into(),
             ],
-            exact: true,
-            summary: "x = z as i64 (+ θ above 2^53)".into(),
+            exact: false,
+            summary: "x = the i64 nearest z (+ θ above 2^53)".into(),
         }
     }
 
@@ -285,15 +300,15 @@ impl InverseRule for FromInt {
     ) -> Result<Vec<Value>, RuleError> {
         let (z, a) = unary(outputs, args)?;
         not_unknown(a, args)?;
-        let fz = e.floor(z);
-        let int = e.feq(fz, z);
         let az = e.fabs(z);
         let lim = e.fc(TWO_63);
         let fits = e.fle(az, lim);
-        let ok = e.band(int, fits);
-        e.check(ok, "z is not the f64 of any i64")?;
-        let d = e.op1(Opcode::FcvtToI64, z);
+        e.check(fits, "z is not the f64 of any i64")?;
+        let d = nearest(e, z)?;
         let far = rounds(e, z);
+        // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
+        // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
+        // factor of p), so the nearest integer is taken and checked within the tolerance.
         let x = e.if_else(
             far,
             &[Type::I64],
@@ -305,13 +320,19 @@ impl InverseRule for FromInt {
                     },
                     OFFSET,
                 )?;
-                Ok(vec![e.iadd(d, t)])
+                let x = e.iadd(d, t);
+                let again = e.i_to_f(x);
+                let same = e.feq(again, z);
+                e.check(same, "the offset leaves the i64s that round to z")?;
+                Ok(vec![x])
             },
-            |_| Ok(vec![d]),
+            |e| {
+                let again = e.i_to_f(d);
+                let near = e.close(again, z);
+                e.check(near, "z is not the f64 of any i64")?;
+                Ok(vec![d])
+            },
         )?[0];
-        let again = e.i_to_f(x);
-        let same = e.feq(again, z);
-        e.check(same, "the offset leaves the i64s that round to z")?;
         Ok(vec![x])
     }
 
@@ -324,7 +345,7 @@ impl InverseRule for FromInt {
     ) -> Result<(), RuleError> {
         let (z, x) = unary_pgf(outputs, args)?;
         let far = rounds(e, z);
-        let d = e.op1(Opcode::FcvtToI64, z);
+        let d = nearest(e, z)?;
         let t = e.isub(x, d);
         e.if_else(
             far,

@@ -1,0 +1,530 @@
+//! Linear systems: several outputs that are linear in the same unknowns, solved together.
+//!
+//! `(x + y, x − y)`, a rotation `(c·x − s·y, s·x + c·y)` or `(a + b + c, a − c)` use every
+//! unknown in several outputs. Inverted one output at a time, the first output's rule splits
+//! its sum with θ and every later output can only *check* — almost no θ passes. Solved as a
+//! system, the outputs determine as many unknowns as the matrix has rank, and θ gives the rest.
+//!
+//! - **Recognition** ([`find_system`]): every f64 output is taken apart into an affine form
+//!   `Σ aⱼ·uⱼ + (terms free of unknowns)` through `+`, `−`, unary `−`, multiplication by a
+//!   constant and division by a nonzero constant. An **atom** `uⱼ` is a maximal part that is not
+//!   such a combination and depends on an unknown: a parameter, or a subterm such as `exp(x)`
+//!   or `x·y` (inverted afterwards by the ordinary walk). It is a system when some atom occurs
+//!   in two outputs.
+//! - **The rewritten plan** ([`candidate`]): `(l₁, …, lₙ) = linear(u₁, …, uₘ)`, a helper
+//!   (`iso.linear.N`) computing the matrix products, and each output `kᵢ + lᵢ` with its known
+//!   part `kᵢ`.
+//! - **The rule** ([`LinearRule`]): known atoms move to the right-hand side; Gauss–Jordan
+//!   elimination with partial pivoting, done on the constant matrix when the rule is emitted,
+//!   picks pivot columns; the other unknown atoms are read from θ (any real) and the pivots are
+//!   linear combinations of the outputs and those θ. The rule checks the products at the answer
+//!   (rows beyond the rank are equations the outputs must satisfy); the inverse checks the
+//!   original function (the rewrite regroups sums, exact only up to rounding).
+//! - **The PGF** records the free atoms' values.
+//!
+//! Not covered: i64 and bool outputs (wrapping arithmetic is a ring, not a field), coefficients
+//! that are not constants, and systems that are not linear (`(x + y, x·y)`).
+
+use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
+use pinv_core::Span;
+use pinv_primitives::rules::ops::Ops;
+use pinv_primitives::{
+    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
+};
+use std::collections::HashMap;
+
+/// An affine form: coefficients of atoms, and known terms (coefficient, value free of unknowns).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Affine {
+    pub(super) atoms: Vec<(PVal, f64)>,
+    pub(super) known: Vec<(f64, PVal)>,
+}
+
+impl Affine {
+    fn scale(mut self, c: f64) -> Affine {
+        for a in &mut self.atoms {
+            a.1 *= c;
+        }
+        for k in &mut self.known {
+            k.0 *= c;
+        }
+        self
+    }
+
+    fn add(mut self, o: Affine) -> Affine {
+        for (v, c) in o.atoms {
+            match self.atoms.iter_mut().find(|a| a.0 == v) {
+                Some(a) => a.1 += c,
+                None => self.atoms.push((v, c)),
+            }
+        }
+        self.known.extend(o.known);
+        self
+    }
+}
+
+/// A finite nonzero f64 constant.
+fn constant(plan: &Plan, v: PVal) -> Option<f64> {
+    match plan.constant(v) {
+        Some(Const::F64(c)) if c.is_finite() => Some(c),
+        _ => None,
+    }
+}
+
+/// The affine form of f64 value `v`.
+pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
+    if !dep[v.inst as usize] {
+        return Affine {
+            atoms: Vec::new(),
+            known: vec![(1.0, v)],
+        };
+    }
+    let inst = &plan.insts[v.inst as usize];
+    let atom = || Affine {
+        atoms: vec![(v, 1.0)],
+        known: Vec::new(),
+    };
+    match (&inst.kind, inst.args.as_slice()) {
+        (PKind::Prim(Opcode::Fadd), &[a, b]) => affine(plan, a, dep).add(affine(plan, b, dep)),
+        (PKind::Prim(Opcode::Fsub), &[a, b]) => {
+            affine(plan, a, dep).add(affine(plan, b, dep).scale(-1.0))
+        }
+        (PKind::Prim(Opcode::Fneg), &[a]) => affine(plan, a, dep).scale(-1.0),
+        (PKind::Prim(Opcode::Fmul), &[a, b]) => match (constant(plan, a), constant(plan, b)) {
+            (Some(c), _) if c != 0.0 => affine(plan, b, dep).scale(c),
+            (_, Some(c)) if c != 0.0 => affine(plan, a, dep).scale(c),
+            _ => atom(),
+        },
+        (PKind::Prim(Opcode::Fdiv), &[a, b]) => match constant(plan, b) {
+            Some(c) if c != 0.0 => affine(plan, a, dep).scale(1.0 / c),
+            _ => atom(),
+        },
+        _ => atom(),
+    }
+}
+
+/// A linear system found in a plan's outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    /// The outputs in the system (indices into the plan's outputs).
+    pub outputs: Vec<usize>,
+    /// The atoms (columns).
+    atoms: Vec<PVal>,
+    /// Row-major coefficients, `outputs.len() × atoms.len()`.
+    matrix: Vec<f64>,
+    /// Per output, its known terms.
+    known: Vec<Vec<(f64, PVal)>>,
+}
+
+/// The linear system among `plan`'s f64 outputs, if some atom occurs in two of them.
+pub fn find_system(plan: &Plan) -> Option<System> {
+    let dep = plan.depends_on_params();
+    let mut outputs = Vec::new();
+    let mut forms = Vec::new();
+    for (i, &o) in plan.outputs.iter().enumerate() {
+        if plan.ty(o) != Type::F64 || !dep[o.inst as usize] {
+            continue;
+        }
+        let mut form = affine(plan, o, &dep);
+        form.atoms.retain(|a| a.1 != 0.0);
+        if form.atoms.iter().any(|a| !a.1.is_finite()) || form.atoms.is_empty() {
+            continue;
+        }
+        outputs.push(i);
+        forms.push(form);
+    }
+    let mut atoms: Vec<PVal> = Vec::new();
+    for f in &forms {
+        for &(a, _) in &f.atoms {
+            if !atoms.contains(&a) {
+                atoms.push(a);
+            }
+        }
+    }
+    let shared = atoms.iter().any(|a| {
+        forms
+            .iter()
+            .filter(|f| f.atoms.iter().any(|x| x.0 == *a))
+            .count()
+            >= 2
+    });
+    if !shared || outputs.len() < 2 {
+        return None;
+    }
+    let mut matrix = vec![0.0; outputs.len() * atoms.len()];
+    for (r, f) in forms.iter().enumerate() {
+        for &(a, c) in &f.atoms {
+            if let Some(col) = atoms.iter().position(|&x| x == a) {
+                matrix[r * atoms.len() + col] = c;
+            }
+        }
+    }
+    Some(System {
+        outputs,
+        atoms,
+        matrix,
+        known: forms.into_iter().map(|f| f.known).collect(),
+    })
+}
+
+/// The plan with `system`'s outputs computed by a linear helper, and a description.
+pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, String) {
+    let mut b = PlanBuilder::new(plan.params.clone());
+    let ident = |p: u32| PVal { inst: p, idx: 0 };
+    let mut memo = HashMap::new();
+    let args: Vec<PVal> = system
+        .atoms
+        .iter()
+        .map(|&a| b.copy(plan, a, &ident, &mut memo))
+        .collect();
+    let rows = system.outputs.len();
+    let span = system.outputs.first().map_or(Span::default(), |&o| {
+        plan.insts[plan.outputs[o].inst as usize].span
+    });
+    let atoms: Vec<String> = system
+        .atoms
+        .iter()
+        .map(|&a| super::convert::plan_text(plan, names, a, 60))
+        .collect();
+    let lin = b.push(
+        PKind::Linear {
+            rows: rows as u32,
+            matrix: system.matrix.iter().map(|c| c.to_bits()).collect(),
+            atoms: atoms.clone(),
+        },
+        args,
+        vec![Type::F64; rows],
+        span,
+    );
+    let mut outputs = Vec::new();
+    for (i, &o) in plan.outputs.iter().enumerate() {
+        let Some(r) = system.outputs.iter().position(|&k| k == i) else {
+            outputs.push(b.copy(plan, o, &ident, &mut memo));
+            continue;
+        };
+        let out_span = plan.insts[o.inst as usize].span;
+        let l = PVal {
+            inst: lin,
+            idx: r as u32,
+        };
+        outputs.push(b.sum_onto(plan, &system.known[r], l, out_span, &mut memo));
+    }
+    let mut out = b.finish();
+    out.outputs = outputs;
+    let describe = format!(
+        "outputs {:?} as a linear system in {}",
+        system.outputs,
+        atoms.join(", ")
+    );
+    (out.pruned(), describe)
+}
+
+/// Gauss–Jordan elimination of the columns `cols` of a `rows × n` matrix (partial pivoting):
+/// the pivot columns (indices into `cols`, in order) and the row operations as a matrix `E`
+/// (`rows × rows`) such that `E·A` restricted to `cols` is in reduced row echelon form.
+fn eliminate(matrix: &[f64], rows: usize, n: usize, cols: &[usize]) -> (Vec<usize>, Vec<f64>) {
+    let mut a: Vec<f64> = (0..rows)
+        .flat_map(|r| cols.iter().map(move |&c| matrix[r * n + c]))
+        .collect();
+    let m = cols.len();
+    let mut e: Vec<f64> = (0..rows * rows)
+        .map(|i| if i / rows == i % rows { 1.0 } else { 0.0 })
+        .collect();
+    let mut pivots = Vec::new();
+    let mut row = 0;
+    let scale = a.iter().fold(0.0f64, |s, x| s.max(x.abs())).max(1.0);
+    for col in 0..m {
+        if row == rows {
+            break;
+        }
+        let best =
+            (row..rows).max_by(|&p, &q| a[p * m + col].abs().total_cmp(&a[q * m + col].abs()));
+        let Some(best) = best else { break };
+        if a[best * m + col].abs() <= 1e-12 * scale {
+            continue;
+        }
+        for k in 0..m {
+            a.swap(row * m + k, best * m + k);
+        }
+        for k in 0..rows {
+            e.swap(row * rows + k, best * rows + k);
+        }
+        let p = a[row * m + col];
+        for k in 0..m {
+            a[row * m + k] /= p;
+        }
+        for k in 0..rows {
+            e[row * rows + k] /= p;
+        }
+        for r in 0..rows {
+            if r == row {
+                continue;
+            }
+            let f = a[r * m + col];
+            if f == 0.0 {
+                continue;
+            }
+            for k in 0..m {
+                a[r * m + k] -= f * a[row * m + k];
+            }
+            for k in 0..rows {
+                e[r * rows + k] -= f * e[row * rows + k];
+            }
+        }
+        pivots.push(col);
+        row += 1;
+    }
+    (pivots, e)
+}
+
+/// The rank of the unknown columns `cols` of a `rows × n` matrix.
+pub fn rank(matrix: &[f64], rows: usize, n: usize, cols: &[usize]) -> usize {
+    eliminate(matrix, rows, n, cols).0.len()
+}
+
+/// The helper's forward semantics on constants, bit for bit as its body computes it.
+pub fn eval(rows: u32, matrix: &[u64], args: &[Const]) -> Option<Vec<Const>> {
+    use pinv_core::semantics::eval as ev;
+    let n = args.len();
+    (0..rows as usize)
+        .map(|r| {
+            let mut acc: Option<Const> = None;
+            for (c, &a) in args.iter().enumerate() {
+                let k = f64::from_bits(*matrix.get(r * n + c)?);
+                if k == 0.0 {
+                    continue;
+                }
+                let term = ev(Opcode::Fmul, &[Const::F64(k), a]).ok()?;
+                acc = Some(match acc {
+                    None => term,
+                    Some(s) => ev(Opcode::Fadd, &[s, term]).ok()?,
+                });
+            }
+            Some(acc.unwrap_or(Const::F64(0.0)))
+        })
+        .collect()
+}
+
+/// Emits `Σ matrix[r][c]·args[c]` for each row, as the helper's body and the rule's check do.
+fn products(
+    rows: usize,
+    matrix: &[f64],
+    args: &[Value],
+    zero: &mut dyn FnMut() -> Value,
+    konst: &mut dyn FnMut(f64) -> Value,
+    op: &mut dyn FnMut(Opcode, Value, Value) -> Value,
+) -> Vec<Value> {
+    let n = args.len();
+    (0..rows)
+        .map(|r| {
+            let mut acc: Option<Value> = None;
+            for (c, &a) in args.iter().enumerate() {
+                let k = matrix[r * n + c];
+                if k == 0.0 {
+                    continue;
+                }
+                let kv = konst(k);
+                let term = op(Opcode::Fmul, kv, a);
+                acc = Some(match acc {
+                    None => term,
+                    Some(s) => op(Opcode::Fadd, s, term),
+                });
+            }
+            acc.unwrap_or_else(&mut *zero)
+        })
+        .collect()
+}
+
+/// Adds the helper for a [`PKind::Linear`] instruction to `module`, and its rule to `layer`.
+pub fn install(
+    module: &mut Module,
+    layer: &mut Layer,
+    inst: &PInst,
+    rows: u32,
+    matrix: &[u64],
+    atoms: Vec<String>,
+) -> FuncId {
+    let name = super::helpers::fresh(module, "iso.linear");
+    let n = inst.args.len();
+    let names = (0..n).map(|i| format!("u{i}")).collect();
+    let (mut f, b) = super::helpers::new_function(
+        &name,
+        vec![Type::F64; n],
+        vec![Type::F64; rows as usize],
+        names,
+        inst.span,
+    );
+    let ps = f.blocks[b].params.clone();
+    let matrix: Vec<f64> = matrix.iter().map(|&c| f64::from_bits(c)).collect();
+    let span = inst.span;
+    let cell = std::cell::RefCell::new(&mut f);
+    let rets = products(
+        rows as usize,
+        &matrix,
+        &ps,
+        &mut || cell.borrow_mut().ins_const(b, Const::F64(0.0), span),
+        &mut |k| cell.borrow_mut().ins_const(b, Const::F64(k), span),
+        &mut |op, x, y| cell.borrow_mut().ins_prim(b, op, vec![x, y], span),
+    );
+    f.ins_return(b, rets, span);
+    layer.add(
+        Callee::Function(name),
+        LinearRule {
+            rows: rows as usize,
+            matrix,
+            atoms,
+        },
+    );
+    super::helpers::add(module, f)
+}
+
+/// The rule of an `iso.linear.N` helper: see the module docs.
+#[derive(Debug)]
+pub struct LinearRule {
+    pub rows: usize,
+    /// Row-major, `rows × atoms.len()`.
+    pub matrix: Vec<f64>,
+    /// The atoms' expressions, for θ roles.
+    pub atoms: Vec<String>,
+}
+
+impl LinearRule {
+    /// The unknown columns, the pivots among them (indices into the unknown columns), and the
+    /// row operations.
+    fn solve_plan(&self, pattern: &Pattern) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+        let n = self.atoms.len();
+        let unknown: Vec<usize> = (0..n).filter(|&c| !pattern.is_known(c)).collect();
+        let (pivots, e) = eliminate(&self.matrix, self.rows, n, &unknown);
+        (unknown, pivots, e)
+    }
+
+    fn free_role(&self, c: usize) -> String {
+        format!(
+            "{}: free in the linear system of the outputs",
+            self.atoms[c]
+        )
+    }
+}
+
+impl InverseRule for LinearRule {
+    fn name(&self) -> &str {
+        "linear-system"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == self.atoms.len()
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (unknown, pivots, _) = self.solve_plan(pattern);
+        let thetas = unknown
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !pivots.contains(i))
+            .map(|(_, &c)| ThetaDoc::value(Domain::Real, &self.free_role(c)))
+            .collect();
+        RuleDoc {
+            thetas,
+            checks: vec!["the outputs are the matrix products at the answer".to_string()],
+            exact: false,
+            summary: "Gauss–Jordan elimination: θ for the free unknowns, the pivots from the \
+                      outputs"
+                .to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let n = self.atoms.len();
+        if args.len() != n || outputs.len() != self.rows {
+            return Err(RuleError::Malformed(
+                "a linear helper's operands do not match its matrix".to_string(),
+            ));
+        }
+        let pattern = Pattern::of(args);
+        let (unknown, pivots, ops) = self.solve_plan(&pattern);
+        let mut vals: Vec<Option<Value>> = args.iter().map(Arg::known).collect();
+        for (i, &c) in unknown.iter().enumerate() {
+            if !pivots.contains(&i) {
+                vals[c] = Some(e.theta(Domain::Real, &self.free_role(c))?);
+            }
+        }
+        // Right-hand side: the outputs minus the known and free columns.
+        let mut rhs: Vec<Value> = outputs.to_vec();
+        for (c, v) in vals.iter().enumerate() {
+            let pivot_col = unknown
+                .iter()
+                .position(|&u| u == c)
+                .is_some_and(|i| pivots.contains(&i));
+            let Some(v) = v.filter(|_| !pivot_col) else {
+                continue;
+            };
+            for (r, slot) in rhs.iter_mut().enumerate() {
+                let k = self.matrix[r * n + c];
+                if k != 0.0 {
+                    let kv = e.fc(k);
+                    let t = e.fmul(kv, v);
+                    *slot = e.fsub(*slot, t);
+                }
+            }
+        }
+        // Pivot k is row k of E·rhs.
+        for (k, &p) in pivots.iter().enumerate() {
+            let mut acc: Option<Value> = None;
+            for (r, &z) in rhs.iter().enumerate() {
+                let w = ops[k * self.rows + r];
+                if w == 0.0 {
+                    continue;
+                }
+                let wv = e.fc(w);
+                let t = e.fmul(wv, z);
+                acc = Some(match acc {
+                    None => t,
+                    Some(s) => e.fadd(s, t),
+                });
+            }
+            vals[unknown[p]] = Some(match acc {
+                Some(v) => v,
+                None => e.fc(0.0),
+            });
+        }
+        let out: Vec<Value> = vals
+            .into_iter()
+            .map(|v| v.ok_or_else(|| RuleError::Malformed("an atom left unsolved".to_string())))
+            .collect::<Result<_, _>>()?;
+        let cell = std::cell::RefCell::new(&mut *e);
+        let again = products(
+            self.rows,
+            &self.matrix,
+            &out,
+            &mut || cell.borrow_mut().fc(0.0),
+            &mut |k| cell.borrow_mut().fc(k),
+            &mut |op, x, y| cell.borrow_mut().op2(op, x, y),
+        );
+        for (a, &z) in again.into_iter().zip(outputs) {
+            e.check_equal(a, z, "the outputs are not a solution of the linear system")?;
+        }
+        Ok(out)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (unknown, pivots, _) = self.solve_plan(pattern);
+        for (i, &c) in unknown.iter().enumerate() {
+            if !pivots.contains(&i) {
+                e.record(args[c], &self.free_role(c))?;
+            }
+        }
+        Ok(())
+    }
+}
