@@ -59,8 +59,14 @@ fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
                     .set(name, value)
                     .map_err(|e| format!("cannot set Cranelift flag {name}={value}: {e}"))
             };
-            // See `translate`'s module docs: the mid-end's float rewrites change NaN bits.
-            set(&mut flags, "opt_level", "none")?;
+            // The mid-end optimizer only for the recompiled (and small) units, whose compile time
+            // matters less; the quick tier is about compile time. See `translate`'s module docs
+            // for the one float rewrite that would change NaN bits, and how it is kept away.
+            set(
+                &mut flags,
+                "opt_level",
+                if single_pass { "none" } else { "speed" },
+            )?;
             set(&mut flags, "use_colocated_libcalls", "false")?;
             set(&mut flags, "is_pic", "false")?;
             set(&mut flags, "unwind_info", "false")?;

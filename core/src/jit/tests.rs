@@ -307,6 +307,28 @@ fn binary_opcodes_with_a_constant_operand_agree() {
     }
 }
 
+/// A product of two negations keeps the negated NaN's sign (Cranelift's optimizer would
+/// rewrite it to the product of the operands).
+#[test]
+fn products_of_negations_keep_nan_signs() {
+    let m = ir("
+function %f(x: f64, y: f64) -> (f64, f64, f64) {
+block0(v0: f64, v1: f64):
+    v2 = fneg v0
+    v3 = fneg v1
+    v4 = fmul v2, v3
+    v5 = fmul v2, v2
+    v6 = fadd v2, v3
+    return v4, v5, v6
+}
+");
+    for x in values(Type::F64) {
+        for y in [Const::F64(2.0), Const::F64(f64::NAN), Const::F64(-0.0)] {
+            agree_plain(&m, "f", &[x, y]).unwrap();
+        }
+    }
+}
+
 #[test]
 fn nan_operands_propagate_as_in_the_shared_functions() {
     // Both operands NaN: the result is the first one, quieted, in both engines.

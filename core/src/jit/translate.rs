@@ -42,10 +42,14 @@
 //! native IEEE minimum/maximum (-0 below +0) with a NaN operand replaced by the other operand, which
 //! is exactly `semantics`' rule. Everything else on f64 (`frem`, `pow`, the libm functions) calls
 //! the shared functions. An `fmin`/`fmax` with a constant operand other than NaN and other
-//! than the zero it prefers is a comparison and a select (the same bits). The mid-end optimizer
-//! is off (`opt_level=none`): some of its float rewrites, such as `fmul(fneg x, fneg y) →
-//! fmul(x, y)`, change the bits of a NaN result, and (measured on the issue-7 benchmark) it made
-//! generated inverses no faster while compiling them took a third longer.
+//! than the zero it prefers is a comparison and a select (the same bits).
+//!
+//! The quick tier ([`Tier::Quick`](super::compile::Tier)) is compiled without Cranelift's mid-end
+//! optimizer (`opt_level=none`, for compile time), the optimized tier with it (`speed`). Of its
+//! float rewrites, one changes the bits of a NaN result: `fmul(fneg x, fneg y) → fmul(x, y)` (x's
+//! sign instead of the flipped one); an `fneg` that is an operand of such a product is compiled as
+//! an integer flip of the sign bit, which the rule does not see ([`negated_factors`]). The others
+//! fold constants only to results that are not NaN, and `fneg`/`fabs`/`fcopysign` exactly.
 
 use super::abi::{
     self, ErrorCode, Site, OFF_DEPTH, OFF_DEPTH_LIMIT, OFF_ERR_KIND, OFF_FUEL, OFF_MAX_DEPTH,
@@ -144,6 +148,9 @@ struct Translator<'t, 'm> {
     /// Branches to two blocks that only jump to the same block, compiled as selects (see
     /// [`diamonds`]): by the branch instruction, the target and the two argument lists.
     diamonds: HashMap<Inst, Diamond>,
+    /// `fneg`s compiled as a flip of the sign bit in an integer register (see
+    /// [`negated_factors`]).
+    int_fnegs: std::collections::HashSet<Value>,
     err_exit: cl::Block,
     propagate: cl::Block,
     cold: Vec<(cl::Block, Cold)>,
@@ -212,6 +219,7 @@ pub(crate) fn translate_function(
         values: vec![None; func.values.len()],
         blocks: cranelift_entity::SecondaryMap::new(),
         diamonds: HashMap::new(),
+        int_fnegs: negated_factors(func),
         err_exit,
         propagate,
         cold: Vec::new(),
@@ -809,6 +817,7 @@ impl<'t, 'm> Translator<'t, 'm> {
             std::mem::replace(&mut self.values, vec![None; g.values.len()]),
             std::mem::take(&mut self.blocks),
             std::mem::take(&mut self.diamonds),
+            std::mem::replace(&mut self.int_fnegs, negated_factors(g)),
             self.inlined,
         );
         self.func = g;
@@ -838,12 +847,13 @@ impl<'t, 'm> Translator<'t, 'm> {
         let g_block = self.target(g_entry)?;
         self.b.ins().jump(g_block, &entry_args);
         let result = order.iter().try_for_each(|&block| self.block(block, false));
-        let (func, id, values, blocks, diamonds, inlined) = saved;
+        let (func, id, values, blocks, diamonds, int_fnegs, inlined) = saved;
         self.func = func;
         self.id = id;
         self.values = values;
         self.blocks = blocks;
         self.diamonds = diamonds;
+        self.int_fnegs = int_fnegs;
         self.inlined = inlined;
         result?;
         self.b.switch_to_block(cont);
@@ -874,7 +884,18 @@ impl<'t, 'm> Translator<'t, 'm> {
             Fsub => self.b.ins().fsub(a, b),
             Fmul => self.b.ins().fmul(a, b),
             Fdiv => self.b.ins().fdiv(a, b),
-            Fneg => self.b.ins().fneg(a),
+            Fneg => {
+                let negated = self.func.insts[inst].results.first();
+                if negated.is_some_and(|r| self.int_fnegs.contains(r)) {
+                    let bits = self.b.ins().bitcast(types::I64, MemFlagsData::new(), a);
+                    let flipped = self.b.ins().bxor_imm_u(bits, i64::MIN);
+                    self.b
+                        .ins()
+                        .bitcast(types::F64, MemFlagsData::new(), flipped)
+                } else {
+                    self.b.ins().fneg(a)
+                }
+            }
             Fabs => self.b.ins().fabs(a),
             Sqrt => self.b.ins().sqrt(a),
             Floor => {
@@ -1115,6 +1136,39 @@ fn successor(func: &Function, block: Block, k: usize) -> Option<Block> {
         (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest.block),
         _ => None,
     }
+}
+
+/// The `fneg` results that are both operands of an `fmul`: Cranelift's mid-end rewrites
+/// `fmul(fneg x, fneg y)` to `fmul(x, y)`, which for a NaN x gives x's sign instead of the
+/// flipped one. Such an `fneg` is compiled as an integer flip of the sign bit, which the rule
+/// does not see (the same bits).
+fn negated_factors(func: &Function) -> std::collections::HashSet<Value> {
+    let is_fneg = |v: Value| match func.values.get(v).map(|d| d.def) {
+        Some(crate::ir::ValueDef::Result(i, _)) => matches!(
+            func.insts.get(i).map(|d| &d.kind),
+            Some(InstKind::Prim {
+                op: Opcode::Fneg,
+                ..
+            })
+        ),
+        _ => false,
+    };
+    let mut out = std::collections::HashSet::new();
+    for (_, i) in func.insts_in_layout() {
+        if let InstKind::Prim {
+            op: Opcode::Fmul,
+            args,
+        } = &func.insts[i].kind
+        {
+            if let [a, b] = args.as_slice() {
+                if is_fneg(*a) && is_fneg(*b) {
+                    out.insert(*a);
+                    out.insert(*b);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A `brif` whose two targets only jump on to the same block (see [`diamonds`]).
