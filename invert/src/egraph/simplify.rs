@@ -175,6 +175,39 @@ fn pure(kind: &InstKind) -> bool {
 }
 
 /// Simplifies one function in place (see the module docs, steps 1–3).
+/// Folds statement `i` on constants: a `check` of true is dropped (returns true: skip it), a
+/// `brif` on a constant becomes a `jump`.
+fn fold_statement(
+    f: &mut Function,
+    i: Inst,
+    konst: &dyn Fn(Value) -> Option<Const>,
+    stats: &mut SimplifyStats,
+) -> bool {
+    match &f.insts[i].kind {
+        InstKind::Check { cond, .. } if konst(*cond) == Some(Const::Bool(true)) => {
+            stats.checks_removed += 1;
+            true
+        }
+        InstKind::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } => {
+            if let Some(Const::Bool(c)) = konst(*cond) {
+                let dest = if c {
+                    then_dest.clone()
+                } else {
+                    else_dest.clone()
+                };
+                f.insts[i].kind = InstKind::Jump { dest };
+                stats.branches_folded += 1;
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
 pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
     // Compacted once, at the end.
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
@@ -375,27 +408,8 @@ fn simplify_block(
             }
         }
         let span = f.insts[i].span;
-        match &f.insts[i].kind {
-            InstKind::Check { cond, .. } if konst(*cond) == Some(Const::Bool(true)) => {
-                stats.checks_removed += 1;
-                continue;
-            }
-            InstKind::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                if let Some(Const::Bool(c)) = konst(*cond) {
-                    let dest = if c {
-                        then_dest.clone()
-                    } else {
-                        else_dest.clone()
-                    };
-                    f.insts[i].kind = InstKind::Jump { dest };
-                    stats.branches_folded += 1;
-                }
-            }
-            _ => {}
+        if fold_statement(f, i, &konst, stats) {
+            continue;
         }
         let mut kind = f.insts[i].kind.clone();
         kind.map_args(|v| match class.get(&v) {
@@ -661,27 +675,8 @@ impl Plain {
                 }
             }
             let span = f.insts[i].span;
-            match &f.insts[i].kind {
-                InstKind::Check { cond, .. } if konst(*cond) == Some(Const::Bool(true)) => {
-                    stats.checks_removed += 1;
-                    continue;
-                }
-                InstKind::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                } => {
-                    if let Some(Const::Bool(c)) = konst(*cond) {
-                        let dest = if c {
-                            then_dest.clone()
-                        } else {
-                            else_dest.clone()
-                        };
-                        f.insts[i].kind = InstKind::Jump { dest };
-                        stats.branches_folded += 1;
-                    }
-                }
-                _ => {}
+            if fold_statement(f, i, &konst, stats) {
+                continue;
             }
             // Taken out while its operands are emitted (emission adds instructions to `f`).
             let mut kind =
