@@ -1,7 +1,8 @@
 //! Inverting branches, several returns and loops: every function of branches.pinv and
 //! loops.pinv is sound and complete; `while1` and `sign` keep no θ choice for their control
 //! flow; search finds preimages that sampling rarely hits; a tape too short is an error; the
-//! iteration limit stops an inverse that keeps going round.
+//! iteration limit stops an inverse that keeps going round; the printed inverse of every corpus
+//! function is the same on every inversion.
 //!
 //! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000).
 
@@ -9,7 +10,7 @@ use pinv::check::{check_function, close, CheckConfig, Status};
 use pinv::reorient::ReorientOptions;
 use pinv::search::SearchConfig;
 use pinv::{Const, Program};
-use pinv_tests::corpus_dir;
+use pinv_tests::{corpus_dir, pinv_files};
 
 fn cases() -> usize {
     std::env::var("PINV_CHECK_CASES")
@@ -414,4 +415,45 @@ fn theta_that_runs_out_of_steps_is_rejected_not_an_error() {
     assert_eq!(report.status, Status::Ok, "{report:?}");
     assert_eq!(report.soundness.errors, 0, "{report:?}");
     assert_eq!(report.soundness.violations, 0, "{report:?}");
+}
+
+/// The printed inverse, PGF and θ schema of one function (or the error), as `pinv show
+/// --inverse` prints them, less the isolation report, which carries timings.
+fn printed_inverse(program: &Program, name: &str) -> String {
+    match program.invert(name) {
+        Ok(inverse) => format!(
+            "{}\n{}\n{}",
+            inverse.schema(),
+            inverse.inverse_ir(),
+            inverse.pgf_ir()
+        ),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// Guard helpers, regions and dispatch blocks are named and emitted in an order that no hash
+/// map's iteration decides: inverting a function again, in a fresh program (fresh maps, fresh
+/// `RandomState`s), prints the same text.
+#[test]
+fn printed_inverses_are_the_same_on_every_inversion() {
+    let mut differ = Vec::new();
+    for path in pinv_files(&corpus_dir()) {
+        let first = Program::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let names: Vec<String> = first
+            .function_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for name in &names {
+            let expected = printed_inverse(&first, name);
+            for _ in 0..6 {
+                let again = Program::load(&path).expect("loaded once already");
+                if printed_inverse(&again, name) != expected {
+                    differ.push(format!("{} {name}", path.display()));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(differ.is_empty(), "printed differently: {differ:?}");
 }

@@ -28,14 +28,14 @@ use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, Type, Value,
 };
 use pinv_core::Span;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a region of block P needs to know about P.
 struct BlockCtx {
     cont: Continue,
     ranges: std::rc::Rc<super::ranges::Ranges>,
     /// P's loop counters: parameter → (start, step ±1).
-    counters: HashMap<Value, (i64, i64)>,
+    counters: BTreeMap<Value, (i64, i64)>,
 }
 
 /// Where the inverse walks back to, from a region.
@@ -77,8 +77,8 @@ impl Reorienter<'_> {
         let cyclic = cfg.cyclic;
 
         // The PGF helpers, reserved so that they can call each other.
-        let mut helper_ids: HashMap<Block, FuncId> = HashMap::new();
-        let mut helpers: HashMap<Block, Function> = HashMap::new();
+        let mut helper_ids: BTreeMap<Block, FuncId> = BTreeMap::new();
+        let mut helpers: BTreeMap<Block, Function> = BTreeMap::new();
         for &b in &blocks {
             let mut params: Vec<Type> = c.blocks[b]
                 .params
@@ -121,7 +121,7 @@ impl Reorienter<'_> {
             }
             b
         };
-        let mut dispatch: HashMap<Block, Block> = HashMap::new();
+        let mut dispatch: BTreeMap<Block, Block> = BTreeMap::new();
         for &b in &blocks {
             if b != entry && !cfg.preds[&b].is_empty() {
                 dispatch.insert(b, new_block(&mut inv, &param_types(b)));
@@ -132,7 +132,7 @@ impl Reorienter<'_> {
         for _ in &cfg.returns {
             starts.push(new_block(&mut inv, &steps_only));
         }
-        let mut regions: HashMap<(Block, usize), Block> = HashMap::new();
+        let mut regions: BTreeMap<(Block, usize), Block> = BTreeMap::new();
         for edges in cfg.preds.values() {
             for e in edges {
                 regions.insert((e.from, e.slot), new_block(&mut inv, &param_types(e.to)));
@@ -143,7 +143,7 @@ impl Reorienter<'_> {
         // the dispatch's values that runs the target's θ-free start (its first checks) and says
         // whether it can pass — so a `return x` that needs `x > 100` is not taken for y ≤ 100.
         let site_facts = facts.return_facts();
-        let mut guards: HashMap<Block, (FuncId, bool)> = HashMap::new();
+        let mut guards: BTreeMap<Block, (FuncId, bool)> = BTreeMap::new();
         if starts.len() >= 2 && !all_exclusive(&site_facts) {
             for &s in &starts {
                 let mut params: Vec<Type> = c.sig.returns.clone();
@@ -239,7 +239,7 @@ impl Reorienter<'_> {
 
         // The regions, with the PGF helpers written beside them.
         let mut no_pgf: Option<String> = None;
-        let local_index: HashMap<(Block, usize), usize> = cfg
+        let local_index: BTreeMap<(Block, usize), usize> = cfg
             .preds
             .values()
             .flat_map(|edges| edges.iter().enumerate().map(|(i, e)| ((e.from, e.slot), i)))
@@ -249,7 +249,7 @@ impl Reorienter<'_> {
                 continue;
             };
             let h_entry = h.layout[0];
-            let mut fwd: HashMap<Value, Value> = HashMap::new();
+            let mut fwd: BTreeMap<Value, Value> = BTreeMap::new();
             let h_params = h.blocks[h_entry].params.clone();
             for (&q, &v) in c.blocks[p].params.iter().zip(&h_params) {
                 fwd.insert(q, v);
@@ -479,12 +479,12 @@ impl Reorienter<'_> {
         dest: &BlockCall,
         cond: Option<(Value, bool)>,
         inv: &mut Function,
-        regions: &HashMap<(Block, usize), Block>,
+        regions: &BTreeMap<(Block, usize), Block>,
         h: &mut Function,
         at: Block,
-        fwd: &HashMap<Value, Value>,
-        helper_ids: &HashMap<Block, FuncId>,
-        local_index: &HashMap<(Block, usize), usize>,
+        fwd: &BTreeMap<Value, Value>,
+        helper_ids: &BTreeMap<Block, FuncId>,
+        local_index: &BTreeMap<(Block, usize), usize>,
         ctx: &BlockCtx,
         no_pgf: &mut Option<String>,
         span: Span,
@@ -537,7 +537,7 @@ impl Reorienter<'_> {
         start: Block,
         h: &mut Function,
         at: Block,
-        fwd: HashMap<Value, Value>,
+        fwd: BTreeMap<Value, Value>,
         seed: Vec<(Value, Value)>,
         cond: Option<(Value, bool)>,
         steps: Option<Value>,
@@ -636,7 +636,7 @@ fn copy_block(
     p: Block,
     h: &mut Function,
     at: Block,
-    fwd: &mut HashMap<Value, Value>,
+    fwd: &mut BTreeMap<Value, Value>,
 ) -> Result<(), Error> {
     for &inst in &c.blocks[p].insts {
         let data = &c.insts[inst];
@@ -943,8 +943,8 @@ impl GuardWalk<'_> {
         &mut self,
         mut cur: Block,
         mut block: Block,
-        mut map: HashMap<Value, Value>,
-        mut visited: std::collections::HashSet<Block>,
+        mut map: BTreeMap<Value, Value>,
+        mut visited: BTreeSet<Block>,
     ) {
         let span = Span::default();
         let inv = self.inv;
@@ -1061,7 +1061,7 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
     let params = g.blocks[entry].params.clone();
-    let mut map: HashMap<Value, Value> = HashMap::new();
+    let mut map: BTreeMap<Value, Value> = BTreeMap::new();
     let mut rest = params.as_slice();
     if is_start {
         if let Some(inv_entry) = inv.entry() {
@@ -1085,12 +1085,7 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
         no,
         budget: GUARD_BUDGET,
     };
-    walk.path(
-        entry,
-        target,
-        map,
-        std::collections::HashSet::from([target]),
-    );
+    walk.path(entry, target, map, BTreeSet::from([target]));
     g.remove_unreachable_blocks();
     g
 }

@@ -17,7 +17,7 @@
 //! more than one is.
 
 use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The most constants a value set holds before it is forgotten.
 const MAX_SET: usize = 16;
@@ -108,7 +108,7 @@ pub struct Edge {
 /// The CFG of a function in closed block form, with the facts of each edge.
 pub struct Cfg {
     /// Incoming edges of each reachable block, in a fixed order.
-    pub preds: HashMap<Block, Vec<Edge>>,
+    pub preds: BTreeMap<Block, Vec<Edge>>,
     /// Blocks that end in `return`, in layout order.
     pub returns: Vec<Block>,
     /// Whether some block can reach itself (the function has a loop).
@@ -118,7 +118,7 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function) -> Cfg {
         let reachable = f.reachable_blocks();
-        let mut preds: HashMap<Block, Vec<Edge>> = HashMap::new();
+        let mut preds: BTreeMap<Block, Vec<Edge>> = BTreeMap::new();
         let mut returns = Vec::new();
         for &b in &reachable {
             preds.entry(b).or_default();
@@ -156,7 +156,7 @@ impl Cfg {
 pub struct Facts<'f> {
     f: &'f Function,
     cfg: &'f Cfg,
-    sets: HashMap<Value, Option<BTreeSet<Const>>>,
+    sets: BTreeMap<Value, Option<BTreeSet<Const>>>,
 }
 
 impl<'f> Facts<'f> {
@@ -164,7 +164,7 @@ impl<'f> Facts<'f> {
         Facts {
             f,
             cfg,
-            sets: HashMap::new(),
+            sets: BTreeMap::new(),
         }
     }
 

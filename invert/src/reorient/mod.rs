@@ -355,7 +355,13 @@ impl<'a> Reorienter<'a> {
         let forward_outputs = pgf.ins_call(pgf_entry, id, inputs.clone(), &f.sig.returns, f.span);
         let args = vec![Arg::Unknown; inputs.len()];
         let pattern = Pattern::all_unknown(inputs.len());
-        let mut region = Region::new(&mut inv, inv_entry, &mut pgf, pgf_entry, HashMap::new());
+        let mut region = Region::new(
+            &mut inv,
+            inv_entry,
+            &mut pgf,
+            pgf_entry,
+            std::collections::BTreeMap::new(),
+        );
         let (solved, pgf_result) = region
             .emit(self.options, f.span, &f.name, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &args)?;

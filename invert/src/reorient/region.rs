@@ -23,7 +23,7 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The inverse and PGF code being written for one forward block, and where each continues.
 pub(super) struct Region<'p> {
@@ -32,19 +32,19 @@ pub(super) struct Region<'p> {
     pub pgf: &'p mut Function,
     pub pgf_block: Block,
     /// Forward value → its solved value in the inverse.
-    pub known: HashMap<Value, Value>,
+    pub known: BTreeMap<Value, Value>,
     /// Forward value → its value in the PGF (which recomputed the block forward).
-    pub fwd: HashMap<Value, Value>,
+    pub fwd: BTreeMap<Value, Value>,
     /// Forward constants, emitted once each in the inverse.
-    pub consts: HashMap<Value, Value>,
+    pub consts: BTreeMap<Value, Value>,
     /// Set when some rule has no PGF: then the function has none either.
     pub no_pgf: Option<String>,
     /// Forward instructions whose results the inverse computed forward instead of inverting.
-    pub computed: HashSet<Inst>,
+    pub computed: BTreeSet<Inst>,
     /// Forward values known to be a constant in this region (the branch condition).
-    pub fixed: HashMap<Value, pinv_core::ir::Const>,
+    pub fixed: BTreeMap<Value, pinv_core::ir::Const>,
     /// Loop counters among the block's parameters: (start, step ±1).
-    pub counters: HashMap<Value, (i64, i64)>,
+    pub counters: BTreeMap<Value, (i64, i64)>,
     /// The ranges of the function's f64 values.
     pub ranges: std::rc::Rc<super::ranges::Ranges>,
     /// The ranges of the operands of the instruction being inverted, for its rule.
@@ -57,20 +57,20 @@ impl<'p> Region<'p> {
         inv_block: Block,
         pgf: &'p mut Function,
         pgf_block: Block,
-        fwd: HashMap<Value, Value>,
+        fwd: BTreeMap<Value, Value>,
     ) -> Region<'p> {
         Region {
             inv,
             inv_block,
             pgf,
             pgf_block,
-            known: HashMap::new(),
+            known: BTreeMap::new(),
             fwd,
-            consts: HashMap::new(),
+            consts: BTreeMap::new(),
             no_pgf: None,
-            computed: HashSet::new(),
-            fixed: HashMap::new(),
-            counters: HashMap::new(),
+            computed: BTreeSet::new(),
+            fixed: BTreeMap::new(),
+            counters: BTreeMap::new(),
             ranges: Default::default(),
             operand_ranges: Vec::new(),
         }
@@ -599,7 +599,7 @@ impl Region<'_> {
     }
 }
 
-pub(super) fn pair_fwd(fwd: &HashMap<Value, Value>, v: Value) -> Result<Value, Error> {
+pub(super) fn pair_fwd(fwd: &BTreeMap<Value, Value>, v: Value) -> Result<Value, Error> {
     fwd.get(&v)
         .copied()
         .ok_or_else(|| Error::Internal(format!("no forward value for {v}")))
