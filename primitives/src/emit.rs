@@ -11,8 +11,8 @@
 
 use crate::rule::RuleError;
 use pinv_core::ir::{
-    Block, BlockCall, Const, Domain, FuncId, Function, InstKind, Module, Opcode, Signature, Type,
-    Value,
+    Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, Opcode, Signature,
+    Type, Value,
 };
 use pinv_core::Span;
 
@@ -49,6 +49,8 @@ pub struct Emitter<'f> {
     options: EmitOptions,
     /// What the caller knows of the range of each operand (by position), if anything.
     operand_ranges: Vec<Option<(f64, f64)>>,
+    /// The step checks written so far ([`Emitter::check_step`]).
+    step_checks: Vec<Inst>,
 }
 
 impl<'f> Emitter<'f> {
@@ -64,6 +66,7 @@ impl<'f> Emitter<'f> {
             mode,
             options: EmitOptions::default(),
             operand_ranges: Vec::new(),
+            step_checks: Vec::new(),
         }
     }
 
@@ -229,6 +232,44 @@ impl<'f> Emitter<'f> {
             self.span,
         );
         Ok(())
+    }
+
+    /// A check of one step's own precision: that the f64 solution of a step gives the step's
+    /// output back (`θ loses precision: …`). It is a domain check like [`Emitter::check`], and
+    /// it is also the kind the reorientation may drop: an inverse that ends by checking
+    /// `f(x) = y` as a whole needs it for no soundness, so once the dispatch guards have copied
+    /// the checks they decide by, it deletes the step checks from the inverse itself
+    /// ([`Emitter::take_step_checks`]). Nothing but a check may read `cond`'s meaning: a rule
+    /// that branches on whether its step is precise uses [`Emitter::close`] and [`Emitter::check`].
+    pub fn check_step(&mut self, cond: Value, reason: &str) -> Result<(), RuleError> {
+        self.require(Mode::Inverse, "check")?;
+        let inst = self.func.ins_void(
+            self.block,
+            InstKind::Check {
+                cond,
+                reason: reason.to_string(),
+            },
+            self.span,
+        );
+        self.step_checks.push(inst);
+        Ok(())
+    }
+
+    /// [`Emitter::check_equal`] as a step check ([`Emitter::check_step`]): that a step's
+    /// solution gives its output back.
+    pub fn check_step_equal(
+        &mut self,
+        actual: Value,
+        expected: Value,
+        reason: &str,
+    ) -> Result<(), RuleError> {
+        let ok = self.close(actual, expected);
+        self.check_step(ok, reason)
+    }
+
+    /// The step checks ([`Emitter::check_step`]) written since the last call.
+    pub fn take_step_checks(&mut self) -> Vec<Inst> {
+        std::mem::take(&mut self.step_checks)
     }
 
     /// Checks that `actual` equals `expected`: exactly for i64 and bool, within the relative

@@ -2,14 +2,15 @@
 //! loops.pinv is sound and complete; `while1` and `sign` keep no θ choice for their control
 //! flow; search finds preimages that sampling rarely hits; a tape too short is an error; the
 //! iteration limit stops an inverse that keeps going round; the printed inverse of every corpus
-//! function is the same on every inversion.
+//! function is the same on every inversion; dropping the steps' own precision checks keeps every
+//! preimage and every dispatch guard.
 //!
 //! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000).
 
 use pinv::check::{check_function, close, CheckConfig, Status};
 use pinv::reorient::ReorientOptions;
 use pinv::search::SearchConfig;
-use pinv::{Const, Program};
+use pinv::{Const, Program, Sampler};
 use pinv_tests::{corpus_dir, pinv_files};
 
 fn cases() -> usize {
@@ -456,4 +457,101 @@ fn printed_inverses_are_the_same_on_every_inversion() {
         }
     }
     assert!(differ.is_empty(), "printed differently: {differ:?}");
+}
+
+/// A value's bits: f64s compared as bit patterns (so -0.0 is not 0.0, and NaN is NaN).
+fn bits(values: &[Const]) -> Vec<(u8, u64)> {
+    values
+        .iter()
+        .map(|c| match *c {
+            Const::F64(v) => (0, v.to_bits()),
+            Const::I64(v) => (1, v as u64),
+            Const::Bool(v) => (2, v as u64),
+        })
+        .collect()
+}
+
+/// The guard functions in a printed inverse.
+fn guards(ir: &str) -> Vec<&str> {
+    ir.split("\nfunction ")
+        .filter(|f| f.lines().next().is_some_and(|l| l.contains(".guard.")))
+        .collect()
+}
+
+/// By default an inverse keeps no step's own precision check (`θ loses precision: fadd of the
+/// solution is not the output`), only its final `f(x) = y` check. That only lets more θ through:
+/// every θ the inverse with step checks accepts gives the same x, bit for bit, without them;
+/// every x either returns maps to y; and the dispatch guards, copied from the inverse before the
+/// step checks go, are the same, so no choice changes.
+#[test]
+fn dropping_step_checks_keeps_every_preimage_and_guard() {
+    let keep = ReorientOptions::default().with_step_checks(true);
+    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut failures = Vec::new();
+    let (mut both, mut only_lean, mut guarded) = (0, 0, 0);
+    for path in pinv_files(&corpus_dir()) {
+        let program = Program::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for name in program.function_names() {
+            let Ok(lean) = program.invert(name) else {
+                continue;
+            };
+            let full = program
+                .invert_with(name, &program.stack(), &keep)
+                .expect("invertible without the option");
+            let lean_guards = guards(&lean.inverse_ir()).join("\n");
+            guarded += usize::from(!lean_guards.is_empty());
+            if lean_guards != guards(&full.inverse_ir()).join("\n") {
+                failures.push(format!("{name}: the guards differ"));
+            }
+            let mut sampler = Sampler::new(3);
+            for _ in 0..300 {
+                let x: Vec<Const> = lean
+                    .input_types()
+                    .iter()
+                    .map(|ty| match ty {
+                        pinv::Type::F64 => Const::F64((next() % 2001) as f64 / 100.0 - 10.0),
+                        pinv::Type::I64 => Const::I64((next() % 201) as i64 - 100),
+                        pinv::Type::Bool => Const::Bool(next() % 2 == 0),
+                    })
+                    .collect();
+                let Ok(y) = program.run(name, &x) else {
+                    continue;
+                };
+                let (with_checks, theta) = full.sample(&y, &mut sampler);
+                let without = lean.call_with_tape(&y, &theta);
+                match (with_checks, without) {
+                    (Ok(a), Ok(b)) => {
+                        both += 1;
+                        if bits(&a) != bits(&b) {
+                            failures.push(format!("{name} y {y:?} θ {theta:?}: {a:?} ≠ {b:?}"));
+                        }
+                    }
+                    (Ok(a), Err(e)) => {
+                        failures.push(format!("{name} y {y:?} θ {theta:?}: {a:?}, then {e}"))
+                    }
+                    (Err(_), Ok(b)) => {
+                        only_lean += 1;
+                        let fb = program.run(name, &b).expect("runs");
+                        if !fb.iter().zip(&y).all(|(&p, &q)| close(p, q, 1e-9)) {
+                            failures.push(format!("{name} y {y:?} θ {theta:?}: {b:?} ↦ {fb:?}"));
+                        }
+                    }
+                    (Err(_), Err(_)) => {}
+                }
+            }
+        }
+    }
+    eprintln!("accepted by both: {both}, only without step checks: {only_lean}");
+    assert!(both > 1000, "too few accepted θ to compare: {both}");
+    assert!(
+        guarded >= 2,
+        "too few functions with guards to compare: {guarded}"
+    );
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }

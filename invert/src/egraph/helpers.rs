@@ -378,7 +378,7 @@ impl InverseRule for SquareRule {
             _ => return Err(RuleError::Uncovered(Pattern::of(args))),
         };
         let again = e.prim(Opcode::Fmul, &[x, x]);
-        e.check_equal(again, z, "θ loses precision: x · x is not y")?;
+        e.check_step_equal(again, z, "θ loses precision: x · x is not y")?;
         Ok(vec![x])
     }
 
@@ -532,7 +532,7 @@ impl InverseRule for RootRule {
         let mut again = vec![x];
         again.extend(ks.iter().copied());
         let fx = e.call(&self.body, &again)?[0];
-        e.check_equal(fx, z, "the root found does not give the output")?;
+        e.check_step_equal(fx, z, "the root found does not give the output")?;
         let mut out = vec![x];
         out.extend(ks);
         Ok(out)
@@ -640,7 +640,7 @@ impl InverseRule for ProductRule {
                 let a = e.prim(Opcode::Fmul, &[t, s]);
                 let b = e.prim(Opcode::Fdiv, &[z, a]);
                 let again = e.prim(Opcode::Fmul, &[a, b]);
-                e.check_equal(again, z, "θ loses precision: a · b is not y")?;
+                e.check_step_equal(again, z, "θ loses precision: a · b is not y")?;
                 Ok(vec![a, b])
             },
             |e| fallback.emit_inverse(e, outputs, args),

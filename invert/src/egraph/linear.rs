@@ -507,7 +507,7 @@ impl InverseRule for LinearRule {
             &mut |op, x, y| cell.borrow_mut().op2(op, x, y),
         );
         for (a, &z) in again.into_iter().zip(outputs) {
-            e.check_equal(a, z, "the outputs are not a solution of the linear system")?;
+            e.check_step_equal(a, z, "the outputs are not a solution of the linear system")?;
         }
         Ok(out)
     }

@@ -668,8 +668,8 @@ impl InverseRule for PolarRule {
             }
         }
         if let [Some(sx), Some(sy)] = sums {
-            e.check_equal(sx, x, "the links do not reach x")?;
-            e.check_equal(sy, y, "the links do not reach y")?;
+            e.check_step_equal(sx, x, "the links do not reach x")?;
+            e.check_step_equal(sy, y, "the links do not reach y")?;
         }
         Ok(out)
     }

@@ -247,8 +247,8 @@ impl InverseRule for SumProductRule {
         };
         let s2 = e.fadd(u, v);
         let p2 = e.fmul(u, v);
-        e.check_equal(s2, s, "u + v is not the sum")?;
-        e.check_equal(p2, p, "u · v is not the product")?;
+        e.check_step_equal(s2, s, "u + v is not the sum")?;
+        e.check_step_equal(p2, p, "u · v is not the product")?;
         Ok(vec![u, v])
     }
 

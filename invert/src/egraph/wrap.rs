@@ -163,7 +163,7 @@ impl InverseRule for WrapRule {
             }
         };
         let again = wrap(e, x);
-        e.check_equal(again, y, "wrapping the answer does not give y")?;
+        e.check_step_equal(again, y, "wrapping the answer does not give y")?;
         Ok(vec![x])
     }
 

@@ -52,6 +52,22 @@ impl Reorienter<'_> {
         id: FuncId,
         f0: &Function,
     ) -> Result<(FuncId, PgfId), Error> {
+        // The step checks of callees inverted on the way are theirs: keep them apart, also when
+        // this inversion fails.
+        let mark = self.step_checks.len();
+        let result = self.invert_blocks(id, f0, mark);
+        self.step_checks.truncate(mark);
+        result
+    }
+
+    /// [`Reorienter::invert_body`], whose regions' step checks go on `self.step_checks` after
+    /// `mark`.
+    fn invert_blocks(
+        &mut self,
+        id: FuncId,
+        f0: &Function,
+        mark: usize,
+    ) -> Result<(FuncId, PgfId), Error> {
         if f0.entry().is_none() {
             return Err(Self::unsupported(f0, "it has no body", f0.span));
         }
@@ -438,6 +454,8 @@ impl Reorienter<'_> {
             guard.span = c.span;
             self.add(guard)?;
         }
+        let step_checks = self.step_checks.split_off(mark);
+        self.drop_step_checks(&mut inv, &step_checks);
         inv.remove_unreachable_blocks();
         let inv_id = self.add(inv)?;
         let pgf = match no_pgf {
@@ -602,6 +620,7 @@ impl Reorienter<'_> {
         if let Some(why) = region.no_pgf.take() {
             no_pgf.get_or_insert(why);
         }
+        self.step_checks.append(&mut region.step_checks);
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
         match &ctx.cont {
             Continue::Return(forward, ys) => {

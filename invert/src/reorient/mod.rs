@@ -43,6 +43,12 @@ pub struct ReorientOptions {
     /// E-graph isolation of reused unknowns before inverting, and simplification after
     /// ([`crate::egraph`]); on by default.
     pub isolation: crate::egraph::IsolationConfig,
+    /// Keep every step's own precision check (`θ loses precision: fadd of the solution is not
+    /// the output`) in the inverse. Off by default: the inverse checks `f(x) = y` before it
+    /// returns, which is what makes it sound, so a step check only names the step where a θ went
+    /// wrong earlier and at a cost on every run. The dispatch guards keep the step checks they
+    /// decide by either way, so this changes no choice, only which θ fail and with what reason.
+    pub step_checks: bool,
 }
 
 impl Default for ReorientOptions {
@@ -51,6 +57,7 @@ impl Default for ReorientOptions {
             emit: EmitOptions::default(),
             iteration_limit: 1_000_000,
             isolation: crate::egraph::IsolationConfig::default(),
+            step_checks: false,
         }
     }
 }
@@ -58,6 +65,12 @@ impl Default for ReorientOptions {
 impl ReorientOptions {
     pub fn with_iteration_limit(mut self, limit: i64) -> ReorientOptions {
         self.iteration_limit = limit;
+        self
+    }
+
+    /// Keeps (or drops) the steps' own precision checks; see [`ReorientOptions::step_checks`].
+    pub fn with_step_checks(mut self, keep: bool) -> ReorientOptions {
+        self.step_checks = keep;
         self
     }
 }
@@ -137,6 +150,7 @@ fn reorient_in(
         in_progress: HashSet::new(),
         consulted: BTreeSet::new(),
         call_ranges: HashMap::new(),
+        step_checks: Vec::new(),
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -184,6 +198,9 @@ pub(crate) struct Reorienter<'a> {
     consulted: BTreeSet<LayerStamp>,
     /// The ranges of the results of each function, once analysed.
     call_ranges: ranges::ReturnRanges,
+    /// The step checks ([`pinv_primitives::Emitter::check_step`]) of the inverses being built,
+    /// innermost function last: each inversion of a body pops its own before it returns.
+    step_checks: Vec<pinv_core::ir::Inst>,
 }
 
 impl<'a> Reorienter<'a> {
@@ -296,6 +313,21 @@ impl<'a> Reorienter<'a> {
         Ok(e.block())
     }
 
+    /// Deletes `checks`, step checks of `inv`, unless the options keep them: `inv` checks
+    /// `f(x) = y` before every return ([`Reorienter::final_check`]), so they stop no θ that would
+    /// give a wrong x. Call it after the dispatch guards are copied from `inv`, so that they keep
+    /// the checks they decide by. The values only the checks used are left for dead-code
+    /// elimination.
+    fn drop_step_checks(&self, inv: &mut Function, checks: &[pinv_core::ir::Inst]) {
+        if self.options.step_checks || checks.is_empty() {
+            return;
+        }
+        let checks: BTreeSet<pinv_core::ir::Inst> = checks.iter().copied().collect();
+        for b in inv.layout.clone() {
+            inv.blocks[b].insts.retain(|i| !checks.contains(i));
+        }
+    }
+
     /// An empty inverse function for `f`, with its entry block.
     fn new_inverse(f: &Function) -> Function {
         let of = f.name.clone();
@@ -370,8 +402,10 @@ impl<'a> Reorienter<'a> {
             })
             .map_err(|e| rule_error(f, e))?;
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
+        let step_checks = std::mem::take(&mut region.step_checks);
         let inv_block = self.final_check(&mut inv, inv_block, id, &solved, &outputs, f.span)?;
         inv.ins_return(inv_block, solved, f.span);
+        self.drop_step_checks(&mut inv, &step_checks);
         let inv_id = self.add(inv)?;
         let pgf_id = match pgf_result {
             Ok(()) => {

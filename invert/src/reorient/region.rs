@@ -49,6 +49,8 @@ pub(super) struct Region<'p> {
     pub ranges: std::rc::Rc<super::ranges::Ranges>,
     /// The ranges of the operands of the instruction being inverted, for its rule.
     operand_ranges: Vec<Option<(f64, f64)>>,
+    /// The step checks the rules wrote into `inv` ([`pinv_primitives::Emitter::check_step`]).
+    pub step_checks: Vec<Inst>,
 }
 
 impl<'p> Region<'p> {
@@ -73,6 +75,7 @@ impl<'p> Region<'p> {
             counters: BTreeMap::new(),
             ranges: Default::default(),
             operand_ranges: Vec::new(),
+            step_checks: Vec::new(),
         }
     }
 }
@@ -592,6 +595,7 @@ impl Region<'_> {
             pe = pe.with_module(module);
         }
         let result = body(&mut ie, &mut pe);
+        self.step_checks.extend(ie.take_step_checks());
         let (inv_block, pgf_block) = (ie.block(), pe.block());
         self.inv_block = inv_block;
         self.pgf_block = pgf_block;

@@ -64,7 +64,8 @@ pub fn standard_rules() -> Layer {
 
 /// Checks that `op(args)` is `z` (within tolerance for f64): the final guard of every rule whose
 /// solution is exact only up to rounding, so that a θ that loses precision is a domain error and
-/// never a wrong answer.
+/// never a wrong answer. It is a step check ([`Emitter::check_step`]): an inverse that checks
+/// `f(x) = y` at its end keeps it only where a dispatch guard decides by it.
 ///
 /// "Within tolerance" is the project's `|a − b| ≤ tol · max(1, |b|)`: for outputs below 1 in
 /// magnitude it is an absolute 1e-9, so a tiny output (say 1e-300) is matched by 0. That is sound
@@ -77,7 +78,7 @@ pub fn verify_forward(
     z: Value,
 ) -> Result<(), RuleError> {
     let again = e.prim(op, args);
-    e.check_equal(
+    e.check_step_equal(
         again,
         z,
         &format!("θ loses precision: {op} of the solution is not the output"),
