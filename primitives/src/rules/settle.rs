@@ -74,9 +74,19 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     let t_lt_lo = e.flt(target, lo);
     let down = e.band(hi_lt, t_lt_lo);
     let straddles = e.bor(up, down);
+    // `fwd(d)` equals target within the tolerance, as [`Emitter::close`] means it, where the
+    // probe straddles: target then lies strictly between two values, so it is finite, and of
+    // `close`'s three ways to agree (equal, both NaN, near) "near" alone decides (equal values
+    // are near; a NaN is near nothing).
     let mid = fwd(e, d);
-    let close = e.close(mid, target);
-    e.band(straddles, close)
+    let diff = e.fsub(mid, target);
+    let diff = e.fabs(diff);
+    let at = e.fabs(target);
+    let scale = e.op2(pinv_core::ir::Opcode::Fmax, at, one);
+    let tol = e.fc(e.options().tolerance);
+    let bound = e.fmul(tol, scale);
+    let near = e.fle(diff, bound);
+    e.band(straddles, near)
 }
 
 /// Inverse side: `d` if it pins the solution, else `d + θ` (or `θ`) with θ a real read under
