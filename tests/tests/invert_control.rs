@@ -555,3 +555,18 @@ fn dropping_step_checks_keeps_every_preimage_and_guard() {
     );
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// A guard that passes whatever its inputs (the region it guards checks nothing before its first
+/// θ read) is not called: in `f2` both edges into the `if`'s join always pass, so the inverse
+/// reads the choice straight away, and neither it nor the PGF calls a guard.
+#[test]
+fn guards_that_always_pass_are_not_called() {
+    let program = load("branches.pinv");
+    let inverse = program.invert("f2").expect("invertible");
+    let ir = format!("{}\n{}", inverse.inverse_ir(), inverse.pgf_ir());
+    assert!(ir.contains("function %f2.guard."), "f2 has guards:\n{ir}");
+    assert!(!ir.contains("call %f2.guard."), "{ir}");
+    // `mid`'s guards do check something, and stay.
+    let mid = program.invert("mid").expect("invertible");
+    assert!(mid.inverse_ir().contains("call %mid.guard."));
+}

@@ -57,7 +57,8 @@ pub struct SimplifyStats {
 pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
-    for &id in &ids {
+    let first = fold_constant_callees(module, &ids, &mut stats);
+    for &id in ids.iter().filter(|id| !first.contains(id)) {
         simplify_one(module, id, &mut stats);
     }
     remove_dead_thetas(module, &ids, &mut stats);
@@ -77,7 +78,8 @@ pub fn simplify_generated_deferring_pgfs(module: &mut Module) -> Vec<FuncId> {
         |m: &Module, id: FuncId| matches!(m.functions[id].kind, FuncKind::GeneratedPgf { .. });
     let (pgfs, others): (Vec<FuncId>, Vec<FuncId>) =
         ids.iter().partition(|&&id| is_pgf(module, id));
-    for &id in &others {
+    let first = fold_constant_callees(module, &ids, &mut stats);
+    for &id in others.iter().filter(|id| !first.contains(id)) {
         simplify_one(module, id, &mut stats);
     }
     let unused_reads = others.iter().any(|&id| {
@@ -100,6 +102,78 @@ pub fn finish_pgfs(module: &mut Module, pgfs: &[FuncId]) {
     for &id in pgfs {
         simplify_one(module, id, &mut stats);
     }
+}
+
+/// Step 0: simplifies first the generated inverses that generated code calls (the dispatch
+/// guards), and where one comes out returning a constant whatever its inputs (a guard of a
+/// region whose θ-free start checks nothing), replaces every call of it among `ids` with that
+/// constant, for step 2 to fold. Returns the functions simplified. PGFs are only rewritten here,
+/// never simplified, so that [`simplify_generated_deferring_pgfs`] can still defer them.
+fn fold_constant_callees(
+    module: &mut Module,
+    ids: &[FuncId],
+    stats: &mut SimplifyStats,
+) -> HashSet<FuncId> {
+    let generated: HashSet<FuncId> = ids.iter().copied().collect();
+    let mut callees: Vec<FuncId> = Vec::new();
+    for &id in ids {
+        let f = &module.functions[id];
+        for (_, i) in f.insts_in_layout() {
+            if let InstKind::Call { callee, .. } = &f.insts[i].kind {
+                let inverse = matches!(
+                    module.functions[*callee].kind,
+                    FuncKind::GeneratedInverse { .. }
+                );
+                if inverse && generated.contains(callee) && !callees.contains(callee) {
+                    callees.push(*callee);
+                }
+            }
+        }
+    }
+    callees.sort();
+    let mut constant: HashMap<FuncId, Const> = HashMap::new();
+    for &id in &callees {
+        simplify_one(module, id, stats);
+        if let Some(k) = constant_result(&module.functions[id]) {
+            constant.insert(id, k);
+        }
+    }
+    if !constant.is_empty() {
+        for &id in ids {
+            let f = &mut module.functions[id];
+            for b in f.layout.clone() {
+                for &i in &f.blocks[b].insts {
+                    if let InstKind::Call { callee, .. } = &f.insts[i].kind {
+                        if let Some(&k) = constant.get(callee) {
+                            f.insts[i].kind = InstKind::Const(k);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    callees.into_iter().collect()
+}
+
+/// The one value `f` returns whatever its inputs, if its body is constants and a `return`.
+fn constant_result(f: &Function) -> Option<Const> {
+    let [entry] = f.layout.as_slice() else {
+        return None;
+    };
+    let mut constants: Vec<(Value, Const)> = Vec::new();
+    for &i in &f.blocks[*entry].insts {
+        match &f.insts[i].kind {
+            InstKind::Const(k) => constants.push((f.insts[i].results[0], *k)),
+            InstKind::Return { args } => {
+                let [v] = args.as_slice() else {
+                    return None;
+                };
+                return constants.iter().find(|(w, _)| w == v).map(|&(_, k)| k);
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The generated inverses and PGFs of `module`.
