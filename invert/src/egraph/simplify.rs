@@ -304,12 +304,34 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
             }
         }
     }
+    fold_on_constants(f, stats);
     f.remove_unreachable_blocks();
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     hoist_constants(f);
     pinv_core::ir::cse::cse_keep_ids(f);
     dce(f);
     f.compact();
+}
+
+/// Step 2 for statements whose condition is a constant defined in another block (such as a
+/// guard's answer, once [`fold_constant_callees`] made it one), which the per-block pass, seeing
+/// only its own block's values, leaves.
+fn fold_on_constants(f: &mut Function, stats: &mut SimplifyStats) {
+    for b in f.layout.clone() {
+        let insts = f.blocks[b].insts.clone();
+        let mut kept = Vec::with_capacity(insts.len());
+        for i in insts {
+            let cond = match &f.insts[i].kind {
+                InstKind::Check { cond, .. } | InstKind::Brif { cond, .. } => Some(*cond),
+                _ => None,
+            };
+            let k = cond.and_then(|c| constant(f, c));
+            if k.is_none() || !fold_statement(f, i, &|_| k, stats) {
+                kept.push(i);
+            }
+        }
+        f.blocks[b].insts = kept;
+    }
 }
 
 /// Which blocks use a value: none, one, or several.
