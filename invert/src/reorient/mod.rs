@@ -285,10 +285,11 @@ impl<'a> Reorienter<'a> {
 
     /// Checks, before the inverse returns `x`, that `f(x)` is `y` (within the tolerance for f64).
     ///
-    /// Every rule checks its own step, but tolerances do not compose: a long chain of steps each
+    /// Rules check their own steps, but tolerances do not compose: a long chain of steps each
     /// within tolerance (a loop halving a number a thousand times) can drift far from y. This
     /// last check makes the whole inverse sound by construction: a θ that loses too much
-    /// precision is a domain error, never a wrong x.
+    /// precision is a domain error, never a wrong x. It is also why the steps' own precision
+    /// checks can go ([`ReorientOptions::step_checks`]).
     fn final_check(
         &self,
         inv: &mut Function,

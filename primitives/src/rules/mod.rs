@@ -19,8 +19,10 @@
 //!
 //! f64 solutions go through [`settle`], which adds an offset θ exactly where the closed form does
 //! not pin the operand (so every f64 preimage is reachable, within the tolerance), and end with
-//! [`verify_forward`]. i64 and bool rules are exact, and check what θ can get wrong (overflow,
-//! divisibility, a zero divisor) before any operation that could trap.
+//! [`verify_forward`], a step check ([`Emitter::check_step`]) that an inverse ending in its own
+//! `f(x) = y` check drops where no dispatch guard decides by it. i64 and bool rules are exact, and
+//! check what θ can get wrong (overflow, divisibility, a zero divisor) before any operation that
+//! could trap; those checks always stay.
 //!
 //! Shared machinery: [`ops`] (shorthand instructions), [`settle`] (how f64 rules turn a closed
 //! form into a complete solution), and [`verify_forward`] (the final guard of f64 rules).

@@ -26,8 +26,9 @@
 //! reads an **offset** θ (a real, 0 in the common case) and returns `d + θ`, or θ itself when `d`
 //! is 0 or not finite, or when a zero solves the equation (which keeps the sign of a zero, and
 //! covers non-finite answers and answers much smaller than `d`). The PGF computes the same
-//! decision and, where the inverse reads the offset, records `x − d` (or `x`). Every rule still
-//! ends with a forward check, so a bad offset is a domain error, never a wrong answer.
+//! decision and, where the inverse reads the offset, records `x − d` (or `x`). A bad offset is a
+//! domain error, never a wrong answer: every rule still ends with a forward check (a step check),
+//! and an inverse checks `f(x) = y` before it returns.
 //!
 //! Rules whose candidate is unreliable in known cases (an integer multiple beyond 2^52, a tiny
 //! exponent) pass a `trusted` condition ([`settle_guarded`]); where it fails, the θ is the whole
