@@ -344,4 +344,34 @@ fn exact_simplifications_are_bit_exact() {
             assert_eq!(a, b, "{text} at {x}");
         }
     }
+    for text in [
+        "(beq x true)",
+        "(beq true x)",
+        "(bne x false)",
+        "(bne false x)",
+    ] {
+        let expr: RecExpr<Node> = text.parse().unwrap();
+        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(Type::Bool, &["x"]))
+            .with_expr(&expr)
+            .run(&rules);
+        let vars = runner.egraph.analysis.vars.clone();
+        let best = Extractor::new(
+            &runner.egraph,
+            IsoCost {
+                vars: &vars,
+                zeros: None,
+            },
+        )
+        .find_best(runner.roots[0])
+        .1;
+        assert_eq!(best.to_string(), "x", "{text}");
+        for x in [false, true] {
+            let env = HashMap::from([(Symbol::from("x"), Const::Bool(x))]);
+            let a = eval_nodes(expr.as_ref(), &env, &module)
+                .last()
+                .copied()
+                .flatten();
+            assert_eq!(a, Some(Const::Bool(x)), "{text} at {x}");
+        }
+    }
 }

@@ -292,6 +292,10 @@ pub fn exact_simplifications() -> Vec<Rule> {
         rw!("b|b"; "(bor ?x ?x)" => "?x"),
         rw!("!!b"; "(bnot (bnot ?x))" => "?x"),
         rw!("b==b"; "(beq ?x ?x)" => "true"),
+        rw!("b==true"; "(beq ?x true)" => "?x"),
+        rw!("true==b"; "(beq true ?x)" => "?x"),
+        rw!("b!=false"; "(bne ?x false)" => "?x"),
+        rw!("false!=b"; "(bne false ?x)" => "?x"),
         rw!("a==a|a!=a"; "(bor (feq ?a ?a) (fne ?a ?a))" => "true"),
         rw!("a!=a|a==a"; "(bor (fne ?a ?a) (feq ?a ?a))" => "true"),
     ]
