@@ -350,7 +350,11 @@ impl CompiledFunction {
             std::panic::resume_unwind(payload);
         }
         let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
-        let over = config.step_limit.is_some_and(|limit| steps > limit);
+        // Compiled code notices the step limit only at segment boundaries.
+        let over = match config.step_limit {
+            Some(limit) => steps > limit,
+            None => false,
+        };
         if status == STATUS_OK && !over {
             return Ok(Cost {
                 steps,
@@ -554,15 +558,16 @@ fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
 /// native stack may be too small for the deepest run the limits allow.
 #[inline]
 fn stack_floor(stack: &StackNeeds, config: &InterpConfig) -> Option<usize> {
-    let frames = if stack.recursive {
-        config.depth_limit.checked_mul(stack.max_frame)?
+    let need = if stack.recursive {
+        config
+            .depth_limit
+            .checked_mul(stack.max_frame)?
+            .checked_add(STACK_MARGIN)?
     } else {
-        stack.static_stack
+        stack.static_stack.saturating_add(STACK_MARGIN)
     };
-    let need = frames.checked_add(STACK_MARGIN)?;
     let (low, sp) = stack::bounds()?;
-    let available = sp.checked_sub(low)?;
-    (available >= need).then_some(low + CALLBACK_STACK)
+    (sp.checked_sub(low)? >= need).then_some(low + CALLBACK_STACK)
 }
 
 /// The current thread's stack.
@@ -576,8 +581,9 @@ mod stack {
     /// (lowest usable address, current stack pointer), if known.
     #[inline]
     pub fn bounds() -> Option<(usize, usize)> {
+        // The address of a local: the stack pointer, near enough.
         let marker = 0u8;
-        let sp = std::hint::black_box(&marker) as *const u8 as usize;
+        let sp = std::ptr::addr_of!(marker) as usize;
         let low = match LOW.with(Cell::get) {
             Some(low) => low,
             None => first_bounds()?,
