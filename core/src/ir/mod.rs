@@ -16,6 +16,7 @@ pub mod dominators;
 pub mod dot;
 pub mod entities;
 pub mod function;
+pub mod implied;
 pub mod instr;
 pub mod merge_blocks;
 pub mod module;
