@@ -6,20 +6,22 @@
 //! step's `check precise` on the merged value. On the path the branch took, the check
 //! recomputes what the branch already tested. This pass finds that out in three steps:
 //!
-//! 1. **Sinking into predecessors.** A block that starts with a *check bundle* (pure, non-trapping
-//!    instructions and `check`s whose values nothing after the bundle uses) and whose
-//!    predecessors all end with a `jump` to it gets the bundle moved to the end of each
-//!    predecessor, its parameters replaced by the jump's arguments. Every path still runs the
-//!    same instructions in the same order, once; a predecessor whose only content is now the
-//!    bundle can pass it on in the next round.
-//! 2. **CSE** ([`cse_keep_ids`]): a copied bundle recomputes, value for value, what the
-//!    predecessor's branch condition was built from.
-//! 3. **Folding on facts.** A block reached only by one edge of a `brif c` knows `c` (true on the
+//! 1. **Facts.** A block reached only by one edge of a `brif c` knows `c` (true on the
 //!    then-edge, false on the else-edge); code after a `check c` knows `c` is true; facts hold in
 //!    every block the fact's block dominates. `band` of a true fact gives both operands, `bor` of
 //!    a false one both operands, `bnot` the negation; a condition is known if it is a fact, a
-//!    constant, or `band`/`bor`/`bnot` of known conditions. Checks of known-true conditions are
-//!    removed, branches on known conditions become jumps.
+//!    constant, or `band`/`bor`/`bnot` of known conditions. Conditions are compared by *shape*
+//!    (the same primitives of the same leaves, commutative operands sorted), so a condition
+//!    computed twice is recognized without CSE.
+//! 2. **Sinking into predecessors, where it pays.** A block that starts with a *check bundle*
+//!    (pure, non-trapping instructions and `check`s whose values nothing after the bundle uses)
+//!    and is entered only by `jump`s can have the bundle moved to the end of each predecessor,
+//!    its parameters replaced by the jump's arguments: every path still runs the same
+//!    instructions in the same order, once. That is done when, for some predecessor, the
+//!    bundle's check, with the jump's arguments substituted, is a fact at the predecessor's end
+//!    (following blocks that hold only a jump, which then pass the bundle on).
+//! 3. **Folding.** Checks of known-true conditions are removed, branches on known conditions
+//!    become jumps.
 //!
 //! Nothing here changes what a run computes or which error stops it: removed checks would have
 //! passed and folded branches would have gone the same way. Only the step count of a run drops
@@ -28,7 +30,6 @@
 //! The function may have holes in its numbering afterwards (removed instructions); callers
 //! compact when they are done.
 
-use super::cse::cse_keep_ids;
 use super::dominators::DomTree;
 use super::{Block, BlockCall, Const, Function, Inst, InstData, InstKind, Opcode, Value, ValueDef};
 use cranelift_entity::{EntityRef, SecondaryMap};
@@ -67,58 +68,145 @@ pub struct ImpliedStats {
 /// Removes the checks and branches of `func` that the path already decided (see the module
 /// docs). Returns what it did; `func` may need [`Function::compact`] afterwards.
 ///
-/// Sinking copies code; it is done only where it pays: the whole pass runs first on a copy of
-/// the function, remembering which blocks each copied instruction was sunk from, and then only
-/// the blocks that a removed check was sunk from have their bundles sunk for real.
+/// Sinking copies code; it is done only where it pays: a first walk over the facts finds the
+/// blocks whose bundles some predecessor decides, only those are sunk, and a second walk folds.
 pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> ImpliedStats {
     let mut stats = ImpliedStats::default();
-    let mut trial = func.clone();
-    let mut paths = SunkFrom::default();
-    for _ in 0..config.rounds {
-        if sink_bundles(&mut trial, config, &mut paths, None) == 0 {
-            break;
-        }
+    // Only checks are removed, and only checks give facts besides branch edges: a function
+    // without them (a PGF, forward code) is left alone.
+    let has_checks = func.layout.iter().any(|&b| {
+        func.blocks[b]
+            .insts
+            .iter()
+            .any(|&i| matches!(func.insts[i].kind, InstKind::Check { .. }))
+    });
+    if !has_checks {
+        return stats;
     }
-    let mut worth: Vec<Block> = Vec::new();
-    if !paths.0.is_empty() {
-        cse_keep_ids(&mut trial);
-        let removed = fold_on_facts(&mut trial, &mut ImpliedStats::default());
-        for i in removed {
-            worth.extend(paths.0.get(&i).into_iter().flatten());
-        }
+    // Shapes stay valid while sinking: it adds instructions but changes none.
+    let mut keys = Keys::with_capacity(func.values.len());
+    let sinkable = Sinkable::of(func, config);
+    if !sinkable.bundles.is_empty() {
+        let mut worth = Vec::new();
+        walk_facts(func, &mut keys, None, &mut |func, keys, facts, b| {
+            worth.extend(pays_to_sink(func, keys, facts, &sinkable, b));
+        });
         worth.sort();
         worth.dedup();
-    }
-    if !worth.is_empty() {
-        let mut paths = SunkFrom::default();
-        for _ in 0..config.rounds {
-            let sunk = sink_bundles(func, config, &mut paths, Some(&worth));
-            stats.bundles_sunk += sunk;
-            if sunk == 0 {
-                break;
+        if !worth.is_empty() {
+            for _ in 0..config.rounds {
+                let sunk = sink_bundles(func, config, Some(&worth));
+                stats.bundles_sunk += sunk;
+                if sunk == 0 {
+                    break;
+                }
             }
         }
-        cse_keep_ids(func);
     }
-    fold_on_facts(func, &mut stats);
+    fold_on_facts(func, &mut keys, &mut stats);
     if stats.branches_folded > 0 {
         func.remove_unreachable_blocks();
     }
     stats
 }
 
-/// For each copied instruction, the blocks it was sunk from, first to last.
-#[derive(Default)]
-struct SunkFrom(FxHashMap<Inst, Vec<Block>>);
+/// The blocks that can take part in sinking: those entered only by `jump`s (at most
+/// `max_preds`), with their bundle's length, and which of them hold nothing but their jump.
+struct Sinkable {
+    /// Blocks starting with a check bundle, and its length.
+    bundles: FxHashMap<Block, usize>,
+    /// Blocks entered only by jumps whose only instruction is a `jump` (bundles pass through).
+    empty: FxHashMap<Block, ()>,
+}
+
+impl Sinkable {
+    fn of(func: &Function, config: ImpliedConfig) -> Sinkable {
+        let reachable = func.reachable_blocks();
+        let mut preds: SecondaryMap<Block, (bool, u32)> = SecondaryMap::new();
+        for &b in &reachable {
+            let Some(t) = func.terminator(b) else {
+                continue;
+            };
+            match &func.insts[t].kind {
+                InstKind::Jump { dest } if dest.block != b => preds[dest.block].1 += 1,
+                k => {
+                    for d in k.successors() {
+                        preds[d.block].0 = true;
+                    }
+                }
+            }
+        }
+        let uses = use_counts(func, &reachable);
+        let entry = func.entry();
+        let mut bundles = FxHashMap::default();
+        let mut empty = FxHashMap::default();
+        for &b in &reachable {
+            let (other, jumps) = preds[b];
+            if other || jumps == 0 || jumps as usize > config.max_preds || Some(b) == entry {
+                continue;
+            }
+            if let Some(len) = bundle_len(func, b, &uses, config.max_bundle) {
+                bundles.insert(b, len);
+            } else if func.blocks[b].insts.len() == 1 {
+                empty.insert(b, ());
+            }
+        }
+        Sinkable { bundles, empty }
+    }
+}
+
+/// The blocks whose bundles should sink for block `p` to gain: `p` ends with a jump that leads,
+/// through blocks holding only a jump, to a bundle one of whose checks `facts` (the facts at
+/// the end of `p`) already decide. Returns that bundle's block and the blocks passed through.
+fn pays_to_sink(
+    func: &Function,
+    keys: &mut Keys,
+    facts: &Facts,
+    sinkable: &Sinkable,
+    p: Block,
+) -> Vec<Block> {
+    let mut path = Vec::new();
+    // What each parameter of the block reached is, as a shape number.
+    let mut subst: FxHashMap<Value, u32> = FxHashMap::default();
+    let mut at = p;
+    for _ in 0..8 {
+        let Some(t) = func.terminator(at) else {
+            return Vec::new();
+        };
+        let InstKind::Jump { dest } = &func.insts[t].kind else {
+            return Vec::new();
+        };
+        let target = dest.block;
+        let mut next = FxHashMap::default();
+        for (&param, &arg) in func.blocks[target].params.iter().zip(&dest.args) {
+            let k = match subst.get(&arg) {
+                Some(&k) => k,
+                None => keys.key(func, arg),
+            };
+            next.insert(param, k);
+        }
+        subst = next;
+        path.push(target);
+        if let Some(&len) = sinkable.bundles.get(&target) {
+            let bundle = &func.blocks[target].insts[..len];
+            let decided = keys.bundle_checks(func, bundle, &mut subst);
+            return if decided.iter().any(|&k| facts.known.get(&k) == Some(&true)) {
+                path
+            } else {
+                Vec::new()
+            };
+        }
+        if !sinkable.empty.contains_key(&target) {
+            return Vec::new();
+        }
+        at = target;
+    }
+    Vec::new()
+}
 
 /// Step 1, one round: returns how many bundles moved. With `only`, only the bundles of the
 /// blocks listed there move.
-fn sink_bundles(
-    func: &mut Function,
-    config: ImpliedConfig,
-    paths: &mut SunkFrom,
-    only: Option<&[Block]>,
-) -> usize {
+fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: Option<&[Block]>) -> usize {
     let reachable = func.reachable_blocks();
     let entry = func.entry();
     let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
@@ -173,9 +261,6 @@ fn sink_bundles(
                 for (&old, &new) in old_results.iter().zip(&func.insts[copy].results) {
                     map.insert(old, new);
                 }
-                let mut from = paths.0.get(&i).cloned().unwrap_or_default();
-                from.push(b);
-                paths.0.insert(copy, from);
                 copies.push(copy);
             }
             let insts = &mut func.blocks[p].insts;
@@ -258,65 +343,100 @@ fn bundle_len(func: &Function, b: Block, uses: &[u32], max: usize) -> Option<usi
     closed.then_some(len)
 }
 
-/// Step 3: removes checks and folds branches on the facts of each block; returns the checks
-/// removed.
-fn fold_on_facts(func: &mut Function, stats: &mut ImpliedStats) -> Vec<Inst> {
-    let mut removed = Vec::new();
+/// Step 3: removes checks and folds branches on the facts of each block.
+fn fold_on_facts(func: &mut Function, keys: &mut Keys, stats: &mut ImpliedStats) {
+    walk_facts(func, keys, Some(stats), &mut |_, _, _, _| {});
+}
+
+/// Walks the dominator tree depth first with one fact table and an undo log: the facts of a
+/// block are those at the end of its immediate dominator plus its own edge's, and within the
+/// block each check makes its condition a fact. `at_end(func, keys, facts, block)` runs with the
+/// facts at the end of each block (before its terminator).
+///
+/// With `fold`, the walk also changes the function: checks of known-true conditions are
+/// removed and branches on known conditions become jumps (counted in the stats).
+fn walk_facts(
+    func: &mut Function,
+    keys: &mut Keys,
+    mut fold: Option<&mut ImpliedStats>,
+    at_end: &mut dyn FnMut(&Function, &mut Keys, &Facts, Block),
+) {
     let doms = DomTree::compute(func);
     let order: Vec<Block> = doms.reverse_postorder().collect();
     let mut preds: SecondaryMap<Block, u32> = SecondaryMap::new();
+    // The dominator tree's children of each block, as (parent, child) pairs sorted by parent.
+    let mut children: Vec<(Block, Block)> = Vec::with_capacity(order.len());
     for &b in &order {
-        for s in func.successors(b) {
-            preds[s] += 1;
+        if let Some(t) = func.terminator(b) {
+            for d in func.insts[t].kind.successors() {
+                preds[d.block] += 1;
+            }
+        }
+        if let Some(d) = doms.idom(b).filter(|&d| d != b) {
+            children.push((d, b));
         }
     }
-    let mut keys = Keys::default();
-    // The facts at the end of each block (after its checks), for the blocks it dominates.
-    let mut at_end: SecondaryMap<Block, Option<Facts>> = SecondaryMap::new();
-    for &b in &order {
-        let mut facts = match doms.idom(b).filter(|&d| d != b) {
-            Some(d) => {
-                let mut facts = at_end[d].clone().unwrap_or_default();
-                if preds[b] == 1 {
-                    if let Some((cond, value)) = edge_fact(func, d, b) {
-                        facts.assume(func, &mut keys, cond, value);
-                    }
+    // Stable: children keep reverse postorder.
+    children.sort_by_key(|&(d, _)| d);
+    let Some(&entry) = order.first() else {
+        return;
+    };
+    let mut facts = Facts::default();
+    // Blocks to enter, and (with a mark) blocks to leave: undo what they added.
+    let mut stack: Vec<(Block, Option<usize>)> = vec![(entry, None)];
+    while let Some((b, leave)) = stack.pop() {
+        if let Some(mark) = leave {
+            facts.undo_to(mark);
+            continue;
+        }
+        stack.push((b, Some(facts.mark())));
+        if let Some(d) = doms.idom(b).filter(|&d| d != b) {
+            if preds[b] == 1 {
+                if let Some((cond, value)) = edge_fact(func, d, b) {
+                    facts.assume(func, keys, cond, value);
                 }
-                facts
             }
-            None => Facts::default(),
-        };
-        let insts = func.blocks[b].insts.clone();
-        let mut kept = Vec::with_capacity(insts.len());
-        for i in insts {
-            match func.insts[i].kind.clone() {
-                InstKind::Check { cond, .. } => {
-                    if facts.known(func, &mut keys, cond, 4) == Some(true) {
+        }
+        let mut k = 0;
+        while k < func.blocks[b].insts.len() {
+            let i = func.blocks[b].insts[k];
+            if let InstKind::Check { cond, .. } = func.insts[i].kind {
+                if facts.known(func, keys, cond, 4) == Some(true) {
+                    if let Some(stats) = fold.as_deref_mut() {
+                        func.blocks[b].insts.remove(k);
                         stats.checks_removed += 1;
-                        removed.push(i);
                         continue;
                     }
-                    facts.assume(func, &mut keys, cond, true);
                 }
-                InstKind::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                } => {
-                    if let Some(c) = facts.known(func, &mut keys, cond, 4) {
-                        let dest: BlockCall = if c { then_dest } else { else_dest };
-                        func.insts[i].kind = InstKind::Jump { dest };
-                        stats.branches_folded += 1;
-                    }
-                }
-                _ => {}
+                facts.assume(func, keys, cond, true);
             }
-            kept.push(i);
+            k += 1;
         }
-        func.blocks[b].insts = kept;
-        at_end[b] = Some(facts);
+        at_end(func, keys, &facts, b);
+        if let (Some(stats), Some(t)) = (fold.as_deref_mut(), func.terminator(b)) {
+            if let InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } = &func.insts[t].kind
+            {
+                if let Some(c) = facts.known(func, keys, *cond, 4) {
+                    let dest: BlockCall = if c {
+                        then_dest.clone()
+                    } else {
+                        else_dest.clone()
+                    };
+                    func.insts[t].kind = InstKind::Jump { dest };
+                    stats.branches_folded += 1;
+                }
+            }
+        }
+        let first = children.partition_point(|&(d, _)| d < b);
+        let kids = children[first..].iter().take_while(|&&(d, _)| d == b);
+        let at = stack.len();
+        stack.extend(kids.map(|&(_, c)| (c, None)));
+        stack[at..].reverse();
     }
-    removed
 }
 
 /// What the edge from `pred` to `b` says: `(c, true)` if `pred` ends with `brif c` whose
@@ -338,12 +458,13 @@ fn edge_fact(func: &Function, pred: Block, b: Block) -> Option<(Value, bool)> {
 }
 
 /// A value's shape, for recognizing a condition computed twice: a leaf (a block parameter or
-/// a result of anything but a pure primitive), a constant, or a pure primitive of shapes.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// a result of anything but a pure primitive of at most two operands), a constant, or a pure
+/// primitive of shapes (a missing second operand is `u32::MAX`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Shape {
     Leaf(Value),
     Const(Const),
-    Prim(Opcode, Vec<u32>),
+    Prim(Opcode, u32, u32),
 }
 
 /// Shapes, numbered: two values with the same number compute the same boolean.
@@ -355,50 +476,107 @@ enum Shape {
 struct Keys {
     of: FxHashMap<Value, u32>,
     numbers: FxHashMap<Shape, u32>,
+    /// Scratch space for [`Keys::key`].
+    stack: Vec<Value>,
 }
 
 impl Keys {
+    fn with_capacity(n: usize) -> Keys {
+        Keys {
+            of: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            numbers: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            stack: Vec::new(),
+        }
+    }
+
     fn number(&mut self, shape: Shape) -> u32 {
         let next = self.numbers.len() as u32;
         *self.numbers.entry(shape).or_insert(next)
     }
 
+    /// The shape of a primitive `op` of operands numbered `args`.
+    fn prim_shape(op: Opcode, args: &[u32]) -> Option<Shape> {
+        let (mut a, mut b) = match args {
+            [a] => (*a, u32::MAX),
+            [a, b] => (*a, *b),
+            _ => return None,
+        };
+        if commutative(op) && b < a {
+            std::mem::swap(&mut a, &mut b);
+        }
+        Some(Shape::Prim(op, a, b))
+    }
+
     /// The number of `v`'s shape (computed without recursion: shapes can be deep).
     fn key(&mut self, func: &Function, v: Value) -> u32 {
-        let mut stack = vec![v];
+        if let Some(&k) = self.of.get(&v) {
+            return k;
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push(v);
         while let Some(&top) = stack.last() {
             if self.of.contains_key(&top) {
                 stack.pop();
                 continue;
             }
-            let shape = match func.values[top].def {
-                ValueDef::Result(i, 0) => match &func.insts[i].kind {
-                    InstKind::Const(c) => Some(Shape::Const(*c)),
-                    InstKind::Prim { op, args } if !op.can_trap() => {
-                        let missing: Vec<Value> = args
-                            .iter()
-                            .copied()
-                            .filter(|a| !self.of.contains_key(a))
-                            .collect();
-                        if !missing.is_empty() {
-                            stack.extend(missing);
+            let mut shape = None;
+            if let ValueDef::Result(i, 0) = func.values[top].def {
+                match &func.insts[i].kind {
+                    InstKind::Const(c) => shape = Some(Shape::Const(*c)),
+                    InstKind::Prim { op, args } if !op.can_trap() && args.len() <= 2 => {
+                        let before = stack.len();
+                        stack.extend(args.iter().filter(|a| !self.of.contains_key(a)));
+                        if stack.len() > before {
                             continue;
                         }
-                        let mut keys: Vec<u32> = args.iter().map(|a| self.of[a]).collect();
-                        if commutative(*op) {
-                            keys.sort_unstable();
-                        }
-                        Some(Shape::Prim(*op, keys))
+                        let a = self.of[&args[0]];
+                        let b = args.get(1).map_or(u32::MAX, |b| self.of[b]);
+                        shape = Keys::prim_shape(*op, &[a, b][..args.len()]);
                     }
-                    _ => None,
-                },
-                _ => None,
-            };
+                    _ => {}
+                }
+            }
             let n = self.number(shape.unwrap_or(Shape::Leaf(top)));
             self.of.insert(top, n);
             stack.pop();
         }
+        self.stack = stack;
         self.of[&v]
+    }
+
+    /// The numbers of the conditions `bundle`'s checks would test, with the bundle's block
+    /// parameters standing for the numbers in `subst` (which receives the bundle's values).
+    fn bundle_checks(
+        &mut self,
+        func: &Function,
+        bundle: &[Inst],
+        subst: &mut FxHashMap<Value, u32>,
+    ) -> Vec<u32> {
+        let mut conds = Vec::new();
+        for &i in bundle {
+            let key = |keys: &mut Keys, v: Value| match subst.get(&v) {
+                Some(&k) => k,
+                None => keys.key(func, v),
+            };
+            match &func.insts[i].kind {
+                InstKind::Check { cond, .. } => conds.push(key(self, *cond)),
+                InstKind::Const(c) => {
+                    let n = self.number(Shape::Const(*c));
+                    subst.insert(func.insts[i].results[0], n);
+                }
+                InstKind::Prim { op, args } => {
+                    let ks: Vec<u32> = args.iter().map(|&a| key(self, a)).collect();
+                    let r = func.insts[i].results[0];
+                    let n = match Keys::prim_shape(*op, &ks) {
+                        Some(shape) => self.number(shape),
+                        None => self.number(Shape::Leaf(r)),
+                    };
+                    subst.insert(r, n);
+                }
+                _ => {}
+            }
+        }
+        conds
     }
 }
 
@@ -427,18 +605,36 @@ fn commutative(op: Opcode) -> bool {
     )
 }
 
-/// Boolean values known on a path, by shape number.
-#[derive(Clone, Debug, Default)]
-struct Facts(FxHashMap<u32, bool>);
+/// Boolean values known on a path, by shape number, with the order they were learnt in (to
+/// undo them).
+#[derive(Debug, Default)]
+struct Facts {
+    known: FxHashMap<u32, bool>,
+    log: Vec<u32>,
+}
 
 impl Facts {
+    fn mark(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Forgets what was learnt since `mark`.
+    fn undo_to(&mut self, mark: usize) {
+        for k in self.log.drain(mark..) {
+            self.known.remove(&k);
+        }
+    }
+
     /// Records that `v` is `value`, and what follows from it through `band`, `bor` and `bnot`.
     fn assume(&mut self, func: &Function, keys: &mut Keys, v: Value, value: bool) {
         let mut work = vec![(v, value)];
         while let Some((v, value)) = work.pop() {
-            if self.0.insert(keys.key(func, v), value).is_some() {
+            let k = keys.key(func, v);
+            if self.known.contains_key(&k) {
                 continue;
             }
+            self.known.insert(k, value);
+            self.log.push(k);
             match (prim(func, v), value) {
                 (Some((Opcode::Band, [a, b])), true) | (Some((Opcode::Bor, [a, b])), false) => {
                     work.push((a, value));
@@ -452,7 +648,7 @@ impl Facts {
 
     /// Whether `v` is known, looking through `band`, `bor` and `bnot` up to `depth` deep.
     fn known(&self, func: &Function, keys: &mut Keys, v: Value, depth: u32) -> Option<bool> {
-        if let Some(&b) = self.0.get(&keys.key(func, v)) {
+        if let Some(&b) = self.known.get(&keys.key(func, v)) {
             return Some(b);
         }
         if let ValueDef::Result(i, _) = func.values[v].def {

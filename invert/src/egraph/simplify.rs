@@ -233,16 +233,16 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
     }
     f.remove_unreachable_blocks();
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
-    hoist_constants(f);
-    pinv_core::ir::cse::cse_keep_ids(f);
     // Checks and branches the path already decided (a step's precision check on the path
-    // whose branch tested it).
+    // whose branch tested it); CSE then merges what the checks it copied recompute.
     let implied = remove_implied_checks(f, ImpliedConfig::default());
     stats.checks_removed += implied.checks_removed;
     stats.branches_folded += implied.branches_folded;
     if implied.branches_folded > 0 {
         pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     }
+    hoist_constants(f);
+    pinv_core::ir::cse::cse_keep_ids(f);
     dce(f);
     f.compact();
 }
