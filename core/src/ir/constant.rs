@@ -5,7 +5,12 @@ use std::fmt;
 
 /// A scalar value. f64 equality and hashing are by bits, so that `-0.0` and `0.0` differ and a
 /// NaN equals itself: this is what "bit-identical" means in the differential tests.
+///
+/// The layout is fixed (`repr(C, u8)`): a one-byte tag (0: f64, 1: i64, 2: bool) at offset 0 and
+/// the payload at offset 8, 16 bytes in all. Compiled code reads arguments and writes results
+/// in this form (see `jit::abi`).
 #[derive(Clone, Copy, Debug)]
+#[repr(C, u8)]
 pub enum Const {
     F64(f64),
     I64(i64),

@@ -7,6 +7,8 @@
 //! - [`write`](mod@write) and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
 //! - [`compact`]: dense renumbering in layout order (what the text form's numbers show).
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
+//! - Passes that keep every result: [`cse`], [`merge_blocks`], [`implied`] (checks and
+//!   branches the path already decided); [`dominators`] for them and the verifier.
 
 pub mod compact;
 pub mod constant;
@@ -16,6 +18,7 @@ pub mod dominators;
 pub mod dot;
 pub mod entities;
 pub mod function;
+pub mod implied;
 pub mod instr;
 pub mod merge_blocks;
 pub mod module;

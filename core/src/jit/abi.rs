@@ -8,10 +8,15 @@
 //!   [`Ctx`]; with one result it is returned after the status; with several, the caller passes
 //!   `ret`, a pointer to one 8-byte slot per result (see [`encode`]). A nonzero status means the run
 //!   stopped; the results are then meaningless.
-//! - The host enters through a per-root trampoline
-//!   [`EntryFn`]`(ctx, args, out) -> status`, whose `args` and `out` are arrays of 8-byte slots.
-//! - f64 is passed as `f64`, i64 as `i64`, bool as an `i8` holding 0 or 1. In slots, bool is
-//!   widened to 0 or 1 and f64 is stored by its bits.
+//! - The host enters through [`EntryFn`]`(ctx, args, out) -> status` (the root itself when no
+//!   function of the unit calls it, otherwise a trampoline that calls it), whose `args` and `out`
+//!   are arrays of [`Const`] in its fixed layout ([`CONST_SIZE`] bytes each: the tag byte at
+//!   offset 0, the payload at [`CONST_PAYLOAD`]). The entry checks every argument's tag first and
+//!   returns [`STATUS_BAD_ARGUMENTS`] before doing anything else if one is not the parameter's
+//!   type; on success it writes every result, tag and payload.
+//! - f64 is passed as `f64`, i64 as `i64`, bool as an `i8` holding 0 or 1. In slots (θ tapes,
+//!   several results of an internal call, callbacks), bool is widened to 0 or 1 and f64 is
+//!   stored by its bits.
 //!
 //! # Errors
 //!
@@ -87,8 +92,29 @@ pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
 pub(crate) const OFF_TAPE: i32 = offset_of!(Ctx, tape) as i32;
 pub(crate) const OFF_TAPE_POS: i32 = offset_of!(Ctx, tape_pos) as i32;
 
-/// The host's entry into a compiled unit: `(ctx, args, out) -> status`.
-pub(crate) type EntryFn = unsafe extern "C" fn(*mut Ctx, *const u64, *mut u64) -> u32;
+/// The host's entry into a compiled unit: `(ctx, args, out) -> status`, with `args` and `out`
+/// arrays of [`Const`] (one per parameter and result).
+pub(crate) type EntryFn = unsafe extern "C" fn(*mut Ctx, *const Const, *mut Const) -> u32;
+
+/// The entry's status when the run finished: every result is written.
+pub(crate) const STATUS_OK: u32 = 0;
+/// The entry's status when an argument's type is not its parameter's: nothing ran.
+pub(crate) const STATUS_BAD_ARGUMENTS: u32 = 2;
+
+/// Bytes per [`Const`] in argument and result arrays.
+pub(crate) const CONST_SIZE: i32 = std::mem::size_of::<Const>() as i32;
+/// Where a [`Const`]'s payload is (its tag is the byte at offset 0).
+pub(crate) const CONST_PAYLOAD: i32 = 8;
+
+/// The tag byte of a [`Const`] of type `ty` (`Const` is `repr(C, u8)`: tags in declaration
+/// order).
+pub(crate) fn const_tag(ty: Type) -> u8 {
+    match ty {
+        Type::F64 => 0,
+        Type::I64 => 1,
+        Type::Bool => 2,
+    }
+}
 
 /// Why compiled code stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,6 +280,28 @@ mod tests {
             Const::Bool(false),
         ] {
             assert_eq!(decode(c.ty(), encode(c)), c);
+        }
+    }
+
+    #[test]
+    fn consts_are_laid_out_as_compiled_code_expects() {
+        assert_eq!(CONST_SIZE, 16);
+        for c in [
+            Const::F64(-1.5),
+            Const::I64(-7),
+            Const::Bool(true),
+            Const::Bool(false),
+        ] {
+            let p = std::ptr::addr_of!(c).cast::<u8>();
+            // SAFETY: reads within the 16 bytes of `c`, of its tag and of its payload (a byte
+            // for bool: the rest is padding), whose offsets `repr(C, u8)` fixes.
+            let tag = unsafe { p.read() };
+            assert_eq!(tag, const_tag(c.ty()));
+            let payload = unsafe { p.add(CONST_PAYLOAD as usize) };
+            match c {
+                Const::Bool(b) => assert_eq!(unsafe { payload.read() }, u8::from(b)),
+                _ => assert_eq!(unsafe { payload.cast::<u64>().read_unaligned() }, encode(c)),
+            }
         }
     }
 

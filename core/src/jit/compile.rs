@@ -18,11 +18,15 @@
 //!   its site table is the same); the unit keeps both until it is dropped.
 
 use super::abi::{self, EntryFn, Site};
-use super::translate::{cl_type, entry_signature, internal_signature, translate_function};
+use super::translate::{
+    cl_type, entry_signature, internal_signature, load_const_args, store_const, translate_function,
+};
 use super::JitError;
 use crate::ir::{FuncId, InstKind, Module, Type};
 use crate::semantics;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{
+    types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
+};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -590,8 +594,8 @@ fn codegen(m: &Module, id: FuncId, e: impl fmt::Display) -> JitError {
     }
 }
 
-/// The trampoline `(ctx, args, out) -> status` that loads the root's arguments from slots,
-/// calls it and stores its results (several results are written by the root itself).
+/// The trampoline `(ctx, args, out) -> status` that checks and loads the root's arguments from
+/// `Const`s, calls it, and writes its results as `Const`s when it finished.
 fn build_entry(
     ub: &mut UnitBuilder<'_>,
     root: FuncId,
@@ -608,6 +612,7 @@ fn build_entry(
     ctx.func.signature = sig;
     let callee = ub.functions[&root];
     let flags = MemFlagsData::trusted();
+    let returns = &func.sig.returns;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, fbc);
         let block = b.create_block();
@@ -616,32 +621,39 @@ fn build_entry(
         let p = b.block_params(block).to_vec();
         let (c, args, out) = (p[0], p[1], p[2]);
         let mut cargs = vec![c];
-        for (i, &ty) in func.sig.params.iter().enumerate() {
-            let offset = (8 * i) as i32;
-            let v = match ty {
-                Type::Bool => {
-                    let w = b.ins().load(types::I64, flags, args, offset);
-                    b.ins().ireduce(types::I8, w)
-                }
-                ty => b.ins().load(cl_type(ty), flags, args, offset),
-            };
-            cargs.push(v);
-        }
-        if func.sig.returns.len() >= 2 {
-            cargs.push(out);
-        }
+        cargs.extend(load_const_args(&mut b, args, &func.sig.params));
+        // Several results come back in 8-byte slots (see `abi`), here on the stack.
+        let area = (returns.len() >= 2).then(|| {
+            let size = 8 * returns.len() as u32;
+            let slot =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 3));
+            b.ins().stack_addr(ub.pointer_type(), slot, 0)
+        });
+        cargs.extend(area);
         let r = ub.jit.declare_func_in_func(callee, b.func);
         let call = b.ins().call(r, &cargs);
         let rets = b.inst_results(call).to_vec();
-        if let [ty] = func.sig.returns.as_slice() {
-            let v = match ty {
-                Type::Bool => b.ins().uextend(types::I64, rets[1]),
-                _ => rets[1],
-            };
-            b.ins().store(flags, v, out, 0);
-        }
+        let done = b.create_block();
+        let stopped = b.create_block();
+        b.set_cold_block(stopped);
+        b.ins().brif(rets[0], stopped, &[], done, &[]);
+        b.switch_to_block(stopped);
         let status = b.ins().uextend(types::I32, rets[0]);
         b.ins().return_(&[status]);
+        b.switch_to_block(done);
+        for (i, &ty) in returns.iter().enumerate() {
+            let v = match (area, ty) {
+                (None, _) => rets[1],
+                (Some(a), Type::Bool) => {
+                    let w = b.ins().load(types::I64, flags, a, (8 * i) as i32);
+                    b.ins().ireduce(types::I8, w)
+                }
+                (Some(a), ty) => b.ins().load(cl_type(ty), flags, a, (8 * i) as i32),
+            };
+            store_const(&mut b, out, i, ty, v);
+        }
+        let ok = b.ins().iconst(types::I32, i64::from(abi::STATUS_OK));
+        b.ins().return_(&[ok]);
         b.seal_all_blocks();
         b.finalize(ub.jit.target_config());
     }

@@ -30,7 +30,9 @@
 //! interpreter instead, which gives the same outcome by construction. Recursive functions also
 //! check the stack pointer at entry, so compiled code never overflows the stack.
 
-use super::abi::{decode, encode, Ctx, EntryFn, ErrorCode, Site, NO_TAPE};
+use super::abi::{
+    decode, encode, Ctx, EntryFn, ErrorCode, Site, NO_TAPE, STATUS_BAD_ARGUMENTS, STATUS_OK,
+};
 use super::compile::{CompiledFunction, Unit};
 use super::compile::{StackNeeds, TIER_UP_CALLS};
 use crate::interp::{
@@ -215,29 +217,6 @@ impl<'u> Host<'u, '_> {
     }
 }
 
-/// Arguments or results as slots: up to 8 on the stack, more on the heap.
-enum Slots {
-    Inline([u64; 8]),
-    Heap(Vec<u64>),
-}
-
-impl Slots {
-    fn new(n: usize) -> Slots {
-        if n <= 8 {
-            Slots::Inline([0; 8])
-        } else {
-            Slots::Heap(vec![0; n])
-        }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u64] {
-        match self {
-            Slots::Inline(a) => a,
-            Slots::Heap(v) => v,
-        }
-    }
-}
-
 /// What a successful run cost.
 struct Cost {
     steps: u64,
@@ -273,25 +252,20 @@ impl CompiledFunction {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Outcome, RuntimeError> {
-        let returns = &*self.returns;
-        let mut slots = Slots::new(returns.len());
-        let slots = slots.as_mut_slice();
-        let cost = self.run(config, args, theta, slots)?;
+        let mut results: Vec<Const> = self.returns.iter().map(|&t| Const::zero(t)).collect();
+        let cost = self.run(config, args, theta, &mut results)?;
         Ok(Outcome {
-            results: returns
-                .iter()
-                .zip(slots.iter())
-                .map(|(&ty, &bits)| decode(ty, bits))
-                .collect(),
+            results,
             steps: cost.steps,
             theta_reads: cost.theta_reads,
             max_depth: cost.max_depth,
         })
     }
 
-    /// Runs the function and writes its results into `out` (one per return), without allocating
-    /// for up to 8 arguments and results: the fastest way to call compiled code. With a
-    /// [`TapeSource`] as θ source, compiled code reads the tape without calling back.
+    /// Runs the function and writes its results into `out` (one per return), without
+    /// allocating: the fastest way to call compiled code. With a [`TapeSource`] as θ source,
+    /// compiled code reads the tape without calling back. After an error, `out` holds
+    /// unspecified values of the right types.
     pub fn call_into(
         &self,
         config: &InterpConfig,
@@ -299,51 +273,36 @@ impl CompiledFunction {
         theta: Option<&mut dyn ThetaSource>,
         out: &mut [Const],
     ) -> Result<(), RuntimeError> {
-        let returns = &*self.returns;
-        if out.len() != returns.len() {
-            return Err(self.bad_results(out));
-        }
-        let mut slots = Slots::new(returns.len());
-        let slots = slots.as_mut_slice();
-        self.run(config, args, theta, slots)?;
-        for ((o, &ty), &bits) in out.iter_mut().zip(returns).zip(slots.iter()) {
-            *o = decode(ty, bits);
-        }
-        Ok(())
+        self.run(config, args, theta, out).map(|_| ())
     }
 
-    /// The shared body of the calls: results go to `out` as slots.
-    #[inline]
+    /// The shared body of the calls: compiled code reads `args` and writes `out` itself (see
+    /// [`abi`](super::abi)), so the host only checks the counts and the limits.
+    #[inline(always)]
     fn run(
         &self,
         config: &InterpConfig,
         args: &[Const],
         mut theta: Option<&mut dyn ThetaSource>,
-        out: &mut [u64],
+        out: &mut [Const],
     ) -> Result<Cost, RuntimeError> {
+        if args.len() != self.params.len()
+            || out.len() != self.returns.len()
+            || config.depth_limit == 0
+        {
+            return Err(self.bad_call(config, args, out));
+        }
         let unit = &*self.unit;
-        let params = &*self.params;
-        if args.len() != params.len() || args.iter().zip(params).any(|(a, &t)| a.ty() != t) {
-            return Err(self.bad_arguments(args));
-        }
-        if config.depth_limit == 0 {
-            return Err(self.no_depth());
-        }
         let (entry, stack) = self.code_to_run();
         let Some(stack_floor) = stack_floor(stack, config) else {
             // Not enough native stack for the depth the limit allows: the interpreter gives the
             // same outcome.
             return self.interpret(config, args, theta, out);
         };
-
-        let fuel = config
-            .step_limit
-            .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
-        let mut arg_slots = Slots::new(args.len());
-        let slots = arg_slots.as_mut_slice();
-        for (slot, &a) in slots.iter_mut().zip(args) {
-            *slot = encode(a);
-        }
+        let fuel = match config.step_limit {
+            None => i64::MAX,
+            Some(l) => i64::try_from(l).unwrap_or(i64::MAX),
+        };
         // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
         let (tape, tape_pos, tape_start) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
             Some(t) => (t.slots().as_ptr(), t.pos() as u64, Some(t.pos())),
@@ -370,12 +329,13 @@ impl CompiledFunction {
             tape,
             tape_pos,
         };
-        // SAFETY: `entry` is the unit's trampoline, whose code lives as long as `self.unit`;
+        // SAFETY: `entry` is the unit's entry, whose code lives as long as `self.unit`;
         // `ctx.host` points to `host`, which outlives the call and which nothing else touches
         // until it returns; `ctx.tape` points to the encoded values of the tape `host.theta`
         // holds, which nothing changes during the call (callbacks only move its position);
-        // `slots` and `out` have a slot per parameter and result.
-        let status = unsafe { entry(&mut ctx, slots.as_ptr(), out.as_mut_ptr()) };
+        // `args` and `out` hold a `Const` per parameter and result (checked above), which
+        // compiled code reads and writes in `Const`'s fixed layout.
+        let status = unsafe { entry(&mut ctx, args.as_ptr(), out.as_mut_ptr()) };
         let theta_reads = match tape_start {
             Some(start) => {
                 let pos = usize::try_from(ctx.tape_pos).unwrap_or(usize::MAX);
@@ -390,13 +350,20 @@ impl CompiledFunction {
             std::panic::resume_unwind(payload);
         }
         let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
-        let over = config.step_limit.is_some_and(|limit| steps > limit);
-        if status == 0 && !over {
+        // Compiled code notices the step limit only at segment boundaries.
+        let over = match config.step_limit {
+            Some(limit) => steps > limit,
+            None => false,
+        };
+        if status == STATUS_OK && !over {
             return Ok(Cost {
                 steps,
                 theta_reads,
                 max_depth: ctx.max_depth as usize,
             });
+        }
+        if status == STATUS_BAD_ARGUMENTS {
+            return Err(self.bad_arguments(args));
         }
         Err(self.failure(config, &ctx, &mut host, status, fuel))
     }
@@ -437,14 +404,12 @@ impl CompiledFunction {
         config: &InterpConfig,
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
-        out: &mut [u64],
+        out: &mut [Const],
     ) -> Result<Cost, RuntimeError> {
         let outcome = Interpreter::new(&self.unit.module)
             .with_config(*config)
             .call_traced(self.func, args, theta)?;
-        for (slot, &r) in out.iter_mut().zip(&outcome.results) {
-            *slot = encode(r);
-        }
+        out.copy_from_slice(&outcome.results);
         Ok(Cost {
             steps: outcome.steps,
             theta_reads: outcome.theta_reads,
@@ -463,6 +428,23 @@ impl CompiledFunction {
             function: function.name.clone(),
             span: function.span,
             backtrace: Vec::new(),
+        }
+    }
+
+    /// The error of a call that cannot start: wrong results, wrong arguments, or no depth
+    /// allowed.
+    #[cold]
+    #[inline(never)]
+    fn bad_call(&self, config: &InterpConfig, args: &[Const], out: &[Const]) -> RuntimeError {
+        let wrong = args.len() != self.params.len()
+            || args.iter().zip(&*self.params).any(|(a, &t)| a.ty() != t);
+        if out.len() != self.returns.len() {
+            self.bad_results(out)
+        } else if wrong {
+            self.bad_arguments(args)
+        } else {
+            debug_assert_eq!(config.depth_limit, 0);
+            self.no_depth()
         }
     }
 
@@ -576,15 +558,16 @@ fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
 /// native stack may be too small for the deepest run the limits allow.
 #[inline]
 fn stack_floor(stack: &StackNeeds, config: &InterpConfig) -> Option<usize> {
-    let frames = if stack.recursive {
-        config.depth_limit.checked_mul(stack.max_frame)?
+    let need = if stack.recursive {
+        config
+            .depth_limit
+            .checked_mul(stack.max_frame)?
+            .checked_add(STACK_MARGIN)?
     } else {
-        stack.static_stack
+        stack.static_stack.saturating_add(STACK_MARGIN)
     };
-    let need = frames.checked_add(STACK_MARGIN)?;
     let (low, sp) = stack::bounds()?;
-    let available = sp.checked_sub(low)?;
-    (available >= need).then_some(low + CALLBACK_STACK)
+    (sp.checked_sub(low)? >= need).then_some(low + CALLBACK_STACK)
 }
 
 /// The current thread's stack.
@@ -598,8 +581,9 @@ mod stack {
     /// (lowest usable address, current stack pointer), if known.
     #[inline]
     pub fn bounds() -> Option<(usize, usize)> {
+        // The address of a local: the stack pointer, near enough.
         let marker = 0u8;
-        let sp = std::hint::black_box(&marker) as *const u8 as usize;
+        let sp = std::ptr::addr_of!(marker) as usize;
         let low = match LOW.with(Cell::get) {
             Some(low) => low,
             None => first_bounds()?,

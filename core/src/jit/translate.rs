@@ -111,6 +111,65 @@ fn flags() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
+/// The start of an entry ([`abi::EntryFn`]): checks the tag of every argument in `args` (an
+/// array of [`Const`]) against `params`, returning [`abi::STATUS_BAD_ARGUMENTS`] if one differs,
+/// and loads their payloads. Leaves `b` in the block where the checks passed.
+pub(crate) fn load_const_args(
+    b: &mut FunctionBuilder<'_>,
+    args: cl::Value,
+    params: &[Type],
+) -> Vec<cl::Value> {
+    let flags = flags();
+    let mut wrong = None;
+    for (i, &ty) in params.iter().enumerate() {
+        let tag = b
+            .ins()
+            .load(types::I8, flags, args, abi::CONST_SIZE * i as i32);
+        let ne = b
+            .ins()
+            .icmp_imm_u(IntCC::NotEqual, tag, i64::from(abi::const_tag(ty)));
+        wrong = Some(match wrong {
+            None => ne,
+            Some(w) => b.ins().bor(w, ne),
+        });
+    }
+    if let Some(wrong) = wrong {
+        let reject = b.create_block();
+        b.set_cold_block(reject);
+        let ok = b.create_block();
+        b.ins().brif(wrong, reject, &[], ok, &[]);
+        b.switch_to_block(reject);
+        let status = b
+            .ins()
+            .iconst(types::I32, i64::from(abi::STATUS_BAD_ARGUMENTS));
+        b.ins().return_(&[status]);
+        b.switch_to_block(ok);
+    }
+    params
+        .iter()
+        .enumerate()
+        .map(|(i, &ty)| {
+            let at = abi::CONST_SIZE * i as i32 + abi::CONST_PAYLOAD;
+            b.ins().load(cl_type(ty), flags, args, at)
+        })
+        .collect()
+}
+
+/// Writes result `i` of type `ty`, `v`, as a [`Const`] into `out` (an array of `Const`).
+pub(crate) fn store_const(
+    b: &mut FunctionBuilder<'_>,
+    out: cl::Value,
+    i: usize,
+    ty: Type,
+    v: cl::Value,
+) {
+    let flags = flags();
+    let at = abi::CONST_SIZE * i as i32;
+    let tag = b.ins().iconst(types::I8, i64::from(abi::const_tag(ty)));
+    b.ins().store(flags, tag, out, at);
+    b.ins().store(flags, v, out, at + abi::CONST_PAYLOAD);
+}
+
 /// A θ read: `theta` from a domain, or `choice n`.
 #[derive(Clone, Copy)]
 enum Read {
@@ -134,10 +193,11 @@ struct Translator<'t, 'm> {
     id: FuncId,
     func: &'m Function,
     ctx: cl::Value,
-    /// Where results go: the return area (several results), or the host's slots (`entry`).
+    /// Where results go: the return area (several results), or the host's `Const`s (`entry`).
     ret_ptr: Option<cl::Value>,
     /// Whether the function is compiled as the unit's entry ([`entry_signature`]): arguments
-    /// come from the host's slots, every result goes to its slot, and the status is an `i32`.
+    /// come from the host's `Const`s, every result goes to its `Const`, and the status is an
+    /// `i32`.
     entry: bool,
     /// While an inlined callee is translated: where its `return` jumps (with the results), and
     /// the call site.
@@ -181,21 +241,10 @@ pub(crate) fn translate_function(
     let mut params = b.block_params(prologue).to_vec();
     let ctx = params[0];
     let ret_ptr = if entry {
-        // The arguments, from the host's slots.
+        // The arguments, from the host's array of `Const`.
         let (args, out) = (params[1], params[2]);
-        let flags = flags();
         params.truncate(1);
-        for (i, &ty) in func.sig.params.iter().enumerate() {
-            let offset = (8 * i) as i32;
-            let v = match ty {
-                Type::Bool => {
-                    let w = b.ins().load(types::I64, flags, args, offset);
-                    b.ins().ireduce(types::I8, w)
-                }
-                ty => b.ins().load(cl_type(ty), flags, args, offset),
-            };
-            params.push(v);
-        }
+        params.extend(load_const_args(&mut b, args, &func.sig.params));
         Some(out)
     } else {
         (func.sig.returns.len() >= 2).then(|| params[params.len() - 1])
@@ -547,8 +596,12 @@ impl<'t, 'm> Translator<'t, 'm> {
                     }
                     (Some(ptr), _) => {
                         for (i, (&v, &ty)) in vals.iter().zip(&func.sig.returns).enumerate() {
-                            let slot = self.widen(ty, v);
-                            self.b.ins().store(flags(), slot, ptr, (8 * i) as i32);
+                            if self.entry {
+                                store_const(&mut self.b, ptr, i, ty, v);
+                            } else {
+                                let slot = self.widen(ty, v);
+                                self.b.ins().store(flags(), slot, ptr, (8 * i) as i32);
+                            }
                         }
                         self.b.ins().return_(&[ok]);
                     }

@@ -38,6 +38,7 @@ use super::cost::IsoCost;
 use super::lang::Node;
 use super::rules::{exact_simplifications, Rule};
 use egg::{Extractor, Id, Runner, Symbol};
+use pinv_core::ir::implied::{remove_implied_checks, ImpliedConfig};
 use pinv_core::ir::{Block, Const, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
 use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
@@ -307,6 +308,14 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
     fold_on_constants(f, stats);
     f.remove_unreachable_blocks();
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
+    // Checks and branches the path already decided (a step's precision check on the path
+    // whose branch tested it); CSE then merges what the checks it copied recompute.
+    let implied = remove_implied_checks(f, ImpliedConfig::default());
+    stats.checks_removed += implied.checks_removed;
+    stats.branches_folded += implied.branches_folded;
+    if implied.branches_folded > 0 {
+        pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
+    }
     hoist_constants(f);
     pinv_core::ir::cse::cse_keep_ids(f);
     dce(f);
