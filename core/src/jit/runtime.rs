@@ -346,21 +346,23 @@ impl CompiledFunction {
             }
             None => host.theta_reads,
         };
-        if let Some(payload) = host.failure.as_mut().and_then(|f| f.panic.take()) {
-            std::panic::resume_unwind(payload);
-        }
         let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
-        // Compiled code notices the step limit only at segment boundaries.
-        let over = match config.step_limit {
-            Some(limit) => steps > limit,
-            None => false,
-        };
-        if status == STATUS_OK && !over {
-            return Ok(Cost {
-                steps,
-                theta_reads,
-                max_depth: ctx.max_depth as usize,
-            });
+        if status == STATUS_OK {
+            // Compiled code notices the step limit only at segment boundaries.
+            let over = match config.step_limit {
+                Some(limit) => steps > limit,
+                None => false,
+            };
+            if !over {
+                return Ok(Cost {
+                    steps,
+                    theta_reads,
+                    max_depth: ctx.max_depth as usize,
+                });
+            }
+        } else if let Some(payload) = host.failure.as_mut().and_then(|f| f.panic.take()) {
+            // A θ source panicked (its callback then stopped compiled code): resumed here.
+            std::panic::resume_unwind(payload);
         }
         if status == STATUS_BAD_ARGUMENTS {
             return Err(self.bad_arguments(args));
