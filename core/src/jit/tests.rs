@@ -902,6 +902,53 @@ fn call_into_writes_results_without_allocating() {
     assert_eq!(out, [Const::F64(4.0), Const::I64(3), Const::Bool(false)]);
 }
 
+/// Compiled code reads arguments and writes results as `Const`s itself: results of every type,
+/// through the trampoline (a root its unit calls) and without it, and wrong arguments or result
+/// buffers rejected before anything runs.
+#[test]
+fn entries_read_and_write_consts_of_every_type() {
+    let m = source(
+        "
+fn down(n: i64, x: f64) -> (f64, i64, bool) {
+    if n <= 0 { (x, n, x > 1.0) } else { let (a, b, c) = down(n - 1, x * 2.0); (a + 1.0, b + n, !c) }
+}
+fn flip(b: bool, x: f64) -> bool { if x > 0.0 { !b } else { b } }
+",
+    );
+    use Const::{Bool as B, F64 as F, I64 as I};
+    for n in [-1, 0, 1, 4] {
+        for x in [0.25, -3.0, f64::NAN, 1.5] {
+            agree_plain(&m, "down", &[I(n), F(x)]).unwrap();
+        }
+    }
+    for b in [true, false] {
+        for x in [1.0, -1.0, f64::NAN] {
+            agree_plain(&m, "flip", &[B(b), F(x)]).unwrap();
+        }
+    }
+    let code = compile(Arc::clone(&m), m.get("down").unwrap()).unwrap();
+    let cfg = InterpConfig::default();
+    let mut out = [F(0.0), I(0), B(false)];
+    code.call_into(&cfg, &[I(2), F(0.75)], None, &mut out)
+        .unwrap();
+    assert_eq!(out, [F(5.0), I(3), B(true)]);
+    // Each argument position with the wrong type, and a buffer of the wrong length.
+    for args in [[F(2.0), F(0.75)], [I(2), I(0)], [I(2), B(true)]] {
+        let e = code.call_into(&cfg, &args, None, &mut out).unwrap_err();
+        assert!(
+            matches!(e.kind, RuntimeErrorKind::BadArguments { .. }),
+            "{e:?}"
+        );
+    }
+    let e = code
+        .call_into(&cfg, &[I(2), F(0.75)], None, &mut out[..2])
+        .unwrap_err();
+    assert!(
+        matches!(e.kind, RuntimeErrorKind::BadArguments { .. }),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn handles_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
