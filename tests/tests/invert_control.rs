@@ -234,6 +234,55 @@ fn the_iteration_limit_is_a_domain_error() {
 }
 
 #[test]
+fn the_iteration_limit_counts_iterations() {
+    // A loop whose body has a branch: several blocks per iteration, but each iteration passes
+    // the loop head once, and only there is the walk back counted.
+    let program = Program::parse(
+        "tri.pinv",
+        "fn tri(x: i64) -> i64 {
+            let mut i = 0;
+            let mut r = 0;
+            while i <= x {
+                if i % 2 == 0 { r += i; } else { r += 2 * i; }
+                i += 1;
+            }
+            r
+        }",
+    )
+    .expect("compiles");
+    let limit = 40;
+    let options = ReorientOptions::default().with_iteration_limit(limit);
+    let inverse = program
+        .invert_with("tri", &program.stack(), &options)
+        .expect("invertible");
+    // The largest x whose preimage the inverse still reaches: about `limit` iterations.
+    let reached = (0..2 * limit)
+        .take_while(|&x| {
+            let y = program.run("tri", &[Const::I64(x)]).expect("runs");
+            let theta = inverse.pgf(&[Const::I64(x)]).expect("pgf");
+            match inverse.call_with_tape(&y, &theta) {
+                Ok(back) => back == [Const::I64(x)],
+                Err(e) => {
+                    // At the limit: said by the walk, or by a dispatch guard that ran into it
+                    // (then no edge looks possible).
+                    let said = e.to_string();
+                    assert!(
+                        said.contains("loop iterations") || said.contains("no edge into"),
+                        "x = {x}: {e}"
+                    );
+                    false
+                }
+            }
+        })
+        .last()
+        .expect("small x are reached");
+    assert!(
+        (limit - 3..=limit).contains(&reached),
+        "reached x = {reached} with a limit of {limit} iterations"
+    );
+}
+
+#[test]
 fn short_circuit_and_nested_control_flow_in_loops() {
     let program = Program::parse(
         "nest.pinv",

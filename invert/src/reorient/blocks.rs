@@ -213,7 +213,10 @@ impl Reorienter<'_> {
             let (steps, values) = split_steps(cyclic, &params);
             let mut payload = Vec::new();
             let at = d;
-            if let Some(steps) = steps {
+            // Walks round a cycle are counted where they pass a loop head, once per iteration.
+            if let Some(steps) = steps.filter(|_| !cfg.loop_heads.contains(&b)) {
+                payload.push(steps);
+            } else if let Some(steps) = steps {
                 let one = inv.ins_const(at, Const::I64(1), span);
                 let next = inv.ins_prim(at, Opcode::Iadd, vec![steps, one], span);
                 let limit = inv.ins_const(at, Const::I64(self.options.iteration_limit), span);

@@ -113,6 +113,10 @@ pub struct Cfg {
     pub returns: Vec<Block>,
     /// Whether some block can reach itself (the function has a loop).
     pub cyclic: bool,
+    /// The targets of retreating edges of a depth-first walk from the entry: every cycle goes
+    /// through one (for the usual loops, their headers), so counting passes through them bounds
+    /// every walk round a cycle, once per iteration.
+    pub loop_heads: BTreeSet<Block>,
 }
 
 impl Cfg {
@@ -139,17 +143,47 @@ impl Cfg {
                 }
             }
         }
-        let doms = pinv_core::ir::dominators::DomTree::compute(f);
-        let cyclic = preds
-            .values()
-            .flatten()
-            .any(|e| doms.dominates(e.to, e.from));
+        let loop_heads = retreating_targets(f);
         Cfg {
             preds,
             returns,
-            cyclic,
+            cyclic: !loop_heads.is_empty(),
+            loop_heads,
         }
     }
+}
+
+/// The targets of the edges that go back to a block still on the stack of a depth-first walk
+/// from the entry. A cycle's blocks cannot all be left before one of them is reached again, so
+/// every cycle has such an edge.
+fn retreating_targets(f: &Function) -> BTreeSet<Block> {
+    let mut heads = BTreeSet::new();
+    let Some(entry) = f.entry() else {
+        return heads;
+    };
+    let mut state: BTreeMap<Block, bool> = BTreeMap::new(); // true: on the stack
+    let mut stack = vec![(entry, f.successors(entry), 0usize)];
+    state.insert(entry, true);
+    while let Some((b, succs, next)) = stack.last_mut() {
+        let Some(&s) = succs.get(*next) else {
+            state.insert(*b, false);
+            stack.pop();
+            continue;
+        };
+        *next += 1;
+        match state.get(&s) {
+            Some(true) => {
+                heads.insert(s);
+            }
+            Some(false) => {}
+            None => {
+                state.insert(s, true);
+                let ss = f.successors(s);
+                stack.push((s, ss, 0));
+            }
+        }
+    }
+    heads
 }
 
 /// Finds facts in a function (in closed block form).
