@@ -153,6 +153,14 @@ impl Function {
         result_types: &[Type],
         span: Span,
     ) -> Inst {
+        let inst = self.create_inst(kind, result_types, span);
+        self.blocks[block].insts.push(inst);
+        inst
+    }
+
+    /// Creates an instruction in no block (the caller places it in a block's list), with one
+    /// result per entry of `result_types`.
+    pub fn create_inst(&mut self, kind: InstKind, result_types: &[Type], span: Span) -> Inst {
         let inst = self.insts.push(InstData {
             kind,
             results: Vec::new(),
@@ -169,7 +177,6 @@ impl Function {
             })
             .collect();
         self.insts[inst].results = results;
-        self.blocks[block].insts.push(inst);
         inst
     }
 

@@ -31,7 +31,7 @@
 //! compact when they are done.
 
 use super::dominators::DomTree;
-use super::{Block, BlockCall, Const, Function, Inst, InstData, InstKind, Opcode, Value, ValueDef};
+use super::{Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use rustc_hash::FxHashMap;
 
@@ -257,7 +257,7 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: Option<&[Block
                 let result_types: Vec<_> =
                     data.results.iter().map(|&r| func.values[r].ty).collect();
                 let old_results = data.results.clone();
-                let copy = new_inst(func, kind, &result_types, span);
+                let copy = func.create_inst(kind, &result_types, span);
                 for (&old, &new) in old_results.iter().zip(&func.insts[copy].results) {
                     map.insert(old, new);
                 }
@@ -271,32 +271,6 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: Option<&[Block
         moved += 1;
     }
     moved
-}
-
-/// An instruction not yet in any block (the caller places it), with fresh results.
-fn new_inst(
-    func: &mut Function,
-    kind: InstKind,
-    result_types: &[super::Type],
-    span: crate::span::Span,
-) -> Inst {
-    let inst = func.insts.push(InstData {
-        kind,
-        results: Vec::new(),
-        span,
-    });
-    let results = result_types
-        .iter()
-        .enumerate()
-        .map(|(k, &ty)| {
-            func.values.push(super::ValueData {
-                ty,
-                def: ValueDef::Result(inst, k as u32),
-            })
-        })
-        .collect();
-    func.insts[inst].results = results;
-    inst
 }
 
 /// Uses of each value (by index) in the reachable blocks.
