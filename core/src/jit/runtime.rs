@@ -52,14 +52,51 @@ const STACK_MARGIN: usize = 192 * 1024;
 /// What callbacks need during one call: the unit, the θ source, and what went wrong.
 pub(crate) struct Host<'u, 't> {
     unit: &'u Unit,
-    theta: Option<&'t mut dyn ThetaSource>,
+    source: Source<'t>,
     /// θ reads so far, when compiled code does not read a tape directly.
     theta_reads: usize,
-    /// When compiled code reads the source's tape directly: the tape position the call started
-    /// at (reads so far are the context's position minus this).
-    tape_start: Option<usize>,
     /// What went wrong (boxed: it is rare, and the host is built on every call).
     failure: Option<Box<Failure>>,
+}
+
+/// The θ source of a call.
+enum Source<'t> {
+    None,
+    /// A plain tape, which compiled code reads itself: where it was when the call started
+    /// (reads so far are the context's position minus this).
+    Tape {
+        tape: &'t mut TapeSource,
+        start: usize,
+    },
+    /// Any other source: every read is a callback.
+    Other(&'t mut dyn ThetaSource),
+}
+
+impl<'t> Source<'t> {
+    fn of(theta: Option<&'t mut dyn ThetaSource>) -> Source<'t> {
+        let Some(theta) = theta else {
+            return Source::None;
+        };
+        let p: *mut (dyn ThetaSource + 't) = theta;
+        // SAFETY: `p` comes from `theta`, a unique borrow for `'t`, and exactly one of the two
+        // borrows made from it below is kept: the tape if the source is one, else the source
+        // itself (the borrow checker cannot see that the first ended when it is `None`).
+        match unsafe { (*p).as_tape() } {
+            Some(tape) => Source::Tape {
+                start: tape.pos(),
+                tape,
+            },
+            None => Source::Other(unsafe { &mut *p }),
+        }
+    }
+
+    fn get(&mut self) -> Option<&mut dyn ThetaSource> {
+        match self {
+            Source::None => None,
+            Source::Tape { tape, .. } => Some(&mut **tape),
+            Source::Other(t) => Some(&mut **t),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -98,26 +135,21 @@ impl<'u> Host<'u, '_> {
         }
     }
 
-    /// The tape compiled code reads directly, if it does.
-    fn tape(&mut self) -> Option<&mut TapeSource> {
-        self.tape_start?;
-        self.theta.as_deref_mut()?.as_tape()
-    }
-
     /// Before a callback: the tape source reads on from where compiled code is.
     pub fn tape_to_source(&mut self, pos: u64) {
-        if let Some(start) = self.tape_start {
+        if let Source::Tape { tape, start } = &mut self.source {
             let pos = usize::try_from(pos).unwrap_or(usize::MAX);
-            self.theta_reads = pos.saturating_sub(start);
-            if let Some(tape) = self.tape() {
-                tape.set_pos(pos);
-            }
+            self.theta_reads = pos.saturating_sub(*start);
+            tape.set_pos(pos);
         }
     }
 
     /// After a callback: where the tape source is now, for compiled code.
     pub fn tape_from_source(&mut self) -> Option<u64> {
-        self.tape().map(|t| t.pos() as u64)
+        match &self.source {
+            Source::Tape { tape, .. } => Some(tape.pos() as u64),
+            _ => None,
+        }
     }
 
     /// The site, its function and its instruction.
@@ -147,10 +179,7 @@ impl<'u> Host<'u, '_> {
         let InstKind::Theta { domain, role } = &data.kind else {
             return Err(malformed("a θ read at a site that is not `theta`"));
         };
-        let source = self
-            .theta
-            .as_deref_mut()
-            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
         let at = ThetaAddress {
             function: &f.name,
             inst: s.inst,
@@ -171,10 +200,7 @@ impl<'u> Host<'u, '_> {
         let InstKind::Choice { n, role } = &data.kind else {
             return Err(malformed("a choice at a site that is not `choice`"));
         };
-        let source = self
-            .theta
-            .as_deref_mut()
-            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
         let at = ThetaAddress {
             function: &f.name,
             inst: s.inst,
@@ -198,10 +224,7 @@ impl<'u> Host<'u, '_> {
             .get(*value)
             .map(|d| d.ty)
             .ok_or_else(|| malformed(format!("{value} does not exist")))?;
-        let source = self
-            .theta
-            .as_deref_mut()
-            .ok_or(RuntimeErrorKind::NoThetaSource)?;
+        let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
         let at = ThetaAddress {
             function: &f.name,
             inst: s.inst,
@@ -217,11 +240,25 @@ impl<'u> Host<'u, '_> {
     }
 }
 
-/// What a successful run cost.
-struct Cost {
-    steps: u64,
+/// What a successful run cost, as the run left it (the steps are worked out when asked for:
+/// most calls do not ask).
+struct Ran {
+    /// The fuel the run started with, and what was left.
+    fuel: i64,
+    fuel_left: i64,
     theta_reads: usize,
     max_depth: usize,
+}
+
+impl Ran {
+    fn steps(&self) -> u64 {
+        steps(self.fuel, self.fuel_left)
+    }
+}
+
+/// Steps taken by a run that started with `fuel` and left `left`.
+fn steps(fuel: i64, left: i64) -> u64 {
+    fuel.saturating_sub(left).max(0) as u64
 }
 
 impl CompiledFunction {
@@ -256,7 +293,7 @@ impl CompiledFunction {
         let cost = self.run(config, args, theta, &mut results)?;
         Ok(Outcome {
             results,
-            steps: cost.steps,
+            steps: cost.steps(),
             theta_reads: cost.theta_reads,
             max_depth: cost.max_depth,
         })
@@ -283,9 +320,9 @@ impl CompiledFunction {
         &self,
         config: &InterpConfig,
         args: &[Const],
-        mut theta: Option<&mut dyn ThetaSource>,
+        theta: Option<&mut dyn ThetaSource>,
         out: &mut [Const],
-    ) -> Result<Cost, RuntimeError> {
+    ) -> Result<Ran, RuntimeError> {
         if args.len() != self.params.len()
             || out.len() != self.returns.len()
             || config.depth_limit == 0
@@ -304,15 +341,15 @@ impl CompiledFunction {
             Some(l) => i64::try_from(l).unwrap_or(i64::MAX),
         };
         // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
-        let (tape, tape_pos, tape_start) = match theta.as_deref_mut().and_then(|t| t.as_tape()) {
-            Some(t) => (t.slots().as_ptr(), t.pos() as u64, Some(t.pos())),
-            None => (NO_TAPE.as_ptr(), 0, None),
+        let source = Source::of(theta);
+        let (tape, tape_pos) = match &source {
+            Source::Tape { tape, start } => (tape.slots().as_ptr(), *start as u64),
+            _ => (NO_TAPE.as_ptr(), 0),
         };
         let mut host = Host {
             unit,
-            theta,
+            source,
             theta_reads: 0,
-            tape_start,
             failure: None,
         };
         let mut ctx = Ctx {
@@ -336,26 +373,26 @@ impl CompiledFunction {
         // `args` and `out` hold a `Const` per parameter and result (checked above), which
         // compiled code reads and writes in `Const`'s fixed layout.
         let status = unsafe { entry(&mut ctx, args.as_ptr(), out.as_mut_ptr()) };
-        let theta_reads = match tape_start {
-            Some(start) => {
+        let theta_reads = match &mut host.source {
+            Source::Tape { tape, start } => {
                 let pos = usize::try_from(ctx.tape_pos).unwrap_or(usize::MAX);
-                if let Some(tape) = host.tape() {
-                    tape.set_pos(pos);
-                }
-                pos.saturating_sub(start)
+                tape.set_pos(pos);
+                pos.saturating_sub(*start)
             }
-            None => host.theta_reads,
+            _ => host.theta_reads,
         };
-        let steps = fuel.saturating_sub(ctx.fuel).max(0) as u64;
         if status == STATUS_OK {
-            // Compiled code notices the step limit only at segment boundaries.
-            let over = match config.step_limit {
-                Some(limit) => steps > limit,
-                None => false,
-            };
+            // Compiled code notices the step limit only at segment boundaries. The fuel starts
+            // at the limit (capped at i64::MAX), so a run over it has negative fuel left: the
+            // step count is needed only then.
+            let over = ctx.fuel < 0
+                && config
+                    .step_limit
+                    .is_some_and(|limit| steps(fuel, ctx.fuel) > limit);
             if !over {
-                return Ok(Cost {
-                    steps,
+                return Ok(Ran {
+                    fuel,
+                    fuel_left: ctx.fuel,
                     theta_reads,
                     max_depth: ctx.max_depth as usize,
                 });
@@ -407,13 +444,15 @@ impl CompiledFunction {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
         out: &mut [Const],
-    ) -> Result<Cost, RuntimeError> {
+    ) -> Result<Ran, RuntimeError> {
         let outcome = Interpreter::new(&self.unit.module)
             .with_config(*config)
             .call_traced(self.func, args, theta)?;
         out.copy_from_slice(&outcome.results);
-        Ok(Cost {
-            steps: outcome.steps,
+        // The interpreter's own count, as fuel.
+        Ok(Ran {
+            fuel: i64::try_from(outcome.steps).unwrap_or(i64::MAX),
+            fuel_left: 0,
             theta_reads: outcome.theta_reads,
             max_depth: outcome.max_depth,
         })
