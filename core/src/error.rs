@@ -1,4 +1,4 @@
-//! The errors of pinv-core: one enum per stage, all with source spans, and the crate's [`Error`].
+//! The errors of pinv-core: one enum per stage, all with source spans, and the crate's [`Error`](enum@Error).
 //!
 //! - [`CompileError`]: anything wrong with a program (lexing, parsing, names, types, signatures).
 //! - [`crate::ir::read::IrParseError`]: malformed IR text.

@@ -1,4 +1,4 @@
-//! Lowering: the typed tree ([`hir`]) → SSA IR ([`ir`]), one IR function per `fn`, `inverse` and
+//! Lowering: the typed tree ([`hir`]) → SSA IR ([`ir`](crate::ir)), one IR function per `fn`, `inverse` and
 //! `pgf` declaration, with the same index (`FnIndex(i)` becomes `FuncId` i).
 //!
 //! SSA is built directly, without stack slots: every local's current value is tracked in an

@@ -304,9 +304,9 @@ impl Unit {
     }
 }
 
-/// A compiled function, ready to call (see [`super::runtime`] for the calls). Cloning is cheap
-/// and shares the code; the code is freed when the last clone is dropped. `Send + Sync`: calls
-/// from several threads at once are independent.
+/// A compiled function, ready to call ([`CompiledFunction::call_into`] and the other calls).
+/// Cloning is cheap and shares the code; the code is freed when the last clone is dropped.
+/// `Send + Sync`: calls from several threads at once are independent.
 #[derive(Clone)]
 pub struct CompiledFunction {
     pub(crate) unit: Arc<Unit>,

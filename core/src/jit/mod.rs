@@ -6,11 +6,11 @@
 //! function, span and backtrace. The differential tests (`tests/tests/jit_differential.rs`) hold
 //! this on the corpus, on generated inverses and PGFs, and on random programs.
 //!
-//! - [`abi`]: the context block, error codes, value slots and the callbacks compiled code makes.
-//! - [`translate`]: IR → Cranelift IR for one function (every opcode, calls, several results,
+//! - `abi`: the context block, error codes, value slots and the callbacks compiled code makes.
+//! - `translate`: IR → Cranelift IR for one function (every opcode, calls, several results,
 //!   branches and loops, θ reads, checks, step and depth accounting).
-//! - [`compile`](mod@compile): a root and its callees → one JIT module ([`CompiledFunction`]).
-//! - [`runtime`]: calling compiled code and translating its errors; the native stack.
+//! - `compile`: a root and its callees → one JIT module ([`CompiledFunction`]).
+//! - `runtime`: calling compiled code and translating its errors; the native stack.
 //! - [`cache`]: [`CodeCache`], keyed by (function, [`Owner`]).
 //!
 //! [`Engine`] and [`Runner`] let callers pick the interpreter or compiled code behind one API:
