@@ -127,47 +127,62 @@ pub(super) fn fresh(module: &Module, base: &str) -> String {
         .expect("a free name")
 }
 
-/// The balanced-product helper, added (with its rule) if the module does not have it yet.
-fn product(module: &mut Module, layer: &mut Layer, stack: &Stack) -> FuncId {
-    if let Some(id) = module.get(MUL) {
+/// A helper of fixed name and body, added with its rule if the module does not have it yet:
+/// `params` (name and type each), `returns`, and `body(f, entry, params)` giving the returned
+/// values. Returns its id.
+pub(super) fn fixed_helper(
+    module: &mut Module,
+    layer: &mut Layer,
+    name: &str,
+    params: &[(&str, Type)],
+    returns: Vec<Type>,
+    body: impl FnOnce(&mut Function, Block, &[Value]) -> Vec<Value>,
+    rule: impl InverseRule + 'static,
+) -> FuncId {
+    if let Some(id) = module.get(name) {
         return id;
     }
     let (mut f, b) = new_function(
-        MUL,
-        vec![Type::F64, Type::F64],
-        vec![Type::F64],
-        vec!["a".to_string(), "b".to_string()],
+        name,
+        params.iter().map(|&(_, t)| t).collect(),
+        returns,
+        params.iter().map(|&(n, _)| n.to_string()).collect(),
         Span::default(),
     );
-    let (x, y) = (f.blocks[b].params[0], f.blocks[b].params[1]);
-    let p = f.ins_prim(b, Opcode::Fmul, vec![x, y], Span::default());
-    f.ins_return(b, vec![p], Span::default());
-    layer.add(
-        Callee::Function(MUL.to_string()),
-        ProductRule {
-            stack: stack.clone(),
-        },
-    );
+    let values = f.blocks[b].params.clone();
+    let results = body(&mut f, b, &values);
+    f.ins_return(b, results, Span::default());
+    layer.add(Callee::Function(name.to_string()), rule);
     add(module, f)
+}
+
+/// The balanced-product helper, added (with its rule) if the module does not have it yet.
+fn product(module: &mut Module, layer: &mut Layer, stack: &Stack) -> FuncId {
+    let rule = ProductRule {
+        stack: stack.clone(),
+    };
+    let params = [("a", Type::F64), ("b", Type::F64)];
+    let body = |f: &mut Function, b: Block, p: &[Value]| {
+        vec![f.ins_prim(b, Opcode::Fmul, vec![p[0], p[1]], Span::default())]
+    };
+    fixed_helper(module, layer, MUL, &params, vec![Type::F64], body, rule)
 }
 
 /// The square helper, added (with its rule) if the module does not have it yet.
 fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
-    if let Some(id) = module.get(SQ) {
-        return id;
-    }
-    let (mut f, b) = new_function(
+    let body = |f: &mut Function, b: Block, p: &[Value]| {
+        vec![f.ins_prim(b, Opcode::Fmul, vec![p[0], p[0]], Span::default())]
+    };
+    let params = [("x", Type::F64)];
+    fixed_helper(
+        module,
+        layer,
         SQ,
+        &params,
         vec![Type::F64],
-        vec![Type::F64],
-        vec!["x".to_string()],
-        Span::default(),
-    );
-    let x = f.blocks[b].params[0];
-    let sq = f.ins_prim(b, Opcode::Fmul, vec![x, x], Span::default());
-    f.ins_return(b, vec![sq], Span::default());
-    layer.add(Callee::Function(SQ.to_string()), SquareRule);
-    add(module, f)
+        body,
+        SquareRule,
+    )
 }
 
 /// Installs a rewritten body of function `id` of `module`: adds the helpers it needs (and their

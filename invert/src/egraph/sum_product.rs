@@ -17,12 +17,10 @@
 //! - **The PGF** records whether u is below v.
 
 use super::plan::{PKind, PVal, Plan, PlanBuilder};
-use pinv_core::ir::{Const, FuncId, Module, Opcode, Type, Value};
+use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
-use pinv_primitives::{
-    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
-};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
 use std::collections::HashMap;
 
 /// The name of the helper.
@@ -146,22 +144,22 @@ pub fn eval(args: &[Const]) -> Option<Vec<Const>> {
 
 /// The helper `iso.sumprod`, added (with its rule) if the module does not have it yet.
 pub fn install(module: &mut Module, layer: &mut Layer) -> FuncId {
-    if let Some(id) = module.get(SUMPROD) {
-        return id;
-    }
-    let (mut f, b) = super::helpers::new_function(
+    let params = [("u", Type::F64), ("v", Type::F64)];
+    let body = |f: &mut Function, b: Block, p: &[Value]| {
+        let s = f.ins_prim(b, Opcode::Fadd, vec![p[0], p[1]], Span::default());
+        let q = f.ins_prim(b, Opcode::Fmul, vec![p[0], p[1]], Span::default());
+        vec![s, q]
+    };
+    let returns = vec![Type::F64, Type::F64];
+    super::helpers::fixed_helper(
+        module,
+        layer,
         SUMPROD,
-        vec![Type::F64, Type::F64],
-        vec![Type::F64, Type::F64],
-        vec!["u".to_string(), "v".to_string()],
-        Span::default(),
-    );
-    let (u, v) = (f.blocks[b].params[0], f.blocks[b].params[1]);
-    let s = f.ins_prim(b, Opcode::Fadd, vec![u, v], Span::default());
-    let p = f.ins_prim(b, Opcode::Fmul, vec![u, v], Span::default());
-    f.ins_return(b, vec![s, p], Span::default());
-    layer.add(Callee::Function(SUMPROD.to_string()), SumProductRule);
-    super::helpers::add(module, f)
+        &params,
+        returns,
+        body,
+        SumProductRule,
+    )
 }
 
 const ORDER: &str = "which root is u (0: the larger, 1: the smaller)";

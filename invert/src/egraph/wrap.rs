@@ -9,12 +9,10 @@
 //! The PGF records `round((e − wrap(e)) / 2π)`.
 
 use super::plan::{PKind, PVal, Plan, PlanBuilder};
-use pinv_core::ir::{Domain, FuncId, Module, Opcode, Type, Value};
+use pinv_core::ir::{Block, Domain, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
-use pinv_primitives::{
-    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
-};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
 use std::collections::HashMap;
 use std::f64::consts::{PI, TAU};
 
@@ -80,23 +78,21 @@ pub fn candidate(plan: &Plan) -> Option<(Plan, String)> {
 
 /// The helper `iso.wrap`, added (with its rule) if the module does not have it yet.
 pub fn install(module: &mut Module, layer: &mut Layer) -> FuncId {
-    if let Some(id) = module.get(WRAP) {
-        return id;
-    }
-    let (mut f, b) = super::helpers::new_function(
+    let body = |f: &mut Function, b: Block, p: &[Value]| {
+        let s = f.ins_prim(b, Opcode::Sin, vec![p[0]], Span::default());
+        let c = f.ins_prim(b, Opcode::Cos, vec![p[0]], Span::default());
+        vec![f.ins_prim(b, Opcode::Atan2, vec![s, c], Span::default())]
+    };
+    let params = [("e", Type::F64)];
+    super::helpers::fixed_helper(
+        module,
+        layer,
         WRAP,
+        &params,
         vec![Type::F64],
-        vec![Type::F64],
-        vec!["e".to_string()],
-        Span::default(),
-    );
-    let e = f.blocks[b].params[0];
-    let s = f.ins_prim(b, Opcode::Sin, vec![e], Span::default());
-    let c = f.ins_prim(b, Opcode::Cos, vec![e], Span::default());
-    let a = f.ins_prim(b, Opcode::Atan2, vec![s, c], Span::default());
-    f.ins_return(b, vec![a], Span::default());
-    layer.add(Callee::Function(WRAP.to_string()), WrapRule);
-    super::helpers::add(module, f)
+        body,
+        WrapRule,
+    )
 }
 
 const TURNS: &str = "whole turns of the wrapped angle";
