@@ -74,6 +74,9 @@ pub(crate) struct Ctx {
     /// the read's domain, and otherwise calls back ([`pinv_jit_theta`], [`pinv_jit_choice`]),
     /// which gives the source's own answer or error.
     pub tape_pos: u64,
+    /// Where a θ read's slow path finds the value its callback read: the read shims
+    /// (`compile::read_shims`), which clobber no register, leave it here.
+    pub scratch: u64,
 }
 
 /// The tape of a call whose θ source compiled code does not read directly: an end marker.
@@ -91,6 +94,7 @@ pub(crate) const OFF_ERR_SITE: i32 = offset_of!(Ctx, err_site) as i32;
 pub(crate) const OFF_PENDING: i32 = offset_of!(Ctx, pending) as i32;
 pub(crate) const OFF_TAPE: i32 = offset_of!(Ctx, tape) as i32;
 pub(crate) const OFF_TAPE_POS: i32 = offset_of!(Ctx, tape_pos) as i32;
+pub(crate) const OFF_SCRATCH: i32 = offset_of!(Ctx, scratch) as i32;
 
 /// The host's entry into a compiled unit: `(ctx, args, out) -> status`, with `args` and `out`
 /// arrays of [`Const`] (one per parameter and result).
@@ -317,5 +321,6 @@ mod tests {
         assert_eq!(OFF_PENDING, 48);
         assert_eq!(OFF_TAPE, 64);
         assert_eq!(OFF_TAPE_POS, 72);
+        assert_eq!(OFF_SCRATCH, 80);
     }
 }

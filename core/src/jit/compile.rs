@@ -27,7 +27,7 @@ use crate::semantics;
 use cranelift_codegen::ir::{
     types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
 };
-use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
@@ -95,6 +95,92 @@ fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
         .map_err(JitError::Target)
 }
 
+/// The name of the read shim of callback `name`.
+fn shim_name(name: &str) -> Result<&'static str, JitError> {
+    match name {
+        abi::SYM_THETA => Ok("pinv_shim_theta"),
+        abi::SYM_CHOICE => Ok("pinv_shim_choice"),
+        _ => Err(JitError::UnresolvedSymbol(format!("a read shim of {name}"))),
+    }
+}
+
+/// The read shims, by name and address: for `pinv_jit_theta` and `pinv_jit_choice`, a function
+/// `(ctx, site) -> ()` in Cranelift's `preserve_all` convention that calls the callback in the
+/// platform's convention (saving and restoring around it every register the callback may
+/// clobber) and leaves the value read in the context's `scratch`. Compiled code calls them on a
+/// θ read's slow path, so the values it keeps in registers across a read are not spilled on the
+/// fast path for a call that is rarely made.
+///
+/// Compiled once per process into a module of their own, whose code is never freed; every unit
+/// imports them by address.
+fn read_shims() -> Result<&'static [(&'static str, usize)], JitError> {
+    static SHIMS: OnceLock<Result<Vec<(&'static str, usize)>, String>> = OnceLock::new();
+    SHIMS
+        .get_or_init(|| compile_read_shims().map_err(|e| e.to_string()))
+        .as_deref()
+        .map_err(|e| JitError::Target(e.clone()))
+}
+
+fn compile_read_shims() -> Result<Vec<(&'static str, usize)>, JitError> {
+    let mut builder = JITBuilder::with_isa(isa(false)?, default_libcall_names());
+    for (name, ptr) in abi::callbacks() {
+        builder.symbol(name, ptr);
+    }
+    let mut jit = JITModule::new(builder);
+    let ptr = jit.target_config().pointer_type();
+    let codegen = |name: &str, e: &dyn fmt::Display| JitError::Codegen {
+        function: name.to_string(),
+        message: e.to_string(),
+    };
+    let mut defined = Vec::new();
+    for callback in [abi::SYM_THETA, abi::SYM_CHOICE] {
+        let name = shim_name(callback)?;
+        let mut callback_sig = jit.make_signature();
+        callback_sig.params.push(AbiParam::new(ptr));
+        callback_sig.params.push(AbiParam::new(types::I32));
+        callback_sig.returns.push(AbiParam::new(types::I64));
+        let callee = jit
+            .declare_function(callback, Linkage::Import, &callback_sig)
+            .map_err(|e| codegen(name, &e))?;
+        let mut sig = callback_sig.clone();
+        sig.returns.clear();
+        sig.call_conv = CallConv::PreserveAll;
+        let id = jit
+            .declare_function(name, Linkage::Local, &sig)
+            .map_err(|e| codegen(name, &e))?;
+        let mut ctx = jit.make_context();
+        ctx.func.signature = sig;
+        let mut fbc = FunctionBuilderContext::new();
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let block = b.create_block();
+            b.append_block_params_for_function_params(block);
+            b.switch_to_block(block);
+            let p = b.block_params(block).to_vec();
+            let r = jit.declare_func_in_func(callee, b.func);
+            let call = b.ins().call(r, &[p[0], p[1]]);
+            let value = b.inst_results(call)[0];
+            b.ins()
+                .store(MemFlagsData::trusted(), value, p[0], abi::OFF_SCRATCH);
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(jit.target_config());
+        }
+        jit.define_function(id, &mut ctx)
+            .map_err(|e| codegen(name, &e))?;
+        defined.push((name, id));
+    }
+    jit.finalize_definitions()
+        .map_err(|e| codegen("read shims", &e))?;
+    let shims = defined
+        .into_iter()
+        .map(|(name, id)| (name, jit.get_finalized_function(id) as usize))
+        .collect();
+    // The shims' code lives as long as the process: every unit calls it.
+    Box::leak(Box::new(jit));
+    Ok(shims)
+}
+
 /// What translation needs while a unit is being built.
 pub(crate) struct UnitBuilder<'m> {
     pub module: &'m Module,
@@ -123,6 +209,10 @@ impl<'m> UnitBuilder<'m> {
             builder.symbol(name, ptr);
             registered.insert(name);
         }
+        for &(name, addr) in read_shims()? {
+            builder.symbol(name, addr as *const u8);
+            registered.insert(name);
+        }
         // A libcall Cranelift emits for `floor` on machines without SSE4.1: the same function.
         builder.symbol("floor", semantics::pinv_floor as *const u8);
         Ok(UnitBuilder {
@@ -135,6 +225,18 @@ impl<'m> UnitBuilder<'m> {
             imports: HashMap::new(),
             registered,
         })
+    }
+
+    /// The shim compiled code calls on a θ read's slow path instead of the callback `name`
+    /// (see [`read_shims`]): imported in Cranelift's `preserve_all` convention, which clobbers no
+    /// register at the call site.
+    pub fn read_shim(&mut self, name: &'static str) -> Result<ClFuncId, JitError> {
+        let shim = shim_name(name)?;
+        let mut sig = self.jit.make_signature();
+        sig.call_conv = CallConv::PreserveAll;
+        sig.params.push(AbiParam::new(self.pointer_type()));
+        sig.params.push(AbiParam::new(types::I32));
+        self.import(shim, sig)
     }
 
     pub fn pointer_type(&self) -> cranelift_codegen::ir::Type {

@@ -365,6 +365,7 @@ impl CompiledFunction {
             host: std::ptr::addr_of_mut!(host).cast(),
             tape,
             tape_pos,
+            scratch: 0,
         };
         // SAFETY: `entry` is the unit's entry, whose code lives as long as `self.unit`;
         // `ctx.host` points to `host`, which outlives the call and which nothing else touches

@@ -722,10 +722,10 @@ impl<'t, 'm> Translator<'t, 'm> {
         // Slow path: the callback.
         self.b.switch_to_block(slow);
         let s = self.b.ins().iconst(types::I32, i64::from(site));
-        let callee = self.ub.callback(symbol)?;
-        let r = self.func_ref(callee);
-        let call = self.b.ins().call(r, &[self.ctx, s]);
-        let slow_bits = self.b.inst_results(call)[0];
+        let shim = self.ub.read_shim(symbol)?;
+        let r = self.func_ref(shim);
+        self.b.ins().call(r, &[self.ctx, s]);
+        let slow_bits = self.load_ctx(types::I64, abi::OFF_SCRATCH);
         let pending = self.load_ctx(types::I32, OFF_PENDING);
         let stop = self.error_block(ErrorCode::Host, site);
         self.b
