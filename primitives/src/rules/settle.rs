@@ -68,13 +68,28 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     let above = e.fadd(d, delta);
     let lo = fwd(e, below);
     let hi = fwd(e, above);
-    let lo_lt = e.flt(lo, target);
-    let t_lt_hi = e.flt(target, hi);
-    let up = e.band(lo_lt, t_lt_hi);
-    let hi_lt = e.flt(hi, target);
-    let t_lt_lo = e.flt(target, lo);
-    let down = e.band(hi_lt, t_lt_lo);
-    let straddles = e.bor(up, down);
+    // The probe straddles the target: `lo < target < hi` where `fwd` increases, `hi < target <
+    // lo` where it decreases; both are tested unless the direction is known (then the other
+    // cannot hold: a rounded monotone function keeps its order, and a NaN is in no order).
+    let up = |e: &mut Emitter<'_>| {
+        let lo_lt = e.flt(lo, target);
+        let t_lt_hi = e.flt(target, hi);
+        e.band(lo_lt, t_lt_hi)
+    };
+    let down = |e: &mut Emitter<'_>| {
+        let hi_lt = e.flt(hi, target);
+        let t_lt_lo = e.flt(target, lo);
+        e.band(hi_lt, t_lt_lo)
+    };
+    let straddles = match direction(e, (below, lo), (above, hi)) {
+        Some(Direction::Increasing) => up(e),
+        Some(Direction::Decreasing) => down(e),
+        None => {
+            let up = up(e);
+            let down = down(e);
+            e.bor(up, down)
+        }
+    };
     // `fwd(d)` equals target within the tolerance, as [`Emitter::close`] means it, where the
     // probe straddles: target then lies strictly between two values, so it is finite, and of
     // `close`'s three ways to agree (equal, both NaN, near) "near" alone decides (equal values
@@ -88,6 +103,55 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     let bound = e.fmul(tol, scale);
     let near = e.fle(diff, bound);
     e.band(straddles, near)
+}
+
+/// Which way a forward function goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Increasing,
+    Decreasing,
+}
+
+/// The direction of `fwd` around the probe, when its two probes `(x, fwd(x))` show it: each is
+/// one primitive applied to the probe point and the same other operand, one of `x + k`, `k + x`,
+/// `x − k`, `k − x`, or `x · c` and `x / c` with a constant `c` (not NaN; its sign bit gives the
+/// direction, so `x / −0` decreases). Every one of them is monotone in `x` once rounded (the
+/// values out of order are NaN, which straddles nothing). Anything else: `None`.
+fn direction(
+    e: &Emitter<'_>,
+    (below, lo): (Value, Value),
+    (above, hi): (Value, Value),
+) -> Option<Direction> {
+    use pinv_core::ir::{Const, InstKind, Opcode, ValueDef};
+    let f = e.func();
+    let prim = |v: Value| match f.values.get(v)?.def {
+        ValueDef::Result(i, 0) => match &f.insts[i].kind {
+            InstKind::Prim { op, args } if args.len() == 2 => Some((*op, args[0], args[1])),
+            _ => None,
+        },
+        _ => None,
+    };
+    let (op, l0, l1) = prim(lo)?;
+    let (op_hi, h0, h1) = prim(hi)?;
+    // The probe point on the same side in both, the other operand the same.
+    let probe_left = l0 == below && h0 == above && l1 == h1;
+    let probe_right = l1 == below && h1 == above && l0 == h0;
+    if op != op_hi || !(probe_left || probe_right) {
+        return None;
+    }
+    let other = if probe_left { l1 } else { l0 };
+    // By the sign bit: dividing by −0 gives the infinities in decreasing order.
+    let constant_sign = || match e.constant_of(other) {
+        Some(Const::F64(c)) if !c.is_nan() && c.is_sign_positive() => Some(Direction::Increasing),
+        Some(Const::F64(c)) if !c.is_nan() => Some(Direction::Decreasing),
+        _ => None,
+    };
+    match (op, probe_left) {
+        (Opcode::Fadd, _) | (Opcode::Fsub, true) => Some(Direction::Increasing),
+        (Opcode::Fsub, false) => Some(Direction::Decreasing),
+        (Opcode::Fmul, _) | (Opcode::Fdiv, true) => constant_sign(),
+        _ => None,
+    }
 }
 
 /// Inverse side: `d` if it pins the solution, else `d + θ` (or `θ`) with θ a real read under
@@ -270,4 +334,77 @@ pub fn small_multiple(e: &mut Emitter<'_>, k: Value) -> Value {
 /// The documentation of the offset θ of a [`settle`] step.
 pub fn settle_doc(role: &str) -> ThetaDoc {
     ThetaDoc::value(Domain::Real, role).when("the closed form does not pin it")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Direction;
+
+    /// The straddle test with both brackets, and with the one `direction` keeps.
+    fn straddles(lo: f64, hi: f64, t: f64, direction: Option<Direction>) -> bool {
+        let up = lo < t && t < hi;
+        let down = hi < t && t < lo;
+        match direction {
+            Some(Direction::Increasing) => up,
+            Some(Direction::Decreasing) => down,
+            None => up || down,
+        }
+    }
+
+    /// Where `direction` recognizes the forward function, testing one bracket decides as testing
+    /// both, on every pair of special and ordinary values.
+    #[test]
+    fn one_bracket_decides_as_both_for_monotone_steps() {
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            3.5,
+            -2.25,
+            1e-300,
+            -1e-300,
+            5e-324,
+            1e300,
+            -1e300,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        type Fwd = fn(f64, f64) -> f64;
+        let steps: [(Fwd, fn(f64) -> Direction); 6] = [
+            (|x, k| x + k, |_| Direction::Increasing),
+            (|x, k| k + x, |_| Direction::Increasing),
+            (|x, k| x - k, |_| Direction::Increasing),
+            (|x, k| k - x, |_| Direction::Decreasing),
+            (|x, c| x * c, sign),
+            (|x, c| x / c, sign),
+        ];
+        fn sign(c: f64) -> Direction {
+            if c.is_sign_positive() {
+                Direction::Increasing
+            } else {
+                Direction::Decreasing
+            }
+        }
+        for (fwd, dir) in steps {
+            for &k in &values {
+                if k.is_nan() {
+                    continue;
+                }
+                for &d in &values {
+                    let delta = 0.5e-9 * d.abs().max(1.0);
+                    let (lo, hi) = (fwd(d - delta, k), fwd(d + delta, k));
+                    for &t in &values {
+                        assert_eq!(
+                            straddles(lo, hi, t, Some(dir(k))),
+                            straddles(lo, hi, t, None),
+                            "d = {d}, k = {k}, target = {t}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
