@@ -373,7 +373,8 @@ mod tests {
             f64::NAN,
         ];
         type Fwd = fn(f64, f64) -> f64;
-        let steps: [(Fwd, fn(f64) -> Direction); 6] = [
+        type Dir = fn(f64) -> Direction;
+        let steps: [(Fwd, Dir); 6] = [
             (|x, k| x + k, |_| Direction::Increasing),
             (|x, k| k + x, |_| Direction::Increasing),
             (|x, k| x - k, |_| Direction::Increasing),
