@@ -187,6 +187,16 @@ enum Cold {
     InlinedError(ErrorCode, u32, u32),
 }
 
+/// The variables of a function that reads θ: the tape's base address (loaded once, at entry)
+/// and the position of the next value. The context's `tape_pos` is kept current too (each read
+/// stores it, so error exits, returns and calls need not), and the variable is loaded again from
+/// it after calls and callbacks, which move it.
+#[derive(Clone, Copy)]
+struct Tape {
+    base: Variable,
+    pos: Variable,
+}
+
 struct Translator<'t, 'm> {
     ub: &'t mut UnitBuilder<'m>,
     b: FunctionBuilder<'t>,
@@ -203,6 +213,9 @@ struct Translator<'t, 'm> {
     /// the call site.
     inlined: Option<(cl::Block, u32)>,
     fuel: Variable,
+    /// The tape and the position in it, kept in variables by a function that reads θ (see
+    /// [`Tape`]).
+    tape: Option<Tape>,
     values: Vec<Option<cl::Value>>,
     blocks: cranelift_entity::SecondaryMap<Block, Option<cl::Block>>,
     /// Branches to two blocks that only jump to the same block, compiled as selects (see
@@ -250,6 +263,16 @@ pub(crate) fn translate_function(
         (func.sig.returns.len() >= 2).then(|| params[params.len() - 1])
     };
     let fuel = b.declare_var(types::I64);
+    let reads = func.insts_in_layout().any(|(_, i)| {
+        matches!(
+            func.insts[i].kind,
+            InstKind::Theta { .. } | InstKind::Choice { .. }
+        )
+    });
+    let tape = reads.then(|| Tape {
+        base: b.declare_var(ub.pointer_type()),
+        pos: b.declare_var(types::I64),
+    });
     let err_exit = b.create_block();
     b.set_cold_block(err_exit);
     let propagate = b.create_block();
@@ -265,6 +288,7 @@ pub(crate) fn translate_function(
         entry,
         inlined: None,
         fuel,
+        tape,
         values: vec![None; func.values.len()],
         blocks: cranelift_entity::SecondaryMap::new(),
         diamonds: HashMap::new(),
@@ -352,6 +376,14 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.b.ins().store(flags(), v, self.ctx, offset);
     }
 
+    /// Takes the tape position back after a call or callback moved it (see [`Tape`]).
+    fn reload_tape_pos(&mut self) {
+        if let Some(t) = self.tape {
+            let pos = self.load_ctx(types::I64, OFF_TAPE_POS);
+            self.b.def_var(t.pos, pos);
+        }
+    }
+
     /// Charges `n` steps to the fuel.
     fn charge(&mut self, n: u32) {
         let f = self.b.use_var(self.fuel);
@@ -423,6 +455,12 @@ impl<'t, 'm> Translator<'t, 'm> {
         // Prologue.
         let fuel = self.load_ctx(types::I64, OFF_FUEL);
         self.b.def_var(self.fuel, fuel);
+        if let Some(t) = self.tape {
+            let ptr = self.ub.pointer_type();
+            let base = self.load_ctx(ptr, OFF_TAPE);
+            self.b.def_var(t.base, base);
+            self.reload_tape_pos();
+        }
         let entry_site = self.site(first, 0);
         if self.ub.in_cycle.contains(&self.id) {
             let ptr = self.ub.pointer_type();
@@ -523,6 +561,7 @@ impl<'t, 'm> Translator<'t, 'm> {
                 let r = self.func_ref(callee);
                 let call = self.b.ins().call(r, &[self.ctx, s, bits]);
                 let failed = self.b.inst_results(call)[0];
+                self.reload_tape_pos();
                 self.stop_if(failed, ErrorCode::Host, site);
             }
             InstKind::Check { cond, .. } => {
@@ -661,9 +700,11 @@ impl<'t, 'm> Translator<'t, 'm> {
         let bits = self.b.append_block_param(join, types::I64);
 
         // Fast path: the right tag (the end marker has none), in the domain.
-        let pos = self.load_ctx(types::I64, OFF_TAPE_POS);
-        let ptr = self.ub.pointer_type();
-        let base = self.load_ctx(ptr, OFF_TAPE);
+        let tape = self
+            .tape
+            .ok_or_else(|| self.internal("a θ read in a function without tape variables"))?;
+        let pos = self.b.use_var(tape.pos);
+        let base = self.b.use_var(tape.base);
         let offset = self.b.ins().ishl_imm_u(pos, 4);
         let addr = self.b.ins().iadd(base, offset);
         let value = self.b.ins().load(types::I64, flags(), addr, 0);
@@ -716,6 +757,7 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.b.ins().brif(ok, take, &[], slow, &[]);
         self.b.switch_to_block(take);
         let next = self.b.ins().iadd_imm_s(pos, 1);
+        self.b.def_var(tape.pos, next);
         self.store_ctx(next, OFF_TAPE_POS);
         self.b.ins().jump(join, &[value.into()]);
 
@@ -725,6 +767,7 @@ impl<'t, 'm> Translator<'t, 'm> {
         let shim = self.ub.read_shim(symbol)?;
         let r = self.func_ref(shim);
         self.b.ins().call(r, &[self.ctx, s]);
+        self.reload_tape_pos();
         let slow_bits = self.load_ctx(types::I64, abi::OFF_SCRATCH);
         let pending = self.load_ctx(types::I32, OFF_PENDING);
         let stop = self.error_block(ErrorCode::Host, site);
@@ -808,6 +851,7 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.b.switch_to_block(cont);
         let f = self.load_ctx(types::I64, OFF_FUEL);
         self.b.def_var(self.fuel, f);
+        self.reload_tape_pos();
 
         match area {
             None => Ok(rets[1..].to_vec()),
