@@ -71,8 +71,9 @@ pub(crate) struct Ctx {
     pub tape: *const u64,
     /// The next value to read: at most the number of values, so the entry there is a value or
     /// the end marker. Compiled code reads a value inline when it has the right type and is in
-    /// the read's domain, and otherwise calls back ([`pinv_jit_theta`], [`pinv_jit_choice`]),
-    /// which gives the source's own answer or error.
+    /// the read's domain, and otherwise calls back ([`pinv_jit_theta`], [`pinv_jit_choice`],
+    /// through the read shims), which gives the source's own answer or error. Compiled code
+    /// stores it at every read.
     pub tape_pos: u64,
     /// Where a θ read's slow path finds the value its callback read: the read shims
     /// (`compile::read_shims`), which clobber no register, leave it here.

@@ -16,7 +16,9 @@
 //! Three things are not translated one for one:
 //!
 //! - θ reads take the next value from the tape in the context block when it has the right type
-//!   and domain, and call back otherwise ([`Translator::tape_read`]);
+//!   and domain, and call back otherwise ([`Translator::tape_read`]), through a shim that
+//!   clobbers no register (`compile::read_shims`), so the fast path spills nothing for it; a
+//!   function that reads θ keeps the tape's base and position in variables ([`Tape`]);
 //! - a call of a small leaf callee that cannot fail is translated in place
 //!   ([`Translator::inline_call`]), with the call's depth bookkeeping and the callee's steps;
 //! - a `brif` to two blocks that only jump to the same block is a select ([`diamonds`]), with
