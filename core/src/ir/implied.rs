@@ -95,7 +95,7 @@ pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> Impl
         worth.dedup();
         if !worth.is_empty() {
             for _ in 0..config.rounds {
-                let sunk = sink_bundles(func, config, Some(&worth));
+                let sunk = sink_bundles(func, config, &worth);
                 stats.bundles_sunk += sunk;
                 if sunk == 0 {
                     break;
@@ -204,9 +204,9 @@ fn pays_to_sink(
     Vec::new()
 }
 
-/// Step 1, one round: returns how many bundles moved. With `only`, only the bundles of the
-/// blocks listed there move.
-fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: Option<&[Block]>) -> usize {
+/// Step 2, one round: moves the bundles of the blocks in `only` into their predecessors;
+/// returns how many moved.
+fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &[Block]) -> usize {
     let reachable = func.reachable_blocks();
     let entry = func.entry();
     let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
@@ -218,7 +218,7 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: Option<&[Block
     let uses = use_counts(func, &reachable);
     let mut moved = 0;
     for &b in &reachable {
-        if Some(b) == entry || only.is_some_and(|only| !only.contains(&b)) {
+        if Some(b) == entry || !only.contains(&b) {
             continue;
         }
         let ps = preds[b].clone();
@@ -317,7 +317,7 @@ fn bundle_len(func: &Function, b: Block, uses: &[u32], max: usize) -> Option<usi
     closed.then_some(len)
 }
 
-/// Step 3: removes checks and folds branches on the facts of each block.
+/// Step 3: removes checks and folds branches on the facts of each block (step 1's walk).
 fn fold_on_facts(func: &mut Function, keys: &mut Keys, stats: &mut ImpliedStats) {
     walk_facts(func, keys, Some(stats), &mut |_, _, _, _| {});
 }
