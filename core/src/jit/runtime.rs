@@ -256,6 +256,16 @@ impl Ran {
     }
 }
 
+/// Whether a run that started with `fuel` and left `left` (negative) went over the step limit:
+/// out of line, since runs rarely get there.
+#[cold]
+#[inline(never)]
+fn over_limit(config: &InterpConfig, fuel: i64, left: i64) -> bool {
+    config
+        .step_limit
+        .is_some_and(|limit| steps(fuel, left) > limit)
+}
+
 /// Steps taken by a run that started with `fuel` and left `left`.
 fn steps(fuel: i64, left: i64) -> u64 {
     fuel.saturating_sub(left).max(0) as u64
@@ -386,10 +396,7 @@ impl CompiledFunction {
             // Compiled code notices the step limit only at segment boundaries. The fuel starts
             // at the limit (capped at i64::MAX), so a run over it has negative fuel left: the
             // step count is needed only then.
-            let over = ctx.fuel < 0
-                && config
-                    .step_limit
-                    .is_some_and(|limit| steps(fuel, ctx.fuel) > limit);
+            let over = ctx.fuel < 0 && over_limit(config, fuel, ctx.fuel);
             if !over {
                 return Ok(Ran {
                     fuel,
