@@ -69,3 +69,27 @@ pub use pinv_core::ir::{Const, Type};
 pub use pinv_primitives as primitives;
 pub use program::{Inverse, Program};
 pub use theta::{Sampler, TextTape, ThetaSchema};
+
+/// The corpus programs (`tests/corpus/*.pinv`), for unit tests that run over all of them.
+#[cfg(test)]
+pub(crate) mod test_corpus {
+    /// Every corpus program that parses, with its path, in path order.
+    pub fn programs() -> Vec<(String, crate::Program)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("corpus")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "pinv"))
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .filter_map(|path| {
+                let text = std::fs::read_to_string(&path).expect("reads");
+                let name = path.display().to_string();
+                let program = crate::Program::parse(&name, &text).ok()?;
+                Some((name, program))
+            })
+            .collect()
+    }
+}

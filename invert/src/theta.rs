@@ -497,17 +497,8 @@ mod tests {
     /// dominator sets gave, for every generated inverse of the corpus.
     #[test]
     fn unconditional_blocks_by_the_dominator_tree() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
         let mut compared = 0;
-        for entry in std::fs::read_dir(&dir).expect("corpus").flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "pinv") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("reads");
-            let Ok(program) = crate::Program::parse(&path.display().to_string(), &text) else {
-                continue;
-            };
+        for (_, program) in crate::test_corpus::programs() {
             for (_, f) in program.module().iter() {
                 if f.kind != FuncKind::Fn {
                     continue;

@@ -1048,20 +1048,8 @@ block0(v0: f64):
     /// simplified inverse and PGF, text for text, for every function of the corpus.
     #[test]
     fn fast_path_gives_what_the_egraph_gives() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .expect("corpus")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "pinv"))
-            .collect();
-        files.sort();
         let mut compared = 0;
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("reads");
-            let name = path.display().to_string();
-            let Ok(program) = crate::Program::parse(&name, &text) else {
-                continue;
-            };
+        for (name, program) in crate::test_corpus::programs() {
             let mut options = crate::reorient::ReorientOptions::default();
             options.isolation.simplify = false;
             for (id, f) in program.module().iter() {
@@ -1095,20 +1083,8 @@ block0(v0: f64):
     /// differently from run to run); and the inverse is final before that.
     #[test]
     fn deferred_pgfs_finish_as_simplifying_everything() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .expect("corpus")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "pinv"))
-            .collect();
-        files.sort();
         let (mut deferred_some, mut compared) = (0, 0);
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("reads");
-            let name = path.display().to_string();
-            let Ok(program) = crate::Program::parse(&name, &text) else {
-                continue;
-            };
+        for (name, program) in crate::test_corpus::programs() {
             let mut options = crate::reorient::ReorientOptions::default();
             options.isolation.simplify = false;
             for (id, f) in program.module().iter() {
