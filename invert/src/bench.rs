@@ -453,7 +453,7 @@ pub mod reference {
 
     /// pinv's tolerance: equal, both NaN, or |a − b| ≤ 1e-9 · max(1, |b|).
     fn close(a: f64, b: f64) -> bool {
-        a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+        pinv_core::ir::f64_close(a, b, 1e-9)
     }
 
     fn nonzero(x: f64) -> Option<f64> {

@@ -274,7 +274,8 @@ impl<'f> Emitter<'f> {
 
     /// Checks that `actual` equals `expected`: exactly for i64 and bool, within the relative
     /// tolerance for f64 (equal infinities are equal, and so are two NaNs: a NaN output is
-    /// reproduced by a NaN).
+    /// reproduced by a NaN). Where either value is not finite the comparison is exact, as
+    /// [`pinv_core::ir::f64_close`] defines it.
     pub fn check_equal(
         &mut self,
         actual: Value,
@@ -289,7 +290,10 @@ impl<'f> Emitter<'f> {
     pub fn close(&mut self, actual: Value, expected: Value) -> Value {
         match self.value_type(expected) {
             Type::F64 => {
-                // exact || |a − b| ≤ tol · max(1, |b|) || both NaN
+                // exact || both NaN || |a − b| ≤ tol · max(1, |b|) with |a − b| finite
+                // (f64_close). The scale is clamped to f64::MAX, so with a tolerance of at most 1
+                // the bound is finite and an infinite difference (y = ±inf, x finite) is never
+                // near; a larger tolerance tests the difference for finiteness itself.
                 let exact = self.prim(Opcode::Feq, &[actual, expected]);
                 let a_nan = self.prim(Opcode::Fne, &[actual, actual]);
                 let b_nan = self.prim(Opcode::Fne, &[expected, expected]);
@@ -300,9 +304,17 @@ impl<'f> Emitter<'f> {
                 let mag = self.prim(Opcode::Fabs, &[expected]);
                 let one = self.f64(1.0);
                 let scale = self.prim(Opcode::Fmax, &[mag, one]);
-                let tol = self.f64(self.options.tolerance);
+                let largest = self.f64(f64::MAX);
+                let scale = self.prim(Opcode::Fmin, &[scale, largest]);
+                let tolerance = self.options.tolerance;
+                let tol = self.f64(tolerance);
                 let bound = self.prim(Opcode::Fmul, &[tol, scale]);
-                let near = self.prim(Opcode::Fle, &[diff, bound]);
+                let mut near = self.prim(Opcode::Fle, &[diff, bound]);
+                if tolerance.is_nan() || tolerance > 1.0 {
+                    let inf = self.f64(f64::INFINITY);
+                    let finite = self.prim(Opcode::Flt, &[diff, inf]);
+                    near = self.prim(Opcode::Band, &[near, finite]);
+                }
                 self.prim(Opcode::Bor, &[exact, near])
             }
             Type::I64 => self.prim(Opcode::Ieq, &[actual, expected]),

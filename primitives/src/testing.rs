@@ -427,12 +427,7 @@ pub fn domain_within(inner: Domain, outer: Domain) -> bool {
 /// `actual` equals `expected`: exactly for i64 and bool; for f64 equal as numbers (±0 alike,
 /// equal infinities), both NaN, or (with `tol`) `|a − b| ≤ tol · max(1, |b|)`.
 pub fn close(actual: Const, expected: Const, tol: f64) -> bool {
-    match (actual, expected) {
-        (Const::F64(a), Const::F64(b)) => {
-            a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= tol * b.abs().max(1.0)
-        }
-        (a, b) => a == b,
-    }
+    actual.close_to(expected, tol)
 }
 
 fn show(values: &[Const]) -> String {

@@ -56,6 +56,15 @@ impl Const {
         }
     }
 
+    /// Whether `self` (a value computed) agrees with `expected`: exactly for i64 and bool; for
+    /// f64 see [`f64_close`].
+    pub fn close_to(self, expected: Const, tol: f64) -> bool {
+        match (self, expected) {
+            (Const::F64(a), Const::F64(b)) => f64_close(a, b, tol),
+            (a, b) => a == b,
+        }
+    }
+
     /// The bits that identify this value: f64 by `to_bits`, i64 as is, bool as 0 or 1.
     pub fn bits(self) -> u64 {
         match self {
@@ -64,6 +73,29 @@ impl Const {
             Const::Bool(b) => b as u64,
         }
     }
+}
+
+/// Whether the f64 `actual` agrees with `expected` as every f64 comparison of pinv means it:
+/// equal as numbers (±0 alike, equal infinities), both NaN, or `|a − b| ≤ tol · max(1, |b|)`.
+///
+/// The relative bound applies only where the difference is finite, so the comparison is exact
+/// where either value is not finite whatever the tolerance: `inf` agrees only with `inf` of the
+/// same sign, and NaN only with NaN. (Without that rule `tol · |inf|` is infinite and every
+/// finite value would agree with an infinite one.)
+///
+/// ```
+/// use pinv_core::ir::f64_close;
+/// assert!(f64_close(1.0 + 1e-12, 1.0, 1e-9));
+/// assert!(!f64_close(-2.1, f64::INFINITY, 1e-9));
+/// assert!(f64_close(f64::NAN, f64::NAN, 1e-9));
+/// assert!(!f64_close(f64::MAX, -f64::MAX, 1e-9));
+/// ```
+pub fn f64_close(actual: f64, expected: f64, tol: f64) -> bool {
+    if actual == expected || (actual.is_nan() && expected.is_nan()) {
+        return true;
+    }
+    let diff = (actual - expected).abs();
+    diff < f64::INFINITY && diff <= tol * expected.abs().max(1.0)
 }
 
 impl PartialEq for Const {

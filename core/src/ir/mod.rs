@@ -7,12 +7,13 @@
 //! - [`write`](mod@write) and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
 //! - [`compact`]: dense renumbering in layout order (what the text form's numbers show).
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
-//! - Passes that keep every result: [`cse`], [`merge_blocks`], [`implied`] (checks and
+//! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`], [`implied`] (checks and
 //!   branches the path already decided); [`dominators`] for them and the verifier.
 
 pub mod compact;
 pub mod constant;
 pub mod cse;
+pub mod dce;
 pub mod domain;
 pub mod dominators;
 pub mod dot;
@@ -28,7 +29,7 @@ pub mod types;
 pub mod verify;
 pub mod write;
 
-pub use constant::Const;
+pub use constant::{f64_close, Const};
 pub use domain::Domain;
 pub use entities::{Block, FuncId, Inst, Value};
 pub use function::{BlockData, FuncKind, Function, Signature, ValueData, ValueDef};

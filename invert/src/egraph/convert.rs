@@ -524,12 +524,7 @@ pub fn sample(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
 /// Whether a rewritten value agrees with the original one: exactly for i64 and bool, within the
 /// relative tolerance for f64 (equal infinities agree).
 pub fn agrees(original: Const, rewritten: Const, tol: f64) -> bool {
-    match (original, rewritten) {
-        (Const::F64(a), Const::F64(b)) => {
-            a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= tol * a.abs().max(1.0)
-        }
-        _ => original == rewritten,
-    }
+    rewritten.close_to(original, tol)
 }
 
 /// Checks an extracted term against the input at `points` random points. `Err` says where they
