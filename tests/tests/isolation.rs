@@ -168,17 +168,23 @@ fn numeric_fallback_for_one_unknown() {
         let least = if name == "shifted" { 80.0 } else { 99.0 };
         assert!(r.acceptance() >= least, "{name}: {r:?}");
     }
-    // x·eˣ = −0.2 has two real roots; θ in [0, ½) takes the smaller, [½, 1] the larger.
+    // x·eˣ = −0.2 has two real roots, near −2.54 and −0.26; θ is a start point, and the root
+    // nearest it is taken.
     let inverse = program.invert("xexp").expect("invertible");
     let y = [Const::F64(-0.2)];
     let lo = inverse
-        .call_with_tape(&y, &[Const::F64(0.1)])
+        .call_with_tape(&y, &[Const::F64(-3.0)])
         .expect("a root");
     let hi = inverse
-        .call_with_tape(&y, &[Const::F64(0.9)])
+        .call_with_tape(&y, &[Const::F64(0.5)])
         .expect("a root");
     let (lo, hi) = (lo[0].as_f64().unwrap(), hi[0].as_f64().unwrap());
     assert!(lo < -1.0 && -1.0 < hi, "{lo} {hi}");
+    // A start point that is a root already comes back bit for bit (what the PGF relies on).
+    let again = inverse
+        .call_with_tape(&y, &[Const::F64(hi)])
+        .expect("a root");
+    assert_eq!(again[0].as_f64().map(f64::to_bits), Some(hi.to_bits()));
     // x·eˣ ≥ −1/e: no root, a domain error.
     let err = inverse
         .call_with_tape(&[Const::F64(-1.0)], &[Const::F64(0.5)])

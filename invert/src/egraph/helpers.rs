@@ -12,7 +12,7 @@
 //! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`; `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips) |
 //! | `iso.mul(a, b)` | `a * b` | both unknown, y finite and nonzero: `a = θ·√|y|` (θ nonzero), `b = y / a`, `check a·b ≈ y`; anything else: the stack's `fmul` rule | records `a / √|y|`, or what the `fmul` rule records |
 //! | `iso.given.N(e, p)` | `e` | `p` unknown: `p = θ` (its whole type), `e = y`; `p` known: `e = y` | records `p` |
-//! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `u = θ ∈ [0, 1]`; `x = iso.root.N.solve(y, k…, u)`; `check T(x, k…) ≈ y` | records `iso.root.N.index(y, k…, x)` |
+//! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `s = θ` real; `x = s` where `T(s, k…) ≈ y`, else `iso.root.N.solve(y, k…, s)` (the root nearest s); `check T(x, k…) ≈ y` | records x |
 //!
 //! A square could have been `x * x` with a special case in the reorientation for a product of
 //! a value with itself, or `pow(x, 2.0)` with the standard `pow` rule; a helper keeps the
@@ -499,7 +499,6 @@ impl InverseRule for GivenRule {
 pub struct RootRule {
     pub body: String,
     pub solve: String,
-    pub index: String,
     pub role: String,
 }
 
@@ -514,16 +513,13 @@ impl InverseRule for RootRule {
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
-            thetas: vec![ThetaDoc::value(
-                Domain::Interval { lo: 0.0, hi: 1.0 },
-                &self.role,
-            )],
+            thetas: vec![ThetaDoc::value(Domain::Real, &self.role)],
             checks: vec![
                 "the equation has a real root in the scanned range".to_string(),
                 "T(x) = y at the root found".to_string(),
             ],
             exact: false,
-            summary: "x = the ⌊θ·n⌋-th of the n real roots found by scanning and bisection"
+            summary: "x = θ where T(θ) = y, else the real root nearest θ (scanning and bisection)"
                 .to_string(),
         }
     }
@@ -539,11 +535,22 @@ impl InverseRule for RootRule {
         let Some(ks) = ks else {
             return Err(RuleError::Uncovered(Pattern::of(args)));
         };
-        let u = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, &self.role)?;
-        let mut call = vec![z];
-        call.extend(ks.iter().copied());
-        call.push(u);
-        let x = e.call(&self.solve, &call)?[0];
+        let s = e.theta(Domain::Real, &self.role)?;
+        let mut at_s = vec![s];
+        at_s.extend(ks.iter().copied());
+        let ts = e.call(&self.body, &at_s)?[0];
+        let is_root = e.close(ts, z);
+        let x = e.if_else(
+            is_root,
+            &[Type::F64],
+            |_| Ok(vec![s]),
+            |e| {
+                let mut call = vec![z];
+                call.extend(ks.iter().copied());
+                call.push(s);
+                e.call(&self.solve, &call)
+            },
+        )?[0];
         let mut again = vec![x];
         again.extend(ks.iter().copied());
         let fx = e.call(&self.body, &again)?[0];
@@ -553,19 +560,15 @@ impl InverseRule for RootRule {
         Ok(out)
     }
 
+    /// θ is x itself: the inverse returns its start point unchanged where it is a root.
     fn emit_pgf(
         &self,
         e: &mut Emitter<'_>,
-        outputs: &[Value],
+        _outputs: &[Value],
         args: &[Value],
         _pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        let z = one_output(outputs)?;
-        let mut call = vec![z];
-        call.extend(args[1..].iter().copied());
-        call.push(args[0]);
-        let u = e.call(&self.index, &call)?[0];
-        e.record(u, &self.role)
+        e.record(args[0], &self.role)
     }
 }
 

@@ -7,22 +7,22 @@
 //!
 //! - `iso.grid(i)`: a fixed grid of 2M+1 points, symmetric and geometric: `0` and
 //!   `±10^(−6 + 0.04·j)`, `j = 0 … 350`, i.e. from 1e-6 to 1e8 in steps of about 9.6%.
-//! - `iso.root.N.solve(y, k…, u)`: scans the grid for brackets of `h(x) = T(x, k…) − y` (a grid
-//!   point where `h = 0`, or a sign change between neighbours), counts them (`n`), fails with a
-//!   domain error when there is none, takes the `⌊u·n⌋`-th (in increasing order; `u` is θ in
-//!   [0, 1]) and bisects it to adjacent floats (at most 200 steps), returning the end with the
-//!   smaller `|h|`.
-//! - `iso.root.N.index(y, k…, x)`: the PGF's side: the same scan; the bracket holding `x` is the
-//!   `j`-th of `n`, so θ = `(j + ½)/n` makes the inverse take that bracket and return `x` (to
-//!   bisection precision).
+//! - `iso.root.N.solve(y, k…, s)`: scans the grid for brackets of `h(x) = T(x, k…) − y` (a grid
+//!   point where `h = 0`, or a sign change between neighbours), takes the one nearest the start
+//!   point `s`, fails with a domain error when there is none, and bisects it to adjacent floats
+//!   (at most 200 steps), returning the end with the smaller `|h|`.
 //!
-//! θ is a real in [0, 1] rather than `choice n` because the number of real roots depends on `y`
-//! (`x·exp x = y` has two for −1/e < y < 0, one for y > 0): any θ picks one of the roots that
-//! exist, so every θ is accepted whenever a root exists.
+//! θ is that start point `s`, a real, and the rule returns `s` itself, without solving, where
+//! `T(s, k…) = y` already holds within the tolerance. So the PGF records x itself, and the
+//! round trip gives x back bit for bit whatever the shape of `T` near x: a double root, two
+//! roots in one grid step, a root beyond the grid, or a `T` that is constant on a whole interval
+//! (`p / p` is 1 for every nonzero p: every p is a preimage of 1, and θ = p names it). A drawn
+//! `s` is almost never a root itself, and then names the root nearest it: every θ is accepted
+//! whenever the scan finds a root, and the roots near the sampler's bulk are the likelier.
 //!
-//! Limits, by design: roots beyond ±1e8, a double root (no sign change), or two roots in one
-//! grid step are not found, so the inverse is not complete for those x (the PGF then records θ
-//! for another root and the round trip fails); soundness is unaffected (the rule checks
+//! Limits of the scan (for sampled θ only; completeness does not depend on it): roots beyond
+//! ±1e8, double roots (no sign change) and a second root in one grid step are not found from a
+//! start point that is not itself a root. Soundness is unaffected (the rule checks
 //! `T(x, k…) ≈ y`, and the inverse checks the original function).
 
 use super::helpers::{emit_plan, new_function, RootRule};
@@ -122,6 +122,15 @@ impl Fb {
         self.block = b;
     }
 
+    /// The distance from `s` to the interval `[lo, hi]` (0 inside it).
+    fn distance(&mut self, s: Value, lo: Value, hi: Value) -> Value {
+        let below = self.op(Opcode::Fsub, &[lo, s]);
+        let above = self.op(Opcode::Fsub, &[s, hi]);
+        let out = self.op(Opcode::Fmax, &[below, above]);
+        let zero = self.c(0.0);
+        self.op(Opcode::Fmax, &[out, zero])
+    }
+
     /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
     fn is_root(&mut self, h: Value, h1: Value) -> Value {
         let zero = self.c(0.0);
@@ -192,7 +201,7 @@ fn grid(module: &mut Module) -> FuncId {
     module.add(b.f).expect("the grid helper is new")
 }
 
-/// Adds `iso.root.N` (the body), its `solve` and `index` helpers, and the rule; returns the
+/// Adds `iso.root.N` (the body), its `solve` helper, and the rule; returns the
 /// body's id.
 pub fn install_root(
     module: &mut Module,
@@ -228,32 +237,20 @@ pub fn install_root(
     let body = module.add(f).expect("a fresh name");
 
     let solve = format!("{name}.solve");
-    let index = format!("{name}.index");
-    let f = build(&solve, body, grid, &k_types, span, Mode::Solve);
-    module.add(f).expect("a fresh name");
-    let f = build(&index, body, grid, &k_types, span, Mode::Index);
+    let f = build(&solve, body, grid, &k_types, span);
     module.add(f).expect("a fresh name");
     layer.add(
         Callee::Function(name.clone()),
         RootRule {
             body: name,
             solve,
-            index,
             role: format!(
-                "which real root of {} = y (the ⌊θ·n⌋-th of the n found, in increasing order)",
+                "a start point: x itself where {} = y there, else the root nearest it",
                 spec.text
             ),
         },
     );
     body
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    /// `(y, k…, u) → x`.
-    Solve,
-    /// `(y, k…, x) → u`.
-    Index,
 }
 
 /// Emits `h(x) = body(x, k…) − y`.
@@ -264,20 +261,18 @@ fn h(b: &mut Fb, body: FuncId, x: Value, ks: &[Value], y: Value) -> Value {
     b.op(Opcode::Fsub, &[t, y])
 }
 
-fn build(
-    name: &str,
-    body: FuncId,
-    grid: FuncId,
-    k_types: &[Type],
-    span: Span,
-    mode: Mode,
-) -> Function {
+/// `iso.root.N.solve(y, k…, s)`: the root of `h` whose bracket is nearest the start point `s`.
+///
+/// One scan of the grid keeps the bracket `[x_i, x_{i+1})` with a root (`is_root`) at the
+/// smallest distance from `s` (0 when `s` lies in it; the first of equal distances), then
+/// bisects it. The last grid point is a bracket of its own where `h` is 0 there.
+fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -> Function {
     let mut params = vec![Type::F64];
     params.extend(k_types.iter().copied());
     params.push(Type::F64);
     let mut names = vec!["y".to_string()];
     names.extend((0..k_types.len()).map(|j| format!("k{j}")));
-    names.push(if mode == Mode::Solve { "u" } else { "x" }.to_string());
+    names.push("s".to_string());
     let (f, entry) = new_function(name, params, vec![Type::F64], names, span);
     let mut b = Fb {
         f,
@@ -287,173 +282,125 @@ fn build(
     let ps = b.f.blocks[entry].params.clone();
     let y = ps[0];
     let ks = ps[1..ps.len() - 1].to_vec();
-    let last_param = ps[ps.len() - 1];
+    let s = ps[ps.len() - 1];
 
-    // Count the brackets.
+    // Scan: (i, x_i, h_i, best bracket's lower end, its distance from s); best −1: none yet.
     let one = b.ci(1);
     let i0 = b.ci(0);
+    let none_yet = b.ci(-1);
+    let far = b.c(f64::INFINITY);
     let x0 = b.call(grid, &[i0]);
     let h0 = h(&mut b, body, x0, &ks, y);
-    let (cnt, cp) = b.new_block(&[Type::I64, Type::I64, Type::F64]);
-    b.jump(cnt, &[i0, i0, h0]);
-    b.at(cnt);
+    let (scan, sp) = b.new_block(&[Type::I64, Type::F64, Type::F64, Type::I64, Type::F64]);
+    b.jump(scan, &[i0, x0, h0, none_yet, far]);
+    b.at(scan);
+    let (i, xi, hi, best, best_d) = (sp[0], sp[1], sp[2], sp[3], sp[4]);
     let end = b.ci(2 * SIDE);
-    let done = b.op(Opcode::Ige, &[cp[0], end]);
-    let (cnt_body, _) = b.new_block(&[]);
-    let (cnt_end, _) = b.new_block(&[]);
-    b.brif(done, (cnt_end, &[]), (cnt_body, &[]));
-    b.at(cnt_body);
-    let i1 = b.op(Opcode::Iadd, &[cp[0], one]);
+    let done = b.op(Opcode::Ige, &[i, end]);
+    let (body_b, _) = b.new_block(&[]);
+    let (last_b, _) = b.new_block(&[]);
+    b.brif(done, (last_b, &[]), (body_b, &[]));
+    b.at(body_b);
+    let i1 = b.op(Opcode::Iadd, &[i, one]);
     let x1 = b.call(grid, &[i1]);
     let h1 = h(&mut b, body, x1, &ks, y);
-    let r = b.is_root(cp[2], h1);
-    let rn = b.op(Opcode::BoolToI64, &[r]);
-    let n1 = b.op(Opcode::Iadd, &[cp[1], rn]);
-    b.jump(cnt, &[i1, n1, h1]);
-    b.at(cnt_end);
+    let r = b.is_root(hi, h1);
+    let d = b.distance(s, xi, x1);
+    let nearer = b.op(Opcode::Flt, &[d, best_d]);
+    let take = b.op(Opcode::Band, &[r, nearer]);
+    let (take_b, _) = b.new_block(&[]);
+    let (keep_b, _) = b.new_block(&[]);
+    b.brif(take, (take_b, &[]), (keep_b, &[]));
+    b.at(take_b);
+    b.jump(scan, &[i1, x1, h1, i, d]);
+    b.at(keep_b);
+    b.jump(scan, &[i1, x1, h1, best, best_d]);
+
+    // The last grid point (x_i, h_i here) is a root of its own.
+    b.at(last_b);
     let zero = b.c(0.0);
-    let at_last = b.op(Opcode::Feq, &[cp[2], zero]);
-    let zn = b.op(Opcode::BoolToI64, &[at_last]);
-    let n = b.op(Opcode::Iadd, &[cp[1], zn]);
+    let at_last = b.op(Opcode::Feq, &[hi, zero]);
+    let d = b.distance(s, xi, xi);
+    let nearer = b.op(Opcode::Flt, &[d, best_d]);
+    let last_wins = b.op(Opcode::Band, &[at_last, nearer]);
+    let (ret_last, _) = b.new_block(&[]);
+    let (pick, _) = b.new_block(&[]);
+    b.brif(last_wins, (ret_last, &[]), (pick, &[]));
+    b.at(ret_last);
+    b.ret(xi);
+    b.at(pick);
     let zero_i = b.ci(0);
-    let none = b.op(Opcode::Ieq, &[n, zero_i]);
+    let found = b.op(Opcode::Ige, &[best, zero_i]);
     let (none_b, _) = b.new_block(&[]);
     let (some_b, _) = b.new_block(&[]);
-    b.brif(none, (none_b, &[]), (some_b, &[]));
+    b.brif(found, (some_b, &[]), (none_b, &[]));
     b.at(none_b);
-    match mode {
-        Mode::Solve => b.fail("the equation has no real root in [-1e8, 1e8] (numeric isolation)"),
-        Mode::Index => {
-            let half = b.c(0.5);
-            b.ret(half);
-        }
-    }
+    b.fail("the equation has no real root in [-1e8, 1e8] (numeric isolation)");
     b.at(some_b);
-    let nf = b.op(Opcode::FcvtFromI64, &[n]);
-    // The bracket wanted (solve) — index searches for x instead.
-    let want = if mode == Mode::Solve {
-        let uf = b.op(Opcode::Fmul, &[last_param, nf]);
-        let j = b.op(Opcode::FcvtToI64, &[uf]);
-        let nm1 = b.op(Opcode::Isub, &[n, one]);
-        let j = b.op(Opcode::Imin, &[j, nm1]);
-        Some(b.op(Opcode::Imax, &[j, zero_i]))
-    } else {
-        None
-    };
-    // Walk the brackets again: (i, roots seen, x_i, h_i).
-    let (sel, sp) = b.new_block(&[Type::I64, Type::I64, Type::F64, Type::F64]);
-    b.jump(sel, &[i0, i0, x0, h0]);
-    b.at(sel);
-    let done = b.op(Opcode::Ige, &[sp[0], end]);
-    let (sel_body, _) = b.new_block(&[]);
-    let (sel_end, _) = b.new_block(&[]);
-    b.brif(done, (sel_end, &[]), (sel_body, &[]));
-    b.at(sel_body);
-    let i1 = b.op(Opcode::Iadd, &[sp[0], one]);
-    let x1 = b.call(grid, &[i1]);
-    let h1 = h(&mut b, body, x1, &ks, y);
-    let r = b.is_root(sp[3], h1);
-    let hit = match want {
-        Some(j) => {
-            let is_j = b.op(Opcode::Ieq, &[sp[1], j]);
-            b.op(Opcode::Band, &[r, is_j])
-        }
-        None => {
-            let lo_ok = b.op(Opcode::Fle, &[sp[2], last_param]);
-            let hi_ok = b.op(Opcode::Fle, &[last_param, x1]);
-            let inside = b.op(Opcode::Band, &[lo_ok, hi_ok]);
-            b.op(Opcode::Band, &[r, inside])
-        }
-    };
-    let (found, _) = b.new_block(&[]);
-    let (next, _) = b.new_block(&[]);
-    b.brif(hit, (found, &[]), (next, &[]));
-    b.at(next);
-    let rn = b.op(Opcode::BoolToI64, &[r]);
-    let c1 = b.op(Opcode::Iadd, &[sp[1], rn]);
-    b.jump(sel, &[i1, c1, x1, h1]);
+    let lo = b.call(grid, &[best]);
+    let next = b.op(Opcode::Iadd, &[best, one]);
+    let hi_x = b.call(grid, &[next]);
+    let hlo = h(&mut b, body, lo, &ks, y);
 
-    match mode {
-        Mode::Index => {
-            // u = (j + ½) / n for the bracket found; ½ / n if x is in none.
-            let (ret_u, up) = b.new_block(&[Type::I64]);
-            b.at(found);
-            b.jump(ret_u, &[sp[1]]);
-            b.at(sel_end);
-            b.jump(ret_u, &[i0]);
-            b.at(ret_u);
-            let jf = b.op(Opcode::FcvtFromI64, &[up[0]]);
-            let half = b.c(0.5);
-            let jf = b.op(Opcode::Fadd, &[jf, half]);
-            let u = b.op(Opcode::Fdiv, &[jf, nf]);
-            b.ret(u);
-        }
-        Mode::Solve => {
-            // The last grid point itself is the root.
-            b.at(sel_end);
-            b.ret(sp[2]);
-            // Bisection: (lo, hi, h(lo), steps).
-            let (bis, bp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::I64]);
-            b.at(found);
-            b.jump(bis, &[sp[2], x1, sp[3], i0]);
-            b.at(bis);
-            let (lo, hi, hlo, k) = (bp[0], bp[1], bp[2], bp[3]);
-            let zero = b.c(0.0);
-            let exact = b.op(Opcode::Feq, &[hlo, zero]);
-            let (ret_lo, _) = b.new_block(&[]);
-            let (check, _) = b.new_block(&[]);
-            b.brif(exact, (ret_lo, &[]), (check, &[]));
-            b.at(ret_lo);
-            b.ret(lo);
-            b.at(check);
-            let limit = b.ci(BISECTIONS);
-            let enough = b.op(Opcode::Ige, &[k, limit]);
-            let (step_b, _) = b.new_block(&[]);
-            let (finish, _) = b.new_block(&[]);
-            b.brif(enough, (finish, &[]), (step_b, &[]));
-            b.at(step_b);
-            let d = b.op(Opcode::Fsub, &[hi, lo]);
-            let half = b.c(0.5);
-            let d = b.op(Opcode::Fmul, &[d, half]);
-            let mid = b.op(Opcode::Fadd, &[lo, d]);
-            let below = b.op(Opcode::Fle, &[mid, lo]);
-            let above = b.op(Opcode::Fge, &[mid, hi]);
-            let stuck = b.op(Opcode::Bor, &[below, above]);
-            let (eval_b, _) = b.new_block(&[]);
-            b.brif(stuck, (finish, &[]), (eval_b, &[]));
-            b.at(eval_b);
-            let hm = h(&mut b, body, mid, &ks, y);
-            let zero = b.c(0.0);
-            let hit = b.op(Opcode::Feq, &[hm, zero]);
-            let (ret_mid, _) = b.new_block(&[]);
-            let (move_b, _) = b.new_block(&[]);
-            b.brif(hit, (ret_mid, &[]), (move_b, &[]));
-            b.at(ret_mid);
-            b.ret(mid);
-            b.at(move_b);
-            let a = b.op(Opcode::Flt, &[hm, zero]);
-            let c = b.op(Opcode::Flt, &[hlo, zero]);
-            let both_neg = b.op(Opcode::Band, &[a, c]);
-            let a = b.op(Opcode::Fgt, &[hm, zero]);
-            let c = b.op(Opcode::Fgt, &[hlo, zero]);
-            let both_pos = b.op(Opcode::Band, &[a, c]);
-            let same = b.op(Opcode::Bor, &[both_neg, both_pos]);
-            let k1 = b.op(Opcode::Iadd, &[k, one]);
-            b.brif(same, (bis, &[mid, hi, hm, k1]), (bis, &[lo, mid, hlo, k1]));
-            // The end with the smaller |h|.
-            b.at(finish);
-            let hh = h(&mut b, body, hi, &ks, y);
-            let a = b.op(Opcode::Fabs, &[hlo]);
-            let c = b.op(Opcode::Fabs, &[hh]);
-            let pick_lo = b.op(Opcode::Fle, &[a, c]);
-            let (rl, _) = b.new_block(&[]);
-            let (rh, _) = b.new_block(&[]);
-            b.brif(pick_lo, (rl, &[]), (rh, &[]));
-            b.at(rl);
-            b.ret(lo);
-            b.at(rh);
-            b.ret(hi);
-        }
-    }
+    // Bisection: (lo, hi, h(lo), steps).
+    let (bis, bp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::I64]);
+    b.jump(bis, &[lo, hi_x, hlo, i0]);
+    b.at(bis);
+    let (lo, hi, hlo, k) = (bp[0], bp[1], bp[2], bp[3]);
+    let zero = b.c(0.0);
+    let exact = b.op(Opcode::Feq, &[hlo, zero]);
+    let (ret_lo, _) = b.new_block(&[]);
+    let (check, _) = b.new_block(&[]);
+    b.brif(exact, (ret_lo, &[]), (check, &[]));
+    b.at(ret_lo);
+    b.ret(lo);
+    b.at(check);
+    let limit = b.ci(BISECTIONS);
+    let enough = b.op(Opcode::Ige, &[k, limit]);
+    let (step_b, _) = b.new_block(&[]);
+    let (finish, _) = b.new_block(&[]);
+    b.brif(enough, (finish, &[]), (step_b, &[]));
+    b.at(step_b);
+    let d = b.op(Opcode::Fsub, &[hi, lo]);
+    let half = b.c(0.5);
+    let d = b.op(Opcode::Fmul, &[d, half]);
+    let mid = b.op(Opcode::Fadd, &[lo, d]);
+    let below = b.op(Opcode::Fle, &[mid, lo]);
+    let above = b.op(Opcode::Fge, &[mid, hi]);
+    let stuck = b.op(Opcode::Bor, &[below, above]);
+    let (eval_b, _) = b.new_block(&[]);
+    b.brif(stuck, (finish, &[]), (eval_b, &[]));
+    b.at(eval_b);
+    let hm = h(&mut b, body, mid, &ks, y);
+    let zero = b.c(0.0);
+    let hit = b.op(Opcode::Feq, &[hm, zero]);
+    let (ret_mid, _) = b.new_block(&[]);
+    let (move_b, _) = b.new_block(&[]);
+    b.brif(hit, (ret_mid, &[]), (move_b, &[]));
+    b.at(ret_mid);
+    b.ret(mid);
+    b.at(move_b);
+    let a = b.op(Opcode::Flt, &[hm, zero]);
+    let c = b.op(Opcode::Flt, &[hlo, zero]);
+    let both_neg = b.op(Opcode::Band, &[a, c]);
+    let a = b.op(Opcode::Fgt, &[hm, zero]);
+    let c = b.op(Opcode::Fgt, &[hlo, zero]);
+    let both_pos = b.op(Opcode::Band, &[a, c]);
+    let same = b.op(Opcode::Bor, &[both_neg, both_pos]);
+    let k1 = b.op(Opcode::Iadd, &[k, one]);
+    b.brif(same, (bis, &[mid, hi, hm, k1]), (bis, &[lo, mid, hlo, k1]));
+    // The end with the smaller |h|.
+    b.at(finish);
+    let hh = h(&mut b, body, hi, &ks, y);
+    let a = b.op(Opcode::Fabs, &[hlo]);
+    let c = b.op(Opcode::Fabs, &[hh]);
+    let pick_lo = b.op(Opcode::Fle, &[a, c]);
+    let (rl, _) = b.new_block(&[]);
+    let (rh, _) = b.new_block(&[]);
+    b.brif(pick_lo, (rl, &[]), (rh, &[]));
+    b.at(rl);
+    b.ret(lo);
+    b.at(rh);
+    b.ret(hi);
     b.f
 }
