@@ -13,12 +13,18 @@ pub struct Compiled {
     pub module: ir::Module,
 }
 
-/// Parses, checks, lowers and verifies a source file.
+/// Parses, checks, lowers, removes dead code ([`ir::dce`]) and verifies a source file.
 ///
 /// Errors in the program are [`Error::Compile`]; an [`Error::Verify`] would be a bug in lowering.
 pub fn compile(file: &SourceFile) -> Result<Compiled, Error> {
     let program = front_end(file.text())?;
-    let module = lower::lower(&program);
+    let mut module = lower::lower(&program);
+    for f in module.functions.values_mut() {
+        if ir::dce::remove_dead_code(f) {
+            ir::merge_blocks::merge_blocks_keep_ids(f);
+            f.compact();
+        }
+    }
     ir::verify::verify_module(&module)?;
     Ok(Compiled { program, module })
 }

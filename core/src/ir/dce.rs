@@ -1,0 +1,287 @@
+//! Dead code: values nothing needs, block parameters nothing reads, and branches whose arms
+//! do nothing.
+//!
+//! A program's dead code is not free for its inverse: every value the reorientation meets is
+//! a value it must account for, and a dead `if` is a merge whose arm θ must choose (with
+//! `let v = if p > 0 { 5 } else { 6 }; p` every θ but one in two was wasted). So the front end
+//! removes it before anything else sees the IR ([`crate::compile`]).
+//!
+//! What is kept, so that behaviour is unchanged to the bit:
+//! - every instruction that can stop a run or has an effect: calls (a callee may fail or not
+//!   terminate), integer division and remainder unless the divisor is a constant other than 0
+//!   and −1 (they trap), `theta`, `choice`, `check`, `record`, and the terminators;
+//! - the branches of loops: a loop that might not terminate is never removed;
+//! - the entry block's parameters (the function's signature).
+//!
+//! What goes: pure instructions whose results are not needed (transitively), block parameters
+//! whose values are not needed (with the arguments passed to them), a `brif` whose two edges go
+//! to the same block with the same arguments (it becomes a `jump`), and blocks that only jump
+//! on (their predecessors branch past them). Repeated until nothing changes.
+
+use super::{Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef};
+use cranelift_entity::{EntitySet, SecondaryMap};
+
+/// Removes dead code from `func`; returns whether anything changed. The function stays valid
+/// (the verifier's invariants hold if they held before) but is not compacted.
+pub fn remove_dead_code(func: &mut Function) -> bool {
+    let mut changed = false;
+    loop {
+        let mut round = remove_dead_values(func);
+        round |= fold_branches(func);
+        if !round {
+            return changed;
+        }
+        changed = true;
+        func.remove_unreachable_blocks();
+    }
+}
+
+/// Whether `inst` must stay whether or not its results are used.
+fn has_effect(func: &Function, inst: Inst) -> bool {
+    match &func.insts[inst].kind {
+        InstKind::Const(_) => false,
+        InstKind::Prim { op, args } => match op {
+            Opcode::Idiv | Opcode::Irem => !matches!(
+                args.get(1).and_then(|&d| constant(func, d)),
+                Some(Const::I64(d)) if d != 0 && d != -1
+            ),
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+fn constant(func: &Function, v: Value) -> Option<Const> {
+    match func.values[v].def {
+        ValueDef::Result(i, 0) => match func.insts[i].kind {
+            InstKind::Const(c) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Marks what is needed from the effects back, then deletes the rest: pure instructions and
+/// block parameters (other than the entry's) with their branch arguments.
+fn remove_dead_values(func: &mut Function) -> bool {
+    let blocks = func.reachable_blocks();
+    let Some(&entry) = blocks.first() else {
+        return false;
+    };
+    // The edges into each block: (the branching instruction, which of its destinations).
+    let mut edges: SecondaryMap<Block, Vec<(Inst, usize)>> = SecondaryMap::new();
+    for &b in &blocks {
+        if let Some(t) = func.terminator(b) {
+            for (k, call) in func.insts[t].kind.successors().iter().enumerate() {
+                edges[call.block].push((t, k));
+            }
+        }
+    }
+    let mut live_inst: EntitySet<Inst> = EntitySet::new();
+    let mut live_value: EntitySet<Value> = EntitySet::new();
+    let mut work: Vec<Value> = Vec::new();
+    for &b in &blocks {
+        for &i in &func.blocks[b].insts {
+            if !has_effect(func, i) {
+                continue;
+            }
+            live_inst.insert(i);
+            // A branch needs its condition; its arguments are needed only by needed parameters.
+            match &func.insts[i].kind {
+                InstKind::Jump { .. } => {}
+                InstKind::Brif { cond, .. } => work.push(*cond),
+                kind => kind.for_each_arg(|v| work.push(v)),
+            }
+        }
+    }
+    for &p in &func.blocks[entry].params {
+        live_value.insert(p);
+    }
+    while let Some(v) = work.pop() {
+        if !live_value.insert(v) {
+            continue;
+        }
+        match func.values[v].def {
+            ValueDef::Result(i, _) => {
+                if live_inst.insert(i) {
+                    func.insts[i].kind.for_each_arg(|a| work.push(a));
+                }
+            }
+            ValueDef::Param(b, k) => {
+                for &(t, d) in &edges[b] {
+                    if let Some(&a) = func.insts[t].kind.successors()[d].args.get(k as usize) {
+                        work.push(a);
+                    }
+                }
+            }
+        }
+    }
+
+    let mut changed = false;
+    for &b in &blocks {
+        let before = func.blocks[b].insts.len();
+        let insts = &func.insts;
+        func.blocks[b]
+            .insts
+            .retain(|&i| live_inst.contains(i) || insts[i].kind.is_terminator());
+        changed |= func.blocks[b].insts.len() != before;
+    }
+    for &b in &blocks {
+        if b == entry {
+            continue;
+        }
+        let params = func.blocks[b].params.clone();
+        let keep: Vec<bool> = params.iter().map(|&p| live_value.contains(p)).collect();
+        if keep.iter().all(|&k| k) {
+            continue;
+        }
+        changed = true;
+        let kept: Vec<Value> = params
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &k)| k)
+            .map(|(&p, _)| p)
+            .collect();
+        for (n, &p) in kept.iter().enumerate() {
+            func.values[p].def = ValueDef::Param(b, n as u32);
+        }
+        func.blocks[b].params = kept;
+        for &(t, d) in &edges[b] {
+            let call = &mut func.insts[t].kind.successors_mut()[d];
+            let mut n = 0;
+            call.args.retain(|_| {
+                n += 1;
+                keep.get(n - 1).copied().unwrap_or(true)
+            });
+        }
+    }
+    changed
+}
+
+/// Branches past blocks that only jump on, and turns a `brif` with two equal edges into a
+/// `jump`.
+fn fold_branches(func: &mut Function) -> bool {
+    let blocks = func.reachable_blocks();
+    let entry = blocks.first().copied();
+    // A block with no parameters whose only instruction is `jump T(args)` (T not itself).
+    let mut forward: SecondaryMap<Block, Option<BlockCall>> = SecondaryMap::new();
+    for &b in &blocks {
+        if Some(b) == entry || !func.blocks[b].params.is_empty() {
+            continue;
+        }
+        if let [only] = func.blocks[b].insts[..] {
+            if let InstKind::Jump { dest } = &func.insts[only].kind {
+                if dest.block != b {
+                    forward[b] = Some(dest.clone());
+                }
+            }
+        }
+    }
+    let mut changed = false;
+    for &b in &blocks {
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        for call in func.insts[t].kind.successors_mut() {
+            // One step at a time: a chain (or a cycle) of such blocks is followed over rounds.
+            if let Some(next) = &forward[call.block] {
+                *call = next.clone();
+                changed = true;
+            }
+        }
+        if let InstKind::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } = &func.insts[t].kind
+        {
+            if then_dest == else_dest {
+                let dest = then_dest.clone();
+                func.insts[t].kind = InstKind::Jump { dest };
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{parse_module, verify_function, write_function, WriteOptions};
+
+    fn run(text: &str) -> String {
+        let mut m = parse_module(text).expect("parses");
+        let id = m.functions.keys().next().expect("a function");
+        let f = &mut m.functions[id];
+        remove_dead_code(f);
+        f.compact();
+        verify_function(&m, id).expect("still valid");
+        write_function(&m, id, &WriteOptions::default())
+    }
+
+    #[test]
+    fn a_dead_if_goes_entirely() {
+        let out = run("function %d(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst 0
+    v2 = igt v0, v1
+    brif v2, block1, block2
+block1:
+    v3 = iconst 5
+    jump block3(v3)
+block2:
+    v4 = iconst 6
+    jump block3(v4)
+block3(v5: i64):
+    return v0
+}
+");
+        assert_eq!(
+            out,
+            "function %d(p: i64) -> i64 {
+block0(v0: i64):
+    jump block1
+block1:
+    return v0
+}
+"
+        );
+    }
+
+    #[test]
+    fn division_that_may_trap_stays() {
+        let out = run("function %b(p: i64, q: i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iconst 7
+    v3 = idiv v2, v1
+    v4 = iconst 2
+    v5 = idiv v0, v4
+    return v0
+}
+");
+        assert_eq!(out.matches("idiv").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn loops_stay_but_unused_carried_values_go() {
+        let out = run("function %l(n: i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst 0
+    v2 = iconst 1
+    jump block1(v1, v1)
+block1(v3: i64, v4: i64):
+    v5 = ilt v3, v0
+    brif v5, block2, block3
+block2:
+    v6 = iadd v3, v2
+    v7 = iadd v4, v3
+    jump block1(v6, v7)
+block3:
+    return v3
+}
+");
+        assert!(out.contains("brif"), "{out}");
+        assert_eq!(out.matches("iadd").count(), 1, "{out}");
+    }
+}
