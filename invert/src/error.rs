@@ -68,6 +68,24 @@ impl Error {
         )
     }
 
+    /// The error of a run of an inverse: a trap of the program's own arithmetic (division by
+    /// zero, `i64::MIN / -1`) becomes a domain error. Inside an inverse it means that θ led to
+    /// an x, or a value on the way to it, outside the domain of the program (the final
+    /// `f(x) = y` check of `let v = 7 / q; p` divides by q): that θ gives no preimage, and a
+    /// sampler goes on with the next one. Other errors are returned as they are.
+    pub fn in_inverse(self) -> Error {
+        use pinv_core::interp::RuntimeErrorKind as K;
+        match self {
+            Error::Runtime(mut e) if matches!(e.kind, K::DivisionByZero | K::Overflow) => {
+                e.kind = K::CheckFailed {
+                    reason: format!("this θ leads outside the program's domain: {}", e.kind),
+                };
+                Error::Runtime(e)
+            }
+            other => other,
+        }
+    }
+
     /// Whether a run stopped at the step or depth limit (not a domain error, not a bug: the
     /// run was too long or too deep for the limits it was given).
     pub fn is_limit(&self) -> bool {

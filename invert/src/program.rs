@@ -458,7 +458,8 @@ impl Inverse {
     }
 
     /// `f⁻¹(y, θ)` with θ read from `theta`. A θ or y outside the inverse's domain is an
-    /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds.
+    /// [`Error::Runtime`] for which [`Error::is_domain_error`] holds; so is a θ that makes the
+    /// program's own arithmetic trap ([`Error::in_inverse`]).
     pub fn call(&self, y: &[Const], theta: &mut dyn ThetaSource) -> Result<Vec<Const>> {
         check_values("output", &self.function, &self.outputs, y)?;
         self.run(
@@ -468,6 +469,7 @@ impl Inverse {
             y,
             Some(theta),
         )
+        .map_err(Error::in_inverse)
     }
 
     /// [`Inverse::call`] with at most `step_limit` steps (and the inverse's other limits).
@@ -489,6 +491,7 @@ impl Inverse {
             y,
             Some(theta),
         )
+        .map_err(Error::in_inverse)
     }
 
     /// `f⁻¹(y, θ)` with an explicit tape, which must be read to its end.
