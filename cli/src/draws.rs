@@ -43,6 +43,9 @@ pub struct Draws {
     pub drawn: usize,
     /// Draws the inverse rejected as out of its domain.
     pub rejected: usize,
+    /// Draws whose run hit the step or depth limit (a θ that sends the inverse round a loop,
+    /// or down a recursion, further than the limits allow): skipped, as rejected ones are.
+    pub limited: usize,
     /// Why the first rejected draw was rejected.
     pub first_rejection: Option<pinv::Error>,
 }
@@ -90,8 +93,9 @@ impl ThetaSource for Observed<'_> {
     }
 }
 
-/// Draws θ until `wanted` preimages of `y` are found or `max_draws` θ were drawn. An error
-/// other than a domain error (a bug, or a step limit) stops drawing and is returned.
+/// Draws θ until `wanted` preimages of `y` are found or `max_draws` θ were drawn. A draw that
+/// hits a limit is skipped and counted; an error other than a domain error or a limit (a bug)
+/// stops drawing and is returned.
 pub fn draw(
     inverse: &Inverse,
     y: &[Const],
@@ -124,6 +128,7 @@ pub fn draw(
                     progress.set_message(format!("{} rejected", draws.rejected));
                 }
             }
+            Err(e) if e.is_limit() => draws.limited += 1,
             Err(e) => return Err(e),
         }
     }

@@ -21,6 +21,41 @@ pub fn parse_value(text: &str, ty: Type) -> Result<Const, String> {
     }
 }
 
+/// A tolerance option: a number ≥ 0 (NaN and negative tolerances are refused: with them no
+/// comparison, or every one, would pass).
+pub fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match parse_f64(text.trim()) {
+        Some(t) if t >= 0.0 => Ok(t),
+        Some(_) => Err(format!("`{}`: a tolerance must be 0 or more", text.trim())),
+        None => Err(format!("`{}` is not a number", text.trim())),
+    }
+}
+
+/// A step limit: a whole number ≥ 1. Every run has a limit, so that no input makes a command
+/// hang: a long run asks for a large one.
+pub fn parse_step_limit(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(
+            "the step limit must be at least 1 (every run has one, so that nothing \
+                      hangs; give a large one, such as 10000000000, for a long run)"
+                .to_string(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{}` is not a whole number of steps", text.trim())),
+    }
+}
+
+/// A duration in seconds: a finite number > 0.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match parse_f64(text.trim()) {
+        Some(t) if t > 0.0 && t.is_finite() && t < 1e9 => Ok(t),
+        _ => Err(format!(
+            "`{}`: give a number of seconds above 0",
+            text.trim()
+        )),
+    }
+}
+
 fn parse_i64(t: &str) -> Option<i64> {
     let (negative, digits) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),

@@ -28,6 +28,9 @@ pub struct CheckConfig {
     pub search_cases: usize,
     /// Limits of each search.
     pub search: SearchConfig,
+    /// The longest one function's check may take; the cases done by then are reported, with
+    /// the status [`Status::Timeout`]. `None`: no limit.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 impl Default for CheckConfig {
@@ -42,13 +45,14 @@ impl Default for CheckConfig {
                 max_runs: 500,
                 ..SearchConfig::default()
             },
+            time_limit: None,
         }
     }
 }
 
 /// The verdict on one function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     /// No violation, and the PGF recovered every sampled input.
     Ok,
@@ -56,6 +60,29 @@ pub enum Status {
     Failed,
     /// The function could not be inverted.
     Unsupported,
+    /// No case could be checked: f failed (or gave a non-finite output) at every sampled
+    /// input, or no case was asked for. Nothing is known about the inverse.
+    NoData,
+    /// Every run hit the step or depth limit (a function that does not terminate, or runs
+    /// longer than the limit allows): nothing could be checked.
+    Limit,
+    /// The check ran out of its time limit; the counts are those of the cases done by then.
+    Timeout,
+}
+
+impl Status {
+    /// How the report prints it: `ok`, `failed`, `unsupported`, `no data`, `failed: limit`,
+    /// `timeout`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+            Status::NoData => "no data",
+            Status::Limit => "failed: limit",
+            Status::Timeout => "timeout",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -72,6 +99,8 @@ pub struct Soundness {
     /// longer than the limits allow (a loop bound far out, say) is not accepted, but it is not
     /// a bug either.
     pub exhausted: usize,
+    /// Sampled inputs x₀ whose forward run hit the step or depth limit (not checked).
+    pub forward_limits: usize,
 }
 
 /// Acceptance of search: on how many sampled y a search for discrete θ found a preimage.
@@ -125,6 +154,10 @@ impl FunctionReport {
     }
 }
 
+/// After this many sampled inputs whose forward run hit a limit, and none that did not, a
+/// check gives up on the function ([`Status::Limit`]).
+const FORWARD_LIMITS_TO_GIVE_UP: usize = 10;
+
 /// Checks one function of `program`.
 pub fn check_function(program: &Program, name: &str, config: &CheckConfig) -> FunctionReport {
     check_function_with(program, name, config, &mut |_| {})
@@ -172,16 +205,34 @@ pub fn check_inverse_with(
     let mut note = |m: String| {
         message.get_or_insert(m);
     };
+    let started = std::time::Instant::now();
+    let mut timed_out = false;
     let mut attempts = 0;
     while soundness.trials < config.cases && attempts < config.cases.saturating_mul(20).max(100) {
+        if config
+            .time_limit
+            .is_some_and(|limit| started.elapsed() > limit)
+        {
+            timed_out = true;
+            break;
+        }
         attempts += 1;
         let x0: Vec<Const> = inverse
             .input_types()
             .iter()
             .map(|&ty| sample_input(&mut rng, ty))
             .collect();
-        let Ok(y) = inverse.forward(&x0) else {
-            continue;
+        let y = match inverse.forward(&x0) {
+            Ok(y) => y,
+            Err(e) if e.is_limit() => {
+                soundness.forward_limits += 1;
+                // A function that never ends within the limits: every case would end so.
+                if soundness.trials == 0 && soundness.forward_limits >= FORWARD_LIMITS_TO_GIVE_UP {
+                    break;
+                }
+                continue;
+            }
+            Err(_) => continue,
         };
         if y.iter()
             .any(|v| matches!(v, Const::F64(x) if !x.is_finite()))
@@ -271,14 +322,31 @@ pub fn check_inverse_with(
         }
         on_case(soundness.trials);
     }
-    let status = if soundness.violations == 0
+    let sound = soundness.violations == 0
         && soundness.errors == 0
         && search.as_ref().is_none_or(|s| s.violations == 0)
-        && completeness.recovered == completeness.trials
-    {
-        Status::Ok
-    } else {
+        && completeness.recovered == completeness.trials;
+    let status = if !sound {
         Status::Failed
+    } else if timed_out {
+        Status::Timeout
+    } else if soundness.trials == 0 && soundness.forward_limits > 0 {
+        message.get_or_insert_with(|| {
+            format!(
+                "f ran into the step or depth limit at {} sampled input(s) and gave no output to check",
+                soundness.forward_limits
+            )
+        });
+        Status::Limit
+    } else if soundness.trials == 0 {
+        Status::NoData
+    } else if soundness.exhausted == soundness.trials && soundness.accepted == 0 {
+        message.get_or_insert_with(|| {
+            "every run of the inverse ran into the step or depth limit".to_string()
+        });
+        Status::Limit
+    } else {
+        Status::Ok
     };
     FunctionReport {
         name: inverse.function().to_string(),
@@ -302,12 +370,7 @@ fn sample_input(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
 /// Whether two values agree: exactly for i64 and bool; for f64 within `tol` relative to
 /// max(1, |b|), with equal infinities and two NaNs agreeing.
 pub fn close(a: Const, b: Const, tol: f64) -> bool {
-    match (a, b) {
-        (Const::F64(x), Const::F64(y)) => {
-            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * y.abs().max(1.0)
-        }
-        _ => a == b,
-    }
+    a.close_to(b, tol)
 }
 
 fn close_all(a: &[Const], b: &[Const], tol: f64) -> bool {

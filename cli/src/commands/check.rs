@@ -26,12 +26,23 @@ pub struct CheckArgs {
     /// Seed of the input and θ samplers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Soundness tolerance: |f(x) − y| ≤ tol · max(1, |y|).
-    #[arg(long, default_value_t = 1e-9)]
+    /// Soundness tolerance: |f(x) − y| ≤ tol · max(1, |y|) (exact where y is not finite).
+    #[arg(long, default_value_t = 1e-9, value_parser = crate::values::parse_tolerance)]
     pub soundness_tolerance: f64,
-    /// Completeness tolerance: |x − x₀| ≤ tol · max(1, |x₀|).
-    #[arg(long, default_value_t = 1e-6)]
+    /// Completeness tolerance: |x − x₀| ≤ tol · max(1, |x₀|) (exact where x₀ is not finite).
+    #[arg(long, default_value_t = 1e-6, value_parser = crate::values::parse_tolerance)]
     pub completeness_tolerance: f64,
+    /// Each run (forward, inverse, PGF) stops with a limit error after this many executed
+    /// instructions; a function whose every run does is reported as `failed: limit`.
+    #[arg(long, default_value_t = 10_000_000, value_parser = crate::values::parse_step_limit)]
+    pub step_limit: u64,
+    /// Seconds one function's check may take; then it is reported as `timeout` with the cases
+    /// done so far, and the check goes on with the next function.
+    #[arg(long, default_value_t = 120.0, value_parser = crate::values::parse_seconds)]
+    pub time_limit: f64,
+    /// Exit 0 even when a function had no case to check (`no data`).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Also search for discrete θ (choices, loop counts, small integers) on this many of the
     /// sampled outputs, and report how often search finds a preimage.
     #[arg(long, default_value_t = 100)]
@@ -63,7 +74,11 @@ pub fn run(args: &CheckArgs) -> Outcome {
             .map(str::to_string)
             .collect(),
     };
-    let program = loaded.program.clone().with_engine(args.engine.engine);
+    let program = loaded
+        .program
+        .clone()
+        .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(args.step_limit))
+        .with_engine(args.engine.engine);
     let config = CheckConfig {
         cases: args.cases,
         seed: args.seed,
@@ -75,6 +90,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             seed: args.seed,
             ..pinv::search::SearchConfig::default()
         },
+        time_limit: Some(std::time::Duration::from_secs_f64(args.time_limit)),
     };
     let cases = args.cases as u64;
     let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
@@ -109,12 +125,22 @@ pub fn run(args: &CheckArgs) -> Outcome {
             }
         }
     }
-    if reports.iter().all(|r| r.status == Status::Ok) {
+    let passed = |r: &FunctionReport| {
+        r.status == Status::Ok || (args.allow_empty && r.status == Status::NoData)
+    };
+    if reports.is_empty() && !args.allow_empty {
+        outln!("no data: the file has no function to check (--allow-empty accepts that)");
+        return Outcome::Failure;
+    }
+    if reports.iter().all(passed) {
         Outcome::Success
     } else {
         Outcome::Failure
     }
 }
+
+/// Names longer than this are printed whole, and push their row's columns right.
+const MAX_NAME_WIDTH: usize = 40;
 
 fn print_table(reports: &[FunctionReport]) {
     let width = reports
@@ -122,7 +148,7 @@ fn print_table(reports: &[FunctionReport]) {
         .map(|r| r.name.len())
         .max()
         .unwrap_or(8)
-        .max(8);
+        .clamp(8, MAX_NAME_WIDTH);
     outln!(
         "{:<width$}  {:>5}  {:>6}  {:>9}  {:>8}  {:>10}  {:>12}  status",
         "function",
@@ -134,11 +160,7 @@ fn print_table(reports: &[FunctionReport]) {
         "completeness"
     );
     for r in reports {
-        let status = match r.status {
-            Status::Ok => "ok".to_string(),
-            Status::Failed => "failed".to_string(),
-            Status::Unsupported => "unsupported".to_string(),
-        };
+        let status = r.status.label();
         let search = match r.search_acceptance() {
             Some(p) => format!("{p:.1}%"),
             None => "-".to_string(),

@@ -98,6 +98,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
     let mut sampler = Sampler::new(args.seed);
     let mut results = Vec::new();
     let mut accepted = 0;
+    let mut limited = 0;
     for _ in 0..args.samples {
         let (x, theta) = inverse.sample(&y, &mut sampler);
         match x {
@@ -127,6 +128,18 @@ pub fn run(args: &InvertArgs) -> Outcome {
                     );
                 }
             }
+            Err(e) if e.is_limit() => {
+                limited += 1;
+                if args.json {
+                    results.push(serde_json::json!({
+                        "x": null,
+                        "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
+                        "error": error_json(&loaded, &e),
+                    }));
+                } else {
+                    outln!("θ = [{}] hit a limit: {e}", format_tape(&theta));
+                }
+            }
             Err(e) => return output::library_error(&loaded.file, &e, args.json),
         }
     }
@@ -137,6 +150,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
             "results": results,
             "drawn": args.samples,
             "accepted": accepted,
+            "limited": limited,
         });
         outln!("{value}");
     }

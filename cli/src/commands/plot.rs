@@ -198,6 +198,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
             "drawn": draws.drawn,
             "accepted": draws.preimages.len(),
             "rejected": draws.rejected,
+            "limited": draws.limited,
             "acceptance": draws.acceptance() / 100.0,
             "categories": categories,
         });

@@ -22,8 +22,8 @@ pub struct RunArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Stop with an error after this many executed instructions (0: no limit).
-    #[arg(long, default_value_t = 100_000_000)]
+    /// Stop with an error after this many executed instructions (at least 1).
+    #[arg(long, default_value_t = 100_000_000, value_parser = crate::values::parse_step_limit)]
     pub step_limit: u64,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
@@ -44,10 +44,7 @@ pub fn run(args: &RunArgs) -> Outcome {
             return output::plain_error(args.json, "arguments", &message, Outcome::BadInput)
         }
     };
-    let mut config = InterpConfig::default();
-    if args.step_limit > 0 {
-        config = config.with_step_limit(args.step_limit);
-    }
+    let config = InterpConfig::default().with_step_limit(args.step_limit);
     let program = loaded
         .program
         .clone()

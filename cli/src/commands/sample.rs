@@ -76,8 +76,13 @@ pub fn run(args: &SampleArgs) -> Outcome {
                 format_tape(&p.theta)
             );
         }
+        let limited = if draws.limited > 0 {
+            format!(", {} stopped at a step or depth limit", draws.limited)
+        } else {
+            String::new()
+        };
         outln!(
-            "{} preimage(s) of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain)",
+            "{} preimage(s) of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain{limited})",
             draws.preimages.len(),
             format_values(&y),
             draws.drawn,
@@ -104,6 +109,7 @@ fn print_json(loaded: &Loaded, inverse: &pinv::Inverse, y: &[Const], draws: &Dra
         "drawn": draws.drawn,
         "accepted": draws.preimages.len(),
         "rejected": draws.rejected,
+        "limited": draws.limited,
         "acceptance": draws.acceptance() / 100.0,
         "requested": wanted,
         "function": inverse.function(),
