@@ -1,0 +1,147 @@
+//! Soundness and completeness at the edges (issue 17): non-finite y, shapes a program
+//! generator finds (`p / p`, float → int → float round trips), traps inside an inverse, and
+//! dead code. Each test is a reproducer of a broken promise, kept so that it stays fixed.
+
+use pinv::check::{check_function, CheckConfig, Status};
+use pinv::{Const, Program, Sampler};
+use pinv_tests::corpus_dir;
+
+fn corpus(file: &str) -> Program {
+    Program::load(corpus_dir().join(file)).expect("compiles")
+}
+
+fn config(cases: usize) -> CheckConfig {
+    CheckConfig {
+        cases,
+        ..CheckConfig::default()
+    }
+}
+
+/// Every x an inverse returns for a non-finite y (of every f64 output) maps to y exactly:
+/// `inf` only to `inf` of the same sign, NaN only to NaN.
+#[test]
+fn non_finite_y_never_gives_a_wrong_x() {
+    for file in [
+        "straight.pinv",
+        "fanout.pinv",
+        "unary.pinv",
+        "branches.pinv",
+    ] {
+        let program = corpus(file);
+        for name in program.function_names() {
+            let Ok(inverse) = program.invert(name) else {
+                continue;
+            };
+            let outputs = inverse.output_types().to_vec();
+            if !outputs.iter().all(|t| *t == pinv_core::ir::Type::F64) {
+                continue;
+            }
+            for special in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+                let y: Vec<Const> = outputs.iter().map(|_| Const::F64(special)).collect();
+                let mut sampler = Sampler::new(7);
+                for _ in 0..200 {
+                    let (x, theta) = inverse.sample(&y, &mut sampler);
+                    let Ok(x) = x else { continue };
+                    let fx = inverse.forward(&x).expect("f runs at the x returned");
+                    for (a, b) in fx.iter().zip(&y) {
+                        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+                        assert!(
+                            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                            "{file} {name}: y = {b}, θ = {theta:?} gave x = {x:?} with f(x) = {a}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The reproducer of the issue: quad at y = inf returned x = −1.1375… (f = −2.1186…).
+#[test]
+fn quad_at_infinity_is_a_domain_error_or_infinite() {
+    let inverse = corpus("fanout.pinv").invert("quad").expect("invertible");
+    let y = [Const::F64(f64::INFINITY)];
+    for theta in [
+        [Const::F64(0.1313852334093926), Const::I64(0)],
+        [Const::F64(0.0), Const::I64(1)],
+    ] {
+        match inverse.call_with_tape(&y, &theta) {
+            Ok(x) => assert_eq!(inverse.forward(&x).unwrap(), y.to_vec()),
+            Err(e) => assert!(e.is_domain_error(), "{e}"),
+        }
+    }
+}
+
+#[test]
+fn f64_close_is_exact_where_values_are_not_finite() {
+    use pinv_core::ir::f64_close;
+    for tol in [0.0, 1e-9, 0.5, 1.0, 2.0, f64::INFINITY] {
+        assert!(!f64_close(-2.1186, f64::INFINITY, tol), "{tol}");
+        assert!(!f64_close(f64::INFINITY, -2.0, tol), "{tol}");
+        assert!(!f64_close(f64::NEG_INFINITY, f64::INFINITY, tol), "{tol}");
+        assert!(!f64_close(1.0, f64::NAN, tol), "{tol}");
+        assert!(f64_close(f64::INFINITY, f64::INFINITY, tol), "{tol}");
+        assert!(f64_close(f64::NAN, f64::NAN, tol), "{tol}");
+    }
+}
+
+const GENERATED: &str = "
+fn d(p: f64) -> f64 { p / p }
+fn a(p: f64) -> f64 { min((-p as i64) as f64, p) }
+fn b(p: f64, q: f64) -> f64 { let v = 7 / (q as i64); p }
+fn dead(p: i64) -> i64 { let v = if p > 0 { 5 } else { 6 }; p }
+fn dead_loop(p: f64, n: i64) -> f64 { let mut s = 0.0; for i in 0..n { s = s + 1.0; } p }
+";
+
+/// `p / p` and `min((-p as i64) as f64, p)` were incomplete (the PGF named θ for another x).
+#[test]
+fn generated_shapes_are_complete() {
+    let program = Program::parse("generated.pinv", GENERATED).expect("compiles");
+    for name in ["d", "a", "b", "dead", "dead_loop"] {
+        let r = check_function(&program, name, &config(300));
+        assert_eq!(r.status, Status::Ok, "{name}: {r:?}");
+        assert_eq!(
+            r.completeness.recovered, r.completeness.trials,
+            "{name}: {r:?}"
+        );
+    }
+    // The reproducer: x = 6.232243177637695 comes back.
+    let inverse = program.invert("d").expect("invertible");
+    let x = [Const::F64(6.232243177637695)];
+    let theta = inverse.pgf(&x).expect("a PGF");
+    let y = inverse.forward(&x).expect("runs");
+    assert_eq!(
+        inverse.call_with_tape(&y, &theta).expect("x back"),
+        x.to_vec()
+    );
+}
+
+/// A trap of the program's arithmetic inside an inverse is a domain error for that θ.
+#[test]
+fn a_trap_inside_an_inverse_is_a_domain_error() {
+    let program = Program::parse("generated.pinv", GENERATED).expect("compiles");
+    let inverse = program.invert("b").expect("invertible");
+    let y = [Const::F64(1.0)];
+    let err = inverse
+        .call_with_tape(&y, &[Const::F64(0.5)])
+        .expect_err("q = 0.5 divides by zero");
+    assert!(err.is_domain_error(), "{err}");
+    assert!(err.to_string().contains("division by zero"), "{err}");
+    // Forward, the same trap is an error as before.
+    let forward = program.run("b", &[Const::F64(1.0), Const::F64(0.5)]);
+    assert!(forward.is_err_and(|e| !e.is_domain_error()));
+}
+
+/// Dead code reads no θ: the dead `if` and the dead loop sum are gone before inversion.
+#[test]
+fn dead_code_reads_no_theta() {
+    let program = Program::parse("generated.pinv", GENERATED).expect("compiles");
+    let inverse = program.invert("dead").expect("invertible");
+    assert_eq!(inverse.schema().len(), 0, "{}", inverse.inverse_ir());
+    let r = check_function(&program, "dead", &config(200));
+    assert_eq!(r.acceptance(), 100.0, "{r:?}");
+    // The loop stays (it decides nothing, but a loop is never removed); its sum goes.
+    let (_, f) = program.function("dead_loop").expect("exists");
+    let text = format!("{f:?}");
+    assert!(!text.contains("Fadd"), "{text}");
+}
