@@ -19,6 +19,7 @@ pub mod jit;
 pub mod lower;
 pub mod semantics;
 pub mod span;
+pub mod stack;
 pub mod syntax;
 
 pub use compile::{compile, Compiled};

@@ -42,6 +42,47 @@ impl Module {
         self.functions.iter()
     }
 
+    /// The functions `roots` call, directly or not, and the roots themselves; in the order
+    /// first reached.
+    pub fn reachable_from(&self, roots: &[FuncId]) -> Vec<FuncId> {
+        let mut seen = cranelift_entity::EntitySet::with_capacity(self.functions.len());
+        let mut order = Vec::new();
+        let mut stack: Vec<FuncId> = roots.iter().rev().copied().collect();
+        while let Some(id) = stack.pop() {
+            if !self.functions.is_valid(id) || !seen.insert(id) {
+                continue;
+            }
+            order.push(id);
+            let f = &self.functions[id];
+            for (_, i) in f.insts_in_layout() {
+                if let super::InstKind::Call { callee, .. } = &f.insts[i].kind {
+                    stack.push(*callee);
+                }
+            }
+        }
+        order
+    }
+
+    /// Empties the bodies of the program's own functions (`fn`s) that `roots` never call,
+    /// keeping their ids, names and signatures: a module derived for one purpose (the inverse
+    /// of one function) then holds only what it uses, so that a thousand of them for a
+    /// program of a thousand functions take linear memory, not quadratic. An emptied function
+    /// has no blocks; nothing may call or run it (nothing does: `roots` do not reach it).
+    pub fn clear_unreachable(&mut self, roots: &[FuncId]) {
+        let mut keep = cranelift_entity::EntitySet::with_capacity(self.functions.len());
+        for id in self.reachable_from(roots) {
+            keep.insert(id);
+        }
+        for (id, f) in self.functions.iter_mut() {
+            if f.kind == super::FuncKind::Fn && !keep.contains(id) && !f.layout.is_empty() {
+                let mut empty = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
+                empty.param_names = std::mem::take(&mut f.param_names);
+                empty.span = f.span;
+                *f = empty;
+            }
+        }
+    }
+
     /// Structural equality: same functions, same names, same bodies (spans included).
     pub fn same_as(&self, other: &Module) -> bool {
         self.functions.len() == other.functions.len()

@@ -136,7 +136,8 @@ fn reorient_in(
     let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
     let stack = &isolation.stack(stack);
     // ---- end of hook
-    for f in forward.functions.values_mut() {
+    for id in forward.reachable_from(&[function]) {
+        let f = &mut forward.functions[id];
         if f.kind == FuncKind::Fn {
             pinv_core::ir::cse::cse(f);
         }
@@ -180,6 +181,13 @@ fn reorient_in(
                 .map_err(|e| Error::Internal(e.to_string()))?;
         }
     }
+    // The forward functions neither the inverse, its PGF nor f call are left out (emptied):
+    // the inverse's module, its compiled code and every cache entry holding it keep only
+    // what they use.
+    let mut roots = vec![function, inverse];
+    roots.extend(pgf.as_ref().ok().copied());
+    roots.extend(deferred.iter().copied());
+    module.clear_unreachable(&roots);
     let inversion = Inversion {
         module,
         inverse,
@@ -189,6 +197,10 @@ fn reorient_in(
     };
     Ok((inversion, deferred))
 }
+
+/// How deeply the functions being inverted may call each other: inverting `f1`, which calls
+/// `f2`, … down to `f{N}`, inverts each inside its caller.
+pub const MAX_CALL_NESTING: usize = 20_000;
 
 /// A generated PGF, or why there is none.
 type PgfId = Result<FuncId, String>;
@@ -212,11 +224,29 @@ pub(crate) struct Reorienter<'a> {
 
 impl<'a> Reorienter<'a> {
     /// The generated inverse and PGF of a forward function, generating them the first time.
+    ///
+    /// A callee is inverted while its caller is (so the recursion is as deep as the chain of
+    /// calls): each level runs on a stack that grows on the heap
+    /// ([`pinv_core::stack::ensure_sufficient_stack`]), and more than
+    /// [`MAX_CALL_NESTING`] levels is an error.
     fn invert(&mut self, id: FuncId) -> Result<(FuncId, PgfId), Error> {
+        pinv_core::stack::ensure_sufficient_stack(|| self.invert_at_depth(id))
+    }
+
+    fn invert_at_depth(&mut self, id: FuncId) -> Result<(FuncId, PgfId), Error> {
         if let Some(pair) = self.done.get(&id) {
             return Ok(pair.clone());
         }
         let f = &self.forward.functions[id];
+        if self.in_progress.len() >= MAX_CALL_NESTING {
+            return Err(Error::Unsupported {
+                function: f.name.clone(),
+                reason: format!(
+                    "calls nest more than {MAX_CALL_NESTING} deep below the function inverted"
+                ),
+                span: f.span,
+            });
+        }
         if !self.in_progress.insert(id) {
             return Err(Error::Unsupported {
                 function: f.name.clone(),
