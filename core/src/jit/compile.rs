@@ -556,11 +556,12 @@ fn compile_code(
     tier: Tier,
 ) -> Result<Code, JitError> {
     let mut ub = UnitBuilder::new(m, tier == Tier::Quick)?;
-    ub.in_cycle = in_cycles(m, &reach);
+    let graph = CallGraph::new(m, &reach);
+    ub.in_cycle = graph.in_cycles();
     ub.inlined = reach
         .iter()
         .copied()
-        .filter(|&g| g != root && inlinable(m, &reach, g))
+        .filter(|&g| g != root && inlinable(m, &graph, g))
         .collect();
     let reach: Vec<FuncId> = reach
         .into_iter()
@@ -794,25 +795,113 @@ fn callees(m: &Module, id: FuncId) -> Vec<FuncId> {
         .collect()
 }
 
-/// The functions of `reach` that can reach themselves through calls.
-fn in_cycles(m: &Module, reach: &[FuncId]) -> HashSet<FuncId> {
-    reach
-        .iter()
-        .copied()
-        .filter(|&f| {
-            let mut seen = HashSet::new();
-            let mut stack = callees(m, f);
-            while let Some(g) = stack.pop() {
-                if g == f {
-                    return true;
+/// The calls among the functions of a unit, each function's callees collected once (a unit
+/// of thousands of functions must not collect them once per function: that was quadratic).
+struct CallGraph {
+    /// The functions, in the unit's order.
+    nodes: Vec<FuncId>,
+    /// Each function's callees, one entry per call instruction.
+    callees: HashMap<FuncId, Vec<FuncId>>,
+    /// How many call instructions of the unit call each function.
+    calls: HashMap<FuncId, usize>,
+}
+
+impl CallGraph {
+    fn new(m: &Module, reach: &[FuncId]) -> CallGraph {
+        let mut callees_of = HashMap::with_capacity(reach.len());
+        let mut calls: HashMap<FuncId, usize> = HashMap::new();
+        for &f in reach {
+            let list = callees(m, f);
+            for &g in &list {
+                *calls.entry(g).or_default() += 1;
+            }
+            callees_of.insert(f, list);
+        }
+        CallGraph {
+            nodes: reach.to_vec(),
+            callees: callees_of,
+            calls,
+        }
+    }
+
+    fn callees(&self, f: FuncId) -> &[FuncId] {
+        self.callees.get(&f).map_or(&[], Vec::as_slice)
+    }
+
+    /// The functions that can reach themselves through calls: those in a strongly connected
+    /// component of more than one function, or calling themselves. Tarjan's algorithm with an
+    /// explicit stack, linear in the calls.
+    fn in_cycles(&self) -> HashSet<FuncId> {
+        #[derive(Clone, Copy)]
+        struct Node {
+            index: usize,
+            low: usize,
+            on_stack: bool,
+        }
+        let mut nodes: HashMap<FuncId, Node> = HashMap::with_capacity(self.nodes.len());
+        let mut stack: Vec<FuncId> = Vec::new();
+        let mut out = HashSet::new();
+        let mut next = 0;
+        for &start in &self.nodes {
+            if nodes.contains_key(&start) {
+                continue;
+            }
+            // (function, how many of its callees are done)
+            let mut work: Vec<(FuncId, usize)> = vec![(start, 0)];
+            while let Some(&mut (f, ref mut k)) = work.last_mut() {
+                if *k == 0 && !nodes.contains_key(&f) {
+                    nodes.insert(
+                        f,
+                        Node {
+                            index: next,
+                            low: next,
+                            on_stack: true,
+                        },
+                    );
+                    next += 1;
+                    stack.push(f);
                 }
-                if seen.insert(g) {
-                    stack.extend(callees(m, g));
+                let callees = self.callees(f);
+                if let Some(&g) = callees.get(*k) {
+                    *k += 1;
+                    if !self.callees.contains_key(&g) {
+                        continue; // outside the unit
+                    }
+                    match nodes.get(&g).copied() {
+                        None => work.push((g, 0)),
+                        Some(n) if n.on_stack => {
+                            let node = nodes.get_mut(&f).expect("visited");
+                            node.low = node.low.min(n.index);
+                        }
+                        Some(_) => {}
+                    }
+                    continue;
+                }
+                work.pop();
+                let node = nodes[&f];
+                if let Some(&(parent, _)) = work.last() {
+                    let p = nodes.get_mut(&parent).expect("visited");
+                    p.low = p.low.min(node.low);
+                }
+                if node.low == node.index {
+                    let mut component = Vec::new();
+                    while let Some(g) = stack.pop() {
+                        if let Some(n) = nodes.get_mut(&g) {
+                            n.on_stack = false;
+                        }
+                        component.push(g);
+                        if g == f {
+                            break;
+                        }
+                    }
+                    if component.len() > 1 || self.callees(f).contains(&f) {
+                        out.extend(component);
+                    }
                 }
             }
-            false
-        })
-        .collect()
+        }
+        out
+    }
 }
 
 /// The most native stack a call of `root` can use when no function recurses (an inlined
@@ -836,7 +925,7 @@ fn deepest_path(
         let below = callees(m, f)
             .into_iter()
             .filter(|g| !inlined.contains(g))
-            .map(|g| go(m, g, frames, inlined, memo))
+            .map(|g| crate::stack::ensure_sufficient_stack(|| go(m, g, frames, inlined, memo)))
             .max()
             .unwrap_or(0);
         let d = frames.get(&f).copied().unwrap_or(UNKNOWN_FRAME) + below;
@@ -854,7 +943,7 @@ const INLINE_BUDGET: usize = 256;
 /// (so its only fuel check is at its entry), and is small for the number of calls of it in the
 /// unit. The final check of a generated inverse calls the forward function: usually such a
 /// callee, compiled on its own for one call.
-fn inlinable(m: &Module, reach: &[FuncId], g: FuncId) -> bool {
+fn inlinable(m: &Module, graph: &CallGraph, g: FuncId) -> bool {
     let Some(f) = m.functions.get(g) else {
         return false;
     };
@@ -872,10 +961,7 @@ fn inlinable(m: &Module, reach: &[FuncId], g: FuncId) -> bool {
             _ => {}
         }
     }
-    let calls = reach
-        .iter()
-        .map(|&c| callees(m, c).iter().filter(|&&x| x == g).count())
-        .sum::<usize>();
+    let calls = graph.calls.get(&g).copied().unwrap_or(0);
     size.saturating_mul(calls) <= INLINE_BUDGET
         && crate::jit::translate::reverse_postorder(f).1.is_empty()
 }
