@@ -40,6 +40,10 @@ pub enum CompileError {
     StringOutsideFail { span: Span },
     #[error("too deeply nested (more than {limit} levels)")]
     TooDeep { limit: usize, span: Span },
+    #[error(
+        "expression too long: more than {limit} operators in one expression (split it with `let`)"
+    )]
+    TooLong { limit: usize, span: Span },
 
     // ---- names
     #[error("unknown name `{name}`")]
@@ -142,6 +146,7 @@ impl CompileError {
             | ChainedComparison { span }
             | StringOutsideFail { span }
             | TooDeep { span, .. }
+            | TooLong { span, .. }
             | UnknownName { span, .. }
             | UnknownFunction { span, .. }
             | UnknownType { span, .. }

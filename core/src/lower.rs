@@ -411,6 +411,10 @@ impl<'p> FnLowerer<'p> {
     /// Lowers an expression to its scalar values (none for unit, several for a tuple), or `None`
     /// if control does not continue after it.
     fn expr(&mut self, e: &hir::Expr) -> Option<Vec<Value>> {
+        crate::stack::ensure_sufficient_stack(|| self.expr_here(e))
+    }
+
+    fn expr_here(&mut self, e: &hir::Expr) -> Option<Vec<Value>> {
         let block = self.cur?;
         match &e.kind {
             hir::ExprKind::Const(c) => Some(vec![self.konst(block, *c, e.span)]),
@@ -581,6 +585,10 @@ fn assigned_in_block(block: &hir::Block, out: &mut HashSet<LocalId>) {
 }
 
 fn assigned_in_expr(e: &hir::Expr, out: &mut HashSet<LocalId>) {
+    crate::stack::ensure_sufficient_stack(|| assigned_in_expr_here(e, out))
+}
+
+fn assigned_in_expr_here(e: &hir::Expr, out: &mut HashSet<LocalId>) {
     match &e.kind {
         hir::ExprKind::Const(_) | hir::ExprKind::Local(_) | hir::ExprKind::Fail(_) => {}
         hir::ExprKind::Prim { args, .. }

@@ -361,10 +361,14 @@ pub(super) fn no_value(e: &hir::Expr) -> CompileError {
 /// Whether evaluating `e` certainly never completes: it has type `Never`, or it unconditionally
 /// evaluates something that never completes (such as the operand in `x + fail("no")`).
 fn diverges(e: &hir::Expr) -> bool {
-    use hir::ExprKind::*;
     if e.ty == Ty::Never {
         return true;
     }
+    crate::stack::ensure_sufficient_stack(|| diverges_kind(e))
+}
+
+fn diverges_kind(e: &hir::Expr) -> bool {
+    use hir::ExprKind::*;
     match &e.kind {
         Const(_) | Local(_) => false,
         Return(_) | Fail(_) => true,

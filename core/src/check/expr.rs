@@ -12,21 +12,21 @@ use crate::ir::{Const, Opcode};
 use crate::span::Span;
 use crate::syntax::ast::{self, BinOp, UnOp};
 
-/// Expressions nested deeper than this are refused, so that no input can exhaust the stack. The
-/// parser builds no deeper trees, so this only stops hand-built ASTs.
-pub(super) const MAX_DEPTH: usize = crate::syntax::parser::MAX_DEPTH;
+/// Expression trees higher than this are refused, so that no input can exhaust the stack. The
+/// parser builds no higher trees, so this only stops hand-built ASTs.
+pub(super) const MAX_HEIGHT: usize = crate::syntax::parser::MAX_HEIGHT;
 
 impl BodyChecker<'_> {
     /// An expression standing where `flow` says.
     pub fn expr(&mut self, e: &ast::Expr, flow: Flow) -> Result<hir::Expr, CompileError> {
-        if self.depth >= MAX_DEPTH {
-            return Err(CompileError::TooDeep {
-                limit: MAX_DEPTH,
+        if self.depth >= MAX_HEIGHT {
+            return Err(CompileError::TooLong {
+                limit: MAX_HEIGHT,
                 span: e.span,
             });
         }
         self.depth += 1;
-        let checked = self.expr_kind(e, flow);
+        let checked = crate::stack::ensure_sufficient_stack(|| self.expr_kind(e, flow));
         self.depth -= 1;
         let checked = checked?;
         if flow == Flow::Scalar && matches!(checked.ty, Ty::Tuple(_)) {

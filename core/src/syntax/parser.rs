@@ -31,11 +31,12 @@
 //! directly before a number literal is folded into the literal, which is how `i64::MIN` is written.
 //!
 //! Invariants:
-//! - [`parse`] never panics and never overflows the stack: recursion is bounded by
-//!   [`MAX_DEPTH`] nesting levels, and no expression, statement or block in the tree it returns is
-//!   more than [`MAX_DEPTH`] nodes high (so long left-associative chains such as `a + b + ...` are
-//!   bounded too, and later recursive passes and `Drop` need only a bounded stack). Exceeding either
-//!   limit is [`CompileError::TooDeep`];
+//! - [`parse`] never panics and never overflows the stack: its recursion is bounded by
+//!   [`MAX_DEPTH`] nesting levels (parentheses, blocks, calls, unary operators: exceeding it is
+//!   [`CompileError::TooDeep`]). A chain of binary operators (`a + b + ...`) is not nesting: the
+//!   parser reads it with a loop, however long. The tree it returns is at most [`MAX_HEIGHT`]
+//!   nodes high (a left-associative chain of n operators is n high), so that later recursive
+//!   passes and `Drop` need only a bounded stack; a higher one is [`CompileError::TooLong`];
 //! - every error has a span inside (or at the end of) the text; when the lexer fails, its error
 //!   is reported unless the parser found an error earlier in the text.
 
@@ -48,8 +49,12 @@ use super::token::{Token, TokenKind};
 use crate::error::CompileError;
 use crate::span::Span;
 
-/// How deeply constructs may nest, and how high an expression tree may be.
+/// How deeply constructs may nest (parentheses, blocks, calls, unary operators).
 pub const MAX_DEPTH: usize = 256;
+
+/// How high an expression tree may be: a chain of binary operators counts each operator, so
+/// this is also the longest chain (`x + 1.0 + 1.0 + ...`) one expression may have.
+pub const MAX_HEIGHT: usize = 4096;
 
 type PResult<T> = Result<T, CompileError>;
 
@@ -220,9 +225,9 @@ impl<'a> Parser<'a> {
 
     /// Checks the height of a node about to be built.
     fn height(&self, height: usize, span: Span) -> PResult<usize> {
-        if height > MAX_DEPTH {
-            Err(CompileError::TooDeep {
-                limit: MAX_DEPTH,
+        if height > MAX_HEIGHT {
+            Err(CompileError::TooLong {
+                limit: MAX_HEIGHT,
                 span,
             })
         } else {
@@ -1670,8 +1675,8 @@ fn exprs(a: f64, i: i64, c: bool) -> f64 {
             "{".repeat(n),
             "}".repeat(n)
         ));
-        assert_too_deep(&format!("fn f() -> f64 {{ x{} }}", " + x".repeat(n)));
-        assert_too_deep(&format!("fn f() -> f64 {{ x{} }}", " as f64".repeat(n)));
+        assert_too_long(&format!("fn f() -> f64 {{ x{} }}", " + x".repeat(n)));
+        assert_too_long(&format!("fn f() -> f64 {{ x{} }}", " as f64".repeat(n)));
         assert_too_deep(&format!(
             "fn f() -> f64 {{ {}x{} }}",
             "g(".repeat(n),
@@ -1693,8 +1698,28 @@ fn exprs(a: f64, i: i64, c: bool) -> f64 {
         ));
         assert_too_deep(&format!("fn f() -> f64 {{ {}x }}", "return ".repeat(n)));
         // Chains of parenthesised chains: heights add up across the parentheses.
-        let chain = " + x".repeat(100);
-        assert_too_deep(&format!("fn f() -> f64 {{ ((x{chain}){chain}){chain} }}"));
+        let chain = " + x".repeat(1500);
+        assert_too_long(&format!("fn f() -> f64 {{ ((x{chain}){chain}){chain} }}"));
+    }
+
+    fn assert_too_long(text: &str) {
+        match parse(text) {
+            Err(CompileError::TooLong { limit, .. }) => assert_eq!(limit, MAX_HEIGHT),
+            other => panic!("expected TooLong, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn long_chains_are_not_nesting() {
+        // A flat sum of 300 terms was refused as "too deeply nested".
+        parse_ok(&format!("fn f() -> f64 {{ x{} }}", " + 1.0".repeat(300)));
+        // The block around the tail is one level more.
+        parse_ok(&format!(
+            "fn f() -> f64 {{ x{} }}",
+            " + 1.0".repeat(MAX_HEIGHT - 2)
+        ));
+        let chain = " + x".repeat(1000);
+        parse_ok(&format!("fn f() -> f64 {{ ((x{chain}){chain}){chain} }}"));
     }
 
     #[test]
@@ -1734,7 +1759,7 @@ fn exprs(a: f64, i: i64, c: bool) -> f64 {
                 ")".repeat(250)
             ),
             format!("fn f() -> f64 {{ {}x }}", "-".repeat(250)),
-            format!("fn f() -> f64 {{ x{} }}", " + x".repeat(250)),
+            format!("fn f() -> f64 {{ x{} }}", " + x".repeat(MAX_HEIGHT - 2)),
             format!("fn f() -> f64 {{ {}x{} }}", "{".repeat(80), "}".repeat(80)),
             format!(
                 "fn f() -> f64 {{ {}x{} }}",

@@ -830,7 +830,7 @@ fn too_deep() {
     );
     let result = check(&module);
     assert!(
-        matches!(result, Err(CompileError::TooDeep { .. })),
+        matches!(result, Err(CompileError::TooLong { .. })),
         "{result:?}"
     );
 }
@@ -843,7 +843,7 @@ fn deep_nesting_below_the_limit_fits_the_stack() {
     let expr = |kind| ast::Expr { kind, span };
     let mut e = expr(ast::ExprKind::Float(1.0));
     // Two expression levels per iteration (the `if` and the `+`), plus the leaf.
-    for _ in 0..(super::expr::MAX_DEPTH / 2 - 1) {
+    for _ in 0..(super::expr::MAX_HEIGHT / 2 - 1) {
         let block = |tail: ast::Expr| ast::Block {
             stmts: vec![ast::Stmt {
                 kind: ast::StmtKind::Let {
