@@ -19,10 +19,12 @@ pub fn register(layer: &mut Layer) {
 /// `z = min(a, b)` (or max).
 /// - both unknown: z NaN: both are NaN; otherwise a choice of which operand is z, and θ for the
 ///   other with a check that it is not below z (above, for max; NaN allowed);
-/// - one known: if z equals it, θ for the other (not below z); otherwise the other is z, with a
-///   check that the known operand is above z (or NaN).
+/// - one known: if z equals it (within the tolerance: z may carry rounding), θ for the other
+///   (not below z, within the tolerance); otherwise the other is z, with a check that the known
+///   operand is above z (or NaN). The PGF decides "equals" the same way, on the exact values.
 ///
-/// Exact: no arithmetic, only the operands given back (±0 alike, as `feq`).
+/// Exact (no arithmetic, only the operands given back, ±0 alike) with both operands unknown;
+/// up to rounding with one known.
 #[derive(Debug)]
 pub struct MinMax {
     pub min: bool,
@@ -89,6 +91,16 @@ impl MinMax {
         Ok(o)
     }
 
+    /// Whether `z` is the known operand `k`: within the tolerance (`z` may carry the rounding
+    /// of earlier steps, and the PGF, which sees the exact forward values, decides the same
+    /// way), and not NaN (a NaN result needs both operands NaN).
+    fn is_known(e: &mut Emitter<'_>, z: Value, k: Value) -> Value {
+        let close = e.close(z, k);
+        let nan = e.is_nan(z);
+        let not_nan = e.bnot(nan);
+        e.band(close, not_nan)
+    }
+
     /// The unknown operand when the other is known to be `k`.
     fn solve_one(
         &self,
@@ -97,11 +109,30 @@ impl MinMax {
         k: Value,
         role: &str,
     ) -> Result<Value, RuleError> {
-        let same = e.feq(z, k);
+        let same = MinMax::is_known(e, z, k);
         let r = e.if_else(
             same,
             &[Type::F64],
-            |e| Ok(vec![self.bounded(e, role, z)?]),
+            |e| {
+                // The other operand is not beyond the result, up to the tolerance: with the
+                // known operand near the result, it may be a hair below it (min) and still be
+                // the result.
+                let o = e.theta(Domain::Real, role)?;
+                let beyond = self.beyond(e, o, z);
+                let near = e.close(o, z);
+                let far = e.bnot(near);
+                let bad = e.band(beyond, far);
+                let ok = e.bnot(bad);
+                e.check(
+                    ok,
+                    &format!(
+                        "the other operand of {} is {} it",
+                        self.op(),
+                        if self.min { "below" } else { "above" }
+                    ),
+                )?;
+                Ok(vec![o])
+            },
             |e| {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
@@ -174,7 +205,9 @@ impl InverseRule for MinMax {
         RuleDoc {
             thetas,
             checks,
-            exact: true,
+            // With one operand known, "z is that operand" is decided within the tolerance, and
+            // the other operand may then be a hair beyond z.
+            exact: unknowns2(pattern) == (true, true),
             summary,
         }
     }
@@ -249,7 +282,7 @@ impl InverseRule for MinMax {
                 } else {
                     (a, b, self.operand_role("right"))
                 };
-                let same = e.feq(z, known);
+                let same = MinMax::is_known(e, z, known);
                 e.if_else(
                     same,
                     &[],
