@@ -3,6 +3,8 @@
 //! The corpus (`tests/corpus/*.pinv`) is a copy of the team's shared example programs; the
 //! programs in `tests/corpus/bad/` must fail cleanly with the error their first line names.
 
+pub mod gen;
+
 use pinv_core::{Compiled, SourceFile};
 use std::path::PathBuf;
 
