@@ -1,0 +1,243 @@
+//! Every crash, hang and wrong answer found so far (issue 17, and the fuzzer's finds), replayed
+//! through the binary: each must end with a clean exit (0, 1 or 2), never a panic (101) or a
+//! signal, and say what a user needs to know.
+//!
+//! The fuzzer (`cargo run --release -p pinv-tests --example fuzz_cli`) saves what it finds
+//! under `cli/tests/reproducers/`; every file there is replayed by `saved_reproducers`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn pinv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pinv"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("the pinv binary runs")
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn temp_program(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("pinv-repro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp program");
+    path.to_string_lossy().into_owned()
+}
+
+/// Exits 0, 1 or 2 (not a panic, not a signal).
+fn clean(o: &Output) {
+    assert!(
+        matches!(o.status.code(), Some(0..=2)),
+        "{:?}: {}",
+        o.status,
+        text(o)
+    );
+}
+
+fn chain(n: usize) -> String {
+    let mut s = String::new();
+    for i in 1..n {
+        s.push_str(&format!(
+            "fn f{i}(x: f64) -> f64 {{ f{}(x) + 1.0 }}\n",
+            i + 1
+        ));
+    }
+    s.push_str(&format!("fn f{n}(x: f64) -> f64 {{ x }}\n"));
+    s
+}
+
+#[test]
+fn infinite_y_gives_no_wrong_x() {
+    for (file, func, y) in [
+        ("tests/corpus/fanout.pinv", "quad", "inf"),
+        ("tests/corpus/straight.pinv", "mul_add", "inf"),
+        ("tests/corpus/straight.pinv", "mul_add", "-inf"),
+        ("tests/corpus/straight.pinv", "mul_add", "nan"),
+    ] {
+        let o = pinv(&["sample", file, func, "--y", y, "--samples", "3", "--json"]);
+        clean(&o);
+        let value: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+        for sample in value["samples"].as_array().expect("samples") {
+            // Finite values are JSON numbers, others the strings "inf", "-inf", "nan".
+            let x: Vec<String> = sample["x"]
+                .as_array()
+                .expect("x")
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect();
+            let mut args = vec!["run", file, func];
+            args.extend(x.iter().map(String::as_str));
+            let run = pinv(&args);
+            assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+            let out = String::from_utf8_lossy(&run.stdout).trim().to_string();
+            assert!(
+                out == y || (y == "nan" && out.starts_with("nan")),
+                "{file} {func}: y = {y}, x = {x:?} gives {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_function_name_does_not_break_the_table() {
+    let name = "a".repeat(65_536);
+    let file = temp_program(
+        "long_name.pinv",
+        &format!("fn {name}(x: f64) -> f64 {{ x }}"),
+    );
+    let o = pinv(&["check", &file, "--cases", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn deep_call_chains_invert_or_fail_cleanly() {
+    let file = temp_program("chain.pinv", &chain(3000));
+    let o = pinv(&["invert", &file, "f1", "--y", "3000", "--samples", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = pinv(&["show", &file, "f1", "--inverse"]);
+    clean(&o);
+}
+
+#[test]
+fn a_ring_of_mutually_recursive_functions_is_a_clean_error() {
+    let n = 2000;
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!(
+            "fn f{i}(x: f64) -> f64 {{ f{}(x) + 1.0 }}\n",
+            (i + 1) % n
+        ));
+    }
+    let file = temp_program("ring.pinv", &s);
+    for args in [
+        vec!["invert", &file, "f1", "--y", "1", "--samples", "1"],
+        vec!["pgf", &file, "f1", "1"],
+    ] {
+        let o = pinv(&args);
+        clean(&o);
+        assert!(text(&o).contains("recursive"), "{}", text(&o));
+    }
+}
+
+#[test]
+fn flat_sums_are_not_nesting() {
+    let sum = |n: usize| format!("fn s(x: f64) -> f64 {{ x{} }}", " + 1.0".repeat(n));
+    let file = temp_program("sum300.pinv", &sum(300));
+    let o = pinv(&["run", &file, "s", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "301.0\n");
+    let file = temp_program("sum10k.pinv", &sum(10_000));
+    let o = pinv(&["run", &file, "s", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("expression too long"), "{}", text(&o));
+    assert!(!text(&o).contains("nested"), "{}", text(&o));
+}
+
+#[test]
+fn a_function_that_never_ends_is_reported_not_hung() {
+    let file = temp_program(
+        "forever.pinv",
+        "fn f(x: i64) -> i64 { let mut i = x; while i >= 0 { i = i + 0; } i }\n\
+         fn g(x: f64) -> f64 { let mut i = 0; while i >= 0 { i = i + 0; } x }",
+    );
+    let o = pinv(&["check", &file, "--cases", "3", "--step-limit", "10000"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("failed: limit"), "{}", text(&o));
+}
+
+#[test]
+fn check_with_nothing_to_check_is_no_data() {
+    let empty = temp_program("empty.pinv", "");
+    let o = pinv(&["check", &empty]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no data"), "{}", text(&o));
+    let o = pinv(&["check", &empty, "--allow-empty"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = pinv(&["check", "tests/corpus/straight.pinv", "--cases", "0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no data"), "{}", text(&o));
+}
+
+#[test]
+fn limits_and_tolerances_are_validated() {
+    for args in [
+        vec![
+            "run",
+            "tests/corpus/straight.pinv",
+            "mul_add",
+            "1",
+            "2",
+            "3",
+            "--step-limit",
+            "0",
+        ],
+        vec![
+            "check",
+            "tests/corpus/straight.pinv",
+            "--soundness-tolerance",
+            "nan",
+        ],
+        vec![
+            "check",
+            "tests/corpus/straight.pinv",
+            "--completeness-tolerance",
+            "-1",
+        ],
+        vec!["check", "tests/corpus/straight.pinv", "--step-limit", "0"],
+        vec!["check", "tests/corpus/straight.pinv", "--time-limit", "0"],
+    ] {
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn a_trap_in_the_final_check_rejects_theta() {
+    let file = temp_program(
+        "trap.pinv",
+        "fn b(p: f64, q: f64) -> f64 { let v = 7 / (q as i64); p }",
+    );
+    let o = pinv(&["sample", &file, "b", "--y", "1", "--samples", "20"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// The fuzzer's saved finds.
+#[test]
+fn saved_reproducers() {
+    let dir = workspace().join("cli/tests/reproducers");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "pinv"))
+        .collect();
+    files.sort();
+    for file in files {
+        let path = file.to_string_lossy().into_owned();
+        for args in [
+            vec!["show", &path],
+            vec!["check", &path, "--cases", "5", "--time-limit", "20"],
+        ] {
+            let o = pinv(&args);
+            assert!(
+                matches!(o.status.code(), Some(0..=2)),
+                "{args:?}: {:?}: {}",
+                o.status,
+                text(&o)
+            );
+        }
+    }
+}
