@@ -17,39 +17,55 @@ fn config(cases: usize) -> CheckConfig {
     }
 }
 
-/// Every x an inverse returns for a non-finite y (of every f64 output) maps to y exactly:
-/// `inf` only to `inf` of the same sign, NaN only to NaN.
+/// Every x an inverse returns for a special y (±inf, NaN, ±0, the largest and smallest f64,
+/// i64::MIN and MAX, and the bools), on every corpus function, maps to y: exactly for i64,
+/// bool and non-finite f64, within the tolerance for finite f64.
 #[test]
-fn non_finite_y_never_gives_a_wrong_x() {
-    for file in [
-        "straight.pinv",
-        "fanout.pinv",
-        "unary.pinv",
-        "branches.pinv",
-    ] {
-        let program = corpus(file);
+fn special_y_never_gives_a_wrong_x() {
+    use pinv_core::ir::Type;
+    let f64s = [
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        0.0,
+        -0.0,
+        f64::MAX,
+        f64::MIN,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+    ];
+    let i64s = [i64::MIN, i64::MAX, 0, -1];
+    for path in pinv_tests::pinv_files(&corpus_dir()) {
+        let program = Program::load(&path).expect("compiles");
+        let file = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         for name in program.function_names() {
             let Ok(inverse) = program.invert(name) else {
                 continue;
             };
             let outputs = inverse.output_types().to_vec();
-            if !outputs.iter().all(|t| *t == pinv_core::ir::Type::F64) {
-                continue;
-            }
-            for special in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
-                let y: Vec<Const> = outputs.iter().map(|_| Const::F64(special)).collect();
-                let mut sampler = Sampler::new(7);
-                for _ in 0..200 {
+            for k in 0..f64s.len().max(i64s.len()) {
+                let y: Vec<Const> = outputs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| match t {
+                        Type::F64 => Const::F64(f64s[(k + j) % f64s.len()]),
+                        Type::I64 => Const::I64(i64s[(k + j) % i64s.len()]),
+                        Type::Bool => Const::Bool((k + j) % 2 == 0),
+                    })
+                    .collect();
+                let mut sampler = Sampler::new(k as u64);
+                for _ in 0..50 {
                     let (x, theta) = inverse.sample(&y, &mut sampler);
                     let Ok(x) = x else { continue };
                     let fx = inverse.forward(&x).expect("f runs at the x returned");
-                    for (a, b) in fx.iter().zip(&y) {
-                        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
-                        assert!(
-                            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                            "{file} {name}: y = {b}, θ = {theta:?} gave x = {x:?} with f(x) = {a}"
-                        );
-                    }
+                    assert!(
+                        fx.iter().zip(&y).all(|(a, b)| a.close_to(*b, 1e-9)),
+                        "{file} {name}: y = {y:?}, θ = {theta:?} gave x = {x:?} with f(x) = {fx:?}"
+                    );
                 }
             }
         }
