@@ -1,0 +1,160 @@
+//! How time and memory grow with the program: runs the release binary on generated programs
+//! of growing size and prints wall time, peak memory (the child's maximum resident set) and
+//! the growth exponent between sizes (1: linear, 2: quadratic).
+//!
+//! ```text
+//! cargo build --release -p pinv-cli
+//! cargo run --release -p pinv-tests --example scaling -- [--max N] [--bin PATH]
+//! ```
+//!
+//! Workloads: `check --cases 10` of a file of N small functions (the memory of checking many
+//! functions), and `invert` of one function of N statements: a chain
+//! (`a = a * 1.0001 + 0.5`), N branches (`if a > 0.0 { a * 0.5 } else { a + 1.0 }`) and a
+//! loop whose body has N statements. Sizes go 10, 100, 1,000, … up to `--max` (default
+//! 10,000).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let max: usize = opt("--max").and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bin = opt("--bin").map_or_else(|| root.join("target/release/pinv"), PathBuf::from);
+    if !bin.exists() {
+        eprintln!(
+            "no binary at {} (cargo build --release -p pinv-cli)",
+            bin.display()
+        );
+        std::process::exit(2);
+    }
+    let dir = std::env::temp_dir().join(format!("pinv-scaling-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a work directory");
+    let sizes: Vec<usize> = (1..)
+        .map(|k| 10usize.pow(k))
+        .take_while(|&n| n <= max)
+        .collect();
+    let workloads: [(&str, fn(usize) -> String, &[&str]); 4] = [
+        ("functions, check", functions, &["check", "--cases", "10"]),
+        (
+            "chain, invert",
+            chain,
+            &["invert", "--y", "1", "--samples", "1"],
+        ),
+        (
+            "branches, invert",
+            branches,
+            &["invert", "--y", "1", "--samples", "1"],
+        ),
+        (
+            "loop body, invert",
+            loop_body,
+            &["invert", "--y", "1", "--samples", "1"],
+        ),
+    ];
+    println!(
+        "{:<18} {:>8} {:>10} {:>12} {:>10} {:>10}",
+        "workload", "N", "seconds", "peak MB", "time exp", "mem exp"
+    );
+    for (label, make, cmd) in workloads {
+        let mut last: Option<(usize, f64, f64)> = None;
+        for &n in &sizes {
+            let file = dir.join(format!(
+                "{}-{n}.pinv",
+                label.split(',').next().unwrap_or("w")
+            ));
+            std::fs::write(&file, make(n)).expect("write the program");
+            let (secs, mb, code) = measure(&bin, &file, cmd);
+            let exps = match last {
+                Some((n0, s0, m0)) => {
+                    let r = (n as f64 / n0 as f64).ln();
+                    (
+                        format!("{:.2}", (secs / s0).ln() / r),
+                        format!("{:.2}", (mb / m0).ln() / r),
+                    )
+                }
+                None => ("-".to_string(), "-".to_string()),
+            };
+            println!(
+                "{label:<18} {n:>8} {secs:>10.3} {mb:>12.1} {:>10} {:>10}{}",
+                exps.0,
+                exps.1,
+                if code == Some(0) || code == Some(1) {
+                    String::new()
+                } else {
+                    format!("  (exit {code:?})")
+                }
+            );
+            last = Some((n, secs, mb));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `bin cmd[0] file cmd[1..]` (with the function name for `invert`); returns wall
+/// seconds, the child's peak resident memory in MB, and its exit code.
+fn measure(bin: &Path, file: &Path, cmd: &[&str]) -> (f64, f64, Option<i32>) {
+    let mut args: Vec<String> = vec![cmd[0].to_string(), file.to_string_lossy().into_owned()];
+    if cmd[0] == "invert" {
+        args.push("f".to_string());
+    }
+    args.extend(cmd[1..].iter().map(|s| s.to_string()));
+    let started = Instant::now();
+    let child = Command::new(bin)
+        .args(&args)
+        .env("PINV_PROGRESS", "never")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child, not yet waited for; status and usage are valid pointers.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let secs = started.elapsed().as_secs_f64();
+    let code = (waited == pid && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
+    // ru_maxrss is in kilobytes on Linux.
+    (secs, usage.ru_maxrss as f64 / 1024.0, code)
+}
+
+fn functions(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("fn g{i}(x: f64, y: f64) -> f64 {{ x * {}.5 + y }}\n", i + 1))
+        .collect()
+}
+
+fn chain(n: usize) -> String {
+    let mut s = String::from("fn f(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..n {
+        s.push_str("    a = a * 1.0001 + 0.5;\n");
+    }
+    s.push_str("    a\n}\n");
+    s
+}
+
+fn branches(n: usize) -> String {
+    let mut s = String::from("fn f(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..n {
+        s.push_str("    a = if a > 0.0 { a * 0.5 } else { a + 1.0 };\n");
+    }
+    s.push_str("    a\n}\n");
+    s
+}
+
+fn loop_body(n: usize) -> String {
+    let mut s = String::from("fn f(x: f64) -> f64 {\n    let mut a = x;\n    for i in 0..3 {\n");
+    for _ in 0..n {
+        s.push_str("        a = a * 1.0001 + 0.5;\n");
+    }
+    s.push_str("    }\n    a\n}\n");
+    s
+}
