@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+/// A label, the program of size N, and the command run on it.
+type Workload = (&'static str, fn(usize) -> String, &'static [&'static str]);
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opt = |name: &str| {
@@ -41,7 +44,7 @@ fn main() {
         .map(|k| 10usize.pow(k))
         .take_while(|&n| n <= max)
         .collect();
-    let workloads: [(&str, fn(usize) -> String, &[&str]); 4] = [
+    let workloads: [Workload; 4] = [
         ("functions, check", functions, &["check", "--cases", "10"]),
         (
             "chain, invert",
