@@ -110,6 +110,8 @@ fn measure(bin: &Path, file: &Path, cmd: &[&str]) -> (f64, f64, Option<i32>) {
     }
     args.extend(cmd[1..].iter().map(|s| s.to_string()));
     let started = Instant::now();
+    // Reaped by wait4 below, which also gives its resource usage (std's wait does not).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(bin)
         .args(&args)
         .env("PINV_PROGRESS", "never")
