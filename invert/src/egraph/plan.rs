@@ -607,37 +607,52 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         inv.insert(o, fwd[o.inst as usize]);
     }
 
-    let propagate = |known: &mut HashSet<PVal>,
-                     inv: &mut HashMap<PVal, Range>,
-                     computed: &mut Vec<bool>,
-                     sim: &mut Simulation| {
-        for (i, inst) in plan.insts.iter().enumerate() {
-            if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
-                continue;
-            }
-            let results = (0..inst.tys.len()).map(|r| PVal {
-                inst: i as u32,
-                idx: r as u32,
-            });
-            if results.clone().all(|r| known.contains(&r)) {
-                continue;
-            }
-            if !inst.args.iter().all(|&a| is_known(known, a)) {
-                continue;
-            }
-            let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
-            let r0 = forward_range(&inst.kind, &a, None);
-            for r in results {
-                if !known.insert(r) {
-                    sim.checks += 1;
-                }
-                inv.insert(r, r0);
-            }
-            computed[i] = true;
+    // Computes instruction `i` forward if its operands are known and its results are not;
+    // returns whether it did.
+    let compute = |i: usize,
+                   known: &mut HashSet<PVal>,
+                   inv: &mut HashMap<PVal, Range>,
+                   computed: &mut Vec<bool>,
+                   sim: &mut Simulation| {
+        let inst = &plan.insts[i];
+        if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+            return false;
         }
+        let results = (0..inst.tys.len()).map(|r| PVal {
+            inst: i as u32,
+            idx: r as u32,
+        });
+        if results.clone().all(|r| known.contains(&r)) {
+            return false;
+        }
+        if !inst.args.iter().all(|&a| is_known(known, a)) {
+            return false;
+        }
+        let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
+        let r0 = forward_range(&inst.kind, &a, None);
+        for r in results {
+            if !known.insert(r) {
+                sim.checks += 1;
+            }
+            inv.insert(r, r0);
+        }
+        computed[i] = true;
+        true
     };
-
-    propagate(&mut known, &mut inv, &mut computed, &mut sim);
+    // The instructions that use each instruction's results: after a step, only the users of
+    // what it solved can have become computable (a rescan of every instruction after each
+    // step was quadratic in the function's length).
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, inst) in plan.insts.iter().enumerate() {
+        for a in &inst.args {
+            if let Some(u) = users.get_mut(a.inst as usize) {
+                u.push(i);
+            }
+        }
+    }
+    for i in 0..n {
+        compute(i, &mut known, &mut inv, &mut computed, &mut sim);
+    }
     for i in (0..n).rev() {
         let inst = &plan.insts[i];
         if computed[i] || matches!(inst.kind, PKind::Param(_)) {
@@ -822,7 +837,17 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         // A value appearing twice among the unknown operands is solved once, checked once.
         let dup = unknown.len() - distinct(&unknown);
         sim.checks += dup;
-        propagate(&mut known, &mut inv, &mut computed, &mut sim);
+        // What the step made known: its results (read from θ where nothing needed them), its
+        // operands, and the θ operand.
+        let mut todo: std::collections::BTreeSet<usize> = users[i].iter().copied().collect();
+        for a in unknown.iter().chain(theta_for.as_ref().map(|t| &t.0)) {
+            todo.extend(users[a.inst as usize].iter().copied());
+        }
+        while let Some(k) = todo.pop_first() {
+            if compute(k, &mut known, &mut inv, &mut computed, &mut sim) {
+                todo.extend(users[k].iter().copied());
+            }
+        }
     }
     // Free inputs are read from θ.
     for (i, _) in plan.params.iter().enumerate() {

@@ -23,7 +23,7 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The inverse and PGF code being written for one forward block, and where each continues.
 pub(super) struct Region<'p> {
@@ -105,12 +105,47 @@ impl Reorienter<'_> {
         };
         let (deferred, first): (Vec<Inst>, Vec<Inst>) =
             body.iter().rev().copied().partition(is_comparison);
+        // Which instructions of the body use each value, by position: after an instruction is
+        // inverted, only the users of what it solved can have become computable (a rescan of
+        // the whole body after each one was quadratic in the block's length).
+        let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+        for (k, &inst) in body.iter().enumerate() {
+            f.insts[inst]
+                .kind
+                .for_each_arg(|a| users.entry(a).or_default().push(k));
+        }
         for inst in first.into_iter().chain(deferred) {
             if region.computed.contains(&inst) {
                 continue;
             }
+            // The operands not known yet (a shared constant is known all along, and its
+            // users are no news).
+            let mut args = f.insts[inst].kind.args();
+            args.retain(|&a| {
+                let constant = matches!(f.values[a].def,
+                    ValueDef::Result(i, _) if matches!(f.insts[i].kind, InstKind::Const(_)));
+                !constant && !region.known.contains_key(&a)
+            });
+            args.dedup();
+            let before = region.known.len();
             self.invert_inst(f, inst, region)?;
-            self.propagate_forward(f, body, region)?;
+            if region.known.len() > before + args.len() {
+                // The rule made more known than its operands: look at everything again.
+                self.propagate_forward(f, body, region)?;
+                continue;
+            }
+            let mut todo: BTreeSet<usize> = BTreeSet::new();
+            for a in &args {
+                todo.extend(users.get(a).into_iter().flatten().copied());
+            }
+            while let Some(k) = todo.pop_first() {
+                let next = body[k];
+                if self.propagate_one(f, next, region)? {
+                    for r in &f.insts[next].results {
+                        todo.extend(users.get(r).into_iter().flatten().copied());
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -171,12 +206,25 @@ impl Reorienter<'_> {
         pair: &mut Region<'_>,
     ) -> Result<(), Error> {
         for &inst in body {
+            self.propagate_one(f, inst, pair)?;
+        }
+        Ok(())
+    }
+
+    /// [`Reorienter::propagate_forward`] for one instruction; returns whether it computed it.
+    fn propagate_one(
+        &mut self,
+        f: &Function,
+        inst: Inst,
+        pair: &mut Region<'_>,
+    ) -> Result<bool, Error> {
+        {
             let data = &f.insts[inst];
             if pair.computed.contains(&inst)
                 || data.results.iter().all(|r| pair.known.contains_key(r))
                 || !matches!(data.kind, InstKind::Prim { .. } | InstKind::Call { .. })
             {
-                continue;
+                return Ok(false);
             }
             let operands: Vec<Arg> = data
                 .kind
@@ -189,7 +237,7 @@ impl Reorienter<'_> {
                 .map(Arg::known)
                 .collect::<Option<Vec<Value>>>()
             else {
-                continue;
+                return Ok(false);
             };
             let span = data.span;
             let mut kind = data.kind.clone();
@@ -235,7 +283,7 @@ impl Reorienter<'_> {
             }
             pair.computed.insert(inst);
         }
-        Ok(())
+        Ok(true)
     }
 
     fn invert_inst(
