@@ -96,6 +96,7 @@ pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outc
     use pinv::Error as E;
     let (kind, outcome) = match error {
         E::Compile(_) => ("compile", Outcome::BadInput),
+        E::TooLarge { .. } => ("too_large", Outcome::BadInput),
         E::Io { .. } | E::NoSuchFunction { .. } | E::BadValues(_) => {
             ("arguments", Outcome::BadInput)
         }

@@ -146,6 +146,26 @@ fn flat_sums_are_not_nesting() {
 }
 
 #[test]
+fn a_function_too_large_to_invert_is_refused_before_any_work() {
+    let mut program = String::from("fn s(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..20_000 {
+        program.push_str("    a = a * 1.0001 + 0.5;\n");
+    }
+    program.push_str("    a\n}\n");
+    let file = temp_program("long.pinv", &program);
+    let o = pinv(&["run", &file, "s", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for args in [
+        vec!["invert", &file, "s", "--y", "1", "--samples", "1"],
+        vec!["pgf", &file, "s", "1"],
+    ] {
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("too large to invert"), "{}", text(&o));
+    }
+}
+
+#[test]
 fn a_function_that_never_ends_is_reported_not_hung() {
     let file = temp_program(
         "forever.pinv",

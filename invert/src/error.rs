@@ -27,6 +27,18 @@ pub enum Error {
         reason: String,
         span: Span,
     },
+    /// The function, with what it calls, is larger than an inversion may take
+    /// ([`crate::reorient::ReorientOptions::max_instructions`]).
+    #[error(
+        "`{function}` is too large to invert: {size} IR instructions with the functions it calls \
+         (the limit is {limit}); split the work into smaller functions, or invert a smaller part"
+    )]
+    TooLarge {
+        function: String,
+        size: usize,
+        limit: usize,
+        span: Span,
+    },
     /// No layer of the stack has a rule for this callee and pattern.
     #[error("cannot invert `{function}`: no inverse rule for {callee} with operands {pattern}")]
     NoRule {
@@ -49,7 +61,9 @@ impl Error {
     pub fn span(&self) -> Option<Span> {
         match self {
             Error::Compile(e) => Some(e.span()),
-            Error::Unsupported { span, .. } | Error::NoRule { span, .. } => Some(*span),
+            Error::Unsupported { span, .. }
+            | Error::NoRule { span, .. }
+            | Error::TooLarge { span, .. } => Some(*span),
             Error::Runtime(e) => Some(e.span),
             _ => None,
         }

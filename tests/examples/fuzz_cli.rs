@@ -8,7 +8,8 @@
 //! cargo run --release -p pinv-tests --example fuzz_cli -- --runs 100000 --seed 1
 //! ```
 //!
-//! Options: `--runs N` mutants (default 1000), `--seed S`, `--timeout SECS` per command
+//! Options: `--runs N` mutants (default 1000), `--seconds S` to stop after (printing the
+//! counts every 1,000 mutants), `--seed S`, `--timeout SECS` per command
 //! (default 20), `--bin PATH` (default `target/release/pinv`), `--out DIR` (default
 //! `cli/tests/reproducers`, which `cli/tests/reproducers.rs` replays), `--jobs N` threads
 //! (default: the cores). It prints the counts when done.
@@ -107,6 +108,7 @@ const TOKENS: &[&str] = &[
 
 #[derive(Default)]
 struct Counts {
+    mutants: AtomicU64,
     runs: AtomicU64,
     exits: [AtomicU64; 3],
     panics: AtomicU64,
@@ -123,6 +125,9 @@ fn main() {
             .cloned()
     };
     let runs: u64 = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let budget = opt("--seconds")
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs_f64);
     let seed: u64 = opt("--seed").and_then(|s| s.parse().ok()).unwrap_or(1);
     let timeout = Duration::from_secs_f64(
         opt("--timeout")
@@ -155,7 +160,7 @@ fn main() {
             s.spawn(move || {
                 let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(job));
                 let mut k = job;
-                while k < runs {
+                while k < runs && budget.is_none_or(|b| started.elapsed() < b) {
                     let base = if rng.chance(0.3) {
                         gen::program(rng.next_u64() % 1_000_000)
                     } else {
@@ -181,6 +186,10 @@ fn main() {
                         }
                     }
                     let _ = std::fs::remove_file(&file);
+                    let done = counts.mutants.fetch_add(1, Ordering::Relaxed) + 1;
+                    if done % 1000 == 0 {
+                        println!("{}", summary(&counts, started, timeout));
+                    }
                     k += jobs;
                 }
             });
@@ -191,8 +200,13 @@ fn main() {
     for find in finds.lock().expect("not poisoned").iter() {
         println!("{find}");
     }
-    println!(
-        "{runs} mutants, {} commands in {:.0} s: exit 0/1/2 {}/{}/{}, {} panics, {} signals, {} hangs (over {:.0} s)",
+    println!("{}", summary(c, started, timeout));
+}
+
+fn summary(c: &Counts, started: Instant, timeout: Duration) -> String {
+    format!(
+        "{} mutants, {} commands in {:.0} s: exit 0/1/2 {}/{}/{}, {} panics, {} signals, {} hangs (over {:.0} s)",
+        c.mutants.load(Ordering::Relaxed),
         c.runs.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64(),
         c.exits[0].load(Ordering::Relaxed),
@@ -202,7 +216,7 @@ fn main() {
         c.signals.load(Ordering::Relaxed),
         c.hangs.load(Ordering::Relaxed),
         timeout.as_secs_f64()
-    );
+    )
 }
 
 /// The corpus programs (and `bad/`), as mutation seeds.

@@ -49,6 +49,11 @@ pub struct ReorientOptions {
     /// wrong earlier and at a cost on every run. The dispatch guards keep the step checks they
     /// decide by either way, so this changes no choice, only which θ fail and with what reason.
     pub step_checks: bool,
+    /// The most IR instructions the forward functions being inverted (the function and every
+    /// function it calls) may have together; a larger program is refused with an error that
+    /// says so, before any work (inversion takes time and memory in proportion to it: about
+    /// 1 ms and 50 KB per instruction today).
+    pub max_instructions: usize,
 }
 
 impl Default for ReorientOptions {
@@ -58,6 +63,7 @@ impl Default for ReorientOptions {
             iteration_limit: 1_000_000,
             isolation: crate::egraph::IsolationConfig::default(),
             step_checks: false,
+            max_instructions: 60_000,
         }
     }
 }
@@ -130,6 +136,20 @@ fn reorient_in(
     options: &ReorientOptions,
     defer_pgfs: bool,
 ) -> Result<(Inversion, Vec<FuncId>), Error> {
+    let size: usize = input
+        .reachable_from(&[function])
+        .into_iter()
+        .map(|id| input.functions[id].insts_in_layout().count())
+        .sum();
+    if size > options.max_instructions {
+        let f = &input.functions[function];
+        return Err(Error::TooLarge {
+            function: f.name.clone(),
+            size,
+            limit: options.max_instructions,
+            span: f.span,
+        });
+    }
     // A value computed twice would look like fan-out: merge recomputations first.
     let mut forward = input.clone();
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
