@@ -29,8 +29,20 @@ pub fn compile(file: &SourceFile) -> Result<Compiled, Error> {
     Ok(Compiled { program, module })
 }
 
+/// The largest source text the front end takes: time and memory grow with it (about 170
+/// bytes of memory per byte of source, through the tree, the typed tree and the IR), and a
+/// larger file is refused at once rather than after minutes and gigabytes.
+pub const MAX_SOURCE_BYTES: usize = 8 << 20;
+
 /// Parses and checks source text.
 pub fn front_end(text: &str) -> Result<hir::Program, CompileError> {
+    if text.len() > MAX_SOURCE_BYTES {
+        return Err(CompileError::FileTooLarge {
+            size: text.len(),
+            limit: MAX_SOURCE_BYTES,
+            span: crate::span::Span::new(0, 0),
+        });
+    }
     let ast = syntax::parse(text)?;
     check::check(&ast)
 }

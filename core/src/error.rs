@@ -28,6 +28,12 @@ pub enum CompileError {
     IntegerTooLarge { text: String, span: Span },
 
     // ---- parsing
+    #[error("the file is too large: {size} bytes (the limit is {limit})")]
+    FileTooLarge {
+        size: usize,
+        limit: usize,
+        span: Span,
+    },
     #[error("expected {expected}, found {found}")]
     Expected {
         expected: String,
@@ -146,6 +152,7 @@ impl CompileError {
             | ChainedComparison { span }
             | StringOutsideFail { span }
             | TooDeep { span, .. }
+            | FileTooLarge { span, .. }
             | TooLong { span, .. }
             | UnknownName { span, .. }
             | UnknownFunction { span, .. }

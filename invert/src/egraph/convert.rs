@@ -419,11 +419,17 @@ pub fn to_plan(
         .iter()
         .map(|o| original.insts[o.inst as usize].span)
         .collect();
-    // The output each node belongs to, for the fallback span.
+    // The output each node belongs to (the first that reaches it), for the fallback span.
+    // The nodes form a DAG: each walk visits a node once (without the visited set, a value
+    // used twice at every level, as `z ^ (z >> 27)` repeated, made the walk exponential).
     let mut owner = vec![0usize; ext.nodes.len()];
     for (k, &r) in ext.roots.iter().enumerate().rev() {
+        let mut seen = vec![false; ext.nodes.len()];
         let mut stack = vec![r];
         while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
             owner[i] = k;
             stack.extend(ext.nodes[i].children().iter().map(|&c| usize::from(c)));
         }

@@ -775,15 +775,21 @@ fn numeric_plan(
     if hook.plan_ty_of(ext, t) != Some(Type::F64) {
         return None;
     }
-    // The operands k…: maximal subterms without x that are not constants.
+    // The operands k…: maximal subterms without x that are not constants. The nodes form a
+    // DAG (a value used twice at every level is shared): each is visited once.
+    let vars = has_var(ext);
     let mut ks: Vec<usize> = Vec::new();
+    let mut seen = vec![false; ext.nodes.len()];
     let mut stack = vec![t];
     while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
         for &c in ext.nodes[i].children() {
             let c = usize::from(c);
             if occ[c] > 0 {
                 stack.push(c);
-            } else if has_var(ext, c) && !ks.contains(&c) {
+            } else if vars[c] && !ks.contains(&c) {
                 ks.push(c);
             }
         }
@@ -834,11 +840,16 @@ impl HookCtx {
     }
 }
 
-fn has_var(ext: &Extracted, i: usize) -> bool {
-    match &ext.nodes[i] {
-        Node::Var(_) => true,
-        n => n.children().iter().any(|&c| has_var(ext, usize::from(c))),
+/// Whether each node's subterm holds a variable (children come before their parents).
+fn has_var(ext: &Extracted) -> Vec<bool> {
+    let mut out = vec![false; ext.nodes.len()];
+    for (i, n) in ext.nodes.iter().enumerate() {
+        out[i] = match n {
+            Node::Var(_) => true,
+            n => n.children().iter().any(|&c| out[usize::from(c)]),
+        };
     }
+    out
 }
 
 /// Copies the subterm `i` of `ext` into a helper body: `x` is parameter 0, `ks[j]` parameter
