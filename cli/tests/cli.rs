@@ -1,36 +1,14 @@
 //! The `pinv` binary, run as a user would: outputs, JSON, and exit codes (0 success, 1 runtime
 //! failure, 2 bad input).
 
+mod common;
+
+use common::{pinv, stderr, stdout, workspace};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn pinv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pinv"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("the pinv binary runs")
-}
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Writes a program to a fresh temporary file and returns its path.
 fn temp_program(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pinv-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write temp program");
-    path
+    common::temp_file(name, text)
 }
 
 #[test]

@@ -1,16 +1,10 @@
 //! `--engine jit|interp`: every command that runs code prints the same with either engine, and
 //! `pinv bench` reports its columns.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn pinv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pinv"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("the pinv binary runs")
-}
+use common::pinv;
+use std::process::Output;
 
 /// Runs `args` with each engine and asserts the same exit status, stdout and stderr.
 fn same_with_both_engines(args: &[&str]) -> Output {

@@ -7,61 +7,14 @@
 //! (`shared-operand-chain-*`: splitmix with a step repeated hundreds of times, whose isolation
 //! walked its DAG of shared operands as a tree, exponentially).
 
+mod common;
+
+use common::{pinv, pinv_within, text, workspace};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn pinv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pinv"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("the pinv binary runs")
-}
-
-/// Runs the binary and returns its exit code, or `None` if it did not end within `limit` (it
-/// is then killed): a hang fails the test instead of stopping the suite.
-fn pinv_within(args: &[&str], limit: std::time::Duration) -> Option<i32> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pinv"))
-        .args(args)
-        .current_dir(workspace())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the pinv binary runs");
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.code(),
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-}
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use std::process::Output;
 
 fn temp_program(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("pinv-repro-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write temp program");
-    path.to_string_lossy().into_owned()
+    common::temp_file(name, text).to_string_lossy().into_owned()
 }
 
 /// Exits 0, 1 or 2 (not a panic, not a signal).

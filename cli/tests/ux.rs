@@ -1,46 +1,11 @@
 //! `pinv sample`, `plot` and `completions`, progress bars, `--help` examples and error rendering,
 //! run as a user would.
 
+mod common;
+
+use common::{pinv, stderr, stdout, temp_dir, temp_file};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn pinv(args: &[&str]) -> Output {
-    pinv_env(args, &[])
-}
-
-fn pinv_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pinv"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(workspace())
-        .output()
-        .expect("the pinv binary runs")
-}
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pinv-ux-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-/// Writes a file into a fresh temporary directory and returns its path.
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let path = temp_dir().join(name);
-    std::fs::write(&path, text).expect("write temp file");
-    path
-}
 
 /// Functions that invert with the rules every build has: `+` with f64, and declared inverses.
 const PROGRAM: &str = "\

@@ -113,31 +113,24 @@ pub fn run(args: &InvertArgs) -> Outcome {
                     outln!("x = {}  θ = [{}]", format_values(&x), format_tape(&theta));
                 }
             }
-            Err(e) if e.is_domain_error() => {
+            // A θ out of domain, or one whose run hit a limit (counted): skipped, not the end.
+            Err(e) if e.is_domain_error() || e.is_limit() => {
+                let limit = e.is_limit();
+                limited += usize::from(limit);
                 if args.json {
                     results.push(serde_json::json!({
                         "x": null,
                         "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                         "error": error_json(&loaded, &e),
                     }));
+                } else if limit {
+                    outln!("θ = [{}] hit a limit: {e}", format_tape(&theta));
                 } else {
                     outln!(
                         "θ = [{}] is out of domain: {}",
                         format_tape(&theta),
                         located(&loaded, &e)
                     );
-                }
-            }
-            Err(e) if e.is_limit() => {
-                limited += 1;
-                if args.json {
-                    results.push(serde_json::json!({
-                        "x": null,
-                        "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
-                        "error": error_json(&loaded, &e),
-                    }));
-                } else {
-                    outln!("θ = [{}] hit a limit: {e}", format_tape(&theta));
                 }
             }
             Err(e) => return output::library_error(&loaded.file, &e, args.json),

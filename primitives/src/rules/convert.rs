@@ -248,13 +248,7 @@ pub struct FromInt;
 /// The i64 nearest to z (ties up; saturating). `z + 0.5` would round to even between 2^52 and
 /// 2^53, so the fraction is taken first (exact below 2^53; above, z is an integer).
 fn nearest(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
-    let f = e.floor(z);
-    let frac = e.fsub(z, f);
-    let half = e.fc(0.5);
-    let up = e.fge(frac, half);
-    let one = e.fc(1.0);
-    let f1 = e.fadd(f, one);
-    let r = e.select(up, f1, f)?;
+    let r = super::nearest_integer(e, z)?;
     Ok(e.op1(Opcode::FcvtToI64, r))
 }
 

@@ -341,18 +341,6 @@ const FRACTIONAL: f64 = 4_503_599_627_370_496.0;
 #[derive(Debug)]
 pub struct Floor;
 
-/// The integer nearest `z` (ties up); every f64 from 2^52 up is an integer and stays, and so
-/// do ±inf and NaN.
-fn nearest_integer(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
-    let f = e.floor(z);
-    let frac = e.fsub(z, f);
-    let half = e.fc(0.5);
-    let up = e.fge(frac, half);
-    let one = e.fc(1.0);
-    let f1 = e.fadd(f, one);
-    e.select(up, f1, f)
-}
-
 fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
     let az = e.fabs(z);
     let lim = e.fc(FRACTIONAL);
@@ -396,7 +384,7 @@ impl InverseRule for Floor {
         // z may carry the rounding of the steps that computed it (exp of a log): below 2^52
         // the nearest integer is taken, and must be z within the tolerance; above, every f64
         // is an integer.
-        let n = nearest_integer(e, z)?;
+        let n = super::nearest_integer(e, z)?;
         let close = e.close(n, z);
         let nan = e.is_nan(z);
         let ok = e.bor(close, nan);

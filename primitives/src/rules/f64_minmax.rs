@@ -76,9 +76,22 @@ impl MinMax {
         }
     }
 
-    fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
+    /// θ for the operand that is not the result: not beyond `z`, or (`loose`) not beyond it
+    /// by more than the tolerance.
+    fn bounded(
+        &self,
+        e: &mut Emitter<'_>,
+        role: &str,
+        z: Value,
+        loose: bool,
+    ) -> Result<Value, RuleError> {
         let o = e.theta(Domain::Real, role)?;
-        let bad = self.beyond(e, o, z);
+        let mut bad = self.beyond(e, o, z);
+        if loose {
+            let near = e.close(o, z);
+            let far = e.bnot(near);
+            bad = e.band(bad, far);
+        }
         let ok = e.bnot(bad);
         e.check(
             ok,
@@ -113,26 +126,9 @@ impl MinMax {
         let r = e.if_else(
             same,
             &[Type::F64],
-            |e| {
-                // The other operand is not beyond the result, up to the tolerance: with the
-                // known operand near the result, it may be a hair below it (min) and still be
-                // the result.
-                let o = e.theta(Domain::Real, role)?;
-                let beyond = self.beyond(e, o, z);
-                let near = e.close(o, z);
-                let far = e.bnot(near);
-                let bad = e.band(beyond, far);
-                let ok = e.bnot(bad);
-                e.check(
-                    ok,
-                    &format!(
-                        "the other operand of {} is {} it",
-                        self.op(),
-                        if self.min { "below" } else { "above" }
-                    ),
-                )?;
-                Ok(vec![o])
-            },
+            // With the known operand near the result, the other may be a hair beyond it (below
+            // it, for min) and still give it.
+            |e| Ok(vec![self.bounded(e, role, z, true)?]),
             |e| {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
@@ -228,7 +224,7 @@ impl InverseRule for MinMax {
                     |_| Ok(vec![z, z]),
                     |e| {
                         let c = e.choice(2, &self.which_role())?;
-                        let o = self.bounded(e, &self.other_role(), z)?;
+                        let o = self.bounded(e, &self.other_role(), z, false)?;
                         let zero = e.ic(0);
                         let a_is = e.ieq(c, zero);
                         let a = e.select(a_is, z, o)?;

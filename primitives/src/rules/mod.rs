@@ -87,6 +87,19 @@ pub fn verify_forward(
     )
 }
 
+/// The integer nearest `z` as an f64 (ties up); every f64 from 2^52 up is an integer and
+/// stays, and so do ±inf and NaN.
+pub(crate) fn nearest_integer(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    use ops::Ops;
+    let f = e.floor(z);
+    let frac = e.fsub(z, f);
+    let half = e.fc(0.5);
+    let up = e.fge(frac, half);
+    let one = e.fc(1.0);
+    let f1 = e.fadd(f, one);
+    e.select(up, f1, f)
+}
+
 /// The output and the operand of a unary rule.
 pub(crate) fn unary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg), RuleError> {
     match (outputs, args) {
