@@ -5,7 +5,9 @@
 //! The fuzzer (`cargo run --release -p pinv-tests --example fuzz_cli`) saves what it finds
 //! under `cli/tests/reproducers/`; every file there is replayed by `saved_reproducers`
 //! (`shared-operand-chain-*`: splitmix with a step repeated hundreds of times, whose isolation
-//! walked its DAG of shared operands as a tree, exponentially).
+//! walked its DAG of shared operands as a tree, exponentially; `self-calls-*`: a recursive
+//! function calling itself hundreds of times, which isolation's numeric checks ran to the step
+//! limit at every point).
 
 mod common;
 

@@ -143,12 +143,14 @@ fn check(families: &[Family], ty: Type, generate: &dyn Fn(&mut Xoshiro256PlusPlu
                         (Symbol::from(n), c)
                     })
                     .collect();
-                let original = *eval_nodes(expr.as_ref(), &env, &module).last().unwrap();
+                let original = *eval_nodes(expr.as_ref(), &env, &module, &Default::default())
+                    .last()
+                    .unwrap();
                 let Some(original) = original else { continue };
                 if matches!(original, Const::F64(v) if !v.is_finite()) {
                     continue;
                 }
-                let rewritten = eval_nodes(term.as_ref(), &env, &module)
+                let rewritten = eval_nodes(term.as_ref(), &env, &module, &Default::default())
                     .last()
                     .copied()
                     .flatten();
@@ -333,11 +335,11 @@ fn exact_simplifications_are_bit_exact() {
         assert!(best.as_ref().len() <= 1, "{text} simplifies to {best}");
         for x in specials {
             let env = HashMap::from([(Symbol::from("x"), Const::F64(x))]);
-            let a = eval_nodes(expr.as_ref(), &env, &module)
+            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
                 .last()
                 .copied()
                 .flatten();
-            let b = eval_nodes(best.as_ref(), &env, &module)
+            let b = eval_nodes(best.as_ref(), &env, &module, &Default::default())
                 .last()
                 .copied()
                 .flatten();
@@ -367,7 +369,7 @@ fn exact_simplifications_are_bit_exact() {
         assert_eq!(best.to_string(), "x", "{text}");
         for x in [false, true] {
             let env = HashMap::from([(Symbol::from("x"), Const::Bool(x))]);
-            let a = eval_nodes(expr.as_ref(), &env, &module)
+            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
                 .last()
                 .copied()
                 .flatten();

@@ -475,10 +475,54 @@ pub fn to_plan(
 
 /// Values of every node of a term (children before parents) for leaf values `env`; `None` where
 /// a leaf has no value or an operation fails.
+/// The steps the numeric checks of one rewrite may spend running the program's functions, over
+/// all their points: a call that recurses (or loops) a lot is cut off by this, not run to each
+/// point's step limit (a function calling itself hundreds of times per level took minutes).
+/// A call cut off gives no value, so the point is skipped or the rewrite is not used: safe.
+pub const CHECK_STEPS: u64 = 2_000_000;
+
+/// What is left of [`CHECK_STEPS`] for one check.
+#[derive(Debug)]
+pub struct StepBudget(std::cell::Cell<u64>);
+
+impl Default for StepBudget {
+    fn default() -> StepBudget {
+        StepBudget(std::cell::Cell::new(CHECK_STEPS))
+    }
+}
+
+impl StepBudget {
+    /// Runs `f(args)` within what is left of the budget; `None` if it fails or the budget runs
+    /// out.
+    pub fn call(&self, module: &Module, f: FuncId, args: &[Const]) -> Option<Vec<Const>> {
+        let left = self.0.get();
+        if left == 0 {
+            return None;
+        }
+        let limit = left.min(1_000_000);
+        let run = Interpreter::new(module)
+            .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(limit))
+            .call_traced(f, args, None);
+        match run {
+            Ok(outcome) => {
+                self.0.set(left.saturating_sub(outcome.steps));
+                Some(outcome.results)
+            }
+            Err(_) => {
+                // Where it failed is not said: count the whole allowance, so that failing calls
+                // cannot run on for free.
+                self.0.set(left - limit);
+                None
+            }
+        }
+    }
+}
+
 pub fn eval_nodes(
     nodes: &[Node],
     env: &HashMap<Symbol, Const>,
     module: &Module,
+    budget: &StepBudget,
 ) -> Vec<Option<Const>> {
     let mut out: Vec<Option<Const>> = Vec::with_capacity(nodes.len());
     for node in nodes {
@@ -494,10 +538,8 @@ pub fn eval_nodes(
             (Node::Sq(_), Some(args)) => {
                 pinv_core::semantics::eval(Opcode::Fmul, &[args[0], args[0]]).ok()
             }
-            (Node::Call { callee, result, .. }, Some(args)) => Interpreter::new(module)
-                .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(1_000_000))
-                .call(*callee, &args)
-                .ok()
+            (Node::Call { callee, result, .. }, Some(args)) => budget
+                .call(module, *callee, &args)
                 .and_then(|r| r.get(*result as usize).copied()),
             _ => None,
         };
@@ -544,6 +586,7 @@ pub fn check_numerically(
     seed: u64,
 ) -> Result<(), String> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let budget = StepBudget::default();
     let mut valid = 0;
     let mut tried = 0;
     while valid < points && tried < points * 4 {
@@ -554,8 +597,8 @@ pub fn check_numerically(
             .iter()
             .map(|(&s, info)| (s, sample(&mut rng, info.ty)))
             .collect();
-        let before = eval_nodes(input.expr.as_ref(), &env, module);
-        let after = eval_nodes(&ext.nodes, &env, module);
+        let before = eval_nodes(input.expr.as_ref(), &env, module, &budget);
+        let after = eval_nodes(&ext.nodes, &env, module, &budget);
         let mut all_finite = true;
         for (k, &root) in input.roots.iter().enumerate() {
             let Some(a) = before[usize::from(root)] else {

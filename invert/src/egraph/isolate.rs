@@ -34,7 +34,6 @@ use super::lang::Node;
 use super::plan::{simulate, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation};
 use super::rules::{rules, Rule};
 use egg::{Id, Language, Runner, StopReason, Symbol};
-use pinv_core::interp::Interpreter;
 use pinv_core::ir::{Const, FuncId, FuncKind, InstKind, Module, Type};
 use pinv_core::Span;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -971,7 +970,12 @@ fn to_plan_with_root(
 }
 
 /// Evaluates a plan on inputs `args` (helpers included); `None` if something fails.
-pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Const>> {
+pub fn eval_plan(
+    plan: &Plan,
+    args: &[Const],
+    module: &Module,
+    budget: &super::convert::StepBudget,
+) -> Option<Vec<Const>> {
     let mut vals: Vec<Vec<Const>> = Vec::with_capacity(plan.insts.len());
     for inst in &plan.insts {
         let a: Vec<Const> = inst
@@ -983,15 +987,12 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
             PKind::Param(i) => vec![*args.get(*i as usize)?],
             PKind::Const(c) => vec![*c],
             PKind::Prim(op) => vec![pinv_core::semantics::eval(*op, &a).ok()?],
-            PKind::Call(f) => Interpreter::new(module)
-                .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(1_000_000))
-                .call(*f, &a)
-                .ok()?,
+            PKind::Call(f) => budget.call(module, *f, &a)?,
             PKind::Sq => {
                 vec![pinv_core::semantics::eval(pinv_core::ir::Opcode::Fmul, &[a[0], a[0]]).ok()?]
             }
             PKind::Given { .. } => vec![a[0]],
-            PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module)?,
+            PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module, budget)?,
             PKind::Polar { .. } => super::polar::eval(&a)?,
             PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => super::sum_product::eval(&a)?,
@@ -1016,6 +1017,7 @@ pub fn eval_plan(plan: &Plan, args: &[Const], module: &Module) -> Option<Vec<Con
 fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(ctx.config.seed ^ 0x9e37_79b9);
     let points = ctx.config.check_points;
+    let budget = super::convert::StepBudget::default();
     let mut valid = 0;
     for _ in 0..points * 4 {
         if valid >= points {
@@ -1027,7 +1029,7 @@ fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
             .iter()
             .map(|&t| sample(&mut rng, t))
             .collect();
-        let Some(a) = eval_plan(&ctx.plan, &x, ctx.module) else {
+        let Some(a) = eval_plan(&ctx.plan, &x, ctx.module, &budget) else {
             continue;
         };
         if a.iter()
@@ -1035,7 +1037,7 @@ fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
         {
             continue;
         }
-        let b = eval_plan(plan, &x, ctx.module);
+        let b = eval_plan(plan, &x, ctx.module, &budget);
         match b {
             Some(b)
                 if a.iter()
