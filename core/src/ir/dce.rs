@@ -15,8 +15,9 @@
 //!
 //! What goes: pure instructions whose results are not needed (transitively), block parameters
 //! whose values are not needed (with the arguments passed to them), a `brif` whose two edges go
-//! to the same block with the same arguments (it becomes a `jump`), and blocks that only jump
-//! on (their predecessors branch past them). Repeated until nothing changes.
+//! to the same block with the same arguments or whose condition is a constant (it becomes a
+//! `jump`; the arm not taken is then unreachable), and blocks that only jump on (their
+//! predecessors branch past them). Repeated until nothing changes.
 
 use super::{Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef};
 use cranelift_entity::{EntitySet, SecondaryMap};
@@ -190,13 +191,18 @@ fn fold_branches(func: &mut Function) -> bool {
             }
         }
         if let InstKind::Brif {
+            cond,
             then_dest,
             else_dest,
-            ..
         } = &func.insts[t].kind
         {
-            if then_dest == else_dest {
-                let dest = then_dest.clone();
+            // Equal edges, or a condition that is a constant: only one way to go.
+            let taken = match constant(func, *cond) {
+                Some(Const::Bool(true)) => Some(then_dest.clone()),
+                Some(Const::Bool(false)) => Some(else_dest.clone()),
+                _ => (then_dest == else_dest).then(|| then_dest.clone()),
+            };
+            if let Some(dest) = taken {
                 func.insts[t].kind = InstKind::Jump { dest };
                 changed = true;
             }
@@ -247,6 +253,27 @@ block1:
 }
 "
         );
+    }
+
+    #[test]
+    fn a_branch_on_a_constant_goes() {
+        let out = run("function %k(p: f64) -> f64 {
+block0(v0: f64):
+    v1 = bconst false
+    brif v1, block1, block2
+block1:
+    v2 = fconst -0.0
+    jump block3(v2)
+block2:
+    v3 = fconst 0.0
+    jump block3(v3)
+block3(v4: f64):
+    v5 = fadd v0, v4
+    return v5
+}
+");
+        assert!(!out.contains("brif"), "{out}");
+        assert!(!out.contains("-0.0"), "{out}");
     }
 
     #[test]
