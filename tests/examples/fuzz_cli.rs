@@ -117,36 +117,21 @@ struct Counts {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let runs: u64 = opt("--runs").and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let budget = opt("--seconds")
+    let args = pinv_tests::ExampleArgs::from_env();
+    let runs: u64 = args.parsed("--runs", 1000);
+    let budget = args
+        .value("--seconds")
         .and_then(|s| s.parse().ok())
         .map(Duration::from_secs_f64);
-    let seed: u64 = opt("--seed").and_then(|s| s.parse().ok()).unwrap_or(1);
-    let timeout = Duration::from_secs_f64(
-        opt("--timeout")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(20.0),
-    );
+    let seed: u64 = args.parsed("--seed", 1);
+    let timeout = Duration::from_secs_f64(args.parsed("--timeout", 20.0));
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = opt("--bin").map_or_else(|| root.join("target/release/pinv"), PathBuf::from);
-    let out = opt("--out").map_or_else(|| root.join("cli/tests/reproducers"), PathBuf::from);
-    let jobs: u64 = opt("--jobs")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64));
-    if !bin.exists() {
-        eprintln!(
-            "no binary at {} (cargo build --release -p pinv-cli)",
-            bin.display()
-        );
-        std::process::exit(2);
-    }
+    let bin = args.binary();
+    let out = args
+        .value("--out")
+        .map_or_else(|| root.join("cli/tests/reproducers"), PathBuf::from);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let jobs: u64 = args.parsed("--jobs", cores);
     let seeds = seeds(&root.join("tests/corpus"));
     let work = std::env::temp_dir().join(format!("pinv-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("a work directory");

@@ -13,7 +13,7 @@
 //! loop whose body has N statements. Sizes go 10, 100, 1,000, … up to `--max` (default
 //! 10,000).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -21,23 +21,9 @@ use std::time::Instant;
 type Workload = (&'static str, fn(usize) -> String, &'static [&'static str]);
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let max: usize = opt("--max").and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = opt("--bin").map_or_else(|| root.join("target/release/pinv"), PathBuf::from);
-    if !bin.exists() {
-        eprintln!(
-            "no binary at {} (cargo build --release -p pinv-cli)",
-            bin.display()
-        );
-        std::process::exit(2);
-    }
+    let args = pinv_tests::ExampleArgs::from_env();
+    let max: usize = args.parsed("--max", 10_000);
+    let bin = args.binary();
     let dir = std::env::temp_dir().join(format!("pinv-scaling-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a work directory");
     let sizes: Vec<usize> = (1..)

@@ -8,6 +8,49 @@ pub mod gen;
 use pinv_core::{Compiled, SourceFile};
 use std::path::PathBuf;
 
+/// The command-line options of the examples (`fuzz_cli`, `scaling`): `--name value` pairs.
+pub struct ExampleArgs(Vec<String>);
+
+impl ExampleArgs {
+    /// The process's arguments.
+    pub fn from_env() -> ExampleArgs {
+        ExampleArgs(std::env::args().skip(1).collect())
+    }
+
+    /// The value after `name`, if given.
+    pub fn value(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .position(|a| a == name)
+            .and_then(|i| self.0.get(i + 1))
+            .cloned()
+    }
+
+    /// The value after `name` parsed, or `default` when it is missing or does not parse.
+    pub fn parsed<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
+        self.value(name)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    }
+
+    /// The release binary to run: `--bin PATH`, or `target/release/pinv` of this workspace.
+    /// Exits with status 2, saying how to build it, where there is none.
+    pub fn binary(&self) -> PathBuf {
+        let bin = self.value("--bin").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/pinv"),
+            PathBuf::from,
+        );
+        if !bin.exists() {
+            eprintln!(
+                "no binary at {} (cargo build --release -p pinv-cli)",
+                bin.display()
+            );
+            std::process::exit(2);
+        }
+        bin
+    }
+}
+
 /// The directory holding the corpus.
 pub fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
