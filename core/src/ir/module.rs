@@ -83,6 +83,32 @@ impl Module {
         }
     }
 
+    /// A copy of this module for work on `roots`: the functions `roots` reach are copied
+    /// whole, every other function of the program (`fn`) only as its name and signature (an
+    /// empty body, as [`Module::clear_unreachable`] leaves it). Ids are the same. Copying a
+    /// program of thousands of functions for each function inverted was quadratic.
+    pub fn clone_reaching(&self, roots: &[FuncId]) -> Module {
+        let mut keep = cranelift_entity::EntitySet::with_capacity(self.functions.len());
+        for id in self.reachable_from(roots) {
+            keep.insert(id);
+        }
+        let mut functions = PrimaryMap::with_capacity(self.functions.len());
+        for (id, f) in self.functions.iter() {
+            if f.kind == super::FuncKind::Fn && !keep.contains(id) {
+                let mut empty = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
+                empty.param_names = f.param_names.clone();
+                empty.span = f.span;
+                functions.push(empty);
+            } else {
+                functions.push(f.clone());
+            }
+        }
+        Module {
+            functions,
+            by_name: self.by_name.clone(),
+        }
+    }
+
     /// Structural equality: same functions, same names, same bodies (spans included).
     pub fn same_as(&self, other: &Module) -> bool {
         self.functions.len() == other.functions.len()

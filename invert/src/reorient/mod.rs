@@ -150,8 +150,19 @@ fn reorient_in(
             span: f.span,
         });
     }
-    // A value computed twice would look like fan-out: merge recomputations first.
-    let mut forward = input.clone();
+    // A value computed twice would look like fan-out: merge recomputations first. Only what
+    // the function reaches is copied (a program of thousands of functions is not copied
+    // whole for each one inverted).
+    // Declared inverses and PGFs are roots too: the inverse may call them, and they may call
+    // functions `function` does not.
+    let mut roots = vec![function];
+    roots.extend(
+        input
+            .iter()
+            .filter(|(_, f)| f.kind != FuncKind::Fn)
+            .map(|(id, _)| id),
+    );
+    let mut forward = input.clone_reaching(&roots);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
     let stack = &isolation.stack(stack);
@@ -196,7 +207,8 @@ fn reorient_in(
     // What the reorientation added or changed is verified; a function it left as it was is
     // the input's (a `Program`'s module is verified when it is built).
     for (id, f) in module.iter() {
-        if input.functions.get(id) != Some(f) {
+        let placeholder = f.kind == FuncKind::Fn && f.layout.is_empty();
+        if !placeholder && input.functions.get(id) != Some(f) {
             pinv_core::ir::verify::verify_function(&module, id)
                 .map_err(|e| Error::Internal(e.to_string()))?;
         }
@@ -204,10 +216,10 @@ fn reorient_in(
     // The forward functions neither the inverse, its PGF nor f call are left out (emptied):
     // the inverse's module, its compiled code and every cache entry holding it keep only
     // what they use.
-    let mut roots = vec![function, inverse];
-    roots.extend(pgf.as_ref().ok().copied());
-    roots.extend(deferred.iter().copied());
-    module.clear_unreachable(&roots);
+    let mut used = vec![function, inverse];
+    used.extend(pgf.as_ref().ok().copied());
+    used.extend(deferred.iter().copied());
+    module.clear_unreachable(&used);
     let inversion = Inversion {
         module,
         inverse,
