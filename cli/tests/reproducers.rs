@@ -227,6 +227,30 @@ fn a_trap_in_the_final_check_rejects_theta() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+#[test]
+fn a_wrong_declared_inverse_is_named() {
+    let file = temp_program(
+        "wrong_inverse.pinv",
+        "fn square(x: f64) -> f64 { x * x }
+inverse square(y: f64, theta s: bool) -> f64 {
+    if s { sqrt(y) } else { sqrt(y) + 1.0 }
+}
+pgf square(x: f64) -> bool { x >= 0.0 }
+fn area(r: f64) -> f64 { 3.0 * square(r) }
+",
+    );
+    let o = pinv(&["invert", &file, "area", "--y", "12", "--theta", "false"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("the declared `inverse square` returned inputs"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("loses precision"), "{}", text(&o));
+    let o = pinv(&["invert", &file, "area", "--y", "12", "--theta", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 /// The fuzzer's saved finds.
 #[test]
 fn saved_reproducers() {

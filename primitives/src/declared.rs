@@ -76,6 +76,7 @@ impl InverseRule for Declared {
                 .collect(),
             checks: vec![
                 "the declaration's own `fail`s".to_string(),
+                "the function takes what it returns to y".to_string(),
                 "known operands match what it returns".to_string(),
             ],
             exact: false,
@@ -101,6 +102,20 @@ impl InverseRule for Declared {
                 solved.len(),
                 args.len()
             )));
+        }
+        // The declaration must give back inputs of its function's output: where it does not,
+        // the declaration is wrong (for this y and θ), and the user is told so, by its name.
+        let again = e.call(&self.function, &solved)?;
+        for (&value, &y) in again.iter().zip(outputs) {
+            e.check_equal(
+                value,
+                y,
+                &format!(
+                    "the declared `inverse {}` returned inputs that `{}` does not take to y \
+                     (the declaration is wrong here)",
+                    self.function, self.function
+                ),
+            )?;
         }
         for (arg, &value) in args.iter().zip(&solved) {
             if let Arg::Known(known) = arg {
