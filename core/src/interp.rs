@@ -158,7 +158,8 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 /// Whether `value` is in `domain`: the right type and, for f64, i64 ranges and nonzero, in the set.
 ///
 /// `Real` holds every f64 (NaN included), `NonzeroReal` every f64 but ±0, `Interval { lo, hi }` the x
-/// with `lo <= x <= hi` (so not NaN), `IntRange { lo, hi }` the i64s in `lo..=hi`.
+/// with `lo <= x <= hi` (so not NaN), `IntRange { lo, hi }` the i64s in `lo..=hi`, `Bits { mask }`
+/// the i64s with no bit outside `mask`.
 pub fn check_domain(domain: Domain, value: Const) -> Result<(), ThetaError> {
     if value.ty() != domain.ty() {
         return Err(ThetaError::WrongType {
@@ -170,6 +171,7 @@ pub fn check_domain(domain: Domain, value: Const) -> Result<(), ThetaError> {
         (Domain::NonzeroReal, Const::F64(x)) => x != 0.0,
         (Domain::Interval { lo, hi }, Const::F64(x)) => lo <= x && x <= hi,
         (Domain::IntRange { lo, hi }, Const::I64(x)) => lo <= x && x <= hi,
+        (Domain::Bits { mask }, Const::I64(x)) => x as u64 & !mask == 0,
         _ => true,
     };
     if inside {

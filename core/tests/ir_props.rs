@@ -145,7 +145,7 @@ impl Builder<'_> {
                     match k % 3 {
                         0 => {
                             let x = f64::from_bits(bits);
-                            let domain = match bits % 6 {
+                            let domain = match bits % 7 {
                                 0 => Domain::Real,
                                 1 => Domain::NonzeroReal,
                                 2 if !x.is_nan() => Domain::Interval {
@@ -157,6 +157,7 @@ impl Builder<'_> {
                                     lo: -((bits >> 40) as i64),
                                     hi: (bits >> 40) as i64,
                                 },
+                                5 => Domain::Bits { mask: bits },
                                 _ => Domain::Bool,
                             };
                             let v = self.f.ins_theta(block, domain, role, span);

@@ -211,7 +211,7 @@ impl Gen<'_> {
             }
             Flavor::Inverse => match self.rng.below(3) {
                 0 => {
-                    let domain = match self.rng.below(6) {
+                    let domain = match self.rng.below(7) {
                         0 => Domain::Real,
                         1 => Domain::NonzeroReal,
                         2 => {
@@ -223,6 +223,9 @@ impl Gen<'_> {
                             let lo = self.rng.below(10) as i64 - 5;
                             Domain::IntRange { lo, hi: lo + 4 }
                         }
+                        5 => Domain::Bits {
+                            mask: self.rng.i64() as u64,
+                        },
                         _ => Domain::Bool,
                     };
                     let v = self.f.ins_theta(block, domain, role, span);
@@ -504,6 +507,11 @@ impl ThetaSource for Wild<'_> {
                     Const::I64(lo + r.below((hi - lo + 1) as u64) as i64)
                 }
                 Domain::Bool => Const::Bool(r.below(2) == 0),
+                // Mostly inside the mask, sometimes a stray bit (a domain error).
+                Domain::Bits { mask } => match r.below(8) {
+                    0 => Const::I64(r.i64()),
+                    _ => Const::I64((r.i64() as u64 & mask) as i64),
+                },
             }
         };
         self.give(c)

@@ -46,6 +46,8 @@
 //! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
 //! - [`egraph`]: e-graph isolation of reused unknowns before inverting, and simplification of
 //!   generated code.
+//! - [`solve`]: solvers for what one rule cannot do (systems, bit maps, numeric roots), each
+//!   installing a helper function with its own inverse rule.
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`mod@bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
@@ -59,6 +61,7 @@ pub mod error;
 pub mod program;
 pub mod reorient;
 pub mod search;
+pub mod solve;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod theta;

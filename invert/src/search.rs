@@ -63,7 +63,14 @@ pub struct SearchOutcome {
 enum Discrete {
     Choice(u32),
     Bool,
-    Int { lo: i64, hi: i64 },
+    Int {
+        lo: i64,
+        hi: i64,
+    },
+    /// The words with bits only in `mask`, enumerated by the number their free bits spell.
+    Bits {
+        mask: u64,
+    },
 }
 
 impl Discrete {
@@ -75,6 +82,7 @@ impl Discrete {
                 hi: i64::MAX,
             }),
             Domain::IntRange { lo, hi } => Some(Discrete::Int { lo, hi }),
+            Domain::Bits { mask } => Some(Discrete::Bits { mask }),
             _ => None,
         }
     }
@@ -107,6 +115,22 @@ impl Discrete {
                     center.checked_sub_unsigned(rank - both)
                 };
                 v.filter(|v| (lo..=hi).contains(v)).map(Const::I64)
+            }
+            Discrete::Bits { mask } => {
+                if mask.count_ones() < 64 && rank >> mask.count_ones() != 0 {
+                    return None;
+                }
+                // Deposit the bits of `rank` at the free positions, lowest first.
+                let (mut word, mut rest, mut r) = (0u64, mask, rank);
+                while rest != 0 {
+                    let low = rest & rest.wrapping_neg();
+                    if r & 1 == 1 {
+                        word |= low;
+                    }
+                    r >>= 1;
+                    rest &= rest - 1;
+                }
+                Some(Const::I64(word as i64))
             }
         }
     }

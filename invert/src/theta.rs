@@ -396,6 +396,8 @@ impl Sampler {
                 Const::I64(v.clamp(lo, hi))
             }
             Domain::Bool => Const::Bool(self.rng.random_bool(0.5)),
+            // Every free bit is equally likely 0 or 1: each choice is as good as any other.
+            Domain::Bits { mask } => Const::I64((self.rng.random::<u64>() & mask) as i64),
         }
     }
 

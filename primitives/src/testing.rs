@@ -315,6 +315,7 @@ pub fn sample_domain(rng: &mut Rng, domain: Domain) -> Const {
             Const::F64(x)
         }
         Domain::Int => Const::I64(sample_i64(rng)),
+        Domain::Bits { mask } => Const::I64((sample_i64(rng) as u64 & mask) as i64),
         Domain::IntRange { lo, hi } => {
             let x = match rng.below(10) {
                 0 => lo,
@@ -415,7 +416,8 @@ pub fn domain_within(inner: Domain, outer: Domain) -> bool {
         (NonzeroReal | Interval { .. }, Real) => true,
         (Interval { lo, hi }, NonzeroReal) => lo > 0.0 || hi < 0.0,
         (Interval { lo, hi }, Interval { lo: l, hi: h }) => l <= lo && hi <= h,
-        (IntRange { .. }, Int) => true,
+        (IntRange { .. } | Bits { .. }, Int) => true,
+        (Bits { mask: inner }, Bits { mask: outer }) => inner & !outer == 0,
         (IntRange { lo, hi }, IntRange { lo: l, hi: h }) => l <= lo && hi <= h,
         _ => false,
     }

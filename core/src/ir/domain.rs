@@ -23,6 +23,9 @@ pub enum Domain {
     IntRange { lo: i64, hi: i64 },
     /// `true` or `false`.
     Bool,
+    /// The i64s with no bit set outside `mask` (the bits a bit map leaves free); `mask` is the
+    /// word as unsigned bits.
+    Bits { mask: u64 },
 }
 
 impl Domain {
@@ -30,7 +33,7 @@ impl Domain {
     pub fn ty(self) -> Type {
         match self {
             Domain::Real | Domain::NonzeroReal | Domain::Interval { .. } => Type::F64,
-            Domain::Int | Domain::IntRange { .. } => Type::I64,
+            Domain::Int | Domain::IntRange { .. } | Domain::Bits { .. } => Type::I64,
             Domain::Bool => Type::Bool,
         }
     }
@@ -44,7 +47,8 @@ impl Domain {
         }
     }
 
-    /// Parses what `Display` prints: `real`, `nonzero`, `[lo, hi]`, `int`, `int[lo..=hi]`, `bool`.
+    /// Parses what `Display` prints: `real`, `nonzero`, `[lo, hi]`, `int`, `int[lo..=hi]`, `bool`,
+    /// `bits[0x…]`.
     pub fn parse(s: &str) -> Option<Domain> {
         let s = s.trim();
         match s {
@@ -59,6 +63,12 @@ impl Domain {
             return Some(Domain::IntRange {
                 lo: lo.trim().parse().ok()?,
                 hi: hi.trim().parse().ok()?,
+            });
+        }
+        if let Some(inner) = s.strip_prefix("bits[").and_then(|r| r.strip_suffix(']')) {
+            let hex = inner.trim().strip_prefix("0x")?;
+            return Some(Domain::Bits {
+                mask: u64::from_str_radix(hex, 16).ok()?,
             });
         }
         if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
@@ -81,6 +91,7 @@ impl fmt::Display for Domain {
             Domain::Int => f.write_str("int"),
             Domain::IntRange { lo, hi } => write!(f, "int[{lo}..={hi}]"),
             Domain::Bool => f.write_str("bool"),
+            Domain::Bits { mask } => write!(f, "bits[{mask:#x}]"),
         }
     }
 }
@@ -98,6 +109,9 @@ mod tests {
             Domain::Int,
             Domain::IntRange { lo: -3, hi: 7 },
             Domain::Bool,
+            Domain::Bits {
+                mask: 0xffff_ffff_0000_0000,
+            },
         ] {
             assert_eq!(Domain::parse(&d.to_string()), Some(d), "{d}");
         }

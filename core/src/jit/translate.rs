@@ -745,6 +745,11 @@ impl<'t, 'm> Translator<'t, 'm> {
                     let inside = self.b.ins().band(above, below);
                     self.b.ins().band(tag_ok, inside)
                 }
+                Domain::Bits { mask } => {
+                    let outside = self.b.ins().band_imm_u(value, !mask as i64);
+                    let inside = self.b.ins().icmp_imm_u(IntCC::Equal, outside, 0);
+                    self.b.ins().band(tag_ok, inside)
+                }
             },
             // 0 <= k < n, as one unsigned comparison.
             Read::Choice(n) => {

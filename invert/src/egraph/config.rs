@@ -1,8 +1,8 @@
 //! The isolation pass's configuration and reports.
 
 use super::cost::Cost;
-use super::plan::Simulation;
 use super::rules::Family;
+use crate::solve::plan::Simulation;
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub struct IsolationConfig {
     pub max_pivots: usize,
     /// The rule families (see [`super::rules`]).
     pub families: Vec<Family>,
-    /// Solve one unknown that still occurs several times numerically ([`super::numeric`]).
+    /// Solve one unknown that still occurs several times numerically ([`crate::solve::numeric`]).
     pub numeric: bool,
     /// Simplify the generated inverse and PGF ([`super::simplify`]).
     pub simplify: bool,
@@ -216,7 +216,7 @@ pub struct IsolationReport {
     pub thetas: Vec<String>,
     /// Subterms solved numerically (one unknown left occurring several times).
     pub numeric: Vec<String>,
-    /// Outputs solved jointly (planar chains, see [`super::polar`]).
+    /// Outputs solved jointly (planar chains, see [`crate::solve::polar`]).
     pub joint: Vec<String>,
     pub runs: Vec<RunReport>,
     #[serde(serialize_with = "ser_ms")]

@@ -17,7 +17,7 @@
 use super::analysis::{IsoAnalysis, VarInfo, VarKind};
 use super::cost::Extracted;
 use super::lang::Node;
-use super::plan::{PKind, PVal, Plan, PlanBuilder};
+use crate::solve::plan::{plan_text, PKind, PVal, Plan, PlanBuilder};
 use egg::{Id, Language, RecExpr, Symbol};
 use pinv_core::interp::Interpreter;
 use pinv_core::ir::{Const, FuncId, Module, Opcode, Type};
@@ -180,53 +180,6 @@ pub struct Input {
     pub unknowns: usize,
 }
 
-/// The text of the tree under `v` in `plan`, for names and reports.
-pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String {
-    fn go(plan: &Plan, names: &[String], v: PVal, out: &mut String, limit: usize) {
-        if out.len() > limit {
-            return;
-        }
-        let inst = &plan.insts[v.inst as usize];
-        let head = match &inst.kind {
-            PKind::Param(i) => {
-                out.push_str(&names[*i as usize]);
-                return;
-            }
-            PKind::Const(c) => {
-                out.push_str(&super::lang::Num(*c).to_string());
-                return;
-            }
-            PKind::Prim(op) => op.name().to_string(),
-            PKind::Call(f) => format!("call.{}.{}", f.as_u32(), v.idx),
-            PKind::Sq => "sq".to_string(),
-            PKind::Given { .. } => "given".to_string(),
-            PKind::Root(r) => format!("root{r}"),
-            PKind::Polar { .. } => format!("polar.{}", v.idx),
-            PKind::Linear { .. } => format!("linear.{}", v.idx),
-            PKind::SumProduct => format!("sumprod.{}", v.idx),
-            PKind::Wrap => "wrap".to_string(),
-        };
-        out.push('(');
-        out.push_str(&head);
-        for &a in &inst.args {
-            out.push(' ');
-            go(plan, names, a, out, limit);
-        }
-        out.push(')');
-    }
-    let mut out = String::new();
-    go(plan, names, v, &mut out, limit);
-    if out.len() > limit {
-        let mut cut = limit;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
-        out.push('…');
-    }
-    out
-}
-
 /// Unique, readable names for the parameters.
 pub fn param_names(given: &[String], n: usize) -> Vec<String> {
     let mut names: Vec<String> = Vec::with_capacity(n);
@@ -375,7 +328,8 @@ impl Input {
                 | PKind::Polar { .. }
                 | PKind::Linear { .. }
                 | PKind::SumProduct
-                | PKind::Wrap => {
+                | PKind::Wrap
+                | PKind::Bits(_) => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

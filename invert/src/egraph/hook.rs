@@ -6,7 +6,7 @@
 //! 1. [`before`] on that copy, before anything is inverted: the function and every `fn` it calls
 //!    (transitively) that has no inverse rule of its own is isolated
 //!    ([`super::isolate_function`]); where that finds a better body, the body in the copy is
-//!    replaced and the helpers it needs are added ([`super::helpers`]). The reorientation then
+//!    replaced and the helpers it needs are added ([`crate::solve::helpers`]). The reorientation then
 //!    inverts the rewritten bodies with its ordinary walk and rules, with the **isolation layer**
 //!    (the helpers' rules) on top of its stack ([`Hook::stack`]).
 //! 2. [`Hook::after`] on the output module: the original bodies are put back under the same
@@ -92,7 +92,7 @@ pub fn before(
         }
         let iso = isolate_function(forward, id, config);
         if let Some(body) = &iso.body {
-            let original = super::helpers::install(body, forward, id, &mut layer, stack);
+            let original = crate::solve::helpers::install(body, forward, id, &mut layer, stack);
             hook.originals.push((id, original));
         }
         hook.reports.push(iso.report);

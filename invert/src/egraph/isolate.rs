@@ -19,20 +19,20 @@
 //!    roots or θ-first reads ends the search.
 //! 4. **Numeric fallback**: where one unknown `x` still occurs several times (`x⁵ + x`,
 //!    `x·exp x`), the smallest subterm holding every occurrence becomes a helper solved
-//!    numerically ([`PKind::Root`], see [`super::numeric`]).
+//!    numerically ([`PKind::Root`], see [`crate::solve::numeric`]).
 //! 5. Every extracted form is checked at random points against the original term (relative
 //!    1e-9, exact for i64 and bool) and the chosen plan once more against the original body;
 //!    a form that disagrees is rejected.
 
 use super::analysis::{IsoAnalysis, VarKind};
 use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
-use super::convert::{
-    check_numerically, param_names, plan_text, sample, to_plan, Dag, Input, Leaf,
-};
+use super::convert::{check_numerically, param_names, sample, to_plan, Dag, Input, Leaf};
 use super::cost::Extracted;
 use super::lang::Node;
-use super::plan::{simulate, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation};
 use super::rules::{rules, Rule};
+use crate::solve::plan::{
+    plan_text, simulate, Body, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation,
+};
 use egg::{Id, Language, Runner, StopReason, Symbol};
 use pinv_core::ir::{Const, FuncId, FuncKind, InstKind, Module, Type};
 use pinv_core::Span;
@@ -54,19 +54,6 @@ pub struct Isolated {
     pub names: Vec<String>,
 }
 
-/// A rewritten body.
-#[derive(Clone, Debug)]
-pub enum Body {
-    /// A straight-line function: its new body.
-    Straight(Plan),
-    /// A function with control flow, in closed block form, with new bodies for some of its
-    /// blocks that end in `return`.
-    Blocks {
-        closed: pinv_core::ir::Function,
-        plans: Vec<(pinv_core::ir::Block, Plan)>,
-    },
-}
-
 impl Isolated {
     /// The rewritten function and the helper functions it needs, as IR text, as they would be
     /// installed in `module` (`None` if the body is not rewritten). The numeric helpers'
@@ -76,7 +63,7 @@ impl Isolated {
         let mut m = module.clone();
         let first_new = m.functions.len();
         let mut layer = pinv_primitives::Layer::new("isolation");
-        super::helpers::install(
+        crate::solve::helpers::install(
             body,
             &mut m,
             self.function,
@@ -113,7 +100,7 @@ struct Candidate {
     sim: Simulation,
     thetas: Vec<String>,
     numeric: Vec<String>,
-    /// Outputs solved jointly ([`super::polar`]).
+    /// Outputs solved jointly ([`crate::solve::polar`]).
     joint: Vec<String>,
 }
 
@@ -353,7 +340,15 @@ fn isolate_plan(
     };
     let dag = Dag::new(&plan);
     let worth = before.checks > 0 || (before.bad > 0 && !checks_only);
-    if dag.fanned_params().is_empty() || !worth {
+    if !worth {
+        return one;
+    }
+    // Solvers see systems where no input is used twice, too (`(r & 0xff) << 16 | (g & 0xff)`:
+    // the walk would split the `|` with θ that the shifts then reject); the e-graph only
+    // rewrites fan-out.
+    let joint = crate::solve::joint_candidates(&plan, names);
+    let fanned = !dag.fanned_params().is_empty();
+    if !fanned && joint.is_empty() {
         return one;
     }
     let ctx = Ctx {
@@ -376,16 +371,7 @@ fn isolate_plan(
     };
     // Outputs that share unknowns in a planar chain, a linear system or a sum and a product are
     // solved together: trigonometry and algebra that no rewrite of the e-graph's rules does.
-    let joint = [
-        super::polar::find_chain(&ctx.plan)
-            .map(|chain| super::polar::candidate(&ctx.plan, &chain, names)),
-        super::linear::find_system(&ctx.plan)
-            .map(|system| super::linear::candidate(&ctx.plan, &system, names)),
-        super::sum_product::find_pair(&ctx.plan)
-            .map(|pair| super::sum_product::candidate(&ctx.plan, &pair, names)),
-        super::wrap::candidate(&ctx.plan),
-    ];
-    for (plan, text) in joint.into_iter().flatten() {
+    for (plan, text) in joint {
         let sim = simulate(&plan);
         consider(
             Some(Candidate {
@@ -398,12 +384,12 @@ fn isolate_plan(
             &mut best,
         );
     }
-    if !best.as_ref().is_some_and(Candidate::perfect) {
+    if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
         let (r, c) = run(&ctx, &[]);
         one.runs.push(r);
         consider(c, &mut best);
     }
-    if !best.as_ref().is_some_and(Candidate::perfect) {
+    if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
         // An input as θ is pointless when it is the only input used.
         let used_params = dag.total.iter().filter(|&&t| t > 0).count();
         for pivot in dag
@@ -993,9 +979,10 @@ pub fn eval_plan(
             }
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module, budget)?,
-            PKind::Polar { .. } => super::polar::eval(&a)?,
-            PKind::Linear { rows, matrix, .. } => super::linear::eval(*rows, matrix, &a)?,
-            PKind::SumProduct => super::sum_product::eval(&a)?,
+            PKind::Polar { .. } => crate::solve::polar::eval(&a)?,
+            PKind::Linear { rows, matrix, .. } => crate::solve::linear::eval(*rows, matrix, &a)?,
+            PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
+            PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Wrap => {
                 use pinv_core::semantics::eval as ev;
                 let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;

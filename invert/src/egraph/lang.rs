@@ -13,7 +13,7 @@
 //! - [`Node::Op`]: a primitive opcode with its operands.
 //! - [`Node::Sq`]: `sq x = x * x`, the one operation the IR has no opcode for. It exists so that
 //!   `x * x` can be written with `x` once; it becomes a call of the helper `iso.sq`, whose inverse
-//!   rule takes a square root with a sign choice (see [`super::helpers`]).
+//!   rule takes a square root with a sign choice (see [`crate::solve::helpers`]).
 //! - [`Node::Call`]: result `r` of a call of a module function (pure and deterministic): rewrites
 //!   treat it as an uninterpreted function of its operands.
 

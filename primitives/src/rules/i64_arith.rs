@@ -19,7 +19,7 @@ use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
 use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
-use pinv_core::ir::{Domain, Opcode, Type, Value};
+use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::Iadd), AddSub { sub: false });
@@ -487,9 +487,71 @@ fn factor_class(e: &mut Emitter<'_>, c: Value) -> Result<(Value, Value), RuleErr
     Ok((class, k))
 }
 
+/// The inverse of odd `u` modulo 2⁶⁴ (Newton's iteration doubles the correct low bits).
+pub fn odd_inverse(u: u64) -> u64 {
+    debug_assert!(u % 2 == 1);
+    let mut v = u;
+    for _ in 0..5 {
+        v = v.wrapping_mul(2u64.wrapping_sub(u.wrapping_mul(v)));
+    }
+    v
+}
+
+/// The high `k` bits of a word (`k` in 1..64).
+fn high_bits(k: u32) -> u64 {
+    !0u64 << (64 - k)
+}
+
 impl Imul {
+    /// The unknown factor x of `z = x · c` for a constant `c = m·2^k`: decided when the inverse
+    /// is emitted, so the code is one multiplication by m⁻¹ (and, for even c, a test of z's
+    /// low bits and θ for exactly the k high bits x loses).
+    fn solve_constant(e: &mut Emitter<'_>, z: Value, c: u64) -> Result<Value, RuleError> {
+        if c == 0 {
+            let zero = e.ic(0);
+            let ok = e.ieq(z, zero);
+            e.check(ok, "a product with a factor 0 is 0")?;
+            return e.theta(Domain::Int, FREE_FACTOR);
+        }
+        let k = c.trailing_zeros();
+        let inv = e.ic(odd_inverse(c >> k) as i64);
+        if k == 0 {
+            return Ok(e.imul(z, inv));
+        }
+        let low = e.ic(((1u64 << k) - 1) as i64);
+        let zl = e.iand(z, low);
+        let zero = e.ic(0);
+        let ok = e.ieq(zl, zero);
+        e.check(
+            ok,
+            "z is not a multiple of the power of two that divides the known factor",
+        )?;
+        let kv = e.ic(i64::from(k));
+        let zk = e.ishr(z, kv);
+        let base = e.imul(zk, inv);
+        let mask = e.ic(!high_bits(k) as i64);
+        let base = e.iand(base, mask);
+        let h = e.theta(Domain::Bits { mask: high_bits(k) }, HIGH_BITS)?;
+        Ok(e.ior(base, h))
+    }
+
+    fn pgf_constant(e: &mut Emitter<'_>, x: Value, c: u64) -> Result<(), RuleError> {
+        match c {
+            0 => e.record(x, FREE_FACTOR),
+            c if c % 2 == 1 => Ok(()),
+            c => {
+                let mask = e.ic(high_bits(c.trailing_zeros()) as i64);
+                let h = e.iand(x, mask);
+                e.record(h, HIGH_BITS)
+            }
+        }
+    }
+
     /// The unknown factor x of `z = x · c`.
     fn solve(e: &mut Emitter<'_>, z: Value, c: Value) -> Result<Value, RuleError> {
+        if let Some(Const::I64(c)) = e.constant_of(c) {
+            return Imul::solve_constant(e, z, c as u64);
+        }
         let (class, k) = factor_class(e, c)?;
         let r = e.switch(class, 3, &[Type::I64], |e, arm| match arm {
             0 => {
@@ -528,6 +590,9 @@ impl Imul {
     }
 
     fn pgf(e: &mut Emitter<'_>, x: Value, c: Value) -> Result<(), RuleError> {
+        if let Some(Const::I64(c)) = e.constant_of(c) {
+            return Imul::pgf_constant(e, x, c as u64);
+        }
         let (class, k) = factor_class(e, c)?;
         e.switch(class, 3, &[], |e, arm| {
             match arm {
@@ -562,6 +627,8 @@ impl InverseRule for Imul {
         }
         thetas.push(ThetaDoc::value(Domain::Int, FREE_FACTOR).when("the known factor is 0"));
         thetas.push(ThetaDoc::value(Domain::Int, HIGH_BITS).when("the known factor is even"));
+        // (For a constant factor m·2^k the high bits are one read of the k top bits,
+        // `Domain::Bits`, and an odd constant reads nothing.)
         let summary = match unknowns2(pattern) {
             (true, true) => "b = θ, a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
             (true, false) => "a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",

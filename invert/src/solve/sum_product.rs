@@ -121,7 +121,7 @@ pub fn candidate(plan: &Plan, pair: &Pair, names: &[String]) -> (Plan, String) {
     }
     let mut out = b.finish();
     out.outputs = outputs;
-    let text = |v: PVal| super::convert::plan_text(plan, names, v, 60);
+    let text = |v: PVal| super::plan::plan_text(plan, names, v, 60);
     let describe = format!(
         "outputs {} and {} as the sum and product of {} and {}",
         pair.sum_output,

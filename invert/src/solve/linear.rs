@@ -185,7 +185,7 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     let atoms: Vec<String> = system
         .atoms
         .iter()
-        .map(|&a| super::convert::plan_text(plan, names, a, 60))
+        .map(|&a| super::plan::plan_text(plan, names, a, 60))
         .collect();
     let lin = b.push(
         PKind::Linear {

@@ -243,7 +243,7 @@ pub fn candidate(plan: &Plan, chain: &Chain, names: &[String]) -> (Plan, String)
         let phi = b.copy(plan, t.phi, &ident, &mut memo);
         args.push(r);
         args.push(phi);
-        angles.push(super::convert::plan_text(plan, names, t.phi, 60));
+        angles.push(super::plan::plan_text(plan, names, t.phi, 60));
         if span == Span::default() {
             span = plan.insts[t.phi.inst as usize].span;
         }

@@ -64,6 +64,22 @@ pub enum PKind {
     SumProduct,
     /// `atan2(sin e, cos e)` (the helper `iso.wrap`, see [`super::wrap`]).
     Wrap,
+    /// i64 values GF(2)-linear in the operands: one result per row word of the matrix (the
+    /// helper `iso.bits.N`, see [`super::bits`]).
+    Bits(super::bits::BitsSpec),
+}
+
+/// A rewritten body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// A straight-line function: its new body.
+    Straight(Plan),
+    /// A function with control flow, in closed block form, with new bodies for some of its
+    /// blocks that end in `return`.
+    Blocks {
+        closed: pinv_core::ir::Function,
+        plans: Vec<(pinv_core::ir::Block, Plan)>,
+    },
 }
 
 /// A plan instruction.
@@ -519,6 +535,62 @@ fn forward_range(kind: &PKind, a: &[Range], konst: Option<Const>) -> Range {
     }
 }
 
+/// The bits of an i64 instruction's result `idx` known to be zero, given its operands' known
+/// zeros: the i64 counterpart of [`forward_range`]. 0 where nothing is known.
+/// `count` is the constant shift count, when the second operand is one.
+fn forward_zeros(kind: &PKind, a: &[u64], count: Option<u32>, idx: u32) -> u64 {
+    let low = |k: u32| if k >= 64 { !0 } else { (1u64 << k) - 1 };
+    let count_of = |k: u64| (!k).trailing_zeros().min(64);
+    match kind {
+        PKind::Const(Const::I64(c)) => !(*c as u64),
+        PKind::Prim(op) => match (op, a) {
+            (Opcode::Iand, &[x, y]) => x | y,
+            (Opcode::Ior | Opcode::Ixor, &[x, y]) => x & y,
+            (Opcode::Ishl, &[x, _]) => match count {
+                Some(k) => (x << k) | low(k),
+                None => 0,
+            },
+            (Opcode::Ishr, &[x, _]) => match count {
+                Some(k) => ((x as i64) >> k) as u64,
+                None => 0,
+            },
+            (Opcode::Imul, &[x, y]) => low(count_of(x) + count_of(y)),
+            (Opcode::Iadd | Opcode::Isub, &[x, y]) => low(count_of(x).min(count_of(y))),
+            _ => 0,
+        },
+        PKind::Bits(spec) => spec.known_zeros(idx as usize),
+        _ => 0,
+    }
+}
+
+/// The constant count of a shift (modulo 64).
+fn shift_count(plan: &Plan, inst: &PInst) -> Option<u32> {
+    match plan.constant(*inst.args.get(1)?) {
+        Some(Const::I64(k)) => Some((k & 63) as u32),
+        _ => None,
+    }
+}
+
+/// The known zero bits of `plan`'s i64 values over all inputs, per instruction and result.
+pub fn known_zeros(plan: &Plan) -> Vec<Vec<u64>> {
+    let mut out: Vec<Vec<u64>> = Vec::with_capacity(plan.insts.len());
+    for inst in &plan.insts {
+        let a: Vec<u64> = inst
+            .args
+            .iter()
+            .map(|v| out[v.inst as usize][v.idx as usize])
+            .collect();
+        let r = (0..inst.tys.len() as u32)
+            .map(|idx| match inst.tys[idx as usize] {
+                Type::I64 => forward_zeros(&inst.kind, &a, shift_count(plan, inst), idx),
+                _ => 0,
+            })
+            .collect();
+        out.push(r);
+    }
+    out
+}
+
 /// The ranges of the f64 values of `plan` over all inputs.
 pub fn ranges(plan: &Plan) -> Vec<Range> {
     let mut out: Vec<Range> = Vec::with_capacity(plan.insts.len());
@@ -584,7 +656,10 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     let mut sim = Simulation::default();
     let n = plan.insts.len();
     let fwd = ranges(plan);
+    let fwd_zeros = known_zeros(plan);
     let mut known: HashSet<PVal> = HashSet::new();
+    // The known zero bits of each known i64 value as the inverse computes it.
+    let mut zeros: HashMap<PVal, u64> = HashMap::new();
     // The range of each known f64 value as the inverse computes it.
     let mut inv: HashMap<PVal, Range> = HashMap::new();
     // Values read from θ over all reals.
@@ -599,12 +674,20 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         }
     };
 
+    let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| -> u64 {
+        match plan.constant(v) {
+            Some(Const::I64(c)) => !(c as u64),
+            _ => zeros.get(&v).copied().unwrap_or(0),
+        }
+    };
+
     // The outputs are known (a value returned twice is checked); they range over the image.
     for &o in &plan.outputs {
         if !known.insert(o) {
             sim.checks += 1;
         }
         inv.insert(o, fwd[o.inst as usize]);
+        zeros.insert(o, fwd_zeros[o.inst as usize][o.idx as usize]);
     }
 
     // Computes instruction `i` forward if its operands are known and its results are not;
@@ -612,6 +695,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     let compute = |i: usize,
                    known: &mut HashSet<PVal>,
                    inv: &mut HashMap<PVal, Range>,
+                   zeros: &mut HashMap<PVal, u64>,
                    computed: &mut Vec<bool>,
                    sim: &mut Simulation| {
         let inst = &plan.insts[i];
@@ -630,11 +714,18 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         }
         let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
         let r0 = forward_range(&inst.kind, &a, None);
+        let z: Vec<u64> = inst.args.iter().map(|&v| zeros_of(zeros, v)).collect();
         for r in results {
             if !known.insert(r) {
                 sim.checks += 1;
             }
             inv.insert(r, r0);
+            if inst.tys[r.idx as usize] == Type::I64 {
+                zeros.insert(
+                    r,
+                    forward_zeros(&inst.kind, &z, shift_count(plan, inst), r.idx),
+                );
+            }
         }
         computed[i] = true;
         true
@@ -651,7 +742,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         }
     }
     for i in 0..n {
-        compute(i, &mut known, &mut inv, &mut computed, &mut sim);
+        compute(i, &mut known, &mut inv, &mut zeros, &mut computed, &mut sim);
     }
     for i in (0..n).rev() {
         let inst = &plan.insts[i];
@@ -699,6 +790,25 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         let f64_out = plan.ty(z) == Type::F64;
         if f64_out && !unknown.is_empty() && !rz.within(image) {
             sim.bad += 1;
+        }
+        // The same for i64 bits: an output the inverse may have with a bit set that the
+        // operation always clears (a θ where a shift or a mask needs zeros) fails for some θ.
+        if plan.ty(z) == Type::I64 && !unknown.is_empty() {
+            let image_zeros: Vec<u64> = inst
+                .args
+                .iter()
+                .map(|&a| {
+                    if is_known(&known, a) {
+                        zeros_of(&zeros, a)
+                    } else {
+                        fwd_zeros[a.inst as usize][a.idx as usize]
+                    }
+                })
+                .collect();
+            let needed = forward_zeros(&inst.kind, &image_zeros, shift_count(plan, inst), z.idx);
+            if needed & !zeros_of(&zeros, z) != 0 {
+                sim.bad += 1;
+            }
         }
         // θ: the operand a two-unknown binary rule reads θ for.
         let mut theta_for: Option<(PVal, bool)> = None;
@@ -802,6 +912,24 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.thetas += 1;
                 }
             }
+            PKind::Bits(spec) => {
+                // θ for the unknown words with free bits; the image test rejects y, not θ.
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else {
+                    use pinv_primitives::{Knowledge, Pattern};
+                    let pattern = Pattern(
+                        inst.args
+                            .iter()
+                            .map(|&a| match is_known(&known, a) {
+                                true => Knowledge::Known,
+                                false => Knowledge::Unknown,
+                            })
+                            .collect(),
+                    );
+                    sim.thetas += spec.thetas(&pattern).len();
+                }
+            }
             PKind::SumProduct => match distinct(&unknown) {
                 0 => sim.checks += 2,
                 1 if unknown.len() == 1 => sim.checks += 1,
@@ -844,7 +972,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
             todo.extend(users[a.inst as usize].iter().copied());
         }
         while let Some(k) = todo.pop_first() {
-            if compute(k, &mut known, &mut inv, &mut computed, &mut sim) {
+            if compute(k, &mut known, &mut inv, &mut zeros, &mut computed, &mut sim) {
                 todo.extend(users[k].iter().copied());
             }
         }
@@ -865,6 +993,63 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
 fn distinct(values: &[PVal]) -> usize {
     let set: HashSet<&PVal> = values.iter().collect();
     set.len()
+}
+
+/// The text of the tree under `v` in `plan`, for names and reports.
+pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String {
+    fn go(plan: &Plan, names: &[String], v: PVal, out: &mut String, limit: usize) {
+        if out.len() > limit {
+            return;
+        }
+        let inst = &plan.insts[v.inst as usize];
+        let head = match &inst.kind {
+            PKind::Param(i) => {
+                out.push_str(&names[*i as usize]);
+                return;
+            }
+            PKind::Const(c) => {
+                out.push_str(&const_text(*c));
+                return;
+            }
+            PKind::Prim(op) => op.name().to_string(),
+            PKind::Call(f) => format!("call.{}.{}", f.as_u32(), v.idx),
+            PKind::Sq => "sq".to_string(),
+            PKind::Given { .. } => "given".to_string(),
+            PKind::Root(r) => format!("root{r}"),
+            PKind::Polar { .. } => format!("polar.{}", v.idx),
+            PKind::Linear { .. } => format!("linear.{}", v.idx),
+            PKind::SumProduct => format!("sumprod.{}", v.idx),
+            PKind::Wrap => "wrap".to_string(),
+            PKind::Bits(_) => format!("bits.{}", v.idx),
+        };
+        out.push('(');
+        out.push_str(&head);
+        for &a in &inst.args {
+            out.push(' ');
+            go(plan, names, a, out, limit);
+        }
+        out.push(')');
+    }
+    let mut out = String::new();
+    go(plan, names, v, &mut out, limit);
+    if out.len() > limit {
+        let mut cut = limit;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+/// A constant as the e-graph's text form writes it (f64 in the IR's shortest form).
+fn const_text(c: Const) -> String {
+    match c {
+        Const::F64(x) => pinv_core::ir::constant::format_f64(x),
+        Const::I64(x) => x.to_string(),
+        Const::Bool(b) => b.to_string(),
+    }
 }
 
 /// The value a parameter of `f` is, or `None`.

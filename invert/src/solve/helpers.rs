@@ -27,8 +27,8 @@
 //! `given(out, p)` is the first thing inverted, and its rule reads `p`. `iso.root.N` is
 //! described in [`super::numeric`].
 
-use super::isolate::Body;
 use super::numeric;
+use super::plan::Body;
 use super::plan::{PKind, Plan};
 use pinv_core::ir::{
     Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
@@ -81,7 +81,8 @@ pub fn emit_plan(
             | PKind::Polar { .. }
             | PKind::Linear { .. }
             | PKind::SumProduct
-            | PKind::Wrap => {
+            | PKind::Wrap
+            | PKind::Bits(_) => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -302,6 +303,7 @@ fn add_helpers(
             PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
             PKind::Wrap => Some(super::wrap::install(module, layer)),
+            PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
             PKind::Linear {
                 rows,
                 matrix,

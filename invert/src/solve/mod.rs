@@ -1,0 +1,68 @@
+//! Solvers: the mathematics one primitive's rule cannot do on its own.
+//!
+//! The reorientation inverts a function one instruction at a time, with the overlay stack's
+//! rules. Where that would solve an unknown twice (it is used several times: `x ^ (x >> 30)`,
+//! `c·x − s·y` and `s·x + c·y`), the second use can only *check*, and almost every θ fails.
+//! A **solver** takes the whole equation or system instead: it recognises a shape in a
+//! straight-line [`plan::Plan`] of the function, replaces the values it solves by one call of
+//! a generated **helper function**, and gives that helper an inverse rule (in the isolation
+//! layer, on top of the stack while inverting) with its own θ reads and PGF. The reorientation
+//! then inverts the helper's call like any other call. egg ([`crate::egraph`]) finds forms a
+//! solver recognises; the solver does the mathematics.
+//!
+//! # The contract
+//!
+//! Each solver is one module with:
+//!
+//! - **recognise**: `find_…(plan) -> Option<Shape>`, a pure function of the plan;
+//! - **candidate**: `candidate(plan, shape, names) -> (Plan, String)`, the plan with the shape
+//!   replaced by a helper instruction (a [`plan::PKind`] variant), and a description for
+//!   reports (`pinv show --inverse` prints it);
+//! - **install**: adds the helper function (its forward body, bit for bit what the plan
+//!   computes) to the module and its [`pinv_primitives::InverseRule`] to the isolation layer;
+//! - **the rule**: θ reads with their domains, the inverse, and a PGF that records the θ giving
+//!   the forward values back.
+//!
+//! Candidates from every solver are listed by [`joint_candidates`], the one registry; the
+//! isolation driver simulates each ([`plan::simulate`]) and keeps the best. Soundness never
+//! rests on a solver: the inverse ends with the original function's `f(x) = y` check.
+//!
+//! | module | shape | θ |
+//! |---|---|---|
+//! | [`linear`] | f64 outputs linear in shared unknowns, constant coefficients | the unknowns beyond the rank |
+//! | [`polar`] | planar chains `Σ rᵢ·cos φᵢ`, `Σ rᵢ·sin φᵢ` | all angles but two, an elbow, turns |
+//! | [`sum_product`] | `(u + v, u·v)` | which root is which |
+//! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
+//! | [`numeric`] | one unknown used several times (`x⁵ + x`) | a start point (the PGF records x) |
+//! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
+//!
+//! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR.
+//! [`helpers`] has the small helpers every solver shares (square, balanced product,
+//! values read first from θ) and installs a plan's helpers.
+
+pub mod bits;
+pub mod gf2;
+pub mod helpers;
+pub mod linear;
+pub mod numeric;
+pub mod plan;
+pub mod polar;
+pub mod sum_product;
+pub mod wrap;
+
+use plan::Plan;
+
+/// Every solver's rewrite of `plan` that applies, with a description each: the one list of
+/// solvers (see the module docs). `names` are the plan's parameters' names.
+pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
+    [
+        polar::find_chain(plan).map(|chain| polar::candidate(plan, &chain, names)),
+        linear::find_system(plan).map(|system| linear::candidate(plan, &system, names)),
+        sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
+        wrap::candidate(plan),
+        bits::find_maps(plan).and_then(|maps| bits::candidate(plan, &maps, names)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}

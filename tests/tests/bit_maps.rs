@@ -1,0 +1,334 @@
+//! Bit maps (`invert/src/solve/bits.rs`) and constant multiplications inverted exactly: the
+//! functions of `tests/programs/bitmix.pinv` (PRNG steps, hash finalisers, bit fields, Morton
+//! codes, CRC steps) and of `tests/corpus/bits.pinv`.
+//!
+//! For each: the forward code equals a Rust reference implementation; the inverse reads θ only
+//! for the bits the function loses (none for a bijection), each as one read of the free bits;
+//! every θ drawn is accepted and sound, the PGF gives x back, and the interpreter and native code
+//! agree bit for bit. A y outside the image is a domain error for every θ.
+//!
+//! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000; at most 300 here).
+
+use pinv::check::{check_inverse, CheckConfig, Status};
+use pinv::theta::{SlotKind, ThetaSlot};
+use pinv::{Const, Program, Sampler};
+use pinv_core::ir::Domain;
+use pinv_core::jit::Engine;
+use pinv_tests::corpus_dir;
+
+fn cases() -> usize {
+    std::env::var("PINV_CHECK_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000)
+        .min(300)
+}
+
+fn program() -> Program {
+    let path = corpus_dir().join("../programs/bitmix.pinv");
+    Program::load(path).expect("bitmix.pinv compiles")
+}
+
+type Reference = fn(&[u64]) -> Vec<u64>;
+
+fn lshr(x: u64, k: u32) -> u64 {
+    x >> k
+}
+
+/// Each function: its Rust reference, and the masks of the θ reads its inverse should have
+/// (one per input word that loses bits; none for a bijection).
+fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
+    const HIGH32: u64 = 0xffff_ffff_0000_0000;
+    vec![
+        (
+            "xorshift64",
+            |x| {
+                let mut s = x[0];
+                s ^= s << 13;
+                s ^= lshr(s, 7);
+                s ^= s << 17;
+                vec![s]
+            },
+            vec![],
+        ),
+        (
+            "xorshift64star",
+            |x| {
+                let mut s = x[0];
+                s ^= s >> 12;
+                s ^= s << 25;
+                s ^= s >> 27;
+                vec![s.wrapping_mul(0x2545_f491_4f6c_dd1d)]
+            },
+            vec![],
+        ),
+        (
+            "xorshift32",
+            |x| {
+                let mut s = x[0] as u32;
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                vec![u64::from(s)]
+            },
+            vec![HIGH32],
+        ),
+        (
+            "fmix64",
+            |x| {
+                let mut h = x[0];
+                h ^= h >> 33;
+                h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+                h ^= h >> 33;
+                h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+                h ^= h >> 33;
+                vec![h]
+            },
+            vec![],
+        ),
+        (
+            "murmur64a_mix",
+            |x| {
+                let m = 0xc6a4_a793_5bd1_e995u64;
+                let mut k = x[0].wrapping_mul(m);
+                k ^= k >> 47;
+                vec![k.wrapping_mul(m)]
+            },
+            vec![],
+        ),
+        (
+            "fnv1a_round",
+            |x| vec![(0xcbf2_9ce4_8422_2325u64 ^ x[0]).wrapping_mul(0x0100_0000_01b3)],
+            vec![],
+        ),
+        (
+            "pcg_step",
+            |x| {
+                let s = x[0]
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                vec![s ^ (s >> 18)]
+            },
+            vec![],
+        ),
+        ("gray", |x| vec![x[0] ^ (x[0] >> 1)], vec![]),
+        ("bswap64", |x| vec![x[0].swap_bytes()], vec![]),
+        (
+            "rgb_pack",
+            |x| vec![((x[0] & 0xff) << 16) | ((x[1] & 0xff) << 8) | (x[2] & 0xff)],
+            vec![!0xff; 3],
+        ),
+        (
+            "rgb_unpack",
+            |x| vec![(x[0] >> 16) & 0xff, (x[0] >> 8) & 0xff, x[0] & 0xff],
+            vec![!0xff_ffff],
+        ),
+        (
+            "field_insert",
+            |x| vec![(x[0] & !(0x3f << 5)) | ((x[1] & 0x3f) << 5)],
+            vec![0x3f << 5, !0x3f],
+        ),
+        (
+            "morton2",
+            |x| {
+                let spread = |v: u64| (0..16).fold(0u64, |a, i| a | ((v >> i & 1) << (2 * i)));
+                vec![spread(x[0] & 0xffff) | (spread(x[1] & 0xffff) << 1)]
+            },
+            vec![!0xffff, !0xffff],
+        ),
+        (
+            "xoroshiro128_step",
+            |x| {
+                let (s0, s1) = (x[0], x[1] ^ x[0]);
+                vec![s0.rotate_left(24) ^ s1 ^ (s1 << 16), s1.rotate_left(37)]
+            },
+            vec![],
+        ),
+        (
+            "crc32_bit",
+            |x| {
+                let c = x[0] & 0xffff_ffff;
+                vec![(c >> 1) ^ (0xedb8_8320 & (c & 1).wrapping_neg())]
+            },
+            vec![HIGH32],
+        ),
+        (
+            "crc16_bit",
+            |x| {
+                let c = x[0] & 0xffff;
+                let top = (c >> 15) & 1;
+                vec![((c << 1) ^ (0x1021 & top.wrapping_neg())) & 0xffff]
+            },
+            vec![!0xffff],
+        ),
+    ]
+}
+
+/// SplitMix64, for test inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn words(c: &[Const]) -> Vec<u64> {
+    c.iter().map(|v| v.as_i64().expect("i64") as u64).collect()
+}
+
+fn domain(slot: &ThetaSlot) -> Domain {
+    match slot.kind {
+        SlotKind::Value { domain } => domain,
+        SlotKind::Choice { n } => panic!("a choice of {n}"),
+    }
+}
+
+fn consts(w: &[u64]) -> Vec<Const> {
+    w.iter().map(|&v| Const::I64(v as i64)).collect()
+}
+
+#[test]
+fn forward_code_is_the_reference() {
+    let program = program();
+    let mut rng = Rng(7);
+    for (name, reference, _) in functions() {
+        let arity = program.function(name).expect("defined").1.sig.params.len();
+        for _ in 0..200 {
+            let x: Vec<u64> = (0..arity).map(|_| rng.next()).collect();
+            let got = program.run(name, &consts(&x)).expect("runs");
+            assert_eq!(words(&got), reference(&x), "{name}{x:x?}");
+        }
+    }
+}
+
+#[test]
+fn theta_is_read_only_for_lost_bits() {
+    let program = program();
+    for (name, _, masks) in functions() {
+        let inverse = program.invert(name).expect("invertible");
+        let domains: Vec<Domain> = inverse.schema().slots.iter().map(domain).collect();
+        let want: Vec<Domain> = masks.iter().map(|&mask| Domain::Bits { mask }).collect();
+        assert_eq!(domains, want, "{name}:\n{}", inverse.schema());
+    }
+    // The corpus's bit mixers are bijections (or onto pairs of halves): no θ at all.
+    let corpus = Program::load(corpus_dir().join("bits.pinv")).expect("bits.pinv");
+    for name in ["splitmix", "rotl13", "xor_fold", "halves", "mulxs"] {
+        let inverse = corpus.invert(name).expect("invertible");
+        assert!(
+            inverse.schema().slots.is_empty(),
+            "{name} reads θ:\n{}",
+            inverse.schema()
+        );
+    }
+}
+
+#[test]
+fn every_theta_gives_a_preimage_and_the_pgf_gives_x_back() {
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    let mut failures = Vec::new();
+    let program = program();
+    let corpus = Program::load(corpus_dir().join("bits.pinv")).expect("bits.pinv");
+    let names = functions().into_iter().map(|f| (&program, f.0));
+    let corpus_names = ["splitmix", "rotl13", "xor_fold", "halves", "mulxs"]
+        .into_iter()
+        .map(|n| (&corpus, n));
+    for (p, name) in names.chain(corpus_names) {
+        for engine in [Engine::Interp, Engine::Jit] {
+            let inverse = p.invert(name).expect("invertible").with_engine(engine);
+            let r = check_inverse(&inverse, &config);
+            let ok = r.status == Status::Ok
+                && r.soundness.violations == 0
+                && r.soundness.accepted == r.soundness.trials
+                && r.completeness.recovered == r.completeness.trials;
+            if !ok {
+                failures.push(format!(
+                    "{name} ({engine:?}): {:?}, accepted {:.1}%, {:?}, {:?}, {:?}",
+                    r.status,
+                    r.acceptance(),
+                    r.soundness,
+                    r.completeness,
+                    r.message
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn interpreter_and_native_code_agree_on_every_theta() {
+    let program = program();
+    let mut rng = Rng(11);
+    for (name, reference, _) in functions() {
+        let interp = program
+            .invert(name)
+            .expect("invertible")
+            .with_engine(Engine::Interp);
+        let native = program
+            .invert(name)
+            .expect("invertible")
+            .with_engine(Engine::Jit);
+        let arity = interp.input_types().len();
+        let mut sampler = Sampler::new(rng.next());
+        for k in 0..100 {
+            let x: Vec<u64> = (0..arity).map(|_| rng.next()).collect();
+            // y from an input, or any words (mostly outside the image of a lossy map).
+            let y = if k % 4 == 3 {
+                (0..reference(&x).len()).map(|_| rng.next()).collect()
+            } else {
+                reference(&x)
+            };
+            let (a, theta) = interp.sample(&consts(&y), &mut sampler);
+            let b = native.call_with_tape(&consts(&y), &theta);
+            match (&a, &b) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{name}: y = {y:x?}, θ = {theta:?}");
+                    assert_eq!(reference(&words(a)), y, "{name}: unsound at y = {y:x?}");
+                }
+                (Err(a), Err(b)) => {
+                    assert!(a.is_domain_error() && b.is_domain_error(), "{a} / {b}")
+                }
+                _ => panic!("{name}: y = {y:x?}, θ = {theta:?}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_y_outside_the_image_is_a_domain_error() {
+    let program = program();
+    // xorshift32 produces only 32-bit words; rgb_pack only 24-bit ones.
+    for (name, y) in [("xorshift32", 1u64 << 40), ("rgb_pack", 1 << 24)] {
+        let inverse = program.invert(name).expect("invertible");
+        for theta in [0u64, 0xff00] {
+            let t = inverse
+                .schema()
+                .slots
+                .iter()
+                .map(|s| match domain(s) {
+                    Domain::Bits { mask } => Const::I64((theta & mask) as i64),
+                    other => panic!("{other}"),
+                })
+                .collect::<Vec<_>>();
+            let err = inverse
+                .call_with_tape(&[Const::I64(y as i64)], &t)
+                .expect_err("no preimage");
+            assert!(err.is_domain_error(), "{name}: {err}");
+            assert!(err.to_string().contains("no preimage"), "{name}: {err}");
+        }
+    }
+    // A θ with a bit outside its mask is out of its domain.
+    let inverse = program.invert("xorshift32").expect("invertible");
+    let err = inverse
+        .call_with_tape(&[Const::I64(5)], &[Const::I64(1)])
+        .expect_err("bit 0 is not free");
+    assert!(err.is_domain_error(), "{err}");
+}
