@@ -1,12 +1,13 @@
 //! Reading and printing values as users write them: `1.5`, `-2`, `inf`, `nan`, `42`, `true`.
 
-use pinv_core::ir::constant::{format_f64, parse_f64};
+use pinv_core::ir::constant::{format_f64, parse_f64, parse_i64};
 use pinv_core::ir::{Const, Type};
 
 /// Parses a command-line value as a value of type `ty`.
 ///
 /// f64 accepts decimal and exponent forms and `inf`, `-inf`, `nan` (and integers, as reals);
-/// i64 accepts decimal and `0x` hexadecimal, with a sign; bool accepts `true` and `false`.
+/// i64 accepts decimal and `0x` hexadecimal (a 64-bit pattern: `0xffffffff00000000` is the word
+/// with the high half set), with a sign; bool accepts `true` and `false`.
 pub fn parse_value(text: &str, ty: Type) -> Result<Const, String> {
     let t = text.trim();
     let bad = || format!("`{text}` is not a valid {ty}");
@@ -53,29 +54,6 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
             "`{}`: give a number of seconds above 0",
             text.trim()
         )),
-    }
-}
-
-fn parse_i64(t: &str) -> Option<i64> {
-    let (negative, digits) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let magnitude = match digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
-        None => digits.parse::<u64>().ok()?,
-    };
-    if negative {
-        if magnitude == 1 << 63 {
-            Some(i64::MIN)
-        } else {
-            i64::try_from(magnitude).ok().map(|m| -m)
-        }
-    } else {
-        i64::try_from(magnitude).ok()
     }
 }
 

@@ -439,6 +439,7 @@ pub mod reference {
             "arm3" => arm3,
             "triangle" => triangle,
             "f2" => f2,
+            "splitmix" => splitmix,
             _ => return None,
         })
     }
@@ -604,5 +605,46 @@ pub mod reference {
         let c = yv / a;
         let b = (x - 3.0) - a;
         close(f2_forward(a, b, c), out).then(|| vec![Const::F64(a), Const::F64(b), Const::F64(c)])
+    }
+
+    /// The inverse of odd `u` modulo 2⁶⁴.
+    const fn odd_inverse(u: u64) -> u64 {
+        let mut v = u;
+        let mut i = 0;
+        while i < 6 {
+            v = v.wrapping_mul(2u64.wrapping_sub(u.wrapping_mul(v)));
+            i += 1;
+        }
+        v
+    }
+
+    /// The inverse of `x ^ (x >> k)` (logical shift): the classic unshift loop.
+    fn unshift(y: u64, k: u32) -> u64 {
+        let mut x = y;
+        let mut s = k;
+        while s < 64 {
+            x ^= x >> s;
+            s *= 2;
+        }
+        x
+    }
+
+    const M1: u64 = 0xbf58_476d_1ce4_e5b9;
+    const M2: u64 = 0x94d0_49bb_1331_11eb;
+
+    fn splitmix_forward(x: u64) -> u64 {
+        let z = (x ^ (x >> 30)).wrapping_mul(M1);
+        let z = (z ^ (z >> 27)).wrapping_mul(M2);
+        z ^ (z >> 31)
+    }
+
+    /// `splitmix(x)`, the splitmix64 finaliser, a bijection: unshift, multiply by the modular
+    /// inverse, twice, and unshift once more. No θ.
+    pub fn splitmix(y: &[Const], _: &[Const]) -> Option<Vec<Const>> {
+        let out = i(y.first())? as u64;
+        let z = unshift(out, 31).wrapping_mul(const { odd_inverse(M2) });
+        let z = unshift(z, 27).wrapping_mul(const { odd_inverse(M1) });
+        let x = unshift(z, 30);
+        (splitmix_forward(x) == out).then(|| vec![Const::I64(x as i64)])
     }
 }

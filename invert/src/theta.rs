@@ -263,7 +263,7 @@ impl TextTape {
         })?;
         let value = match ty {
             Type::F64 => parse_f64(text).map(Const::F64),
-            Type::I64 => text.parse().ok().map(Const::I64),
+            Type::I64 => pinv_core::ir::constant::parse_i64(text).map(Const::I64),
             Type::Bool => match text.as_str() {
                 "true" => Some(Const::Bool(true)),
                 "false" => Some(Const::Bool(false)),

@@ -17,6 +17,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("loops.pinv", "arm3"),
     ("loops.pinv", "triangle"),
     ("branches.pinv", "f2"),
+    ("bits.pinv", "splitmix"),
 ];
 
 /// A tiny deterministic generator.

@@ -1,4 +1,5 @@
-//! Bit maps (`invert/src/solve/bits.rs`) and constant multiplications inverted exactly: the
+//! Bit maps (`invert/src/solve/bits.rs`), sums mod 2⁶⁴ (`invert/src/solve/modular.rs`) and
+//! constant multiplications inverted exactly: the
 //! functions of `tests/programs/bitmix.pinv` (PRNG steps, hash finalisers, bit fields, Morton
 //! codes, CRC steps) and of `tests/corpus/bits.pinv`.
 //!
@@ -160,6 +161,19 @@ fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
                 vec![((c << 1) ^ (0x1021 & top.wrapping_neg())) & 0xffff]
             },
             vec![!0xffff],
+        ),
+        (
+            "affine13",
+            |x| {
+                let t = x[0].wrapping_add(7).wrapping_mul(5);
+                vec![t.wrapping_add(x[0] << 3)]
+            },
+            vec![],
+        ),
+        (
+            "times8",
+            |x| vec![x[0].wrapping_mul(8).wrapping_add(1)],
+            vec![0xe000_0000_0000_0000],
         ),
     ]
 }

@@ -143,6 +143,34 @@ pub fn format_f64(x: f64) -> String {
     }
 }
 
+/// Parses an i64 as users write one: decimal (it must fit), or `0x` hexadecimal, which is a
+/// 64-bit pattern (`0xffffffff00000000` is the word with its high half set, a negative i64),
+/// either with a sign.
+pub fn parse_i64(t: &str) -> Option<i64> {
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let value = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()? as i64,
+        None => {
+            let magnitude = digits.parse::<u64>().ok()?;
+            if negative && magnitude == 1 << 63 {
+                return Some(i64::MIN);
+            }
+            i64::try_from(magnitude).ok()?
+        }
+    };
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
 /// Parses what [`format_f64`] prints (and any decimal float Rust's `str::parse` accepts).
 pub fn parse_f64(s: &str) -> Option<f64> {
     match s {
@@ -179,6 +207,18 @@ impl fmt::Display for Const {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn i64_text_is_decimal_or_a_hex_bit_pattern() {
+        assert_eq!(parse_i64("42"), Some(42));
+        assert_eq!(parse_i64("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64("9223372036854775808"), None);
+        assert_eq!(parse_i64("0x500000000"), Some(0x5_0000_0000));
+        assert_eq!(parse_i64("0xffffffff00000000"), Some(-4294967296));
+        assert_eq!(parse_i64("-0x10"), Some(-16));
+        assert_eq!(parse_i64("0x"), None);
+        assert_eq!(parse_i64("1.5"), None);
+    }
 
     #[test]
     fn f64_text_round_trips_by_bits() {

@@ -329,7 +329,8 @@ impl Input {
                 | PKind::Linear { .. }
                 | PKind::SumProduct
                 | PKind::Wrap
-                | PKind::Bits(_) => {
+                | PKind::Bits(_)
+                | PKind::Affine(_) => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

@@ -983,6 +983,7 @@ pub fn eval_plan(
             PKind::Linear { rows, matrix, .. } => crate::solve::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
             PKind::Bits(spec) => spec.eval(&a)?,
+            PKind::Affine(spec) => spec.eval(&a)?,
             PKind::Wrap => {
                 use pinv_core::semantics::eval as ev;
                 let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;

@@ -42,13 +42,13 @@
 //!   out: `x·0`, `x − x`, `x/x`, `(x/y)·y` (false for infinities, NaN or zero).
 //! - Cost: (unknown occurrences **on the tree**, occurrences of values chosen as θ, size).
 //!
-//! # Isolated means "inverts without checks", not only "each unknown once" ([`plan`])
+//! # Isolated means "inverts without checks", not only "each unknown once" ([`plan`](crate::solve::plan))
 //!
 //! The reorientation works on the DAG: a shared subterm solved once is known to its other uses.
 //! `y·(x+y) + (x+y)² + 2(x+y)` (the corpus's `reuse`) cannot be written with x and y once each,
 //! but `(x+y)·((x+y) + (y+2))` inverts without a single check: θ splits the product, which gives
 //! `x+y`, then `y`, then `x`. So the goal is judged by **simulating the reorientation** on the
-//! extracted form ([`plan::simulate`]): consistency checks, θ reads and — because acceptance is
+//! extracted form ([`plan::simulate`](crate::solve::plan::simulate)): consistency checks, θ reads and — because acceptance is
 //! what matters — steps that reject some θ (an interval analysis of what the inverse computes
 //! against each operation's image). The run's hook extracts the best term before each iteration
 //! and **stops early** as soon as the simulation finds nothing left to improve.
@@ -63,7 +63,7 @@
 //! `exp(x) = z / (1 + exp y)`, which is always positive). Candidates are ranked by checks,
 //! numeric roots, rejecting steps, θ read first, other θ, size.
 //!
-//! # Helpers ([`helpers`], [`numeric`])
+//! # Helpers ([`helpers`](crate::solve::helpers), [`numeric`](crate::solve::numeric))
 //!
 //! What the rewritten form needs and the IR lacks is a small helper function with its own rule
 //! in the isolation layer: `iso.sq` (square root with a sign choice), `iso.mul` (a product of two
@@ -74,7 +74,7 @@
 //! bisection; the PGF finds the bracket the input lies in), so the interpreter and any backend
 //! run it unchanged.
 //!
-//! # Planar chains ([`polar`])
+//! # Planar chains ([`polar`](crate::solve::polar))
 //!
 //! Two outputs that sum the same polar terms, `x = Σ rᵢ·cos φᵢ + cx` and `y = Σ rᵢ·sin φᵢ + cy`
 //! (arms, pendulums), use every angle twice, and no algebraic rewrite fixes that. They are
@@ -82,14 +82,14 @@
 //! `iso.polar.N` whose rule reads θ for all but two angles and solves the last two by the law of
 //! cosines (an elbow choice, whole turns): `arm3` goes from 0% to about 73% of θ accepted.
 //!
-//! # Linear systems ([`linear`])
+//! # Linear systems ([`linear`](crate::solve::linear))
 //!
 //! Outputs that are linear in shared unknowns (`(x + y, x − y)`, a rotation) become one helper
 //! `iso.linear.N` whose rule eliminates on the constant matrix: θ for the unknowns beyond the
 //! rank, the pivots from the outputs (0% → 100% of θ accepted on `(x + y, x − y)`).
 //! A sum and a product of the same two unknowns (`(x + y, x·y)`) are the roots of a quadratic
-//! ([`sum_product`]): one choice says which root is which. And the angle-normalising idiom
-//! `atan2(sin e, cos e)` is `e` up to whole turns ([`wrap`]).
+//! ([`sum_product`](crate::solve::sum_product)): one choice says which root is which. And the angle-normalising idiom
+//! `atan2(sin e, cos e)` is `e` up to whole turns ([`wrap`](crate::solve::wrap)).
 //!
 //! # Soundness
 //!
@@ -112,8 +112,8 @@
 //! one by one in closed block form (a block is then a function of its parameters), and only
 //! where they have consistency checks: blocks that branch are left alone, so the facts the
 //! reorientation derives from conditions are untouched. Systems of equations (two outputs that
-//! share unknowns) are solved only in those three shapes: planar chains, linear systems, a sum
-//! and a product. Measured with
+//! share unknowns) are solved only in the shapes of the solvers in [`crate::solve`]: planar
+//! chains, linear systems, a sum and a product, bit maps, sums mod 2⁶⁴. Measured with
 //! `cargo run --release -p pinv --example isolation_bench`.
 
 pub mod analysis;

@@ -34,9 +34,7 @@ use super::gf2::{BitMatrix, Reduced};
 use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
 use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_primitives::rules::ops::Ops;
-use pinv_primitives::{
-    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
-};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The most atoms or roots one helper takes: beyond, the system is left to the walk.
@@ -429,9 +427,9 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
         }
     }
     let mut members: BTreeMap<usize, Vec<PVal>> = BTreeMap::new();
-    for k in 0..roots.len() {
+    for (k, &r) in roots.iter().enumerate() {
         let g = find(&mut group_of, k);
-        members.entry(g).or_default().push(roots[k]);
+        members.entry(g).or_default().push(r);
     }
     let mut groups = Vec::new();
     for (_, rs) in members {
@@ -668,36 +666,25 @@ fn product<O: Ops + ?Sized>(
 
 /// Adds the helper for a [`PKind::Bits`] instruction to `module`, and its rule to `layer`.
 pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, spec: &BitsSpec) -> FuncId {
-    let name = super::helpers::fresh(module, "iso.bits");
-    let n = spec.atoms.len();
     let rows = spec.consts.len();
-    let names = (0..n).map(|i| format!("u{i}")).collect();
-    let (mut f, b) = super::helpers::new_function(
-        &name,
-        vec![Type::I64; n],
-        vec![Type::I64; rows],
-        names,
-        inst.span,
-    );
-    let ps: Vec<Option<Value>> = f.blocks[b].params.iter().copied().map(Some).collect();
-    let mut e = Emitter::new(&mut f, b, pinv_primitives::Mode::Inverse, inst.span);
-    let rets: Vec<Value> = (0..rows)
-        .map(|i| {
-            let m = product(&mut e, &spec.matrix, i, &ps);
-            let c = spec.consts[i];
-            match (m, c) {
-                (Some(v), 0) => v,
-                (Some(v), c) => {
-                    let k = e.ic(c as i64);
-                    e.ixor(v, k)
+    let body = |e: &mut Emitter<'_>, ps: &[Option<Value>]| -> Vec<Value> {
+        (0..rows)
+            .map(|i| {
+                let m = product(e, &spec.matrix, i, ps);
+                match (m, spec.consts[i]) {
+                    (Some(v), 0) => v,
+                    (Some(v), c) => {
+                        let k = e.ic(c as i64);
+                        e.ixor(v, k)
+                    }
+                    (None, c) => e.ic(c as i64),
                 }
-                (None, c) => e.ic(c as i64),
-            }
-        })
-        .collect();
-    f.ins_return(b, rets, inst.span);
-    layer.add(Callee::Function(name), BitsRule { spec: spec.clone() });
-    super::helpers::add(module, f)
+            })
+            .collect()
+    };
+    let rule = BitsRule { spec: spec.clone() };
+    let shape = (spec.atoms.len(), rows);
+    super::helpers::word_helper(module, layer, "iso.bits", shape, inst.span, body, rule)
 }
 
 /// The rule of an `iso.bits.N` helper: see the module docs.
@@ -793,9 +780,7 @@ impl InverseRule for BitsRule {
                 (None, None) => e.ic(0),
             });
         }
-        out.into_iter()
-            .map(|v| v.ok_or_else(|| RuleError::Malformed("an atom left unsolved".to_string())))
-            .collect()
+        super::helpers::solved(out)
     }
 
     fn emit_pgf(

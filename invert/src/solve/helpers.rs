@@ -82,7 +82,8 @@ pub fn emit_plan(
             | PKind::Linear { .. }
             | PKind::SumProduct
             | PKind::Wrap
-            | PKind::Bits(_) => {
+            | PKind::Bits(_)
+            | PKind::Affine(_) => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -155,6 +156,42 @@ pub(super) fn fixed_helper(
     f.ins_return(b, results, Span::default());
     layer.add(Callee::Function(name.to_string()), rule);
     add(module, f)
+}
+
+/// A helper of i64 words, `base.N(u0, …) -> (i64, …)`, whose body `body` emits (through an
+/// [`Emitter`], so that it can share code with the rule's inverse), added with `rule`. The
+/// word solvers' ([`super::bits`], [`super::modular`]) helpers are these.
+pub(super) fn word_helper(
+    module: &mut Module,
+    layer: &mut Layer,
+    base: &str,
+    (inputs, outputs): (usize, usize),
+    span: Span,
+    body: impl FnOnce(&mut Emitter<'_>, &[Option<Value>]) -> Vec<Value>,
+    rule: impl InverseRule + 'static,
+) -> FuncId {
+    let name = fresh(module, base);
+    let names = (0..inputs).map(|i| format!("u{i}")).collect();
+    let (mut f, b) = new_function(
+        &name,
+        vec![Type::I64; inputs],
+        vec![Type::I64; outputs],
+        names,
+        span,
+    );
+    let ps: Vec<Option<Value>> = f.blocks[b].params.iter().copied().map(Some).collect();
+    let mut e = Emitter::new(&mut f, b, pinv_primitives::Mode::Inverse, span);
+    let rets = body(&mut e, &ps);
+    f.ins_return(b, rets, span);
+    layer.add(Callee::Function(name), rule);
+    add(module, f)
+}
+
+/// The values a rule solved, in operand order; an operand left unsolved is a bug of the rule.
+pub(super) fn solved(out: Vec<Option<Value>>) -> Result<Vec<Value>, RuleError> {
+    out.into_iter()
+        .map(|v| v.ok_or_else(|| RuleError::Malformed("an atom left unsolved".to_string())))
+        .collect()
 }
 
 /// The balanced-product helper, added (with its rule) if the module does not have it yet.
@@ -304,6 +341,7 @@ fn add_helpers(
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
+            PKind::Affine(spec) => Some(super::modular::install(module, layer, inst, spec)),
             PKind::Linear {
                 rows,
                 matrix,

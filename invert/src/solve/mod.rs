@@ -35,6 +35,7 @@
 //! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
 //! | [`numeric`] | one unknown used several times (`x⁵ + x`) | a start point (the PGF records x) |
 //! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
+//! | [`modular`] | i64 sums `Σ aⱼ·uⱼ + b` mod 2⁶⁴ (`(x + 7)·5 + (x << 3)`) | the other atoms, the bits a coefficient loses |
 //!
 //! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR.
 //! [`helpers`] has the small helpers every solver shares (square, balanced product,
@@ -44,6 +45,7 @@ pub mod bits;
 pub mod gf2;
 pub mod helpers;
 pub mod linear;
+pub mod modular;
 pub mod numeric;
 pub mod plan;
 pub mod polar;
@@ -61,6 +63,7 @@ pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
         sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
         wrap::candidate(plan),
         bits::find_maps(plan).and_then(|maps| bits::candidate(plan, &maps, names)),
+        modular::find_sums(plan).map(|sums| modular::candidate(plan, &sums, names)),
     ]
     .into_iter()
     .flatten()

@@ -67,6 +67,9 @@ pub enum PKind {
     /// i64 values GF(2)-linear in the operands: one result per row word of the matrix (the
     /// helper `iso.bits.N`, see [`super::bits`]).
     Bits(super::bits::BitsSpec),
+    /// An i64 sum `Σ aⱼ·uⱼ + b` mod 2⁶⁴ of the operands (the helper `iso.affine.N`, see
+    /// [`super::modular`]).
+    Affine(super::modular::AffineSpec),
 }
 
 /// A rewritten body.
@@ -810,6 +813,19 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 sim.bad += 1;
             }
         }
+        // Which operands a helper's rule finds known.
+        let pattern_of = |known: &HashSet<PVal>| {
+            use pinv_primitives::{Knowledge, Pattern};
+            Pattern(
+                inst.args
+                    .iter()
+                    .map(|&a| match is_known(known, a) {
+                        true => Knowledge::Known,
+                        false => Knowledge::Unknown,
+                    })
+                    .collect(),
+            )
+        };
         // θ: the operand a two-unknown binary rule reads θ for.
         let mut theta_for: Option<(PVal, bool)> = None;
         match &inst.kind {
@@ -917,17 +933,14 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 if unknown.is_empty() {
                     sim.checks += 1;
                 } else {
-                    use pinv_primitives::{Knowledge, Pattern};
-                    let pattern = Pattern(
-                        inst.args
-                            .iter()
-                            .map(|&a| match is_known(&known, a) {
-                                true => Knowledge::Known,
-                                false => Knowledge::Unknown,
-                            })
-                            .collect(),
-                    );
-                    sim.thetas += spec.thetas(&pattern).len();
+                    sim.thetas += spec.thetas(&pattern_of(&known)).len();
+                }
+            }
+            PKind::Affine(spec) => {
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else {
+                    sim.thetas += spec.theta_count(&pattern_of(&known));
                 }
             }
             PKind::SumProduct => match distinct(&unknown) {
@@ -1021,6 +1034,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::SumProduct => format!("sumprod.{}", v.idx),
             PKind::Wrap => "wrap".to_string(),
             PKind::Bits(_) => format!("bits.{}", v.idx),
+            PKind::Affine(_) => "affine".to_string(),
         };
         out.push('(');
         out.push_str(&head);

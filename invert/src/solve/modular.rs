@@ -1,0 +1,524 @@
+//! Affine maps mod 2⁶⁴: an i64 value that is `Σ aⱼ·uⱼ + b` (wrapping) in unknown words.
+//!
+//! `(x + 7) * 5 + (x << 3)` is `13·x + 35`, `x * 3 - (x << 1)` is `x`: the unknown is used twice,
+//! and inverted one operation at a time the second use can only check. Collected into one
+//! affine term it is solved exactly: `a·x = v` with `a = 2^k·u` (u odd) has a solution iff the
+//! low k bits of v are zero, and then `x = (v >> k)·u⁻¹ mod 2^(64−k)` plus any k high bits.
+//!
+//! - **Recognition** ([`find_sums`]): every i64 value is taken apart through `+`, `−`, unary
+//!   `−`, multiplication by a constant and `<<` by a constant (`x << k` is `x·2^k`); an
+//!   **atom** is anything else (a parameter, `x ^ y`, a call). A **root** (an affine value used
+//!   by something that is not affine, or returned) is rewritten when its tree reaches some
+//!   value twice.
+//! - **The rewritten plan** ([`candidate`]): each such root is a helper `iso.affine.N(u…)`
+//!   ([`PKind::Affine`]) computing the collected sum.
+//! - **The rule** ([`AffineRule`]): known atoms move to the right-hand side; of the unknown
+//!   atoms, the one whose coefficient has the fewest trailing zeros is solved, the others are
+//!   θ (any i64); then the pivot's coefficient `2^k·u` needs the low k bits of the rest to be
+//!   zero (else y has no preimage, whatever θ), and θ gives exactly the k high bits it loses
+//!   ([`pinv_core::ir::Domain::Bits`]). One unknown with an odd coefficient reads no θ.
+//! - **The PGF** records the other atoms and the pivot's high bits.
+//!
+//! The arithmetic ([`odd_inverse`], [`solve_scaled`]) is generic over the word.
+
+use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use num_traits::{PrimInt, WrappingMul, WrappingSub};
+use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
+use pinv_primitives::rules::ops::Ops;
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The most atoms one helper takes.
+const MAX_ATOMS: usize = 8;
+
+/// The inverse of odd `u` modulo 2^B (Newton's iteration doubles the correct low bits:
+/// 1, 2, 4, … so six steps cover 64 bits).
+///
+/// ```
+/// use pinv::solve::modular::odd_inverse;
+/// assert_eq!(13u64.wrapping_mul(odd_inverse(13u64)), 1);
+/// assert_eq!(7u8.wrapping_mul(odd_inverse(7u8)), 1);
+/// ```
+pub fn odd_inverse<W: PrimInt + WrappingMul + WrappingSub>(u: W) -> W {
+    let two = W::one() + W::one();
+    let mut v = u;
+    for _ in 0..6 {
+        v = v.wrapping_mul(&two.wrapping_sub(&u.wrapping_mul(&v)));
+    }
+    v
+}
+
+/// The solutions of `a·x = v` (mod 2^B): `None` when there are none, else the one whose `k` high
+/// bits are zero and `k` (`x + h·2^(B−k)` is a solution for every h). `a = 0` has `k = B`.
+pub fn solve_scaled<W: PrimInt + WrappingMul + WrappingSub>(a: W, v: W) -> Option<(W, u32)> {
+    let bits = W::zero().count_zeros();
+    if a == W::zero() {
+        return (v == W::zero()).then_some((W::zero(), bits));
+    }
+    let k = a.trailing_zeros();
+    let low = (W::one() << k as usize) - W::one();
+    if v & low != W::zero() {
+        return None;
+    }
+    let x = (v >> k as usize).wrapping_mul(&odd_inverse(a >> k as usize));
+    let keep = if k == 0 {
+        !W::zero()
+    } else {
+        !W::zero() >> k as usize
+    };
+    Some((x & keep, k))
+}
+
+/// What a [`PKind::Affine`] helper computes: `Σ coeffs[j]·u_j + offset`, wrapping.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AffineSpec {
+    pub coeffs: Vec<u64>,
+    pub offset: u64,
+    /// The atoms' expressions, for θ roles.
+    pub atoms: Vec<String>,
+}
+
+impl AffineSpec {
+    /// The helper's forward semantics on constants.
+    pub fn eval(&self, args: &[Const]) -> Option<Vec<Const>> {
+        let mut acc = self.offset;
+        for (&a, x) in self.coeffs.iter().zip(args) {
+            acc = acc.wrapping_add(a.wrapping_mul(x.as_i64()? as u64));
+        }
+        Some(vec![Const::I64(acc as i64)])
+    }
+
+    /// The unknown atoms, the pivot among them (the fewest trailing zeros), and its k.
+    fn plan(&self, pattern: &Pattern) -> (Vec<usize>, Option<(usize, u32)>) {
+        let unknown: Vec<usize> = (0..self.coeffs.len())
+            .filter(|&c| !pattern.is_known(c))
+            .collect();
+        let pivot = unknown
+            .iter()
+            .copied()
+            .min_by_key(|&c| self.coeffs[c].trailing_zeros())
+            .map(|c| (c, self.coeffs[c].trailing_zeros()));
+        (unknown, pivot)
+    }
+
+    /// θ reads under `pattern` (simulation and docs): the other unknowns, then the pivot's
+    /// high bits when its coefficient is even.
+    pub fn theta_count(&self, pattern: &Pattern) -> usize {
+        let (unknown, pivot) = self.plan(pattern);
+        unknown.len().saturating_sub(1) + usize::from(pivot.is_some_and(|p| p.1 > 0))
+    }
+}
+
+fn high(k: u32) -> u64 {
+    if k >= 64 {
+        !0
+    } else if k == 0 {
+        0
+    } else {
+        !0u64 << (64 - k)
+    }
+}
+
+/// An affine form: coefficients of atoms, and a constant.
+#[derive(Clone, Debug, PartialEq)]
+struct Form {
+    terms: BTreeMap<PVal, u64>,
+    b: u64,
+}
+
+impl Form {
+    fn scale(&self, k: u64) -> Form {
+        let terms = self
+            .terms
+            .iter()
+            .map(|(&v, &a)| (v, a.wrapping_mul(k)))
+            .filter(|&(_, a)| a != 0)
+            .collect();
+        Form {
+            terms,
+            b: self.b.wrapping_mul(k),
+        }
+    }
+
+    fn add(&self, o: &Form) -> Form {
+        let mut terms = self.terms.clone();
+        for (&v, &a) in &o.terms {
+            let e = terms.entry(v).or_insert(0);
+            *e = e.wrapping_add(a);
+            if *e == 0 {
+                terms.remove(&v);
+            }
+        }
+        Form {
+            terms,
+            b: self.b.wrapping_add(o.b),
+        }
+    }
+}
+
+/// A root and its collected sum: the atoms with their coefficients, and the constant.
+#[derive(Clone, Debug, PartialEq)]
+struct Sum {
+    root: PVal,
+    terms: Vec<(PVal, u64)>,
+    offset: u64,
+}
+
+/// The roots worth collecting, with their sums (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sums {
+    roots: Vec<Sum>,
+}
+
+/// The affine roots of `plan` that use some value twice, if any.
+pub fn find_sums(plan: &Plan) -> Option<Sums> {
+    let dep = plan.depends_on_params();
+    let konst = |v: PVal| match plan.constant(v) {
+        Some(Const::I64(c)) => Some(c as u64),
+        _ => None,
+    };
+    let mut forms: Vec<Option<Form>> = vec![None; plan.insts.len()];
+    for (i, inst) in plan.insts.iter().enumerate() {
+        if !dep[i] || inst.tys.as_slice() != [Type::I64] {
+            continue;
+        }
+        let PKind::Prim(op) = inst.kind else { continue };
+        let form = |v: PVal| -> Form {
+            match (&forms[v.inst as usize], konst(v)) {
+                (Some(f), _) => f.clone(),
+                (None, Some(c)) => Form {
+                    terms: BTreeMap::new(),
+                    b: c,
+                },
+                (None, None) => Form {
+                    terms: BTreeMap::from([(v, 1)]),
+                    b: 0,
+                },
+            }
+        };
+        let f = match (op, inst.args.as_slice()) {
+            (Opcode::Iadd, &[a, b]) => Some(form(a).add(&form(b))),
+            (Opcode::Isub, &[a, b]) => Some(form(a).add(&form(b).scale(!0))),
+            (Opcode::Ineg, &[a]) => Some(form(a).scale(!0)),
+            (Opcode::Imul, &[a, b]) => match (konst(a), konst(b)) {
+                (_, Some(k)) => Some(form(a).scale(k)),
+                (Some(k), _) => Some(form(b).scale(k)),
+                _ => None,
+            },
+            (Opcode::Ishl, &[a, k]) => konst(k).map(|k| form(a).scale(1 << (k & 63))),
+            _ => None,
+        };
+        forms[i] = f.filter(|f| !f.terms.is_empty());
+    }
+    let affine = |v: PVal| forms[v.inst as usize].is_some();
+    let mut roots: BTreeSet<PVal> = plan
+        .outputs
+        .iter()
+        .copied()
+        .filter(|&o| affine(o))
+        .collect();
+    for (i, inst) in plan.insts.iter().enumerate() {
+        if forms[i].is_none() {
+            roots.extend(inst.args.iter().copied().filter(|&a| affine(a)));
+        }
+    }
+    let mut found = Vec::new();
+    for &r in &roots {
+        // Does the affine tree under r reach some value twice?
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![r.inst as usize];
+        let mut twice = false;
+        while let Some(i) = stack.pop() {
+            for a in &plan.insts[i].args {
+                let k = a.inst as usize;
+                if !dep[k] {
+                    continue;
+                }
+                if !seen.insert(k) {
+                    twice = true;
+                } else if forms[k].is_some() && !roots.contains(a) {
+                    stack.push(k);
+                }
+            }
+        }
+        let Some(f) = forms[r.inst as usize].as_ref() else {
+            continue;
+        };
+        if twice && f.terms.len() <= MAX_ATOMS {
+            found.push(Sum {
+                root: r,
+                terms: f.terms.iter().map(|(&v, &a)| (v, a)).collect(),
+                offset: f.b,
+            });
+        }
+    }
+    (!found.is_empty()).then_some(Sums { roots: found })
+}
+
+/// The plan with each root computed by an affine helper, and a description.
+pub fn candidate(plan: &Plan, sums: &Sums, names: &[String]) -> (Plan, String) {
+    let mut b = PlanBuilder::new(plan.params.clone());
+    let mut map: HashMap<u32, u32> = HashMap::new();
+    let mut texts = Vec::new();
+    let root_of: HashMap<u32, usize> = sums
+        .roots
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.root.inst, k))
+        .collect();
+    // Instructions in order: a root's atoms come before it, so they are mapped by then.
+    for (i, inst) in plan.insts.iter().enumerate() {
+        let at = |v: PVal, map: &HashMap<u32, u32>| PVal {
+            inst: map[&v.inst],
+            idx: v.idx,
+        };
+        let n = match (&inst.kind, root_of.get(&(i as u32))) {
+            (PKind::Param(p), _) => b.param(*p as usize).inst,
+            (_, Some(&k)) => {
+                let Sum { terms, offset, .. } = &sums.roots[k];
+                let atoms: Vec<String> = terms
+                    .iter()
+                    .map(|&(v, _)| super::plan::plan_text(plan, names, v, 60))
+                    .collect();
+                let sum: Vec<String> = terms
+                    .iter()
+                    .zip(&atoms)
+                    .map(|(&(_, a), t)| format!("{}·{t}", a as i64))
+                    .collect();
+                texts.push(format!(
+                    "{} + {} collected mod 2^64",
+                    sum.join(" + "),
+                    *offset as i64
+                ));
+                let spec = AffineSpec {
+                    coeffs: terms.iter().map(|t| t.1).collect(),
+                    offset: *offset,
+                    atoms,
+                };
+                let args = terms.iter().map(|&(v, _)| at(v, &map)).collect();
+                b.push(PKind::Affine(spec), args, vec![Type::I64], inst.span)
+            }
+            (kind, None) => {
+                let args = inst.args.iter().map(|&a| at(a, &map)).collect();
+                b.push(kind.clone(), args, inst.tys.clone(), inst.span)
+            }
+        };
+        map.insert(i as u32, n);
+    }
+    let mut out = b.finish();
+    out.outputs = plan
+        .outputs
+        .iter()
+        .map(|o| PVal {
+            inst: map[&o.inst],
+            idx: o.idx,
+        })
+        .collect();
+    (out.pruned(), texts.join("; "))
+}
+
+/// Emits `Σ coeffs[j]·x_j` over the given words (`None` is left out).
+fn sum<O: Ops + ?Sized>(o: &mut O, coeffs: &[u64], xs: &[Option<Value>]) -> Option<Value> {
+    let mut acc: Option<Value> = None;
+    for (&a, x) in coeffs.iter().zip(xs) {
+        let Some(x) = *x else { continue };
+        let term = match a {
+            1 => x,
+            a => {
+                let k = o.ic(a as i64);
+                o.imul(x, k)
+            }
+        };
+        acc = Some(match acc {
+            None => term,
+            Some(s) => o.iadd(s, term),
+        });
+    }
+    acc
+}
+
+/// Adds the helper for a [`PKind::Affine`] instruction to `module`, and its rule to `layer`.
+pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, spec: &AffineSpec) -> FuncId {
+    let body = |e: &mut Emitter<'_>, ps: &[Option<Value>]| -> Vec<Value> {
+        let s = sum(e, &spec.coeffs, ps);
+        let off = e.ic(spec.offset as i64);
+        vec![match s {
+            Some(s) if spec.offset == 0 => s,
+            Some(s) => e.iadd(s, off),
+            None => off,
+        }]
+    };
+    let rule = AffineRule { spec: spec.clone() };
+    let shape = (spec.coeffs.len(), 1);
+    super::helpers::word_helper(module, layer, "iso.affine", shape, inst.span, body, rule)
+}
+
+/// The rule of an `iso.affine.N` helper: see the module docs.
+#[derive(Debug)]
+pub struct AffineRule {
+    pub spec: AffineSpec,
+}
+
+const NO_PREIMAGE: &str =
+    "y has no preimage: the sum's coefficients are all even where y is odd (mod 2^64)";
+
+impl AffineRule {
+    fn free_role(&self, c: usize) -> String {
+        format!("{}: free in the collected sum", self.spec.atoms[c])
+    }
+
+    fn high_role(&self, c: usize) -> String {
+        format!(
+            "{}: high bits its coefficient multiplies away",
+            self.spec.atoms[c]
+        )
+    }
+}
+
+impl InverseRule for AffineRule {
+    fn name(&self) -> &str {
+        "affine-mod-2^64"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == self.spec.coeffs.len()
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (unknown, pivot) = self.spec.plan(pattern);
+        let mut thetas: Vec<ThetaDoc> = unknown
+            .iter()
+            .filter(|&&c| Some(c) != pivot.map(|p| p.0))
+            .map(|&c| ThetaDoc::value(Domain::Int, &self.free_role(c)))
+            .collect();
+        if let Some((p, k)) = pivot.filter(|p| p.1 > 0) {
+            thetas.push(ThetaDoc::value(
+                Domain::Bits { mask: high(k) },
+                &self.high_role(p),
+            ));
+        }
+        RuleDoc {
+            thetas,
+            checks: vec![NO_PREIMAGE.to_string()],
+            exact: true,
+            summary: "a·x = v mod 2^64 with a = 2^k·u: x = (v >> k)·u⁻¹ and θ for the k high bits"
+                .to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let spec = &self.spec;
+        let (&[y], true) = (outputs, args.len() == spec.coeffs.len()) else {
+            return Err(RuleError::Malformed(
+                "an affine helper's operands do not match its sum".to_string(),
+            ));
+        };
+        let pattern = Pattern::of(args);
+        let (unknown, pivot) = spec.plan(&pattern);
+        let mut out: Vec<Option<Value>> = args.iter().map(Arg::known).collect();
+        for &c in &unknown {
+            if Some(c) != pivot.map(|p| p.0) {
+                out[c] = Some(e.theta(Domain::Int, &self.free_role(c))?);
+            }
+        }
+        // v = y − offset − Σ (every atom but the pivot).
+        let mut v = y;
+        if spec.offset != 0 {
+            let off = e.ic(spec.offset as i64);
+            v = e.isub(v, off);
+        }
+        if let Some(s) = sum(e, &spec.coeffs, &out) {
+            v = e.isub(v, s);
+        }
+        let Some((p, k)) = pivot else {
+            let zero = e.ic(0);
+            let ok = e.ieq(v, zero);
+            e.check(ok, "the known values do not give the output")?;
+            return super::helpers::solved(out);
+        };
+        let a = spec.coeffs[p];
+        if k >= 64 {
+            let zero = e.ic(0);
+            let ok = e.ieq(v, zero);
+            e.check(ok, NO_PREIMAGE)?;
+            out[p] = Some(e.theta(Domain::Int, &self.free_role(p))?);
+            return super::helpers::solved(out);
+        }
+        let inv = e.ic(odd_inverse(a >> k) as i64);
+        let x = if k == 0 {
+            e.imul(v, inv)
+        } else {
+            let low = e.ic(((1u64 << k) - 1) as i64);
+            let lowbits = e.iand(v, low);
+            let zero = e.ic(0);
+            let ok = e.ieq(lowbits, zero);
+            e.check(ok, NO_PREIMAGE)?;
+            let kv = e.ic(i64::from(k));
+            let q = e.ishr(v, kv);
+            let base = e.imul(q, inv);
+            let keep = e.ic(!high(k) as i64);
+            let base = e.iand(base, keep);
+            let h = e.theta(Domain::Bits { mask: high(k) }, &self.high_role(p))?;
+            e.ior(base, h)
+        };
+        out[p] = Some(x);
+        super::helpers::solved(out)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (unknown, pivot) = self.spec.plan(pattern);
+        for &c in &unknown {
+            if Some(c) != pivot.map(|p| p.0) {
+                e.record(args[c], &self.free_role(c))?;
+            }
+        }
+        match pivot {
+            Some((p, k)) if k >= 64 => e.record(args[p], &self.free_role(p)),
+            Some((p, k)) if k > 0 => {
+                let m = e.ic(high(k) as i64);
+                let h = e.iand(args[p], m);
+                e.record(h, &self.high_role(p))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn scaled_equations_are_solved_exactly(a in any::<u64>(), x in any::<u64>(), h in any::<u64>(), shift in 0u32..64) {
+            let a = a << shift;
+            let v = a.wrapping_mul(x);
+            let (base, k) = solve_scaled(a, v).expect("v = a·x has a solution");
+            prop_assert_eq!(k, a.trailing_zeros().min(64));
+            // Every choice of the k high bits is a solution, and x's own high bits give x.
+            let hi = high(k);
+            prop_assert_eq!(a.wrapping_mul(base | (h & hi)), v);
+            prop_assert_eq!(base | (x & hi), x);
+            // An odd v has no solution for an even a.
+            if k > 0 {
+                prop_assert_eq!(solve_scaled(a, v | 1), None);
+            }
+            // Narrow words: the same arithmetic.
+            let (a8, x8) = ((a >> 56) as u8 | 1, x as u8);
+            let (b8, k8) = solve_scaled(a8, a8.wrapping_mul(x8)).expect("odd");
+            prop_assert_eq!((b8, k8), (x8, 0));
+        }
+    }
+}
