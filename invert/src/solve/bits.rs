@@ -302,16 +302,19 @@ fn forms_with(plan: &Plan, dep: &[bool], atoms: &BTreeSet<usize>) -> Vec<Option<
         };
         // A form with no atom and no poison is a constant the plan would have folded, and one
         // with only poison is nothing linear: leave both alone.
-        forms[i] = f.filter(|f| !f.terms.is_empty());
+        // More atoms than a helper takes: an atom itself (this also bounds the forms' size).
+        forms[i] = f.filter(|f| !f.terms.is_empty() && f.terms.len() <= MAX_WORDS);
     }
     forms
 }
 
 /// [`forms_with`], with every value that is not linear (poisoned) and used by something other
-/// than a form made an atom, until none is left.
-fn forms(plan: &Plan, dep: &[bool]) -> Vec<Option<Form>> {
+/// than a form made an atom, until none is left; `None` if that takes more than a few rounds
+/// (each round is a pass over the plan).
+fn forms(plan: &Plan, dep: &[bool]) -> Option<Vec<Option<Form>>> {
+    const ROUNDS: usize = 8;
     let mut atoms = BTreeSet::new();
-    loop {
+    for _ in 0..ROUNDS {
         let forms = forms_with(plan, dep, &atoms);
         let poisoned = |v: &PVal| forms[v.inst as usize].as_ref().is_some_and(|f| !f.clean());
         let mut escaping: BTreeSet<usize> = plan
@@ -331,10 +334,11 @@ fn forms(plan: &Plan, dep: &[bool]) -> Vec<Option<Form>> {
             }
         }
         if escaping.is_empty() {
-            return forms;
+            return Some(forms);
         }
         atoms.extend(escaping);
     }
+    None
 }
 
 /// The bit-map groups of `plan` worth solving as systems, if any (see the module docs).
@@ -348,7 +352,7 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
         return None;
     }
     let dep = plan.depends_on_params();
-    let forms = forms(plan, &dep);
+    let forms = forms(plan, &dep)?;
     let linear = |v: PVal| forms[v.inst as usize].as_ref().is_some_and(Form::clean);
     // Roots: linear values used by something that is not linear, or returned.
     let mut roots: BTreeSet<PVal> = plan

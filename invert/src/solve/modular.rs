@@ -208,7 +208,8 @@ pub fn find_sums(plan: &Plan) -> Option<Sums> {
             (Opcode::Ishl, &[a, k]) => konst(k).map(|k| form(a).scale(1 << (k & 63))),
             _ => None,
         };
-        forms[i] = f.filter(|f| !f.terms.is_empty());
+        // More atoms than a helper takes: an atom itself (this also bounds the forms' size).
+        forms[i] = f.filter(|f| !f.terms.is_empty() && f.terms.len() <= MAX_ATOMS);
     }
     let affine = |v: PVal| forms[v.inst as usize].is_some();
     let mut roots: BTreeSet<PVal> = plan
