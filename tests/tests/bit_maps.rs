@@ -1,7 +1,7 @@
 //! Bit maps (`invert/src/solve/bits.rs`), sums mod 2⁶⁴ (`invert/src/solve/modular.rs`) and
 //! constant multiplications inverted exactly: the
 //! functions of `tests/programs/bitmix.pinv` (PRNG steps, hash finalisers, bit fields, Morton
-//! codes, CRC steps) and of `tests/corpus/bits.pinv`.
+//! codes, CRC steps, with loops and branches too) and of `tests/corpus/bits.pinv`.
 //!
 //! For each: the forward code equals a Rust reference implementation; the inverse reads θ only
 //! for the bits the function loses (none for a bijection), each as one read of the free bits;
@@ -175,6 +175,32 @@ fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
             |x| vec![x[0].wrapping_mul(8).wrapping_add(1)],
             vec![0xe000_0000_0000_0000],
         ),
+        (
+            "crc16_byte",
+            |x| {
+                let mut c = (x[0] ^ ((x[1] & 0xff) << 8)) & 0xffff;
+                for _ in 0..8 {
+                    c = if c & 0x8000 != 0 {
+                        ((c << 1) ^ 0x1021) & 0xffff
+                    } else {
+                        (c << 1) & 0xffff
+                    };
+                }
+                vec![c]
+            },
+            vec![!0xffff, !0],
+        ),
+        (
+            "gray_decode",
+            |x| {
+                let mut g = x[0];
+                for s in [1, 2, 4, 8, 16, 32] {
+                    g ^= g >> s;
+                }
+                vec![g]
+            },
+            vec![],
+        ),
     ]
 }
 
@@ -239,6 +265,12 @@ fn theta_is_read_only_for_lost_bits() {
             inverse.schema()
         );
     }
+    // A CRC-32 byte step in a loop of branches: θ for the 32 high bits of the register and
+    // for the byte (its low 8 bits only shift which register bits give the output).
+    let inverse = corpus.invert("crc_byte").expect("invertible");
+    let domains: Vec<Domain> = inverse.schema().slots.iter().map(domain).collect();
+    let want = [0xffff_ffff_0000_0000, !0].map(|mask| Domain::Bits { mask });
+    assert_eq!(domains, want, "crc_byte:\n{}", inverse.schema());
 }
 
 #[test]
@@ -251,9 +283,11 @@ fn every_theta_gives_a_preimage_and_the_pgf_gives_x_back() {
     let program = program();
     let corpus = Program::load(corpus_dir().join("bits.pinv")).expect("bits.pinv");
     let names = functions().into_iter().map(|f| (&program, f.0));
-    let corpus_names = ["splitmix", "rotl13", "xor_fold", "halves", "mulxs"]
-        .into_iter()
-        .map(|n| (&corpus, n));
+    let corpus_names = [
+        "splitmix", "rotl13", "xor_fold", "halves", "crc_byte", "mulxs",
+    ]
+    .into_iter()
+    .map(|n| (&corpus, n));
     for (p, name) in names.chain(corpus_names) {
         for engine in [Engine::Interp, Engine::Jit] {
             let inverse = p.invert(name).expect("invertible").with_engine(engine);

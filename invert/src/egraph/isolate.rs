@@ -185,6 +185,28 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     if body.layout.len() < 2 {
         return skipped("its body is not straight-line code");
     }
+    // A function whose branches and loops compute a bit map of its inputs (a CRC step in a
+    // loop) is one bit-map helper: exact, θ only for the bits it loses.
+    if let Some((plan, text)) = crate::solve::bits_flow::affine_function(&body, &names) {
+        if agrees_with_function(module, f, &plan, config) {
+            let mut report = IsolationReport::skipped(&func.name, "");
+            report.outcome = Outcome::Isolated;
+            report.after = simulate(&plan);
+            report.rewritten = plan
+                .outputs
+                .iter()
+                .map(|&o| plan_text(&plan, &names, o, 200))
+                .collect();
+            report.joint = vec![text];
+            report.time = start.elapsed();
+            return Isolated {
+                function: f,
+                report,
+                body: Some(Body::Straight(plan)),
+                names,
+            };
+        }
+    }
     // Closed block form: every return block is a function of its parameters.
     let mut closed = crate::reorient::close_blocks(&body);
     closed.compact();
@@ -999,6 +1021,21 @@ pub fn eval_plan(
             .map(|v| vals[v.inst as usize][v.idx as usize])
             .collect(),
     )
+}
+
+/// Whether `plan` computes what function `f` computes at random inputs (a guard against a
+/// mistake in a solver that rewrites a whole function; the final check keeps inverses sound
+/// whatever it says).
+fn agrees_with_function(module: &Module, f: FuncId, plan: &Plan, config: &IsolationConfig) -> bool {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ 0x6a09_e667);
+    let budget = super::convert::StepBudget::default();
+    (0..config.check_points).all(|_| {
+        let x: Vec<Const> = plan.params.iter().map(|&t| sample(&mut rng, t)).collect();
+        match budget.call(module, f, &x) {
+            Some(a) => eval_plan(plan, &x, module, &budget).is_some_and(|b| a == b),
+            None => true,
+        }
+    })
 }
 
 /// Checks the chosen plan against the original body at random inputs.

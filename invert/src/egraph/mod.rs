@@ -108,7 +108,9 @@
 //!
 //! Each run has node, iteration and time limits, and each function a time budget for all its
 //! runs ([`IsolationConfig`]); hitting them falls back to the body as written and is reported.
-//! In a function with branches or loops, the blocks that end in `return` or `jump` are isolated
+//! A function with branches or loops that computes a bit map of its inputs (a CRC step in a
+//! loop) is first evaluated symbolically as one ([`crate::solve::bits_flow`]); otherwise, the
+//! blocks that end in `return` or `jump` are isolated
 //! one by one in closed block form (a block is then a function of its parameters), and only
 //! where they have consistency checks: blocks that branch are left alone, so the facts the
 //! reorientation derives from conditions are untouched. Systems of equations (two outputs that

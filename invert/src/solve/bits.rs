@@ -104,14 +104,14 @@ impl BitsSpec {
 /// both operands vary). Poisoned bits carry no columns and no constant; a mask can clear them
 /// (`(x | (x << 8)) & 0x00ff00ff` is linear again), and only values without poison are solved.
 #[derive(Clone, Debug, PartialEq)]
-struct Form {
-    terms: BTreeMap<PVal, [u64; 64]>,
-    c: u64,
+pub(super) struct Form {
+    pub(super) terms: BTreeMap<PVal, [u64; 64]>,
+    pub(super) c: u64,
     poison: u64,
 }
 
 impl Form {
-    fn atom(v: PVal) -> Form {
+    pub(super) fn atom(v: PVal) -> Form {
         let mut cols = [0u64; 64];
         for (i, c) in cols.iter_mut().enumerate() {
             *c = 1 << i;
@@ -123,7 +123,7 @@ impl Form {
         }
     }
 
-    fn konst(c: u64) -> Form {
+    pub(super) fn konst(c: u64) -> Form {
         Form {
             terms: BTreeMap::new(),
             c,
@@ -141,7 +141,7 @@ impl Form {
 
     /// Applies `f`, a map of the output word in which each bit comes from at most one bit
     /// (a shift or a mask), to every column, the constant and the poison.
-    fn map(&self, f: impl Fn(u64) -> u64) -> Form {
+    pub(super) fn map(&self, f: impl Fn(u64) -> u64) -> Form {
         let mut terms = BTreeMap::new();
         for (&v, cols) in &self.terms {
             let mapped = cols.map(&f);
@@ -163,7 +163,7 @@ impl Form {
         f
     }
 
-    fn xor(&self, o: &Form) -> Form {
+    pub(super) fn xor(&self, o: &Form) -> Form {
         let mut terms = self.terms.clone();
         for (&v, cols) in &o.terms {
             let e = terms.entry(v).or_insert([0; 64]);
@@ -190,7 +190,7 @@ impl Form {
 
     /// `a & b`: where one operand is a known bit the result is 0 or the other's bit; where
     /// neither is, poisoned.
-    fn and(&self, o: &Form) -> Form {
+    pub(super) fn and(&self, o: &Form) -> Form {
         let (z1, o1) = self.known_zero_one();
         let (z2, o2) = o.known_zero_one();
         let zero = z1 | z2;
@@ -204,7 +204,7 @@ impl Form {
 
     /// `a | b`: where one operand is a known bit the result is 1 or the other's bit; where
     /// neither is, poisoned.
-    fn or(&self, o: &Form) -> Form {
+    pub(super) fn or(&self, o: &Form) -> Form {
         let (z1, o1) = self.known_zero_one();
         let (z2, o2) = o.known_zero_one();
         let one = o1 | o2;
@@ -218,7 +218,7 @@ impl Form {
     }
 
     /// `a + b` without carries: at every bit one of them is a known 0.
-    fn add(&self, o: &Form) -> Option<Form> {
+    pub(super) fn add(&self, o: &Form) -> Option<Form> {
         let (z1, _) = self.known_zero_one();
         let (z2, _) = o.known_zero_one();
         ((z1 | z2) == !0).then(|| self.xor(o))
@@ -226,17 +226,33 @@ impl Form {
 
     /// A value that is 0 or 1 (bits 1..63 known zero, bit 0 not poisoned), times `k`: `k` or 0,
     /// linear in bit 0 (`-(x & 1)` is all ones or zero, `(x & 1) · poly`).
-    fn times_bit(&self, k: u64) -> Option<Form> {
-        let (zero, _) = self.known_zero_one();
-        (zero | 1 == !0 && self.poison == 0).then(|| {
+    pub(super) fn times_bit(&self, k: u64) -> Option<Form> {
+        self.is_bit().then(|| {
             let mut f = self.map(|c| if c & 1 == 1 { k } else { 0 });
             f.poison = 0;
             f
         })
     }
 
-    fn clean(&self) -> bool {
+    pub(super) fn clean(&self) -> bool {
         self.poison == 0
+    }
+
+    /// The constant this form is, if it has no atom and no poison.
+    pub(super) fn constant(&self) -> Option<u64> {
+        (self.terms.is_empty() && self.clean()).then_some(self.c)
+    }
+
+    /// The one bit that is not known, if every other bit is and none is poisoned.
+    pub(super) fn single_bit(&self) -> Option<u32> {
+        let varying = self.varying();
+        (self.poison == 0 && varying.count_ones() == 1).then(|| varying.trailing_zeros())
+    }
+
+    /// Whether the value is 0 or 1: bits 1..63 known zero, bit 0 not poisoned.
+    pub(super) fn is_bit(&self) -> bool {
+        let (zero, _) = self.known_zero_one();
+        zero | 1 == !0 && self.poison == 0
     }
 }
 
@@ -277,35 +293,39 @@ fn forms_with(plan: &Plan, dep: &[bool], atoms: &BTreeSet<usize>) -> Vec<Option<
                 (None, None) => Form::atom(v),
             }
         };
-        let count = |v: PVal| i64_constant(plan, v).map(|k| (k % 64) as u32);
-        let f = match (op, inst.args.as_slice()) {
-            (Opcode::Ixor, &[a, b]) => Some(form(a).xor(&form(b))),
-            (Opcode::Inot, &[a]) => Some(form(a).xor(&Form::konst(!0))),
-            (Opcode::Ishl, &[a, k]) => count(k).map(|k| form(a).map(|c| c << k)),
-            (Opcode::Ishr, &[a, k]) => count(k).map(|k| form(a).map(|c| ((c as i64) >> k) as u64)),
-            (Opcode::Ineg, &[a]) => form(a).times_bit(!0),
-            (Opcode::Imul, &[a, b]) => match (i64_constant(plan, a), i64_constant(plan, b)) {
-                (_, Some(k)) if k.is_power_of_two() => {
-                    Some(form(a).map(|x| x << k.trailing_zeros()))
-                }
-                (Some(k), _) if k.is_power_of_two() => {
-                    Some(form(b).map(|x| x << k.trailing_zeros()))
-                }
-                (_, Some(k)) => form(a).times_bit(k),
-                (Some(k), _) => form(b).times_bit(k),
-                _ => None,
-            },
-            (Opcode::Iand, &[a, b]) => Some(form(a).and(&form(b))),
-            (Opcode::Ior, &[a, b]) => Some(form(a).or(&form(b))),
-            (Opcode::Iadd, &[a, b]) => form(a).add(&form(b)),
-            _ => None,
-        };
+        let a: Vec<Form> = inst.args.iter().map(|&v| form(v)).collect();
+        let f = prim_form(op, &a);
         // A form with no atom and no poison is a constant the plan would have folded, and one
         // with only poison is nothing linear: leave both alone.
         // More atoms than a helper takes: an atom itself (this also bounds the forms' size).
         forms[i] = f.filter(|f| !f.terms.is_empty() && f.terms.len() <= MAX_WORDS);
     }
     forms
+}
+
+/// The form of an i64 primitive on operands of forms `a` (constants are forms without atoms),
+/// if it is GF(2)-affine in them (see the module docs).
+pub(super) fn prim_form(op: Opcode, a: &[Form]) -> Option<Form> {
+    let konst = |i: usize| a.get(i).and_then(Form::constant);
+    let count = |i: usize| konst(i).map(|k| (k % 64) as u32);
+    match (op, a) {
+        (Opcode::Ixor, [x, y]) => Some(x.xor(y)),
+        (Opcode::Inot, [x]) => Some(x.xor(&Form::konst(!0))),
+        (Opcode::Ishl, [x, _]) => count(1).map(|k| x.map(|c| c << k)),
+        (Opcode::Ishr, [x, _]) => count(1).map(|k| x.map(|c| ((c as i64) >> k) as u64)),
+        (Opcode::Ineg, [x]) => x.times_bit(!0),
+        (Opcode::Imul, [x, y]) => match (konst(0), konst(1)) {
+            (_, Some(k)) if k.is_power_of_two() => Some(x.map(|c| c << k.trailing_zeros())),
+            (Some(k), _) if k.is_power_of_two() => Some(y.map(|c| c << k.trailing_zeros())),
+            (_, Some(k)) => x.times_bit(k),
+            (Some(k), _) => y.times_bit(k),
+            _ => None,
+        },
+        (Opcode::Iand, [x, y]) => Some(x.and(y)),
+        (Opcode::Ior, [x, y]) => Some(x.or(y)),
+        (Opcode::Iadd, [x, y]) => x.add(y),
+        _ => None,
+    }
 }
 
 /// [`forms_with`], with every value that is not linear (poisoned) and used by something other

@@ -37,11 +37,13 @@
 //! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
 //! | [`modular`] | i64 sums `Σ aⱼ·uⱼ + b` mod 2⁶⁴ (`(x + 7)·5 + (x << 3)`) | the other atoms, the bits a coefficient loses |
 //!
-//! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR.
+//! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR;
+//! [`bits_flow`] finds bit maps in functions with branches and loops (a CRC step in a loop).
 //! [`helpers`] has the small helpers every solver shares (square, balanced product,
 //! values read first from θ) and installs a plan's helpers.
 
 pub mod bits;
+pub mod bits_flow;
 pub mod gf2;
 pub mod helpers;
 pub mod linear;
