@@ -295,10 +295,13 @@ fn forms_with(plan: &Plan, dep: &[bool], atoms: &BTreeSet<usize>) -> Vec<Option<
         };
         let a: Vec<Form> = inst.args.iter().map(|&v| form(v)).collect();
         let f = prim_form(op, &a);
-        // A form with no atom and no poison is a constant the plan would have folded, and one
-        // with only poison is nothing linear: leave both alone.
-        // More atoms than a helper takes: an atom itself (this also bounds the forms' size).
-        forms[i] = f.filter(|f| !f.terms.is_empty() && f.terms.len() <= MAX_WORDS);
+        // A form with only poison is nothing linear, and one with more atoms than a helper takes
+        // is an atom itself (this also bounds the forms' size). A form without atoms or poison
+        // is a constant that only the known bits show (`(x & 0xff) >> 8`): kept, so that its
+        // users see a constant.
+        forms[i] = f.filter(|f| {
+            (f.constant().is_some() || !f.terms.is_empty()) && f.terms.len() <= MAX_WORDS
+        });
     }
     forms
 }
@@ -373,7 +376,11 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
     }
     let dep = plan.depends_on_params();
     let forms = forms(plan, &dep)?;
-    let linear = |v: PVal| forms[v.inst as usize].as_ref().is_some_and(Form::clean);
+    let linear = |v: PVal| {
+        forms[v.inst as usize]
+            .as_ref()
+            .is_some_and(|f| f.clean() && !f.terms.is_empty())
+    };
     // Roots: linear values used by something that is not linear, or returned.
     let mut roots: BTreeSet<PVal> = plan
         .outputs
@@ -465,12 +472,31 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
                 }
             }
         }
-        // One root of one atom without fan-out is a chain the walk inverts step by step.
-        if rs.len() == 1 && atoms.len() == 1 && !fanned(rs[0]) {
-            continue;
-        }
         if rs.len() > MAX_WORDS || atoms.len() > MAX_WORDS {
             continue;
+        }
+        // One root of one atom without fan-out is a chain the walk inverts step by step, and
+        // exactly where the chain is a bijection. A lossy chain (two masks around a `!`) may
+        // make the walk draw θ that a later mask rejects: a candidate, which the isolation
+        // driver takes only where its simulation sees that.
+        let single = rs.len() == 1 && atoms.len() == 1 && !fanned(rs[0]);
+        let solo = single
+            .then(|| forms[rs[0].inst as usize].as_ref())
+            .flatten();
+        if let Some(f) = solo {
+            let m = BitMatrix::<u64>::from_fn(1, 1, |x| {
+                let cols = f.terms.values().next().copied().unwrap_or([0; 64]);
+                let mut y = 0u64;
+                for (bit, &col) in cols.iter().enumerate() {
+                    if x[0] >> bit & 1 == 1 {
+                        y ^= col;
+                    }
+                }
+                vec![y]
+            });
+            if m.reduce().rank == 64 {
+                continue;
+            }
         }
         let mut matrix = BitMatrix::zero(rs.len(), atoms.len());
         let mut consts = Vec::with_capacity(rs.len());
