@@ -37,7 +37,8 @@ fn lshr(x: u64, k: u32) -> u64 {
 }
 
 /// Each function: its Rust reference, and the masks of the θ reads its inverse should have
-/// (one per input word that loses bits; none for a bijection).
+/// (one per input word that loses bits; none for a bijection). A mask of 0 stands for a read of
+/// any i64 (the walk's own rule for a single mask, `int`, where every value is fine).
 fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
     const HIGH32: u64 = 0xffff_ffff_0000_0000;
     vec![
@@ -201,6 +202,37 @@ fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
             },
             vec![],
         ),
+        (
+            "fmix32",
+            |x| {
+                let mut h = x[0] as u32;
+                h ^= h >> 16;
+                h = h.wrapping_mul(0x85eb_ca6b);
+                h ^= h >> 13;
+                h = h.wrapping_mul(0xc2b2_ae35);
+                h ^= h >> 16;
+                vec![u64::from(h)]
+            },
+            vec![0xffff_ffff_0000_0000],
+        ),
+        (
+            "fnv1a32_byte",
+            |x| {
+                let h = (x[0] ^ (x[1] & 0xff)) as u32;
+                vec![u64::from(h.wrapping_mul(0x0100_0193))]
+            },
+            vec![0xffff_ffff_0000_0000, !0],
+        ),
+        (
+            "lcg32",
+            |x| {
+                let s = (x[0] as u32)
+                    .wrapping_mul(1_664_525)
+                    .wrapping_add(1_013_904_223);
+                vec![u64::from(s)]
+            },
+            vec![0],
+        ),
     ]
 }
 
@@ -252,7 +284,13 @@ fn theta_is_read_only_for_lost_bits() {
     for (name, _, masks) in functions() {
         let inverse = program.invert(name).expect("invertible");
         let domains: Vec<Domain> = inverse.schema().slots.iter().map(domain).collect();
-        let want: Vec<Domain> = masks.iter().map(|&mask| Domain::Bits { mask }).collect();
+        let want: Vec<Domain> = masks
+            .iter()
+            .map(|&mask| match mask {
+                0 => Domain::Int,
+                mask => Domain::Bits { mask },
+            })
+            .collect();
         assert_eq!(domains, want, "{name}:\n{}", inverse.schema());
     }
     // The corpus's bit mixers are bijections (or onto pairs of halves): no θ at all.
@@ -392,6 +430,10 @@ enum Chain {
     /// Everything, masks between additions and multiplications included: sound and complete,
     /// but a mask after an addition rejects some θ (its carries are not linear).
     Mixed,
+    /// 32-bit code on the low word: xorshifts, multiplications by odd constants and additions,
+    /// each masked to 32 bits. A bijection of the low word: θ is the high half, and every θ is
+    /// accepted.
+    Word32,
 }
 
 /// A random chain of word operations on `x`. Returns the program text and a Rust model of it.
@@ -400,11 +442,30 @@ fn random_chain(seed: u64, kind: Chain) -> (String, Vec<(u8, u32, u64)>) {
     let steps = 1 + rng.next() % 5;
     let mut text = String::from("fn f(x: i64) -> i64 {\n    let mut z = x;\n");
     let mut model = Vec::new();
+    if kind == Chain::Word32 {
+        text.push_str("    z = z & 4294967295;\n");
+        model.push((7, 0, 0xffff_ffff));
+        for _ in 0..steps {
+            let k = 1 + (rng.next() % 31) as u32;
+            let c = rng.next() & 0xffff_ffff;
+            let op = (8 + rng.next() % 4) as u8;
+            let line = match op {
+                8 => format!("z = z ^ (z >> {k});"),
+                9 => format!("z = (z ^ (z << {k})) & 4294967295;"),
+                10 => format!("z = (z * {}) & 4294967295;", c | 1),
+                _ => format!("z = (z + {c}) & 4294967295;"),
+            };
+            text.push_str(&format!("    {line}\n"));
+            model.push((op, k, if op == 10 { c | 1 } else { c }));
+        }
+        text.push_str("    z\n}\n");
+        return (text, model);
+    }
     for _ in 0..steps {
         let op = match kind {
             Chain::Bijective => rng.next() % 7,
             Chain::Linear => [0, 1, 3, 5, 6, 7][(rng.next() % 6) as usize],
-            Chain::Mixed => rng.next() % 8,
+            Chain::Mixed | Chain::Word32 => rng.next() % 8,
         } as u8;
         let k = 1 + (rng.next() % 63) as u32;
         let c = match op {
@@ -442,7 +503,11 @@ fn run_chain(model: &[(u8, u32, u64)], x: u64) -> u64 {
         4 => z.wrapping_add(c),
         5 => z ^ c,
         6 => !z,
-        _ => z & c,
+        7 => z & c,
+        8 => z ^ (z >> k),
+        9 => (z ^ (z << k)) & 0xffff_ffff,
+        10 => z.wrapping_mul(c) & 0xffff_ffff,
+        _ => z.wrapping_add(c) & 0xffff_ffff,
     })
 }
 
@@ -463,6 +528,7 @@ proptest::proptest! {
             proptest::prelude::Just(Chain::Bijective),
             proptest::prelude::Just(Chain::Linear),
             proptest::prelude::Just(Chain::Mixed),
+            proptest::prelude::Just(Chain::Word32),
         ],
     ) {
         let (text, model) = random_chain(seed, kind);
@@ -472,6 +538,15 @@ proptest::proptest! {
             let inverse = program.invert("f").expect("invertible").with_engine(engine);
             if kind == Chain::Bijective {
                 proptest::prop_assert!(inverse.schema().slots.is_empty(), "{}\n{}", text, inverse.schema());
+            }
+            if kind == Chain::Word32 {
+                // One read for the high half (the walk's own mask rule reads any i64 for it).
+                let domains: Vec<Domain> = inverse.schema().slots.iter().map(domain).collect();
+                let high = Domain::Bits { mask: 0xffff_ffff_0000_0000 };
+                proptest::prop_assert!(
+                    domains == [high] || domains == [Domain::Int],
+                    "{}\n{}", text, inverse.schema()
+                );
             }
             let mut sampler = Sampler::new(seed);
             for _ in 0..8 {

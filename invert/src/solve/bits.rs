@@ -23,7 +23,8 @@
 //!   emitted; `v` must pass the image test (else y has no preimage: a domain error, whatever
 //!   θ); then `x = P·v ⊕ N·θ`, with one θ read per unknown word that has free bits, of domain
 //!   [`Domain::Bits`] (only those bits may be set). A bijection reads no θ, and every θ of the
-//!   domain gives a preimage. Everything is exact: no step check.
+//!   domain gives a preimage. Bits an atom always has zero in the forward program (the output
+//!   of a 32-bit sum) take no part: no pivot, no θ. Everything is exact: no step check.
 //! - **The PGF** records each unknown word's free bits, `x & F`.
 //!
 //! The products are emitted as a few shifts, masks and xors each ([`BitMatrix::diagonals`]):
@@ -47,6 +48,9 @@ pub struct BitsSpec {
     pub matrix: BitMatrix<u64>,
     /// Per root, the constant part.
     pub consts: Vec<u64>,
+    /// Per atom, the bits known to be zero in the forward program (a mask, a 32-bit
+    /// product): a solution never sets them, and θ never draws them.
+    pub zeros: Vec<u64>,
     /// The atoms' expressions, for θ roles.
     pub atoms: Vec<String>,
 }
@@ -84,7 +88,22 @@ impl BitsSpec {
         let unknown: Vec<usize> = (0..self.atoms.len())
             .filter(|&c| !pattern.is_known(c))
             .collect();
-        (unknown.clone(), self.matrix.select_cols(&unknown).reduce())
+        let mut m = self.matrix.select_cols(&unknown);
+        let zeros: Vec<u64> = unknown
+            .iter()
+            .map(|&c| self.zeros.get(c).copied().unwrap_or(0))
+            .collect();
+        // Bits known to be zero take no part: no pivot, and no θ.
+        for (k, &z) in zeros.iter().enumerate() {
+            for bit in (0..64).filter(|b| z >> b & 1 == 1) {
+                m.clear_column(k * 64 + bit);
+            }
+        }
+        let mut r = m.reduce();
+        for (f, &z) in r.free.iter_mut().zip(&zeros) {
+            *f &= !z;
+        }
+        (unknown, r)
     }
 
     /// θ reads under `pattern`: the unknown atoms with free bits, with their masks.
@@ -376,6 +395,7 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
     }
     let dep = plan.depends_on_params();
     let forms = forms(plan, &dep)?;
+    let known = super::plan::known_zeros(plan);
     let linear = |v: PVal| {
         forms[v.inst as usize]
             .as_ref()
@@ -517,12 +537,17 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
                 }
             }
         }
+        let zeros = atoms
+            .iter()
+            .map(|a| known[a.inst as usize][a.idx as usize])
+            .collect();
         groups.push(Group {
             roots: rs,
             atoms,
             spec: BitsSpec {
                 matrix,
                 consts,
+                zeros,
                 atoms: Vec::new(),
             },
         });

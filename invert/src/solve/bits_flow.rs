@@ -87,6 +87,7 @@ pub fn affine_function(f: &Function, names: &[String]) -> Option<(Plan, String)>
     let spec = BitsSpec {
         matrix,
         consts: outputs.iter().map(|o| o.c).collect(),
+        zeros: vec![0; n],
         atoms: names.to_vec(),
     };
     let rank = spec.matrix.reduce().rank;

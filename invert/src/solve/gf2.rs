@@ -112,6 +112,13 @@ impl<W: PrimInt> BitMatrix<W> {
         *w = if on { *w | m } else { *w & !m };
     }
 
+    /// Makes input bit `c` reach nothing (an input bit known to be zero).
+    pub fn clear_column(&mut self, c: usize) {
+        for w in self.column_mut(c) {
+            *w = W::zero();
+        }
+    }
+
     /// The image of input bit `c`.
     pub fn column(&self, c: usize) -> &[W] {
         &self.data[c * self.rows..(c + 1) * self.rows]

@@ -35,7 +35,7 @@
 //! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
 //! | [`numeric`] | one unknown used several times (`x⁵ + x`) | a start point (the PGF records x) |
 //! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
-//! | [`modular`] | i64 sums `Σ aⱼ·uⱼ + b` mod 2⁶⁴ (`(x + 7)·5 + (x << 3)`) | the other atoms, the bits a coefficient loses |
+//! | [`modular`] | i64 sums `Σ aⱼ·uⱼ + b` mod 2⁶⁴ or mod 2^k (`(x + 7)·5 + (x << 3)`, `(h·C) & 0xffffffff`) | the other atoms, the bits a coefficient or the mask loses |
 //!
 //! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR;
 //! [`bits_flow`] finds bit maps in functions with branches and loops (a CRC step in a loop).
@@ -59,13 +59,21 @@ use plan::Plan;
 /// Every solver's rewrite of `plan` that applies, with a description each: the one list of
 /// solvers (see the module docs). `names` are the plan's parameters' names.
 pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
+    let bit_maps = |p: &Plan| bits::find_maps(p).and_then(|maps| bits::candidate(p, &maps, names));
+    let sums = modular::find_sums(plan).map(|sums| modular::candidate(plan, &sums, names));
+    // Word code mixes both (a 32-bit hash: masked products between xorshifts): the sums
+    // first, then the bit maps between them.
+    let both = sums
+        .as_ref()
+        .and_then(|(p, s)| bit_maps(p).map(|(q, t)| (q, format!("{s}; {t}"))));
     [
         polar::find_chain(plan).map(|chain| polar::candidate(plan, &chain, names)),
         linear::find_system(plan).map(|system| linear::candidate(plan, &system, names)),
         sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
         wrap::candidate(plan),
-        bits::find_maps(plan).and_then(|maps| bits::candidate(plan, &maps, names)),
-        modular::find_sums(plan).map(|sums| modular::candidate(plan, &sums, names)),
+        bit_maps(plan),
+        sums,
+        both,
     ]
     .into_iter()
     .flatten()

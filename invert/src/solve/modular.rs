@@ -7,16 +7,23 @@
 //!
 //! - **Recognition** ([`find_sums`]): every i64 value is taken apart through `+`, `−`, unary
 //!   `−`, multiplication by a constant and `<<` by a constant (`x << k` is `x·2^k`); an
-//!   **atom** is anything else (a parameter, `x ^ y`, a call). A **root** (an affine value used
-//!   by something that is not affine, or returned) is rewritten when its tree reaches some
-//!   value twice.
+//!   **atom** is anything else (a parameter, `x ^ y`, a call). A mask of the low k bits,
+//!   `S & (2^k − 1)`, makes the sum one mod 2^k, which only a narrower mask may use as a sum
+//!   (for anything else it is an atom). A **root** (an affine value used by something that is
+//!   not affine, or returned) is rewritten when its tree reaches some value twice, or when it is
+//!   masked (the walk would draw θ for the bits the mask drops, and the product's inverse would
+//!   spread them into bits the steps before must have zero: `(h * C) & 0xffffffff` of a 32-bit
+//!   h).
 //! - **The rewritten plan** ([`candidate`]): each such root is a helper `iso.affine.N(u…)`
 //!   ([`PKind::Affine`]) computing the collected sum.
 //! - **The rule** ([`AffineRule`]): known atoms move to the right-hand side; of the unknown
 //!   atoms, the one whose coefficient has the fewest trailing zeros is solved, the others are
 //!   θ (any i64); then the pivot's coefficient `2^k·u` needs the low k bits of the rest to be
-//!   zero (else y has no preimage, whatever θ), and θ gives exactly the k high bits it loses
-//!   ([`pinv_core::ir::Domain::Bits`]). One unknown with an odd coefficient reads no θ.
+//!   zero (else y has no preimage, whatever θ), and θ gives exactly the bits it leaves free:
+//!   the k high bits mod 2⁶⁴, everything from bit `w − k` up mod 2^w
+//!   ([`pinv_core::ir::Domain::Bits`]). Bits the forward program always has zero in an atom
+//!   (its known zeros, [`super::plan::known_zeros`]) are never free: a 32-bit h is solved as
+//!   exactly the 32-bit value. One unknown with an odd coefficient reads no θ.
 //! - **The PGF** records the other atoms and the pivot's high bits.
 //!
 //! The arithmetic ([`odd_inverse`], [`solve_scaled`]) is generic over the word.
@@ -69,13 +76,26 @@ pub fn solve_scaled<W: PrimInt + WrappingMul + WrappingSub>(a: W, v: W) -> Optio
     Some((x & keep, k))
 }
 
-/// What a [`PKind::Affine`] helper computes: `Σ coeffs[j]·u_j + offset`, wrapping.
+/// What a [`PKind::Affine`] helper computes: `(Σ coeffs[j]·u_j + offset) mod 2^width`,
+/// wrapping (a width below 64 is a sum masked to its low bits: `(h * C) & 0xffffffff`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AffineSpec {
     pub coeffs: Vec<u64>,
     pub offset: u64,
+    pub width: u32,
+    /// Per atom, the bits known to be zero in the forward program: θ never draws them.
+    pub zeros: Vec<u64>,
     /// The atoms' expressions, for θ roles.
     pub atoms: Vec<String>,
+}
+
+/// The low `k` bits (all 64 for k ≥ 64).
+fn low(k: u32) -> u64 {
+    if k >= 64 {
+        !0
+    } else {
+        (1u64 << k) - 1
+    }
 }
 
 impl AffineSpec {
@@ -85,7 +105,22 @@ impl AffineSpec {
         for (&a, x) in self.coeffs.iter().zip(args) {
             acc = acc.wrapping_add(a.wrapping_mul(x.as_i64()? as u64));
         }
-        Some(vec![Const::I64(acc as i64)])
+        Some(vec![Const::I64((acc & low(self.width)) as i64)])
+    }
+
+    /// The bits of the result that are always zero: those above the width.
+    pub fn known_zeros(&self) -> u64 {
+        !low(self.width)
+    }
+
+    /// A coefficient as it acts mod 2^width.
+    fn coeff(&self, c: usize) -> u64 {
+        self.coeffs[c] & low(self.width)
+    }
+
+    /// The trailing zeros of a coefficient mod 2^width (width for 0).
+    fn tz(&self, c: usize) -> u32 {
+        self.coeff(c).trailing_zeros().min(self.width)
     }
 
     /// The unknown atoms, the pivot among them (the fewest trailing zeros), and its k.
@@ -96,34 +131,59 @@ impl AffineSpec {
         let pivot = unknown
             .iter()
             .copied()
-            .min_by_key(|&c| self.coeffs[c].trailing_zeros())
-            .map(|c| (c, self.coeffs[c].trailing_zeros()));
+            .min_by_key(|&c| self.tz(c))
+            .map(|c| (c, self.tz(c)));
         (unknown, pivot)
     }
 
+    fn zeros_of(&self, c: usize) -> u64 {
+        self.zeros.get(c).copied().unwrap_or(0)
+    }
+
+    /// The θ domain of a free atom: the bits not known to be zero.
+    fn free_domain(&self, c: usize) -> Domain {
+        match self.zeros_of(c) {
+            0 => Domain::Int,
+            z => Domain::Bits { mask: !z },
+        }
+    }
+
+    /// The pivot's free bits: those its coefficient multiplies past the width, or that the
+    /// width drops, less the known zeros (none when it is determined).
+    fn pivot_free(&self, p: usize, k: u32) -> u64 {
+        if k >= self.width {
+            return !self.zeros_of(p);
+        }
+        !low(self.width - k) & !self.zeros_of(p)
+    }
+
     /// θ reads under `pattern` (simulation and docs): the other unknowns, then the pivot's
-    /// high bits when its coefficient is even.
+    /// free bits.
     pub fn theta_count(&self, pattern: &Pattern) -> usize {
         let (unknown, pivot) = self.plan(pattern);
-        unknown.len().saturating_sub(1) + usize::from(pivot.is_some_and(|p| p.1 > 0))
+        unknown.len().saturating_sub(1)
+            + usize::from(pivot.is_some_and(|(p, k)| self.pivot_free(p, k) != 0))
+    }
+
+    /// The bits known to be zero of operand `c` as the rule solves it under `pattern`.
+    pub fn solved_zeros(&self, pattern: &Pattern, c: usize) -> u64 {
+        match self.plan(pattern).1 {
+            // The pivot is its low bits (which fit below width − k) and θ's free bits.
+            Some((p, k)) if p == c && k < self.width => {
+                !(low(self.width - k) | self.pivot_free(p, k))
+            }
+            _ => self.zeros_of(c),
+        }
     }
 }
 
-fn high(k: u32) -> u64 {
-    if k >= 64 {
-        !0
-    } else if k == 0 {
-        0
-    } else {
-        !0u64 << (64 - k)
-    }
-}
-
-/// An affine form: coefficients of atoms, and a constant.
+/// An affine form: coefficients of atoms, and a constant, mod 2^width (a width below 64 is a
+/// sum masked to its low bits, which no further arithmetic may use as a sum).
 #[derive(Clone, Debug, PartialEq)]
 struct Form {
     terms: BTreeMap<PVal, u64>,
     b: u64,
+    width: u32,
 }
 
 impl Form {
@@ -137,6 +197,7 @@ impl Form {
         Form {
             terms,
             b: self.b.wrapping_mul(k),
+            width: 64,
         }
     }
 
@@ -152,6 +213,7 @@ impl Form {
         Form {
             terms,
             b: self.b.wrapping_add(o.b),
+            width: 64,
         }
     }
 }
@@ -162,6 +224,7 @@ struct Sum {
     root: PVal,
     terms: Vec<(PVal, u64)>,
     offset: u64,
+    width: u32,
 }
 
 /// The roots worth collecting, with their sums (see the module docs).
@@ -189,23 +252,52 @@ pub fn find_sums(plan: &Plan) -> Option<Sums> {
                 (None, Some(c)) => Form {
                     terms: BTreeMap::new(),
                     b: c,
+                    width: 64,
                 },
                 (None, None) => Form {
                     terms: BTreeMap::from([(v, 1)]),
                     b: 0,
+                    width: 64,
                 },
             }
         };
+        // A sum (width 64), or a masked sum used as an atom by anything but a narrower mask.
+        let sum = |v: PVal| -> Form {
+            let f = form(v);
+            if f.width == 64 {
+                f
+            } else {
+                Form {
+                    terms: BTreeMap::from([(v, 1)]),
+                    b: 0,
+                    width: 64,
+                }
+            }
+        };
+        // `x & (2^k − 1)`: the sum mod 2^k.
+        let masked = |v: PVal, m: u64| -> Option<Form> {
+            let k = (m != 0 && m != !0 && (m + 1).is_power_of_two()).then(|| m.trailing_ones())?;
+            let f = form(v);
+            Some(Form {
+                width: f.width.min(k),
+                ..f
+            })
+        };
         let f = match (op, inst.args.as_slice()) {
-            (Opcode::Iadd, &[a, b]) => Some(form(a).add(&form(b))),
-            (Opcode::Isub, &[a, b]) => Some(form(a).add(&form(b).scale(!0))),
-            (Opcode::Ineg, &[a]) => Some(form(a).scale(!0)),
+            (Opcode::Iadd, &[a, b]) => Some(sum(a).add(&sum(b))),
+            (Opcode::Isub, &[a, b]) => Some(sum(a).add(&sum(b).scale(!0))),
+            (Opcode::Ineg, &[a]) => Some(sum(a).scale(!0)),
             (Opcode::Imul, &[a, b]) => match (konst(a), konst(b)) {
-                (_, Some(k)) => Some(form(a).scale(k)),
-                (Some(k), _) => Some(form(b).scale(k)),
+                (_, Some(k)) => Some(sum(a).scale(k)),
+                (Some(k), _) => Some(sum(b).scale(k)),
                 _ => None,
             },
-            (Opcode::Ishl, &[a, k]) => konst(k).map(|k| form(a).scale(1 << (k & 63))),
+            (Opcode::Ishl, &[a, k]) => konst(k).map(|k| sum(a).scale(1 << (k & 63))),
+            (Opcode::Iand, &[a, b]) => match (konst(a), konst(b)) {
+                (_, Some(m)) => masked(a, m),
+                (Some(m), _) => masked(b, m),
+                _ => None,
+            },
             _ => None,
         };
         // More atoms than a helper takes: an atom itself (this also bounds the forms' size).
@@ -218,9 +310,17 @@ pub fn find_sums(plan: &Plan) -> Option<Sums> {
         .copied()
         .filter(|&o| affine(o))
         .collect();
+    let narrow = |v: PVal| {
+        forms[v.inst as usize]
+            .as_ref()
+            .is_some_and(|f| f.width < 64)
+    };
     for (i, inst) in plan.insts.iter().enumerate() {
         if forms[i].is_none() {
             roots.extend(inst.args.iter().copied().filter(|&a| affine(a)));
+        } else if !matches!(inst.kind, PKind::Prim(Opcode::Iand)) {
+            // A masked sum that arithmetic uses is an atom there: it is solved on its own.
+            roots.extend(inst.args.iter().copied().filter(|&a| narrow(a)));
         }
     }
     let mut found = Vec::new();
@@ -245,11 +345,17 @@ pub fn find_sums(plan: &Plan) -> Option<Sums> {
         let Some(f) = forms[r.inst as usize].as_ref() else {
             continue;
         };
-        if twice && f.terms.len() <= MAX_ATOMS {
+        // A masked sum is solved mod 2^width whether or not it reuses a value: the walk would
+        // draw θ for the bits the mask drops, and the product's inverse would then spread them.
+        // (A bare mask, `x & m`, is the bit maps' and the walk's.)
+        let bare = f.terms.len() == 1 && f.b == 0 && f.terms.values().all(|&a| a == 1);
+        let masked = f.width < 64 && !bare;
+        if (twice || masked) && f.terms.len() <= MAX_ATOMS {
             found.push(Sum {
                 root: r,
                 terms: f.terms.iter().map(|(&v, &a)| (v, a)).collect(),
                 offset: f.b,
+                width: f.width,
             });
         }
     }
@@ -258,6 +364,7 @@ pub fn find_sums(plan: &Plan) -> Option<Sums> {
 
 /// The plan with each root computed by an affine helper, and a description.
 pub fn candidate(plan: &Plan, sums: &Sums, names: &[String]) -> (Plan, String) {
+    let known = super::plan::known_zeros(plan);
     let mut b = PlanBuilder::new(plan.params.clone());
     let mut map: HashMap<u32, u32> = HashMap::new();
     let mut texts = Vec::new();
@@ -276,7 +383,12 @@ pub fn candidate(plan: &Plan, sums: &Sums, names: &[String]) -> (Plan, String) {
         let n = match (&inst.kind, root_of.get(&(i as u32))) {
             (PKind::Param(p), _) => b.param(*p as usize).inst,
             (_, Some(&k)) => {
-                let Sum { terms, offset, .. } = &sums.roots[k];
+                let Sum {
+                    terms,
+                    offset,
+                    width,
+                    ..
+                } = &sums.roots[k];
                 let atoms: Vec<String> = terms
                     .iter()
                     .map(|&(v, _)| super::plan::plan_text(plan, names, v, 60))
@@ -287,13 +399,18 @@ pub fn candidate(plan: &Plan, sums: &Sums, names: &[String]) -> (Plan, String) {
                     .map(|(&(_, a), t)| format!("{}·{t}", a as i64))
                     .collect();
                 texts.push(format!(
-                    "{} + {} collected mod 2^64",
+                    "{} + {} collected mod 2^{width}",
                     sum.join(" + "),
                     *offset as i64
                 ));
                 let spec = AffineSpec {
                     coeffs: terms.iter().map(|t| t.1).collect(),
                     offset: *offset,
+                    width: *width,
+                    zeros: terms
+                        .iter()
+                        .map(|(v, _)| known[v.inst as usize][v.idx as usize])
+                        .collect(),
                     atoms,
                 };
                 let args = terms.iter().map(|&(v, _)| at(v, &map)).collect();
@@ -343,10 +460,16 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, spec: &Affi
     let body = |e: &mut Emitter<'_>, ps: &[Option<Value>]| -> Vec<Value> {
         let s = sum(e, &spec.coeffs, ps);
         let off = e.ic(spec.offset as i64);
-        vec![match s {
+        let r = match s {
             Some(s) if spec.offset == 0 => s,
             Some(s) => e.iadd(s, off),
             None => off,
+        };
+        vec![if spec.width < 64 {
+            let m = e.ic(low(spec.width) as i64);
+            e.iand(r, m)
+        } else {
+            r
         }]
     };
     let rule = AffineRule { spec: spec.clone() };
@@ -361,7 +484,7 @@ pub struct AffineRule {
 }
 
 const NO_PREIMAGE: &str =
-    "y has no preimage: the sum's coefficients are all even where y is odd (mod 2^64)";
+    "y has no preimage: the collected sum never has these low bits (or bits above its width)";
 
 impl AffineRule {
     fn free_role(&self, c: usize) -> String {
@@ -386,23 +509,25 @@ impl InverseRule for AffineRule {
     }
 
     fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let (unknown, pivot) = self.spec.plan(pattern);
+        let spec = &self.spec;
+        let (unknown, pivot) = spec.plan(pattern);
         let mut thetas: Vec<ThetaDoc> = unknown
             .iter()
             .filter(|&&c| Some(c) != pivot.map(|p| p.0))
-            .map(|&c| ThetaDoc::value(Domain::Int, &self.free_role(c)))
+            .map(|&c| ThetaDoc::value(spec.free_domain(c), &self.free_role(c)))
             .collect();
-        if let Some((p, k)) = pivot.filter(|p| p.1 > 0) {
-            thetas.push(ThetaDoc::value(
-                Domain::Bits { mask: high(k) },
-                &self.high_role(p),
-            ));
+        if let Some((p, k)) = pivot {
+            let mask = spec.pivot_free(p, k);
+            if mask != 0 {
+                thetas.push(ThetaDoc::value(Domain::Bits { mask }, &self.high_role(p)));
+            }
         }
         RuleDoc {
             thetas,
             checks: vec![NO_PREIMAGE.to_string()],
             exact: true,
-            summary: "a·x = v mod 2^64 with a = 2^k·u: x = (v >> k)·u⁻¹ and θ for the k high bits"
+            summary: "a·x = v mod 2^w with a = 2^k·u: x = (v >> k)·u⁻¹ mod 2^(w−k), θ for the \
+                      bits that leaves free"
                 .to_string(),
         }
     }
@@ -419,15 +544,23 @@ impl InverseRule for AffineRule {
                 "an affine helper's operands do not match its sum".to_string(),
             ));
         };
+        let width = spec.width;
+        if width < 64 {
+            let high = e.ic(!low(width) as i64);
+            let above = e.iand(y, high);
+            let zero = e.ic(0);
+            let ok = e.ieq(above, zero);
+            e.check(ok, NO_PREIMAGE)?;
+        }
         let pattern = Pattern::of(args);
         let (unknown, pivot) = spec.plan(&pattern);
         let mut out: Vec<Option<Value>> = args.iter().map(Arg::known).collect();
         for &c in &unknown {
             if Some(c) != pivot.map(|p| p.0) {
-                out[c] = Some(e.theta(Domain::Int, &self.free_role(c))?);
+                out[c] = Some(e.theta(spec.free_domain(c), &self.free_role(c))?);
             }
         }
-        // v = y − offset − Σ (every atom but the pivot).
+        // v = (y − offset − Σ every atom but the pivot) mod 2^width.
         let mut v = y;
         if spec.offset != 0 {
             let off = e.ic(spec.offset as i64);
@@ -436,37 +569,45 @@ impl InverseRule for AffineRule {
         if let Some(s) = sum(e, &spec.coeffs, &out) {
             v = e.isub(v, s);
         }
+        if width < 64 {
+            let m = e.ic(low(width) as i64);
+            v = e.iand(v, m);
+        }
         let Some((p, k)) = pivot else {
             let zero = e.ic(0);
             let ok = e.ieq(v, zero);
             e.check(ok, "the known values do not give the output")?;
             return super::helpers::solved(out);
         };
-        let a = spec.coeffs[p];
-        if k >= 64 {
+        let free = spec.pivot_free(p, k);
+        if k >= width {
             let zero = e.ic(0);
             let ok = e.ieq(v, zero);
             e.check(ok, NO_PREIMAGE)?;
-            out[p] = Some(e.theta(Domain::Int, &self.free_role(p))?);
+            out[p] = Some(e.theta(spec.free_domain(p), &self.free_role(p))?);
             return super::helpers::solved(out);
         }
-        let inv = e.ic(odd_inverse(a >> k) as i64);
-        let x = if k == 0 {
+        let inv = e.ic(odd_inverse(spec.coeff(p) >> k) as i64);
+        let mut x = if k == 0 {
             e.imul(v, inv)
         } else {
-            let low = e.ic(((1u64 << k) - 1) as i64);
-            let lowbits = e.iand(v, low);
+            let lowk = e.ic(low(k) as i64);
+            let lowbits = e.iand(v, lowk);
             let zero = e.ic(0);
             let ok = e.ieq(lowbits, zero);
             e.check(ok, NO_PREIMAGE)?;
             let kv = e.ic(i64::from(k));
             let q = e.ishr(v, kv);
-            let base = e.imul(q, inv);
-            let keep = e.ic(!high(k) as i64);
-            let base = e.iand(base, keep);
-            let h = e.theta(Domain::Bits { mask: high(k) }, &self.high_role(p))?;
-            e.ior(base, h)
+            e.imul(q, inv)
         };
+        if width - k < 64 {
+            let keep = e.ic(low(width - k) as i64);
+            x = e.iand(x, keep);
+        }
+        if free != 0 {
+            let h = e.theta(Domain::Bits { mask: free }, &self.high_role(p))?;
+            x = e.ior(x, h);
+        }
         out[p] = Some(x);
         super::helpers::solved(out)
     }
@@ -478,16 +619,17 @@ impl InverseRule for AffineRule {
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        let (unknown, pivot) = self.spec.plan(pattern);
+        let spec = &self.spec;
+        let (unknown, pivot) = spec.plan(pattern);
         for &c in &unknown {
             if Some(c) != pivot.map(|p| p.0) {
                 e.record(args[c], &self.free_role(c))?;
             }
         }
         match pivot {
-            Some((p, k)) if k >= 64 => e.record(args[p], &self.free_role(p)),
-            Some((p, k)) if k > 0 => {
-                let m = e.ic(high(k) as i64);
+            Some((p, k)) if k >= spec.width => e.record(args[p], &self.free_role(p)),
+            Some((p, k)) if spec.pivot_free(p, k) != 0 => {
+                let m = e.ic(spec.pivot_free(p, k) as i64);
                 let h = e.iand(args[p], m);
                 e.record(h, &self.high_role(p))
             }
@@ -500,6 +642,16 @@ impl InverseRule for AffineRule {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn high(k: u32) -> u64 {
+        if k >= 64 {
+            !0
+        } else if k == 0 {
+            0
+        } else {
+            !0u64 << (64 - k)
+        }
+    }
 
     proptest! {
         #[test]

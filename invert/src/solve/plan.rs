@@ -562,6 +562,7 @@ fn forward_zeros(kind: &PKind, a: &[u64], count: Option<u32>, idx: u32) -> u64 {
             _ => 0,
         },
         PKind::Bits(spec) => spec.known_zeros(idx as usize),
+        PKind::Affine(spec) => spec.known_zeros(),
         _ => 0,
     }
 }
@@ -966,12 +967,22 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 }
             }
         }
+        let solve_pattern = pattern_of(&known);
         for (k, &a) in inst.args.iter().enumerate() {
             if unknown.contains(&a) && Some(a) != theta_for.map(|t| t.0) {
                 let r = solved_range(&inst.kind, rz, &now, k);
                 if known.insert(a) {
                     inv.insert(a, r);
                     now[k] = r;
+                    // What a word solver leaves zero: the atom's known zeros.
+                    let z = match &inst.kind {
+                        PKind::Bits(spec) => spec.zeros.get(k).copied().unwrap_or(0),
+                        PKind::Affine(spec) => spec.solved_zeros(&solve_pattern, k),
+                        _ => 0,
+                    };
+                    if z != 0 {
+                        zeros.insert(a, z);
+                    }
                 }
             }
         }
