@@ -32,8 +32,9 @@ fn every_sample_of_the_language_reference_compiles() {
         if sample.contains("...") {
             continue;
         }
-        Program::parse("language.md", &sample)
-            .unwrap_or_else(|e| panic!("a sample of docs/language.md does not compile: {e}\n{sample}"));
+        Program::parse("language.md", &sample).unwrap_or_else(|e| {
+            panic!("a sample of docs/language.md does not compile: {e}\n{sample}")
+        });
         modules += 1;
     }
     assert!(modules >= 2, "too few whole-module samples");

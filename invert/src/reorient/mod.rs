@@ -373,12 +373,14 @@ impl<'a> Reorienter<'a> {
         let mut e = pinv_primitives::Emitter::new(inv, at, pinv_primitives::Mode::Inverse, span)
             .with_options(self.options.emit);
         for (&a, &b) in fx.iter().zip(y) {
-            e.check_equal(
-                a,
-                b,
-                "θ loses precision: f(x) is not y within the tolerance",
-            )
-            .map_err(|err| Error::Internal(err.to_string()))?;
+            // Integers and bools are exact: there, only a step that is not (a declared inverse
+            // that is wrong) can fail the check, and no tolerance is involved.
+            let reason = match e.value_type(b) {
+                pinv_core::ir::Type::F64 => "θ loses precision: f(x) is not y within the tolerance",
+                _ => "this θ gives inputs that the function does not take to y",
+            };
+            e.check_equal(a, b, reason)
+                .map_err(|err| Error::Internal(err.to_string()))?;
         }
         Ok(e.block())
     }
