@@ -519,8 +519,89 @@ pub fn sample(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {
             }
             _ => f64::from(rng.random_range(-5..=5i32)),
         }),
-        Type::I64 => Const::I64(rng.random_range(-100..=100)),
+        // Small integers, and whole words (bit mixing is wrong first in the high bits).
+        Type::I64 => Const::I64(match rng.random_range(0..4u32) {
+            0 => rng.random::<i64>(),
+            _ => rng.random_range(-100..=100),
+        }),
         Type::Bool => Const::Bool(rng.random_bool(0.5)),
+    }
+}
+
+/// Test points for checking a rewrite against the original: random values of each type and,
+/// once some are found where the original is defined, points near those. A function defined
+/// only on a narrow interval (`log(p / (2 − p))` on (0, 2)) gets its points there, so that its
+/// rewrite is not dropped for want of points to compare.
+pub struct Points {
+    rng: Xoshiro256PlusPlus,
+    tys: Vec<Type>,
+    found: Vec<Vec<Const>>,
+    tried: usize,
+    limit: usize,
+}
+
+impl Points {
+    /// Up to `8 · points` candidate points of types `tys`.
+    pub fn new(seed: u64, tys: Vec<Type>, points: usize) -> Points {
+        Points {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            tys,
+            found: Vec::new(),
+            tried: 0,
+            limit: points * 8,
+        }
+    }
+
+    /// How many candidates were given.
+    pub fn tried(&self) -> usize {
+        self.tried
+    }
+
+    /// Records that the original is defined at `x`.
+    pub fn valid(&mut self, x: Vec<Const>) {
+        if self.found.len() < 64 {
+            self.found.push(x);
+        }
+    }
+
+    /// The next candidate, or `None` past the limit.
+    pub fn next_point(&mut self) -> Option<Vec<Const>> {
+        if self.tried >= self.limit {
+            return None;
+        }
+        self.tried += 1;
+        let rng = &mut self.rng;
+        let random = self.tried <= self.limit / 4 || rng.random_bool(0.25);
+        if random || (self.found.is_empty() && rng.random_bool(0.5)) {
+            return Some(self.tys.iter().map(|&t| sample(rng, t)).collect());
+        }
+        if self.found.is_empty() {
+            // Small positive reals (logarithms, square roots, ratios of them).
+            return Some(
+                self.tys
+                    .iter()
+                    .map(|&t| match t {
+                        Type::F64 => {
+                            Const::F64(rng.random::<f64>() * 2f64.powi(rng.random_range(-3..4)))
+                        }
+                        t => sample(rng, t),
+                    })
+                    .collect(),
+            );
+        }
+        let base = self.found[rng.random_range(0..self.found.len())].clone();
+        Some(
+            base.into_iter()
+                .map(|c| match c {
+                    Const::F64(x) => {
+                        let d = rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-4..0));
+                        Const::F64(x * (1.0 + d) + d * 0.01)
+                    }
+                    Const::I64(x) => Const::I64(x.wrapping_add(rng.random_range(-3..=3))),
+                    Const::Bool(b) => Const::Bool(b ^ rng.random_bool(0.2)),
+                })
+                .collect(),
+        )
     }
 }
 
@@ -540,18 +621,20 @@ pub fn check_numerically(
     tol: f64,
     seed: u64,
 ) -> Result<(), String> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let vars: Vec<(Symbol, Type)> = input
+        .analysis
+        .vars
+        .iter()
+        .map(|(&s, info)| (s, info.ty))
+        .collect();
+    let mut candidates = Points::new(seed, vars.iter().map(|v| v.1).collect(), points);
     let budget = StepBudget::default();
     let mut valid = 0;
-    let mut tried = 0;
-    while valid < points && tried < points * 4 {
-        tried += 1;
-        let env: HashMap<Symbol, Const> = input
-            .analysis
-            .vars
-            .iter()
-            .map(|(&s, info)| (s, sample(&mut rng, info.ty)))
-            .collect();
+    while valid < points {
+        let Some(x) = candidates.next_point() else {
+            break;
+        };
+        let env: HashMap<Symbol, Const> = vars.iter().map(|v| v.0).zip(x.iter().copied()).collect();
         let before = eval_nodes(input.expr.as_ref(), &env, module, &budget);
         let after = eval_nodes(&ext.nodes, &env, module, &budget);
         let mut all_finite = true;
@@ -579,11 +662,13 @@ pub fn check_numerically(
         }
         if all_finite {
             valid += 1;
+            candidates.valid(x);
         }
     }
     if valid * 2 < points {
         return Err(format!(
-            "only {valid} of {tried} random points give a finite value to compare"
+            "only {valid} of {} random points give a finite value to compare",
+            candidates.tried()
         ));
     }
     Ok(())

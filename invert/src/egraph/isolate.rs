@@ -1040,20 +1040,18 @@ fn agrees_with_function(module: &Module, f: FuncId, plan: &Plan, config: &Isolat
 
 /// Checks the chosen plan against the original body at random inputs.
 fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(ctx.config.seed ^ 0x9e37_79b9);
     let points = ctx.config.check_points;
+    let mut candidates = super::convert::Points::new(
+        ctx.config.seed ^ 0x9e37_79b9,
+        ctx.plan.params.clone(),
+        points,
+    );
     let budget = super::convert::StepBudget::default();
     let mut valid = 0;
-    for _ in 0..points * 4 {
-        if valid >= points {
+    while valid < points {
+        let Some(x) = candidates.next_point() else {
             break;
-        }
-        let x: Vec<Const> = ctx
-            .plan
-            .params
-            .iter()
-            .map(|&t| sample(&mut rng, t))
-            .collect();
+        };
         let Some(a) = eval_plan(&ctx.plan, &x, ctx.module, &budget) else {
             continue;
         };
@@ -1069,7 +1067,8 @@ fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
                     .zip(&b)
                     .all(|(&p, &q)| super::convert::agrees(p, q, ctx.config.check_tolerance)) =>
             {
-                valid += 1
+                valid += 1;
+                candidates.valid(x);
             }
             _ => return Err(format!("at {:?}: {:?} written, {:?} rewritten", x, a, b)),
         }
