@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{pinv, stderr, stdout, workspace};
+use common::{pinv, stderr, stdout, text, workspace};
 use std::path::PathBuf;
 
 /// Writes a program to a fresh temporary file and returns its path.
@@ -371,6 +371,7 @@ fn check_json_has_the_documented_fields() {
             "soundness",
             "completeness",
             "message",
+            "acceptance_ok",
         ] {
             assert!(f.get(field).is_some(), "{field} missing in {f}");
         }
@@ -396,6 +397,38 @@ fn check_json_has_the_documented_fields() {
         "{}",
         stdout(&o)
     );
+}
+
+#[test]
+fn low_acceptance_is_shown_and_fails_only_when_asked() {
+    // triangle guesses its loop count from θ: about a third of draws give y.
+    let args = ["check", "tests/corpus/loops.pinv", "--function", "triangle"];
+    let o = pinv(&[&args[..], &["--cases", "200", "--search", "0"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(stdout(&o).contains("low acceptance"), "{}", stdout(&o));
+    let o = pinv(&[&args[..], &["--cases", "200", "--search", "0", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["functions"][0]["acceptance_ok"], false, "{v}");
+    assert_eq!(v["functions"][0]["status"], "ok", "{v}");
+    let strict = ["--cases", "200", "--search", "0", "--min-acceptance", "90"];
+    let o = pinv(&[&args[..], &strict].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("failed: low acceptance"),
+        "{}",
+        stdout(&o)
+    );
+    // A threshold it meets passes; a percentage out of range is bad input.
+    let o = pinv(
+        &[
+            &args[..],
+            &["--cases", "200", "--search", "0", "--min-acceptance", "10"],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = pinv(&[&args[..], &["--min-acceptance", "150"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 #[test]

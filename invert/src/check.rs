@@ -31,7 +31,13 @@ pub struct CheckConfig {
     /// The longest one function's check may take; the cases done by then are reported, with
     /// the status [`Status::Timeout`]. `None`: no limit.
     pub time_limit: Option<std::time::Duration>,
+    /// Acceptance, in percent, below which an inverse is poor
+    /// ([`FunctionReport::acceptance_ok`]; [`LOW_ACCEPTANCE`] by default).
+    pub min_acceptance: f64,
 }
+
+/// The acceptance (percent) below which `pinv check` calls an inverse's acceptance low.
+pub const LOW_ACCEPTANCE: f64 = 50.0;
 
 impl Default for CheckConfig {
     fn default() -> CheckConfig {
@@ -46,6 +52,7 @@ impl Default for CheckConfig {
                 ..SearchConfig::default()
             },
             time_limit: None,
+            min_acceptance: LOW_ACCEPTANCE,
         }
     }
 }
@@ -133,6 +140,9 @@ pub struct FunctionReport {
     pub search: Option<SearchReport>,
     /// Why it failed or is unsupported, with a first counterexample.
     pub message: Option<String>,
+    /// Whether some θ were sampled and at least [`CheckConfig::min_acceptance`] percent of
+    /// them gave a preimage.
+    pub acceptance_ok: bool,
 }
 
 impl FunctionReport {
@@ -181,6 +191,7 @@ pub fn check_function_with(
             completeness: Completeness::default(),
             search: None,
             message: Some(e.to_string()),
+            acceptance_ok: false,
         },
     }
 }
@@ -348,6 +359,8 @@ pub fn check_inverse_with(
     } else {
         Status::Ok
     };
+    let acceptance_ok = soundness.trials > 0
+        && 100.0 * soundness.accepted as f64 >= config.min_acceptance * soundness.trials as f64;
     FunctionReport {
         name: inverse.function().to_string(),
         status,
@@ -356,6 +369,7 @@ pub fn check_inverse_with(
         completeness,
         search,
         message,
+        acceptance_ok,
     }
 }
 

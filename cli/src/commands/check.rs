@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// Check the inverses of a file's functions: soundness (every returned x maps to y),
 /// acceptance (the share of sampled θ that give an x) and completeness (the PGF recovers x).
 ///
-/// Exit status 0 when every function is `ok`, 1 otherwise, 2 on bad input.
+/// Exit status 0 when every function is `ok` (or `low acceptance`: below 50% of θ accepted), 1
+/// otherwise (with `--min-acceptance P`, also below P%), 2 on bad input.
 ///
 /// Example: `pinv check tests/corpus/straight.pinv --cases 200`.
 #[derive(Args, Debug)]
@@ -43,6 +44,10 @@ pub struct CheckArgs {
     /// Exit 0 even when a function had no case to check (`no data`).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Fail (exit 1) a function that accepts less than this percentage of sampled θ. Without
+    /// it, an acceptance below 50% is shown as `low acceptance` and the exit status is 0.
+    #[arg(long, value_parser = parse_percent)]
+    pub min_acceptance: Option<f64>,
     /// Also search for discrete θ (choices, loop counts, small integers) on this many of the
     /// sampled outputs, and report how often search finds a preimage.
     #[arg(long, default_value_t = 100)]
@@ -91,6 +96,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             ..pinv::search::SearchConfig::default()
         },
         time_limit: Some(std::time::Duration::from_secs_f64(args.time_limit)),
+        min_acceptance: args.min_acceptance.unwrap_or(pinv::check::LOW_ACCEPTANCE),
     };
     let cases = args.cases as u64;
     let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
@@ -117,7 +123,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
         });
         outln!("{value}");
     } else {
-        print_table(&reports);
+        print_table(&reports, args.min_acceptance.is_some());
         // Where each unsupported function stops inversion, with its source.
         for r in reports.iter().filter(|r| r.status == Status::Unsupported) {
             if let Err(e) = loaded.program.invert(&r.name) {
@@ -128,7 +134,8 @@ pub fn run(args: &CheckArgs) -> Outcome {
         }
     }
     let passed = |r: &FunctionReport| {
-        r.status == Status::Ok || (args.allow_empty && r.status == Status::NoData)
+        (r.status == Status::Ok && (r.acceptance_ok || args.min_acceptance.is_none()))
+            || (args.allow_empty && r.status == Status::NoData)
     };
     if reports.is_empty() && !args.allow_empty {
         outln!("no data: the file has no function to check (--allow-empty accepts that)");
@@ -144,7 +151,19 @@ pub fn run(args: &CheckArgs) -> Outcome {
 /// Names longer than this are printed whole, and push their row's columns right.
 const MAX_NAME_WIDTH: usize = 40;
 
-fn print_table(reports: &[FunctionReport]) {
+/// A percentage: a number from 0 to 100.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match pinv_core::ir::constant::parse_f64(text.trim()) {
+        Some(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "`{}`: give a percentage from 0 to 100",
+            text.trim()
+        )),
+    }
+}
+
+/// `strict`: a low acceptance fails the check (`--min-acceptance`).
+fn print_table(reports: &[FunctionReport], strict: bool) {
     let width = reports
         .iter()
         .map(|r| r.name.len())
@@ -162,7 +181,11 @@ fn print_table(reports: &[FunctionReport]) {
         "completeness"
     );
     for r in reports {
-        let status = r.status.label();
+        let status = match (r.status, r.acceptance_ok, strict) {
+            (Status::Ok, false, false) => "low acceptance",
+            (Status::Ok, false, true) => "failed: low acceptance",
+            (status, _, _) => status.label(),
+        };
         let search = match r.search_acceptance() {
             Some(p) => format!("{p:.1}%"),
             None => "-".to_string(),
