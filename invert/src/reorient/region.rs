@@ -558,11 +558,18 @@ impl Reorienter<'_> {
     ) -> Result<(), Error> {
         let target = &self.forward.functions[callee];
         let name = target.name.clone();
+        // θ roles name the user's function a declared inverse belongs to; the solvers' helpers
+        // (`iso.…`, a name no user function can have) are ours, and their roles say enough.
+        let prefix = match name.as_str() {
+            crate::solve::helpers::MUL => Opcode::Fmul.name(),
+            helper if helper.starts_with("iso.") => "",
+            user => user,
+        };
         if self.try_rule(
             f,
             pair,
             &Callee::Function(name.clone()),
-            &name,
+            prefix,
             results,
             args,
             span,
