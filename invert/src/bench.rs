@@ -440,6 +440,7 @@ pub mod reference {
             "triangle" => triangle,
             "f2" => f2,
             "splitmix" => splitmix,
+            "scale_rotate" => scale_rotate,
             _ => return None,
         })
     }
@@ -646,5 +647,45 @@ pub mod reference {
         let z = unshift(z, 27).wrapping_mul(const { odd_inverse(M1) });
         let x = unshift(z, 30);
         (splitmix_forward(x) == out).then(|| vec![Const::I64(x as i64)])
+    }
+
+    /// `scale_rotate(x, y, s, t)`: θ is t, then s (nonzero); (x, y) solves the 2×2 system
+    /// `[[c, −d], [d, c]]·(x, y) = y` with c = s·cos t, d = s·sin t, by elimination with
+    /// partial pivoting, as pinv's run-time linear solver does.
+    pub fn scale_rotate(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let (o0, o1) = (f(y.first())?, f(y.get(1))?);
+        let angle = f(t.first())?;
+        let s = nonzero(f(t.get(1))?)?;
+        let (c, d) = (s * angle.cos(), s * angle.sin());
+        let (mut a00, mut a01, mut a10, mut a11) = (c, -1.0 * d, d, c);
+        let (mut r0, mut r1) = (o0 - 0.0, o1 - 0.0);
+        let scale = [a00, a01, a10, a11]
+            .iter()
+            .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+        if a10.abs() > a00.abs() {
+            std::mem::swap(&mut a00, &mut a10);
+            std::mem::swap(&mut a01, &mut a11);
+            std::mem::swap(&mut r0, &mut r1);
+        }
+        if a00.abs() <= scale * 1e-12 {
+            return None;
+        }
+        let k = a10 / a00;
+        let a11 = a11 - k * a01;
+        let r1 = r1 - k * r0;
+        if a11.abs() <= scale * 1e-12 {
+            return None;
+        }
+        let v = r1 / a11;
+        let u = (r0 - a01 * v) / a00;
+        let (fx, fy) = (c * u - d * v, d * u + c * v);
+        (close(fx, o0) && close(fy, o1)).then(|| {
+            vec![
+                Const::F64(u),
+                Const::F64(v),
+                Const::F64(s),
+                Const::F64(angle),
+            ]
+        })
     }
 }

@@ -18,6 +18,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("loops.pinv", "triangle"),
     ("branches.pinv", "f2"),
     ("bits.pinv", "splitmix"),
+    ("systems.pinv", "scale_rotate"),
 ];
 
 /// A tiny deterministic generator.

@@ -389,3 +389,91 @@ fn polar_coordinates_choose_the_sign_of_the_length() {
     assert_eq!(plus, [Const::F64(2.0), Const::F64(half_pi)]);
     assert!(f(&minus[0]) == -2.0 && close(f(&minus[1]), -half_pi + std::f64::consts::TAU, 1e-12));
 }
+
+const RUNTIME: &str = "
+// A rotation by an input angle and a scale by an input factor.
+fn scale_rotate(x: f64, y: f64, s: f64, t: f64) -> (f64, f64) {
+    let c = s * cos(t);
+    let d = s * sin(t);
+    (c * x - d * y, d * x + c * y)
+}
+
+// A mix with a weight that is an input.
+fn mix(a: f64, b: f64, w: f64) -> (f64, f64) {
+    (w * a + (1.0 - w) * b, a - b)
+}
+
+// A cyclic gain in three dimensions: singular where g³ = −1.
+fn gain3(x: f64, y: f64, z: f64, g: f64) -> (f64, f64, f64) {
+    (g * x + y, g * y + z, g * z + x)
+}
+";
+
+#[test]
+fn systems_with_run_time_coefficients_are_solved_after_their_coefficients() {
+    let program = Program::parse("runtime.pinv", RUNTIME).expect("compiles");
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    let mut failures = Vec::new();
+    for (name, least, thetas) in [
+        ("scale_rotate", 99.0, 2),
+        ("mix", 99.0, 1),
+        ("gain3", 90.0, 1),
+    ] {
+        let inverse = program.invert(name).expect("invertible");
+        let report = &inverse.isolation()[0];
+        if !report
+            .joint
+            .iter()
+            .any(|j| j.contains("with coefficients from"))
+        {
+            failures.push(format!(
+                "{name}: not solved as a run-time system:\n{report}"
+            ));
+        }
+        if inverse.schema().len() != thetas {
+            failures.push(format!("{name}: θ\n{}", inverse.schema()));
+        }
+        let r = check_inverse(&inverse, &config);
+        let ok = r.status == Status::Ok
+            && r.soundness.violations == 0
+            && r.completeness.recovered == r.completeness.trials
+            && r.acceptance() >= least;
+        if !ok {
+            failures.push(format!(
+                "{name}: {:?}, accepted {:.1}% (want ≥ {least}%), {:?}, {:?}",
+                r.status,
+                r.acceptance(),
+                r.soundness,
+                r.completeness
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn a_singular_run_time_system_is_a_domain_error() {
+    let program = Program::parse("runtime.pinv", RUNTIME).expect("compiles");
+    let inverse = program.invert("gain3").expect("invertible");
+    // g = −1: the rows are dependent; no θ can make it solvable.
+    let y = [Const::F64(1.0), Const::F64(2.0), Const::F64(3.0)];
+    let err = inverse
+        .call_with_tape(&y, &[Const::F64(-1.0)])
+        .expect_err("singular");
+    assert!(err.is_domain_error(), "{err}");
+    assert!(err.to_string().contains("singular"), "{err}");
+    // Any other gain solves it, and the scale of a rotation is never drawn as 0.
+    let x = inverse
+        .call_with_tape(&y, &[Const::F64(2.0)])
+        .expect("solvable");
+    let back = inverse.forward(&x).expect("runs");
+    for (a, b) in back.iter().zip(&y) {
+        assert!(close(f(a), f(b), 1e-9), "{back:?}");
+    }
+    let rotate = program.invert("scale_rotate").expect("invertible");
+    let text = rotate.schema().to_string();
+    assert!(text.contains("nonzero"), "{text}");
+}

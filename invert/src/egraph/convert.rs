@@ -330,7 +330,8 @@ impl Input {
                 | PKind::SumProduct
                 | PKind::Wrap
                 | PKind::Bits(_)
-                | PKind::Affine(_) => {
+                | PKind::Affine(_)
+                | PKind::LinearRt { .. } => {
                     unreachable!("isolation helpers are not in original bodies")
                 }
             };

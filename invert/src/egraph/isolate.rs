@@ -663,7 +663,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
         plan.insts
             .iter()
             .filter_map(|i| match &i.kind {
-                PKind::Given { pivot } => Some(pivot.clone()),
+                PKind::Given { pivot, .. } => Some(pivot.clone()),
                 _ => None,
             })
             .collect()
@@ -704,6 +704,8 @@ fn with_givens(plan: &Plan, original: &Plan, pivots: &[(PVal, String)]) -> Plan 
         *first = b.value(
             PKind::Given {
                 pivot: desc.clone(),
+                nonzero: false,
+                free: false,
             },
             vec![*first, pv],
             ty,
@@ -1006,6 +1008,7 @@ pub fn eval_plan(
             PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
             PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Affine(spec) => spec.eval(&a)?,
+            PKind::LinearRt { n } => crate::solve::linear_rt::eval(*n as usize, &a)?,
             PKind::Wrap => {
                 use pinv_core::semantics::eval as ev;
                 let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;

@@ -83,7 +83,8 @@ pub fn emit_plan(
             | PKind::SumProduct
             | PKind::Wrap
             | PKind::Bits(_)
-            | PKind::Affine(_) => {
+            | PKind::Affine(_)
+            | PKind::LinearRt { .. } => {
                 unreachable!("helper instructions are calls of helpers")
             }
         };
@@ -308,7 +309,11 @@ fn add_helpers(
                 Some(product(module, layer, stack))
             }
             PKind::Sq => Some(square(module, layer)),
-            PKind::Given { pivot } => {
+            PKind::Given {
+                pivot,
+                nonzero,
+                free,
+            } => {
                 let name = fresh(module, "iso.given");
                 let (ety, pty) = (inst.tys[0], plan.ty(inst.args[1]));
                 let (mut f, b) = new_function(
@@ -323,8 +328,15 @@ fn add_helpers(
                 layer.add(
                     Callee::Function(name.clone()),
                     GivenRule {
-                        role: format!("chosen as θ so that the other unknowns isolate: {pivot}"),
-                        ty: pty,
+                        role: if *free {
+                            format!("{pivot}: chosen first, the system the others solve uses it")
+                        } else {
+                            format!("chosen as θ so that the other unknowns isolate: {pivot}")
+                        },
+                        domain: match (pty, nonzero) {
+                            (Type::F64, true) => Domain::NonzeroReal,
+                            _ => Domain::all(pty),
+                        },
                     },
                 );
                 Some(add(module, f))
@@ -342,6 +354,7 @@ fn add_helpers(
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
             PKind::Affine(spec) => Some(super::modular::install(module, layer, inst, spec)),
+            PKind::LinearRt { n } => Some(super::linear_rt::install(module, layer, inst, *n)),
             PKind::Linear {
                 rows,
                 matrix,
@@ -467,7 +480,9 @@ impl InverseRule for SquareRule {
 #[derive(Debug)]
 pub struct GivenRule {
     pub role: String,
-    pub ty: Type,
+    /// The θ domain of the value read (its whole type, or the nonzero reals where zero would
+    /// make the rest singular).
+    pub domain: Domain,
 }
 
 impl InverseRule for GivenRule {
@@ -484,7 +499,7 @@ impl InverseRule for GivenRule {
             thetas: if pattern.is_known(1) {
                 Vec::new()
             } else {
-                vec![ThetaDoc::value(Domain::all(self.ty), &self.role)]
+                vec![ThetaDoc::value(self.domain, &self.role)]
             },
             checks: if pattern.is_known(0) {
                 vec!["the known value is the output".to_string()]
@@ -514,7 +529,7 @@ impl InverseRule for GivenRule {
             }
         };
         let p = match p {
-            Arg::Unknown => e.theta(Domain::all(self.ty), &self.role)?,
+            Arg::Unknown => e.theta(self.domain, &self.role)?,
             Arg::Known(k) => *k,
         };
         Ok(vec![a, p])

@@ -30,6 +30,7 @@
 //! | module | shape | θ |
 //! |---|---|---|
 //! | [`linear`] | f64 outputs linear in shared unknowns, constant coefficients | the unknowns beyond the rank |
+//! | [`linear_rt`] | f64 outputs linear in some inputs with coefficients from the others (a rotation by an input angle) | the inputs of the coefficients, read first |
 //! | [`polar`] | planar chains `Σ rᵢ·cos φᵢ`, `Σ rᵢ·sin φᵢ` | all angles but two, an elbow, turns |
 //! | [`sum_product`] | `(u + v, u·v)` | which root is which |
 //! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
@@ -47,6 +48,7 @@ pub mod bits_flow;
 pub mod gf2;
 pub mod helpers;
 pub mod linear;
+pub mod linear_rt;
 pub mod modular;
 pub mod numeric;
 pub mod plan;
@@ -69,6 +71,7 @@ pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
     [
         polar::find_chain(plan).map(|chain| polar::candidate(plan, &chain, names)),
         linear::find_system(plan).map(|system| linear::candidate(plan, &system, names)),
+        linear_rt::find_system(plan).map(|system| linear_rt::candidate(plan, &system, names)),
         sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
         wrap::candidate(plan),
         bit_maps(plan),

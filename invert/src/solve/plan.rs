@@ -42,6 +42,11 @@ pub enum PKind {
     /// `given(e, p) = e`: `p` is read from θ first when it is unknown. `pivot` says what `p` is.
     Given {
         pivot: String,
+        /// Read from the nonzero reals: zero would make what follows singular.
+        nonzero: bool,
+        /// A free unknown of a system the helper after it solves (θ by design), not a pivot
+        /// chosen so that the others isolate.
+        free: bool,
     },
     /// A function of one unknown solved numerically: operands `(x, k…)`, the body is
     /// `Plan::roots[i]`.
@@ -70,6 +75,11 @@ pub enum PKind {
     /// An i64 sum `Σ aⱼ·uⱼ + b` mod 2⁶⁴ of the operands (the helper `iso.affine.N`, see
     /// [`super::modular`]).
     Affine(super::modular::AffineSpec),
+    /// `A·u + b` for a run-time `n × n` matrix: operands `(A row-major, b, u)`, `n` results
+    /// (the helper `iso.linrt.N`, see [`super::linear_rt`]).
+    LinearRt {
+        n: u32,
+    },
 }
 
 /// A rewritten body.
@@ -866,13 +876,19 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.choices += 1;
                 }
             }
-            PKind::Given { .. } => {
+            PKind::Given { free, .. } => {
                 let (e, p) = (inst.args[0], inst.args[1]);
                 if is_known(&known, e) {
                     sim.checks += 1;
                 }
                 if !is_known(&known, p) {
-                    sim.givens += 1;
+                    // A free unknown of a system is an ordinary θ; a pivot chosen to isolate
+                    // the others is one read first.
+                    if *free {
+                        sim.thetas += 1;
+                    } else {
+                        sim.givens += 1;
+                    }
                     theta_for = Some((p, true));
                 }
             }
@@ -942,6 +958,16 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.checks += 1;
                 } else {
                     sim.thetas += spec.theta_count(&pattern_of(&known));
+                }
+            }
+            PKind::LinearRt { n } => {
+                // The rule needs the matrix and the constants known and solves every unknown;
+                // anything else is the helper's body, inverted with checks.
+                let n = *n as usize;
+                let fixed = inst.args[..n * n + n].iter().all(|&a| is_known(&known, a));
+                let solved = inst.args[n * n + n..].iter().all(|&a| !is_known(&known, a));
+                if !(fixed && solved && distinct(&unknown) == n) {
+                    sim.checks += 1 + unknown.len();
                 }
             }
             PKind::SumProduct => match distinct(&unknown) {
@@ -1046,6 +1072,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Wrap => "wrap".to_string(),
             PKind::Bits(_) => format!("bits.{}", v.idx),
             PKind::Affine(_) => "affine".to_string(),
+            PKind::LinearRt { .. } => format!("linrt.{}", v.idx),
         };
         out.push('(');
         out.push_str(&head);
