@@ -657,7 +657,7 @@ pub mod reference {
         let angle = f(t.first())?;
         let s = nonzero(f(t.get(1))?)?;
         let (c, d) = (s * angle.cos(), s * angle.sin());
-        let (mut a00, mut a01, mut a10, mut a11) = (c, -1.0 * d, d, c);
+        let (mut a00, mut a01, mut a10, mut a11) = (c, -d, d, c);
         let (mut r0, mut r1) = (o0 - 0.0, o1 - 0.0);
         let scale = [a00, a01, a10, a11]
             .iter()
