@@ -8,7 +8,7 @@
 //!   (If the text parses, it must still print back as written.)
 //! - `; spans: true`: print with source spans (` @START..END`).
 //!
-//! `PINV_BLESS=1 cargo test -p pinv-core --test ir_files` rewrites each file's IR with what the
+//! `UPDATE_EXPECT=1 cargo test -p pinv-core --test ir_files` rewrites each file's IR with what the
 //! printer writes, keeping the header.
 
 use pinv_core::ir::read::parse_module;
@@ -82,7 +82,7 @@ fn run(path: &Path, bless: bool) -> Result<(), String> {
             std::fs::write(path, format!("{}{printed}", header.text)).map_err(|e| e.to_string())?;
         } else {
             return Err(format!(
-                "printed text differs (PINV_BLESS=1 to update):\n--- file\n{body}--- printed\n{printed}"
+                "printed text differs (UPDATE_EXPECT=1 to update):\n--- file\n{body}--- printed\n{printed}"
             ));
         }
     }
@@ -97,7 +97,11 @@ fn run(path: &Path, bless: bool) -> Result<(), String> {
 #[test]
 fn ir_files() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ir");
-    let bless = std::env::var("PINV_BLESS").is_ok_and(|v| v == "1");
+    // One variable re-blesses every expected output of the project (expect-test's own name);
+    // PINV_BLESS, this file's earlier name for it, still works.
+    let bless = ["UPDATE_EXPECT", "PINV_BLESS"]
+        .iter()
+        .any(|name| std::env::var(name).is_ok_and(|v| v == "1"));
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
