@@ -477,3 +477,28 @@ fn a_singular_run_time_system_is_a_domain_error() {
     let text = rotate.schema().to_string();
     assert!(text.contains("nonzero"), "{text}");
 }
+
+#[test]
+fn a_free_length_that_is_never_negative_needs_no_sign() {
+    // The radius √r is never negative: θ is only the whole turns of t.
+    let program = Program::parse(
+        "noise.pinv",
+        "fn noise(r: f64, t: f64) -> (f64, f64) { let s = sqrt(r); (s * cos(t), s * sin(t)) }
+         fn free(r: f64, t: f64) -> (f64, f64) { (r * cos(t), r * sin(t)) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases(),
+        ..CheckConfig::default()
+    };
+    let noise = program.invert("noise").expect("invertible");
+    assert!(!noise.schema().to_string().contains("sign"), "{}", noise.schema());
+    let r = check_inverse(&noise, &config);
+    assert!(
+        r.acceptance() >= 99.0 && r.completeness.recovered == r.completeness.trials,
+        "{r:?}"
+    );
+    // A length of either sign keeps its sign choice.
+    let free = program.invert("free").expect("invertible");
+    assert!(free.schema().to_string().contains("sign"), "{}", free.schema());
+}

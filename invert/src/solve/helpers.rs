@@ -349,7 +349,9 @@ fn add_helpers(
                 }
                 root_ids[*r]
             }
-            PKind::Polar { angles } => Some(super::polar::install(module, layer, inst, angles)),
+            PKind::Polar { angles, nonneg } => {
+                Some(super::polar::install(module, layer, inst, angles, nonneg))
+            }
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),

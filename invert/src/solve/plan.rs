@@ -56,6 +56,9 @@ pub enum PKind {
     /// `angles` are the angles' expressions, for θ roles.
     Polar {
         angles: Vec<String>,
+        /// Per link, whether its length is never negative (a constant, `sqrt`, `exp`…): then
+        /// a free length needs no sign choice.
+        nonneg: Vec<bool>,
     },
     /// The products of a constant `rows × n` matrix (row-major, f64 bits) with the `n` operands:
     /// `rows` results (the helper `iso.linear.N`, see [`super::linear`]). `atoms` are the
@@ -901,7 +904,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.roots += 1;
                 }
             }
-            PKind::Polar { .. } => {
+            PKind::Polar { nonneg, .. } => {
                 // The rule needs the radii but one; of n unknown angles it reads n − 2 from θ,
                 // one elbow choice (n ≥ 2) and whole turns for each solved angle. A link of
                 // unknown length is solved alone (a sign choice and whole turns) or, with its
@@ -922,7 +925,9 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     ([_], 0) => {}
                     ([i], 1) if angles == [*i] => {
                         sim.thetas += 1;
-                        sim.choices += 1;
+                        if !nonneg.get(*i).copied().unwrap_or(false) {
+                            sim.choices += 1;
+                        }
                     }
                     _ => sim.checks += 1 + unknown.len(),
                 }

@@ -221,9 +221,18 @@ pub fn candidate(plan: &Plan, chain: &Chain, names: &[String]) -> (Plan, String)
 
     let mut args = Vec::new();
     let mut angles = Vec::new();
+    let mut nonneg = Vec::new();
     let mut span = Span::default();
+    let ranges = super::plan::ranges(plan);
     for &k in &kept {
         let t = chain.terms[k];
+        nonneg.push(
+            !t.neg
+                && match t.coef {
+                    None => true,
+                    Some(c) => ranges[c.inst as usize].lo >= 0.0,
+                },
+        );
         let r = match t.coef {
             None => b.konst(Const::F64(if t.neg { -1.0 } else { 1.0 })),
             Some(c) => {
@@ -251,6 +260,7 @@ pub fn candidate(plan: &Plan, chain: &Chain, names: &[String]) -> (Plan, String)
     let polar = b.push(
         PKind::Polar {
             angles: angles.clone(),
+            nonneg,
         },
         args,
         vec![Type::F64, Type::F64],
@@ -311,7 +321,13 @@ pub fn eval(args: &[Const]) -> Option<Vec<Const>> {
 }
 
 /// Adds the helper for a [`PKind::Polar`] instruction to `module`, and its rule to `layer`.
-pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, angles: &[String]) -> FuncId {
+pub fn install(
+    module: &mut Module,
+    layer: &mut Layer,
+    inst: &PInst,
+    angles: &[String],
+    nonneg: &[bool],
+) -> FuncId {
     let name = super::helpers::fresh(module, "iso.polar");
     let links = inst.args.len() / 2;
     let mut params = Vec::new();
@@ -340,6 +356,7 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, angles: &[S
         Callee::Function(name),
         PolarRule {
             angles: angles.to_vec(),
+            nonneg: nonneg.to_vec(),
         },
     );
     super::helpers::add(module, f)
@@ -357,6 +374,8 @@ const SIGN: &str = "sign of the free length (0: ≥ 0, 1: < 0)";
 pub struct PolarRule {
     /// The angles' expressions, for θ roles.
     pub angles: Vec<String>,
+    /// Per link, whether its length is never negative (no sign choice for it).
+    pub nonneg: Vec<bool>,
 }
 
 /// How the rule solves one pattern: which angles are known, read from θ, or solved.
@@ -370,6 +389,11 @@ struct Split {
 }
 
 impl PolarRule {
+    /// Whether link `i`'s length is never negative.
+    fn nonneg(&self, i: usize) -> bool {
+        self.nonneg.get(i).copied().unwrap_or(false)
+    }
+
     fn split(&self, pattern: &Pattern) -> Option<Split> {
         let links = pattern.arity() / 2;
         if pattern.arity() != 2 * links || links != self.angles.len() {
@@ -553,7 +577,7 @@ impl InverseRule for PolarRule {
             for &i in &s.given {
                 thetas.push(ThetaDoc::value(Domain::Real, &self.given_role(i)));
             }
-            if s.free_radius.is_some() && s.solved.len() == 1 {
+            if s.free_radius.is_some_and(|i| !self.nonneg(i)) && s.solved.len() == 1 {
                 thetas.push(ThetaDoc::choice(2, SIGN));
             } else if s.solved.len() == 2 {
                 thetas.push(ThetaDoc::choice(2, ELBOW));
@@ -615,9 +639,13 @@ impl InverseRule for PolarRule {
                     (e.fadd(px, py), phi)
                 }
                 _ => {
-                    let c = e.choice(2, SIGN)?;
-                    let one = e.ic(1);
-                    let negative = e.ieq(c, one);
+                    let negative = if self.nonneg(i) {
+                        e.bc(false)
+                    } else {
+                        let c = e.choice(2, SIGN)?;
+                        let one = e.ic(1);
+                        e.ieq(c, one)
+                    };
                     let (r, base) = polar_coordinates(e, rx, ry, negative)?;
                     let k = e.theta(Domain::Int, &self.turns_role(i))?;
                     (r, with_turns(e, base, k))
@@ -696,9 +724,14 @@ impl InverseRule for PolarRule {
         first.extend(pick(args, &split.given));
         let (rx, ry) = subtract(e, x, y, &first);
         if let (Some(i), [_]) = (split.free_radius, split.solved.as_slice()) {
-            let negative = e.sign_bit(args[2 * i]);
-            let c = e.b_to_i(negative);
-            e.record(c, SIGN)?;
+            let negative = if self.nonneg(i) {
+                e.bc(false)
+            } else {
+                let negative = e.sign_bit(args[2 * i]);
+                let c = e.b_to_i(negative);
+                e.record(c, SIGN)?;
+                negative
+            };
             let (_, base) = polar_coordinates(e, rx, ry, negative)?;
             let k = nearest_turns(e, args[2 * i + 1], base);
             return e.record(k, &self.turns_role(i));
