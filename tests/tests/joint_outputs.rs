@@ -492,7 +492,11 @@ fn a_free_length_that_is_never_negative_needs_no_sign() {
         ..CheckConfig::default()
     };
     let noise = program.invert("noise").expect("invertible");
-    assert!(!noise.schema().to_string().contains("sign"), "{}", noise.schema());
+    assert!(
+        !noise.schema().to_string().contains("sign"),
+        "{}",
+        noise.schema()
+    );
     let r = check_inverse(&noise, &config);
     assert!(
         r.acceptance() >= 99.0 && r.completeness.recovered == r.completeness.trials,
@@ -500,5 +504,9 @@ fn a_free_length_that_is_never_negative_needs_no_sign() {
     );
     // A length of either sign keeps its sign choice.
     let free = program.invert("free").expect("invertible");
-    assert!(free.schema().to_string().contains("sign"), "{}", free.schema());
+    assert!(
+        free.schema().to_string().contains("sign"),
+        "{}",
+        free.schema()
+    );
 }
