@@ -26,7 +26,7 @@
 
 use super::analysis::{IsoAnalysis, VarKind};
 use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
-use super::convert::{check_numerically, param_names, sample, to_plan, Dag, Input, Leaf};
+use super::convert::{check_numerically, param_names, to_plan, Dag, Input, Leaf, StepBudget};
 use super::cost::Extracted;
 use super::lang::Node;
 use super::rules::{rules, Rule};
@@ -36,8 +36,6 @@ use crate::solve::plan::{
 use egg::{Id, Language, Runner, StopReason, Symbol};
 use pinv_core::ir::{Const, FuncId, FuncKind, InstKind, Module, Type};
 use pinv_core::Span;
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::SeedableRng;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -1030,32 +1028,44 @@ pub fn eval_plan(
 /// mistake in a solver that rewrites a whole function; the final check keeps inverses sound
 /// whatever it says).
 fn agrees_with_function(module: &Module, f: FuncId, plan: &Plan, config: &IsolationConfig) -> bool {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ 0x6a09_e667);
-    let budget = super::convert::StepBudget::default();
-    (0..config.check_points).all(|_| {
-        let x: Vec<Const> = plan.params.iter().map(|&t| sample(&mut rng, t)).collect();
-        match budget.call(module, f, &x) {
-            Some(a) => eval_plan(plan, &x, module, &budget).is_some_and(|b| a == b),
-            None => true,
-        }
-    })
+    let original = |x: &[Const], budget: &StepBudget| budget.call(module, f, x);
+    check_against(&original, plan, module, config, config.seed ^ 0x6a09_e667).is_ok()
 }
 
 /// Checks the chosen plan against the original body at random inputs.
 fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
-    let points = ctx.config.check_points;
-    let mut candidates = super::convert::Points::new(
+    let original = |x: &[Const], budget: &StepBudget| eval_plan(&ctx.plan, x, ctx.module, budget);
+    check_against(
+        &original,
+        plan,
+        ctx.module,
+        ctx.config,
         ctx.config.seed ^ 0x9e37_79b9,
-        ctx.plan.params.clone(),
-        points,
-    );
-    let budget = super::convert::StepBudget::default();
+    )
+}
+
+/// What a check compares a rewrite with: the original's outputs at a point, if it has them.
+type Evaluator<'a> = dyn Fn(&[Const], &StepBudget) -> Option<Vec<Const>> + 'a;
+
+/// Checks `plan` against `original` at test points where the original is defined and finite
+/// ([`super::convert::Points`]): relative `check_tolerance` for f64, exact otherwise; at least
+/// half of `check_points` must be compared.
+fn check_against(
+    original: &Evaluator<'_>,
+    plan: &Plan,
+    module: &Module,
+    config: &IsolationConfig,
+    seed: u64,
+) -> Result<(), String> {
+    let points = config.check_points;
+    let mut candidates = super::convert::Points::new(seed, plan.params.clone(), points);
+    let budget = StepBudget::default();
     let mut valid = 0;
     while valid < points {
         let Some(x) = candidates.next_point() else {
             break;
         };
-        let Some(a) = eval_plan(&ctx.plan, &x, ctx.module, &budget) else {
+        let Some(a) = original(&x, &budget) else {
             continue;
         };
         if a.iter()
@@ -1063,12 +1073,12 @@ fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
         {
             continue;
         }
-        let b = eval_plan(plan, &x, ctx.module, &budget);
+        let b = eval_plan(plan, &x, module, &budget);
         match b {
             Some(b)
                 if a.iter()
                     .zip(&b)
-                    .all(|(&p, &q)| super::convert::agrees(p, q, ctx.config.check_tolerance)) =>
+                    .all(|(&p, &q)| super::convert::agrees(p, q, config.check_tolerance)) =>
             {
                 valid += 1;
                 candidates.valid(x);

@@ -18,7 +18,7 @@
 //!   treat it as an uninterpreted function of its operands.
 
 use egg::{FromOp, Id, Language, Symbol};
-use pinv_core::ir::constant::{format_f64, parse_f64};
+use pinv_core::ir::constant::parse_f64;
 use pinv_core::ir::{Const, FuncId, Opcode};
 use std::cmp::Ordering;
 use std::fmt;
@@ -75,11 +75,7 @@ impl Ord for Num {
 
 impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Const::F64(x) => f.write_str(&format_f64(x)),
-            Const::I64(x) => write!(f, "{x}"),
-            Const::Bool(b) => write!(f, "{b}"),
-        }
+        f.write_str(&crate::solve::plan::const_text(self.0))
     }
 }
 

@@ -499,44 +499,15 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
         // exactly where the chain is a bijection. A lossy chain (two masks around a `!`) may
         // make the walk draw θ that a later mask rejects: a candidate, which the isolation
         // driver takes only where its simulation sees that.
-        let single = rs.len() == 1 && atoms.len() == 1 && !fanned(rs[0]);
-        let solo = single
-            .then(|| forms[rs[0].inst as usize].as_ref())
-            .flatten();
-        if let Some(f) = solo {
-            let m = BitMatrix::<u64>::from_fn(1, 1, |x| {
-                let cols = f.terms.values().next().copied().unwrap_or([0; 64]);
-                let mut y = 0u64;
-                for (bit, &col) in cols.iter().enumerate() {
-                    if x[0] >> bit & 1 == 1 {
-                        y ^= col;
-                    }
-                }
-                vec![y]
-            });
-            if m.reduce().rank == 64 {
-                continue;
-            }
+        let row_forms: Vec<&Form> = rs
+            .iter()
+            .filter_map(|r| forms[r.inst as usize].as_ref())
+            .collect();
+        let matrix = matrix_of(&row_forms, &atoms);
+        if rs.len() == 1 && atoms.len() == 1 && !fanned(rs[0]) && matrix.reduce().rank == 64 {
+            continue;
         }
-        let mut matrix = BitMatrix::zero(rs.len(), atoms.len());
-        let mut consts = Vec::with_capacity(rs.len());
-        for (i, &r) in rs.iter().enumerate() {
-            let Some(f) = forms[r.inst as usize].as_ref() else {
-                continue;
-            };
-            consts.push(f.c);
-            for (j, a) in atoms.iter().enumerate() {
-                if let Some(cols) = f.terms.get(a) {
-                    for (bit, &col) in cols.iter().enumerate() {
-                        for row in 0..64 {
-                            if col >> row & 1 == 1 {
-                                matrix.set(i * 64 + row, j * 64 + bit, true);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let consts = row_forms.iter().map(|f| f.c).collect();
         let zeros = atoms
             .iter()
             .map(|a| known[a.inst as usize][a.idx as usize])
@@ -553,6 +524,19 @@ pub fn find_maps(plan: &Plan) -> Option<Maps> {
         });
     }
     (!groups.is_empty()).then_some(Maps { groups })
+}
+
+/// The matrix of `rows` (one form per output word) over `atoms` (one input word each).
+pub(super) fn matrix_of(rows: &[&Form], atoms: &[PVal]) -> BitMatrix<u64> {
+    let mut matrix = BitMatrix::zero(rows.len(), atoms.len());
+    for (i, f) in rows.iter().enumerate() {
+        for (j, a) in atoms.iter().enumerate() {
+            if let Some(cols) = f.terms.get(a) {
+                matrix.set_block(i, j, cols);
+            }
+        }
+    }
+    matrix
 }
 
 /// The plan with each group's roots computed by a bit-map helper, and a description; `None`
@@ -759,7 +743,8 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, spec: &Bits
     };
     let rule = BitsRule { spec: spec.clone() };
     let shape = (spec.atoms.len(), rows);
-    super::helpers::word_helper(module, layer, "iso.bits", shape, inst.span, body, rule)
+    let sig = super::helpers::words(shape.0, shape.1);
+    super::helpers::emitted_helper(module, layer, "iso.bits", sig, inst.span, body, rule)
 }
 
 /// The rule of an `iso.bits.N` helper: see the module docs.

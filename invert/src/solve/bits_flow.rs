@@ -21,7 +21,6 @@
 //! ([`super::bits`]), and the inverse's final check still runs the original function.
 
 use super::bits::{BitsSpec, Form};
-use super::gf2::BitMatrix;
 use super::plan::{PKind, PVal, Plan, PlanBuilder};
 use pinv_core::ir::dominators::DomTree;
 use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Type, Value};
@@ -72,18 +71,9 @@ pub fn affine_function(f: &Function, names: &[String]) -> Option<(Plan, String)>
         return None;
     }
     let n = params.len();
-    let mut matrix = BitMatrix::zero(outputs.len(), n);
-    for (i, o) in outputs.iter().enumerate() {
-        for (j, cols) in &o.terms {
-            for (bit, &col) in cols.iter().enumerate() {
-                for row in 0..64 {
-                    if col >> row & 1 == 1 {
-                        matrix.set(i * 64 + row, j.inst as usize * 64 + bit, true);
-                    }
-                }
-            }
-        }
-    }
+    let atoms: Vec<PVal> = (0..n as u32).map(|inst| PVal { inst, idx: 0 }).collect();
+    let rows: Vec<&Form> = outputs.iter().collect();
+    let matrix = super::bits::matrix_of(&rows, &atoms);
     let spec = BitsSpec {
         matrix,
         consts: outputs.iter().map(|o| o.c).collect(),

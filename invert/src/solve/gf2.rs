@@ -112,6 +112,15 @@ impl<W: PrimInt> BitMatrix<W> {
         *w = if on { *w | m } else { *w & !m };
     }
 
+    /// Sets the block from input word `j` to output word `i`: `cols[b]` is word `i` of the
+    /// image of bit `b` of word `j`.
+    pub fn set_block(&mut self, i: usize, j: usize, cols: &[W]) {
+        let b = width::<W>();
+        for (bit, &col) in cols.iter().enumerate().take(b) {
+            self.data[(j * b + bit) * self.rows + i] = col;
+        }
+    }
+
     /// Makes input bit `c` reach nothing (an input bit known to be zero).
     pub fn clear_column(&mut self, c: usize) {
         for w in self.column_mut(c) {

@@ -159,33 +159,34 @@ pub(super) fn fixed_helper(
     add(module, f)
 }
 
-/// A helper of i64 words, `base.N(u0, …) -> (i64, …)`, whose body `body` emits (through an
-/// [`Emitter`], so that it can share code with the rule's inverse), added with `rule`. The
-/// word solvers' ([`super::bits`], [`super::modular`]) helpers are these.
-pub(super) fn word_helper(
+/// A helper `base.N` with parameters `params` (name and type each) and results `returns`,
+/// whose body `body` emits (through an [`Emitter`], so that it can share code with the rule's
+/// inverse) from its parameters, added with `rule`. The word solvers' ([`super::bits`],
+/// [`super::modular`]) and the run-time linear solver's ([`super::linear_rt`]) helpers are these.
+pub(super) fn emitted_helper(
     module: &mut Module,
     layer: &mut Layer,
     base: &str,
-    (inputs, outputs): (usize, usize),
+    (params, returns): (Vec<(String, Type)>, Vec<Type>),
     span: Span,
     body: impl FnOnce(&mut Emitter<'_>, &[Option<Value>]) -> Vec<Value>,
     rule: impl InverseRule + 'static,
 ) -> FuncId {
     let name = fresh(module, base);
-    let names = (0..inputs).map(|i| format!("u{i}")).collect();
-    let (mut f, b) = new_function(
-        &name,
-        vec![Type::I64; inputs],
-        vec![Type::I64; outputs],
-        names,
-        span,
-    );
+    let (names, types) = params.into_iter().unzip();
+    let (mut f, b) = new_function(&name, types, returns, names, span);
     let ps: Vec<Option<Value>> = f.blocks[b].params.iter().copied().map(Some).collect();
     let mut e = Emitter::new(&mut f, b, pinv_primitives::Mode::Inverse, span);
     let rets = body(&mut e, &ps);
     f.ins_return(b, rets, span);
     layer.add(Callee::Function(name), rule);
     add(module, f)
+}
+
+/// The signature of a helper of `inputs` i64 words `u0, u1, …` returning `outputs` words.
+pub(super) fn words(inputs: usize, outputs: usize) -> (Vec<(String, Type)>, Vec<Type>) {
+    let params = (0..inputs).map(|i| (format!("u{i}"), Type::I64)).collect();
+    (params, vec![Type::I64; outputs])
 }
 
 /// The values a rule solved, in operand order; an operand left unsolved is a bug of the rule.

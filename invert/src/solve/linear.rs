@@ -493,10 +493,7 @@ impl InverseRule for LinearRule {
                 None => e.fc(0.0),
             });
         }
-        let out: Vec<Value> = vals
-            .into_iter()
-            .map(|v| v.ok_or_else(|| RuleError::Malformed("an atom left unsolved".to_string())))
-            .collect::<Result<_, _>>()?;
+        let out: Vec<Value> = super::helpers::solved(vals)?;
         let cell = std::cell::RefCell::new(&mut *e);
         let again = products(
             self.rows,

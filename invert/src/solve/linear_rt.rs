@@ -27,7 +27,7 @@ use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
 use pinv_core::ir::{Const, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
-use pinv_primitives::{Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError};
 use std::collections::HashMap;
 
 /// The most unknowns one system solves.
@@ -418,34 +418,28 @@ fn products<O: Ops + ?Sized>(
 /// Adds the helper for a [`PKind::LinearRt`] instruction to `module`, and its rule to `layer`.
 pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32) -> FuncId {
     let n = n as usize;
-    let name = super::helpers::fresh(module, "iso.linrt");
-    let count = n * n + 2 * n;
-    let names = (0..count)
+    let params = (0..n * n + 2 * n)
         .map(|i| match i {
             i if i < n * n => format!("a{}{}", i / n, i % n),
             i if i < n * n + n => format!("b{}", i - n * n),
             i => format!("u{}", i - n * n - n),
         })
+        .map(|name| (name, Type::F64))
         .collect();
-    let (mut f, block) = super::helpers::new_function(
-        &name,
-        vec![Type::F64; count],
-        vec![Type::F64; n],
-        names,
+    let body = |e: &mut Emitter<'_>, ps: &[Option<Value>]| -> Vec<Value> {
+        let ps: Vec<Value> = ps.iter().flatten().copied().collect();
+        products(e, n, &ps[..n * n], &ps[n * n..n * n + n], &ps[n * n + n..])
+    };
+    let sig = (params, vec![Type::F64; n]);
+    super::helpers::emitted_helper(
+        module,
+        layer,
+        "iso.linrt",
+        sig,
         inst.span,
-    );
-    let ps = f.blocks[block].params.clone();
-    let mut e = Emitter::new(&mut f, block, pinv_primitives::Mode::Inverse, inst.span);
-    let rets = products(
-        &mut e,
-        n,
-        &ps[..n * n],
-        &ps[n * n..n * n + n],
-        &ps[n * n + n..],
-    );
-    f.ins_return(block, rets, inst.span);
-    layer.add(Callee::Function(name), LinearRtRule { n });
-    super::helpers::add(module, f)
+        body,
+        LinearRtRule { n },
+    )
 }
 
 /// The rule of an `iso.linrt.N` helper: see the module docs.

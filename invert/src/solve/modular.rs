@@ -38,22 +38,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// The most atoms one helper takes.
 const MAX_ATOMS: usize = 8;
 
-/// The inverse of odd `u` modulo 2^B (Newton's iteration doubles the correct low bits:
-/// 1, 2, 4, … so six steps cover 64 bits).
-///
-/// ```
-/// use pinv::solve::modular::odd_inverse;
-/// assert_eq!(13u64.wrapping_mul(odd_inverse(13u64)), 1);
-/// assert_eq!(7u8.wrapping_mul(odd_inverse(7u8)), 1);
-/// ```
-pub fn odd_inverse<W: PrimInt + WrappingMul + WrappingSub>(u: W) -> W {
-    let two = W::one() + W::one();
-    let mut v = u;
-    for _ in 0..6 {
-        v = v.wrapping_mul(&two.wrapping_sub(&u.wrapping_mul(&v)));
-    }
-    v
-}
+/// The inverse of odd `u` modulo 2^B (one definition, with the `imul` rule's).
+pub use pinv_primitives::rules::i64_arith::odd_inverse;
 
 /// The solutions of `a·x = v` (mod 2^B): `None` when there are none, else the one whose `k` high
 /// bits are zero and `k` (`x + h·2^(B−k)` is a solution for every h). `a = 0` has `k = B`.
@@ -474,7 +460,8 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, spec: &Affi
     };
     let rule = AffineRule { spec: spec.clone() };
     let shape = (spec.coeffs.len(), 1);
-    super::helpers::word_helper(module, layer, "iso.affine", shape, inst.span, body, rule)
+    let sig = super::helpers::words(shape.0, shape.1);
+    super::helpers::emitted_helper(module, layer, "iso.affine", sig, inst.span, body, rule)
 }
 
 /// The rule of an `iso.affine.N` helper: see the module docs.
@@ -587,27 +574,16 @@ impl InverseRule for AffineRule {
             out[p] = Some(e.theta(spec.free_domain(p), &self.free_role(p))?);
             return super::helpers::solved(out);
         }
-        let inv = e.ic(odd_inverse(spec.coeff(p) >> k) as i64);
-        let mut x = if k == 0 {
-            e.imul(v, inv)
-        } else {
-            let lowk = e.ic(low(k) as i64);
-            let lowbits = e.iand(v, lowk);
-            let zero = e.ic(0);
-            let ok = e.ieq(lowbits, zero);
-            e.check(ok, NO_PREIMAGE)?;
-            let kv = e.ic(i64::from(k));
-            let q = e.ishr(v, kv);
-            e.imul(q, inv)
-        };
-        if width - k < 64 {
-            let keep = e.ic(low(width - k) as i64);
-            x = e.iand(x, keep);
-        }
-        if free != 0 {
-            let h = e.theta(Domain::Bits { mask: free }, &self.high_role(p))?;
-            x = e.ior(x, h);
-        }
+        let role = self.high_role(p);
+        let x = pinv_primitives::rules::i64_arith::emit_scaled_solve(
+            e,
+            v,
+            spec.coeff(p),
+            width,
+            free,
+            NO_PREIMAGE,
+            &role,
+        )?;
         out[p] = Some(x);
         super::helpers::solved(out)
     }

@@ -998,7 +998,8 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                 }
             }
         }
-        let solve_pattern = pattern_of(&known);
+        // The pattern the affine rule solves under (only it needs one: not built per step).
+        let solve_pattern = matches!(inst.kind, PKind::Affine(_)).then(|| pattern_of(&known));
         for (k, &a) in inst.args.iter().enumerate() {
             if unknown.contains(&a) && Some(a) != theta_for.map(|t| t.0) {
                 let r = solved_range(&inst.kind, rz, &now, k);
@@ -1008,7 +1009,9 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     // What a word solver leaves zero: the atom's known zeros.
                     let z = match &inst.kind {
                         PKind::Bits(spec) => spec.zeros.get(k).copied().unwrap_or(0),
-                        PKind::Affine(spec) => spec.solved_zeros(&solve_pattern, k),
+                        PKind::Affine(spec) => solve_pattern
+                            .as_ref()
+                            .map_or(0, |p| spec.solved_zeros(p, k)),
                         _ => 0,
                     };
                     if z != 0 {
@@ -1100,8 +1103,8 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
     out
 }
 
-/// A constant as the e-graph's text form writes it (f64 in the IR's shortest form).
-fn const_text(c: Const) -> String {
+/// A constant as plans and the e-graph's text form write it (f64 in the IR's shortest form).
+pub fn const_text(c: Const) -> String {
     match c {
         Const::F64(x) => pinv_core::ir::constant::format_f64(x),
         Const::I64(x) => x.to_string(),

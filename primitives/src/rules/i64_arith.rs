@@ -19,6 +19,7 @@ use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
 use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use num_traits::{PrimInt, WrappingMul, WrappingSub};
 use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
@@ -487,14 +488,61 @@ fn factor_class(e: &mut Emitter<'_>, c: Value) -> Result<(Value, Value), RuleErr
     Ok((class, k))
 }
 
-/// The inverse of odd `u` modulo 2⁶⁴ (Newton's iteration doubles the correct low bits).
-pub fn odd_inverse(u: u64) -> u64 {
-    debug_assert!(u % 2 == 1);
+/// The inverse of odd `u` modulo 2^B for a word of B bits (Newton's iteration doubles the
+/// correct low bits: v = u is right to 3 bits, six steps reach 192). One definition for the
+/// rules here and the solvers of `pinv` (`solve::modular`).
+///
+/// ```
+/// use pinv_primitives::rules::i64_arith::odd_inverse;
+/// assert_eq!(13u64.wrapping_mul(odd_inverse(13u64)), 1);
+/// assert_eq!(7u8.wrapping_mul(odd_inverse(7u8)), 1);
+/// ```
+pub fn odd_inverse<W: PrimInt + WrappingMul + WrappingSub>(u: W) -> W {
+    debug_assert!(u & W::one() == W::one());
+    let two = W::one() + W::one();
     let mut v = u;
-    for _ in 0..5 {
-        v = v.wrapping_mul(2u64.wrapping_sub(u.wrapping_mul(v)));
+    for _ in 0..6 {
+        v = v.wrapping_mul(&two.wrapping_sub(&u.wrapping_mul(&v)));
     }
     v
+}
+
+/// Emits the solutions of `a·x = v` mod 2^`width` for a constant `a = 2^k·u` (u odd, k below
+/// the width): fails with `reason` unless v's low k bits are zero, then `x = (v >> k)·u⁻¹` mod
+/// 2^(width − k), with θ (`role`, domain `bits[free]`) for the `free` bits above that (none
+/// when `free` is 0). The `imul` rule and `pinv`'s sums mod 2^k solve with it.
+pub fn emit_scaled_solve(
+    e: &mut Emitter<'_>,
+    v: Value,
+    a: u64,
+    width: u32,
+    free: u64,
+    reason: &str,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let k = a.trailing_zeros();
+    let inv = e.ic(odd_inverse(a >> k) as i64);
+    let mut x = if k == 0 {
+        e.imul(v, inv)
+    } else {
+        let low = e.ic(((1u64 << k) - 1) as i64);
+        let lowbits = e.iand(v, low);
+        let zero = e.ic(0);
+        let ok = e.ieq(lowbits, zero);
+        e.check(ok, reason)?;
+        let kv = e.ic(i64::from(k));
+        let q = e.ishr(v, kv);
+        e.imul(q, inv)
+    };
+    if width - k < 64 {
+        let keep = e.ic(((1u64 << (width - k)) - 1) as i64);
+        x = e.iand(x, keep);
+    }
+    if free != 0 {
+        let h = e.theta(Domain::Bits { mask: free }, role)?;
+        x = e.ior(x, h);
+    }
+    Ok(x)
 }
 
 /// The high `k` bits of a word (`k` in 1..64).
@@ -514,25 +562,9 @@ impl Imul {
             return e.theta(Domain::Int, FREE_FACTOR);
         }
         let k = c.trailing_zeros();
-        let inv = e.ic(odd_inverse(c >> k) as i64);
-        if k == 0 {
-            return Ok(e.imul(z, inv));
-        }
-        let low = e.ic(((1u64 << k) - 1) as i64);
-        let zl = e.iand(z, low);
-        let zero = e.ic(0);
-        let ok = e.ieq(zl, zero);
-        e.check(
-            ok,
-            "z is not a multiple of the power of two that divides the known factor",
-        )?;
-        let kv = e.ic(i64::from(k));
-        let zk = e.ishr(z, kv);
-        let base = e.imul(zk, inv);
-        let mask = e.ic(!high_bits(k) as i64);
-        let base = e.iand(base, mask);
-        let h = e.theta(Domain::Bits { mask: high_bits(k) }, HIGH_BITS)?;
-        Ok(e.ior(base, h))
+        let free = if k == 0 { 0 } else { high_bits(k) };
+        let reason = "z is not a multiple of the power of two that divides the known factor";
+        emit_scaled_solve(e, z, c, 64, free, reason, HIGH_BITS)
     }
 
     fn pgf_constant(e: &mut Emitter<'_>, x: Value, c: u64) -> Result<(), RuleError> {
