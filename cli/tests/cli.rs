@@ -429,6 +429,48 @@ fn low_acceptance_is_shown_and_fails_only_when_asked() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = pinv(&[&args[..], &["--min-acceptance", "150"]].concat());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("give a percentage from 0 to 100"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn bit_theta_is_written_in_hex_and_checked_against_its_free_bits() {
+    // xorshift32 keeps the low word: θ is the high half, `bits[0xffffffff00000000]`.
+    let file = "tests/programs/bitmix.pinv";
+    let invert = |theta: &str| {
+        pinv(&[
+            "invert",
+            file,
+            "xorshift32",
+            "--y",
+            "270369",
+            "--theta",
+            theta,
+        ])
+    };
+    let o = invert("0x500000000");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(stdout(&o).trim(), "x = 21474836481");
+    let o = pinv(&["pgf", file, "xorshift32", "21474836481"]);
+    assert_eq!(stdout(&o).trim(), "21474836480", "{}", text(&o));
+    // Not a number: bad input. A bit the map determines: outside the domain, a failed run.
+    let o = invert("0xzz");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("`0xzz`, which is not a valid i64"),
+        "{}",
+        text(&o)
+    );
+    let o = invert("1");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("outside its domain bits[0xffffffff00000000]"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
