@@ -35,7 +35,8 @@
 
 use crate::diagnostic::Located;
 use crate::ir::{
-    Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, Type, Value,
+    Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, SegmentOp, Type,
+    Value,
 };
 use crate::semantics::{self, type_list, EvalError};
 use crate::span::Span;
@@ -128,6 +129,15 @@ pub trait ThetaSource {
         ))
     }
 
+    /// Orders what was recorded ([`SegmentOp`]: generated PGFs of loops write each iteration's
+    /// θ as a segment). Sources that only read refuse.
+    fn segment(&mut self, op: SegmentOp) -> Result<(), ThetaError> {
+        let _ = op;
+        Err(ThetaError::Other(
+            "this θ source only reads; `segment` needs a recorder".to_string(),
+        ))
+    }
+
     /// The plain [`TapeSource`] this source is, if it is one. Compiled code then reads the tape
     /// directly instead of calling [`ThetaSource::theta`] and [`ThetaSource::choice`] (with the
     /// same results and errors). A source that wraps a tape but adds behaviour of its own must
@@ -148,6 +158,10 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 
     fn record(&mut self, value: Const, at: &ThetaAddress<'_>) -> Result<(), ThetaError> {
         (**self).record(value, at)
+    }
+
+    fn segment(&mut self, op: SegmentOp) -> Result<(), ThetaError> {
+        (**self).segment(op)
     }
 
     fn as_tape(&mut self) -> Option<&mut TapeSource> {
@@ -200,10 +214,24 @@ pub fn check_choice(n: u32, value: Const) -> Result<u32, ThetaError> {
     }
 }
 
-/// Collects the θ tape that generated PGF code writes with `record`; refuses reads.
+/// Collects the θ tape that generated PGF code writes with `record` and orders with `segment`;
+/// refuses reads.
+///
+/// Invariants: every frame starts at or after the one it is nested in, and its cuts are
+/// increasing, between its start and the end of `values`. A cut is kept only where a segment has
+/// values (a loop whose iterations record nothing costs no memory per iteration).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TapeRecorder {
     values: Vec<Const>,
+    frames: Vec<SegmentFrame>,
+}
+
+/// An open `segment` frame: where it starts in the tape, and where each of its segments after the
+/// first starts.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct SegmentFrame {
+    start: usize,
+    cuts: Vec<usize>,
 }
 
 impl TapeRecorder {
@@ -239,6 +267,43 @@ impl ThetaSource for TapeRecorder {
         self.values.push(value);
         Ok(())
     }
+
+    fn segment(&mut self, op: SegmentOp) -> Result<(), ThetaError> {
+        let end = self.values.len();
+        match op {
+            SegmentOp::Open => self.frames.push(SegmentFrame {
+                start: end,
+                cuts: Vec::new(),
+            }),
+            SegmentOp::Cut => {
+                let frame = self.frames.last_mut().ok_or_else(unopened)?;
+                let last = frame.cuts.last().copied().unwrap_or(frame.start);
+                if end > last {
+                    frame.cuts.push(end);
+                }
+            }
+            SegmentOp::Close => {
+                let frame = self.frames.pop().ok_or_else(unopened)?;
+                // The segments, last first; each keeps its own order.
+                let mut bounds = vec![frame.start];
+                bounds.extend(frame.cuts.iter().copied().filter(|&c| c < end));
+                bounds.push(end);
+                if bounds.len() > 2 {
+                    let mut out = Vec::with_capacity(end - frame.start);
+                    for w in bounds.windows(2).rev() {
+                        out.extend_from_slice(&self.values[w[0]..w[1]]);
+                    }
+                    self.values.truncate(frame.start);
+                    self.values.extend(out);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unopened() -> ThetaError {
+    ThetaError::Other("`segment` with no open frame: the PGF is malformed".to_string())
 }
 
 /// The simplest θ source: an explicit list of values, read front to back. Each value is checked
@@ -831,6 +896,16 @@ impl<'m> Interpreter<'m> {
                     at,
                     |s, a| s.record(value, a),
                 )?;
+            }
+            InstKind::Segment(op) => {
+                let source = run.theta.as_deref_mut().ok_or(Fault {
+                    kind: RuntimeErrorKind::NoThetaSource,
+                    span,
+                })?;
+                source.segment(*op).map_err(|e| Fault {
+                    kind: RuntimeErrorKind::Theta(e),
+                    span,
+                })?;
             }
             InstKind::Check { cond, reason } => {
                 if !frame.get_bool(*cond).map_err(fault)? {

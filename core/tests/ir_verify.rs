@@ -471,6 +471,29 @@ fn inverse_only_instructions() {
     );
 }
 
+#[test]
+fn pgf_only_instructions() {
+    let body = "block0(v0: f64):
+    segment open
+    record v0, \"x\"
+    segment cut
+    segment close
+    return
+}
+";
+    accepts(&format!(
+        "function %f.pgf(x: f64) -> () generated_pgf(f) {{\n{body}"
+    ));
+    rejects(
+        &format!("function %f.inv(x: f64) -> () generated_inverse(f) {{\n{body}"),
+        "`segment` is only allowed in generated PGFs, and this is a generated inverse",
+    );
+    rejects(
+        "function %g() -> () {\nblock0:\n    segment cut\n    return\n}\n",
+        "`segment` is only allowed in generated PGFs, and this is a `fn`",
+    );
+}
+
 // ---- 7. reachability
 
 #[test]

@@ -150,7 +150,7 @@ impl Workload {
         let (id, f) = program.function(function)?;
         let name = f.name.clone();
         let (params, returns) = (f.sig.params.clone(), f.sig.returns.clone());
-        let limits = InterpConfig::default().with_step_limit(100_000_000);
+        let limits = InterpConfig::default().with_step_limit(crate::DEFAULT_STEP_LIMIT);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let inputs: Vec<Vec<Const>> = (0..cases.max(1))
             .map(|_| params.iter().map(|&t| sample(&mut rng, t)).collect())

@@ -70,7 +70,7 @@ pub mod tutorial;
 pub use error::{Error, Result};
 pub use pinv_core::ir::{Const, Type};
 pub use pinv_primitives as primitives;
-pub use program::{Inverse, Program};
+pub use program::{Inverse, Program, DEFAULT_STEP_LIMIT};
 pub use theta::{Sampler, TextTape, ThetaSchema};
 
 /// The corpus programs (`tests/corpus/*.pinv`), for unit tests that run over all of them.

@@ -29,6 +29,12 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+/// The step limit of every run (forward, inverse, PGF) unless one is set: a billion executed
+/// instructions, about a second of compiled code. It is a guard against runs that never end,
+/// set high enough for loops of 10⁷ iterations, whose inverse and PGF do several times the
+/// forward work per iteration.
+pub const DEFAULT_STEP_LIMIT: u64 = 1_000_000_000;
+
 /// A compiled `.pinv` module: its functions can be run forward and inverted.
 ///
 /// ```
@@ -78,7 +84,7 @@ impl Program {
             file,
             compiled,
             declared,
-            config: InterpConfig::default().with_step_limit(100_000_000),
+            config: InterpConfig::default().with_step_limit(DEFAULT_STEP_LIMIT),
             shared,
             engine: Engine::default(),
             cache: Arc::new(CodeCache::new()),

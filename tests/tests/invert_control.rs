@@ -619,3 +619,39 @@ fn guards_that_always_pass_are_not_called() {
     let mid = program.invert("mid").expect("invertible");
     assert!(mid.inverse_ir().contains("call %mid.guard."));
 }
+
+#[test]
+fn a_loop_of_a_million_iterations_needs_no_stack() {
+    // The PGF runs the loop forward as a loop (its θ ordered by segments), so a trip count far
+    // beyond any call depth limit round-trips, and both engines record the same tape.
+    let program = Program::parse(
+        "walk.pinv",
+        "fn walk(x: f64) -> i64 {
+            let mut v = x;
+            let mut n = 0;
+            while v < 1000000.0 { v = v + 1.0; n += 1; }
+            n
+        }",
+    )
+    .expect("compiles");
+    let x0 = [Const::F64(0.25)];
+    let y = program.run("walk", &x0).expect("runs");
+    assert_eq!(y, [Const::I64(1_000_000)]);
+    let mut tapes = Vec::new();
+    for engine in [pinv_core::jit::Engine::Interp, pinv_core::jit::Engine::Jit] {
+        let inverse = program
+            .clone()
+            .with_engine(engine)
+            .invert("walk")
+            .expect("invertible");
+        let theta = inverse
+            .pgf(&x0)
+            .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+        let x = inverse
+            .call_with_tape(&y, &theta)
+            .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+        assert!(close(x[0], x0[0], 1e-9), "{engine:?}: {x:?}");
+        tapes.push(theta);
+    }
+    assert_eq!(tapes[0], tapes[1]);
+}

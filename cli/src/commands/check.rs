@@ -35,7 +35,7 @@ pub struct CheckArgs {
     pub completeness_tolerance: f64,
     /// Each run (forward, inverse, PGF) stops with a limit error after this many executed
     /// instructions; a function whose every run does is reported as `failed: limit`.
-    #[arg(long, default_value_t = 10_000_000, value_parser = crate::values::parse_step_limit)]
+    #[arg(long, default_value_t = pinv::DEFAULT_STEP_LIMIT, value_parser = crate::values::parse_step_limit)]
     pub step_limit: u64,
     /// Seconds one function's check may take; then it is reported as `timeout` with the cases
     /// done so far, and the check goes on with the next function.

@@ -23,7 +23,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Stop with an error after this many executed instructions (at least 1).
-    #[arg(long, default_value_t = 100_000_000, value_parser = crate::values::parse_step_limit)]
+    #[arg(long, default_value_t = pinv::DEFAULT_STEP_LIMIT, value_parser = crate::values::parse_step_limit)]
     pub step_limit: u64,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,

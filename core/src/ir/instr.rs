@@ -39,6 +39,9 @@ pub enum InstKind {
     /// `record v, "role"`: append `v` to the θ tape being written. PGF code only: a generated PGF
     /// records, in the inverse's reading order, the θ values that reproduce its inputs.
     Record { value: Value, role: String },
+    /// `segment open|cut|close`: orders the θ tape being written. PGF code only; see
+    /// [`SegmentOp`].
+    Segment(SegmentOp),
     /// `jump block1(a, b)`. Terminator.
     Jump { dest: BlockCall },
     /// `brif c, block1(a), block2(b)`: to `then_dest` if `c` is true. Terminator.
@@ -51,6 +54,47 @@ pub enum InstKind {
     Return { args: Vec<Value> },
     /// `fail "reason"`: stop with a domain error (`fail("...")` in source). Terminator.
     Fail { reason: String },
+}
+
+/// How a generated PGF orders what it records, so that a loop's PGF can run forward as a loop.
+///
+/// The inverse walks a loop backwards, so it reads the θ of the last iteration first; the PGF runs
+/// forward and knows the first iteration's θ first. Instead of recursing (one call per iteration,
+/// recording on the way out), it records each iteration's θ as one **segment** and has the tape
+/// put the segments in reverse order:
+///
+/// - `segment open` starts a frame at the current end of the tape;
+/// - `segment cut` ends the frame's current segment (what was recorded since the last `cut` or
+///   the `open`) and starts the next;
+/// - `segment close` ends the frame: its segments, the last one included, are put in reverse
+///   order (each segment's own values keep theirs), and the frame is gone.
+///
+/// Frames nest: a callee's PGF that opens and closes its own frame inside a segment of its caller
+/// only reorders its own values. Only the reordered tape is observable, so a recorder may keep the
+/// values anywhere until the outermost `close`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentOp {
+    Open,
+    Cut,
+    Close,
+}
+
+impl SegmentOp {
+    /// The name in the text form (`segment open`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SegmentOp::Open => "open",
+            SegmentOp::Cut => "cut",
+            SegmentOp::Close => "close",
+        }
+    }
+
+    /// The op named `name` in the text form.
+    pub fn parse(name: &str) -> Option<SegmentOp> {
+        [SegmentOp::Open, SegmentOp::Cut, SegmentOp::Close]
+            .into_iter()
+            .find(|op| op.name() == name)
+    }
 }
 
 impl InstKind {
@@ -74,9 +118,9 @@ impl InstKind {
     }
 
     /// Whether this instruction touches the θ tape or checks a domain: what forward code never
-    /// contains (`theta`, `choice`, `check`, `record`).
+    /// contains (`theta`, `choice`, `check`, `record`, `segment`).
     pub fn is_theta_related(&self) -> bool {
-        self.is_inverse_only() || matches!(self, InstKind::Record { .. })
+        self.is_inverse_only() || matches!(self, InstKind::Record { .. } | InstKind::Segment(_))
     }
 
     /// Every value this instruction reads, in order (branch arguments included).
@@ -92,6 +136,7 @@ impl InstKind {
             InstKind::Const(_)
             | InstKind::Theta { .. }
             | InstKind::Choice { .. }
+            | InstKind::Segment(_)
             | InstKind::Fail { .. } => {}
             InstKind::Prim { args, .. }
             | InstKind::Call { args, .. }
@@ -122,6 +167,7 @@ impl InstKind {
             InstKind::Const(_)
             | InstKind::Theta { .. }
             | InstKind::Choice { .. }
+            | InstKind::Segment(_)
             | InstKind::Fail { .. } => {}
             InstKind::Prim { args, .. }
             | InstKind::Call { args, .. }

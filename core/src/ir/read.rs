@@ -25,7 +25,7 @@ use super::constant::parse_f64;
 use super::write::is_name_char;
 use super::{
     Block, BlockCall, BlockData, Const, Domain, FuncId, FuncKind, Function, Inst, InstData,
-    InstKind, Module, Opcode, Signature, Type, Value, ValueData, ValueDef,
+    InstKind, Module, Opcode, SegmentOp, Signature, Type, Value, ValueData, ValueDef,
 };
 use crate::span::Span;
 use cranelift_entity::packed_option::ReservedValue;
@@ -131,6 +131,7 @@ enum OpSyntax {
     Choice(u32, String),
     Check(Name, String),
     Record(Name, String),
+    Segment(SegmentOp),
     Jump(CallSyntax),
     Brif(Name, CallSyntax, CallSyntax),
     Return(Vec<Name>),
@@ -149,6 +150,7 @@ impl OpSyntax {
             OpSyntax::Choice(..) => "choice",
             OpSyntax::Check(..) => "check",
             OpSyntax::Record(..) => "record",
+            OpSyntax::Segment(_) => "segment",
             OpSyntax::Jump(_) => "jump",
             OpSyntax::Brif(..) => "brif",
             OpSyntax::Return(_) => "return",
@@ -357,6 +359,18 @@ impl<'a> Parser<'a> {
         match w.parse() {
             Ok(n) => Ok(n),
             Err(_) => self.err_span(pos, self.pos, format!("{what} too large: `{w}`")),
+        }
+    }
+
+    fn segment_op(&mut self) -> Result<SegmentOp> {
+        let save = self.pos;
+        let (w, _) = self.word();
+        match SegmentOp::parse(w) {
+            Some(op) => Ok(op),
+            None => {
+                self.pos = save;
+                self.expected("`open`, `cut` or `close`")
+            }
         }
     }
 
@@ -814,6 +828,7 @@ impl<'a> Parser<'a> {
                 self.expect(",")?;
                 OpSyntax::Record(value, self.string()?)
             }
+            "segment" => OpSyntax::Segment(self.segment_op()?),
             "jump" => OpSyntax::Jump(self.block_call()?),
             "brif" => {
                 let cond = self.value()?;
@@ -1088,6 +1103,7 @@ fn build_function(
                     value: value_id(value)?,
                     role: role.clone(),
                 },
+                OpSyntax::Segment(op) => InstKind::Segment(*op),
                 OpSyntax::Jump(dest) => InstKind::Jump {
                     dest: block_call(dest)?,
                 },
@@ -1153,6 +1169,7 @@ fn result_types(
         OpSyntax::Choice(..) => vec![Type::I64],
         OpSyntax::Check(..)
         | OpSyntax::Record(..)
+        | OpSyntax::Segment(_)
         | OpSyntax::Jump(_)
         | OpSyntax::Brif(..)
         | OpSyntax::Return(_)

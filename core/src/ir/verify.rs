@@ -452,11 +452,13 @@ impl<'a> Verifier<'a> {
                 InstKind::Theta { .. } => "theta",
                 InstKind::Choice { .. } => "choice",
                 InstKind::Record { .. } => "record",
+                InstKind::Segment(_) => "segment",
                 _ => "check",
             };
+            let writes = matches!(kind, InstKind::Record { .. } | InstKind::Segment(_));
             let allowed = match (&func.kind, kind) {
-                (FuncKind::GeneratedPgf { .. }, InstKind::Record { .. }) => true,
-                (_, InstKind::Record { .. }) => false,
+                (FuncKind::GeneratedPgf { .. }, _) if writes => true,
+                _ if writes => false,
                 (FuncKind::Inverse { .. } | FuncKind::GeneratedInverse { .. }, _) => true,
                 _ => false,
             };
@@ -468,7 +470,7 @@ impl<'a> Verifier<'a> {
                     FuncKind::GeneratedInverse { .. } => "a generated inverse",
                     FuncKind::GeneratedPgf { .. } => "a generated PGF",
                 };
-                let only = if name == "record" {
+                let only = if writes {
                     "generated PGFs"
                 } else {
                     "inverse functions"
@@ -528,6 +530,7 @@ impl<'a> Verifier<'a> {
                 self.results(inst, &[], &|| "`record`".into())?;
                 self.operand(inst, *value).map(|_| ())
             }
+            InstKind::Segment(_) => self.results(inst, &[], &|| "`segment`".into()),
             InstKind::Jump { dest } => {
                 self.results(inst, &[], &|| "`jump`".into())?;
                 self.branch(inst, dest)

@@ -261,6 +261,9 @@ fn write_inst_to(out: &mut String, module: &Module, func: &Function, inst: Inst)
             let _ = write!(out, "record {value}, ");
             push_quoted(out, role);
         }
+        InstKind::Segment(op) => {
+            let _ = write!(out, "segment {}", op.name());
+        }
         InstKind::Jump { dest } => {
             out.push_str("jump ");
             push_block_call(out, dest);

@@ -187,14 +187,16 @@ pub(crate) fn decode(ty: Type, bits: u64) -> Const {
 pub(crate) const SYM_THETA: &str = "pinv_jit_theta";
 pub(crate) const SYM_CHOICE: &str = "pinv_jit_choice";
 pub(crate) const SYM_RECORD: &str = "pinv_jit_record";
+pub(crate) const SYM_SEGMENT: &str = "pinv_jit_segment";
 pub(crate) const SYM_UNWIND: &str = "pinv_jit_unwind";
 
 /// The callbacks and their addresses, for registration.
-pub(crate) fn callbacks() -> [(&'static str, *const u8); 4] {
+pub(crate) fn callbacks() -> [(&'static str, *const u8); 5] {
     [
         (SYM_THETA, pinv_jit_theta as *const u8),
         (SYM_CHOICE, pinv_jit_choice as *const u8),
         (SYM_RECORD, pinv_jit_record as *const u8),
+        (SYM_SEGMENT, pinv_jit_segment as *const u8),
         (SYM_UNWIND, pinv_jit_unwind as *const u8),
     ]
 }
@@ -247,6 +249,12 @@ pub(crate) extern "C" fn pinv_jit_theta(ctx: *mut Ctx, site: u32) -> u64 {
 pub(crate) extern "C" fn pinv_jit_choice(ctx: *mut Ctx, site: u32) -> u64 {
     // SAFETY: only compiled code calls this, with its own context.
     unsafe { with_host(ctx, |h| h.choice(site)) }
+}
+
+/// `segment op`: orders the θ being recorded; returns 1 on failure (also flagged as pending).
+pub(crate) extern "C" fn pinv_jit_segment(ctx: *mut Ctx, site: u32) -> u32 {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe { with_host(ctx, |h| h.segment(site).map(|()| 0)).max((*ctx).pending) }
 }
 
 /// `record v`: hands a value to the θ source; returns 1 on failure (also flagged as pending).

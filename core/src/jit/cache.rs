@@ -426,6 +426,7 @@ fn fingerprint(module: &Module, f: &crate::ir::Function) -> u64 {
                 InstKind::Choice { n, role } => (n, role).hash(&mut h),
                 InstKind::Check { cond, reason } => (cond, reason).hash(&mut h),
                 InstKind::Record { value, role } => (value, role).hash(&mut h),
+                InstKind::Segment(op) => op.hash(&mut h),
                 InstKind::Jump { dest } => call(dest, &mut h),
                 InstKind::Brif {
                     cond,

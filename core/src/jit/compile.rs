@@ -296,6 +296,7 @@ impl<'m> UnitBuilder<'m> {
                 sig.params.push(AbiParam::new(types::I64));
                 sig.returns.push(AbiParam::new(types::I32));
             }
+            abi::SYM_SEGMENT => sig.returns.push(AbiParam::new(types::I32)),
             abi::SYM_UNWIND => {}
             _ => return Err(JitError::UnresolvedSymbol(name.to_string())),
         }
@@ -588,6 +589,7 @@ fn compile_code(
         abi::SYM_THETA,
         abi::SYM_CHOICE,
         abi::SYM_RECORD,
+        abi::SYM_SEGMENT,
         abi::SYM_UNWIND,
     ] {
         ub.callback(name)?;
@@ -955,6 +957,7 @@ fn inlinable(m: &Module, graph: &CallGraph, g: FuncId) -> bool {
             | InstKind::Theta { .. }
             | InstKind::Choice { .. }
             | InstKind::Record { .. }
+            | InstKind::Segment(_)
             | InstKind::Check { .. }
             | InstKind::Fail { .. } => return false,
             InstKind::Prim { op, .. } if op.can_trap() => return false,

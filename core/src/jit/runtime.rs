@@ -214,6 +214,15 @@ impl<'u> Host<'u, '_> {
         Ok(u64::from(k))
     }
 
+    pub fn segment(&mut self, site: u32) -> Result<(), RuntimeErrorKind> {
+        let (_, data, _) = self.lookup(site)?;
+        let InstKind::Segment(op) = data.kind else {
+            return Err(malformed("a segment at a site that is not `segment`"));
+        };
+        let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
+        source.segment(op).map_err(RuntimeErrorKind::Theta)
+    }
+
     pub fn record(&mut self, site: u32, bits: u64) -> Result<(), RuntimeErrorKind> {
         let (f, data, s) = self.lookup(site)?;
         let InstKind::Record { value, role } = &data.kind else {

@@ -714,6 +714,97 @@ fn theta_reads_checks_and_records_agree() {
     assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
 }
 
+/// A loop's PGF that records each iteration as a segment, called inside a segment of another
+/// PGF that has its own frame.
+const SEGMENT_IR: &str = r#"
+function %g.pgf(x: i64) -> () generated_pgf(g) {
+block0(v0: i64):
+    v1 = iconst 0
+    v2 = iconst 1
+    segment open
+    jump block1(v1)
+block1(v3: i64):
+    v4 = ilt v3, v0
+    brif v4, block2, block3
+block2:
+    record v3, "i"
+    v5 = iadd v3, v2
+    record v5, "i + 1"
+    segment cut
+    jump block1(v5)
+block3:
+    segment close
+    return
+}
+function %f.pgf(n: i64) -> () generated_pgf(f) {
+block0(v0: i64):
+    v1 = iconst 100
+    segment open
+    record v1, "first"
+    segment cut
+    call %g.pgf(v0)
+    record v0, "n"
+    segment cut
+    segment cut
+    segment close
+    return
+}
+function %unopened.pgf(n: i64) -> () generated_pgf(unopened) {
+block0(v0: i64):
+    record v0, "n"
+    segment cut
+    return
+}
+"#;
+
+/// `segment` puts a frame's segments in reverse order, each keeping its own, and frames nest:
+/// the same tape from the interpreter, both tiers of compiled code, and in text round trip.
+#[test]
+fn segments_reverse_a_frame_and_nest() {
+    let m = ir(SEGMENT_IR);
+    let text = |m: &Module| crate::ir::write_module(m, &crate::ir::WriteOptions::default());
+    assert_eq!(text(&m), text(&ir(&text(&m))));
+    use Const::I64 as I;
+    let tape = |name: &str, n: i64| -> Vec<Const> {
+        let f = m.get(name).unwrap_or_else(|| panic!("no {name}"));
+        let _ = agree(&m, name, &[I(n)], &Theta::Recorder, InterpConfig::default());
+        let run = run_with(
+            Engine::Jit,
+            &m,
+            f,
+            &[I(n)],
+            &Theta::Recorder,
+            InterpConfig::default(),
+        );
+        run.result.unwrap_or_else(|e| panic!("{e}"));
+        run.theta
+    };
+    assert_eq!(tape("g.pgf", 0), vec![]);
+    assert_eq!(tape("g.pgf", 3), [2, 3, 1, 2, 0, 1].map(I).to_vec());
+    assert_eq!(tape("f.pgf", 3), [2, 3, 1, 2, 0, 1, 3, 100].map(I).to_vec());
+    assert_eq!(tape("f.pgf", 0), [0, 100].map(I).to_vec());
+    // A cut with no open frame is a malformed PGF: an error in both engines, never a panic.
+    let e = agree(
+        &m,
+        "unopened.pgf",
+        &[I(1)],
+        &Theta::Recorder,
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
+    // A source that only reads refuses `segment` as it refuses `record`.
+    let e = agree(
+        &m,
+        "g.pgf",
+        &[I(0)],
+        &Theta::Tape(vec![]),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
+}
+
 /// One read from every kind of domain, and a choice, in a row.
 const DOMAINS_IR: &str = r#"
 function %reads(y: f64) -> (f64, f64, f64, i64, i64, bool, i64) inverse(f) {

@@ -566,6 +566,16 @@ impl<'t, 'm> Translator<'t, 'm> {
                 self.reload_tape_pos();
                 self.stop_if(failed, ErrorCode::Host, site);
             }
+            InstKind::Segment(_) => {
+                let site = self.site(inst, uncharged);
+                let s = self.b.ins().iconst(types::I32, i64::from(site));
+                let callee = self.ub.callback(abi::SYM_SEGMENT)?;
+                let r = self.func_ref(callee);
+                let call = self.b.ins().call(r, &[self.ctx, s]);
+                let failed = self.b.inst_results(call)[0];
+                self.reload_tape_pos();
+                self.stop_if(failed, ErrorCode::Host, site);
+            }
             InstKind::Check { cond, .. } => {
                 let c = self.value(*cond)?;
                 let site = self.site(inst, uncharged);

@@ -13,19 +13,20 @@
 //!   edge facts of [`super::facts`] or from θ, and jumps to that edge's region. In a function with
 //!   loops it also counts steps and stops with a domain error past the iteration limit.
 //!
-//! The PGF mirrors this with one helper per forward block, `f.pgf.blockN(params..., edge)`
-//! (`f.pgf` itself for the entry block): it runs the block forward, calls the helper of the
-//! successor it branches to — so everything after it is recorded first, as the inverse reads it
-//! first — and then records, for the region of the edge it took, the θ the inverse will read
-//! there, and at last the dispatch choice for the edge it was entered by. The recursion depth of
-//! the PGF is the number of blocks the forward run went through.
+//! The PGF mirrors this in one function with one block per forward block: it runs the forward
+//! code as it runs (a loop is a loop, so the PGF needs no stack however long the loop runs) and
+//! writes, for each forward block it leaves, the θ the inverse will read in that block's region
+//! and at last the dispatch choice for the edge the block was entered by. Each block's records
+//! are one `segment`; the PGF opens a frame on entry and closes it at its return, which puts the
+//! segments in reverse order — the order the inverse, walking back, reads them in.
 
 use super::facts::{all_exclusive, Cfg, Fact, Facts};
 use super::region::{pair_fwd, rule_error, Region};
 use super::{close_blocks, PgfId, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, Type, Value,
+    Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Type,
+    Value,
 };
 use pinv_core::Span;
 use std::collections::{BTreeMap, BTreeSet};
@@ -92,31 +93,38 @@ impl Reorienter<'_> {
         ));
         let cyclic = cfg.cyclic;
 
-        // The PGF helpers, reserved so that they can call each other.
-        let mut helper_ids: BTreeMap<Block, FuncId> = BTreeMap::new();
-        let mut helpers: BTreeMap<Block, Function> = BTreeMap::new();
+        // The PGF: one function, one block per forward block, run forward as the forward code
+        // runs (a loop is a loop). Each block records its θ as one segment, and the segments end
+        // up in reverse order (`segment open` here, `segment close` at the return), which is the
+        // order the inverse, walking back, reads them in.
+        let pgf_name = FuncKind::GeneratedPgf { of: c.name.clone() }.symbol(&c.name);
+        let entry_types: Vec<Type> = c.blocks[entry]
+            .params
+            .iter()
+            .map(|&p| c.value_type(p))
+            .collect();
+        let mut h = Self::new_pgf(&c, pgf_name, entry_types, c.param_names.clone());
+        let pgf_id = self.reserve(h.name.clone(), h.kind.clone(), h.sig.clone())?;
+        let h_start = h.layout[0];
+        // One block records in the inverse's order as it is.
+        let segmented = blocks.len() > 1;
+        if segmented {
+            h.ins_void(h_start, InstKind::Segment(SegmentOp::Open), c.span);
+        }
+        let mut pgf_blocks: BTreeMap<Block, Block> = BTreeMap::new();
         for &b in &blocks {
-            let mut params: Vec<Type> = c.blocks[b]
-                .params
-                .iter()
-                .map(|&p| c.value_type(p))
-                .collect();
-            let (name, names) = if b == entry {
-                (
-                    FuncKind::GeneratedPgf { of: c.name.clone() }.symbol(&c.name),
-                    c.param_names.clone(),
-                )
+            let pb = if b == entry {
+                h_start
             } else {
-                params.push(Type::I64);
-                let mut names: Vec<String> =
-                    (0..params.len() - 1).map(|i| format!("p{i}")).collect();
-                names.push("edge".to_string());
-                (format!("{}.pgf.{b}", c.name), names)
+                let pb = h.create_block();
+                for &q in &c.blocks[b].params {
+                    h.append_block_param(pb, c.value_type(q));
+                }
+                // The index of the edge this block was entered by.
+                h.append_block_param(pb, Type::I64);
+                pb
             };
-            let h = Self::new_pgf(&c, name, params, names);
-            let id = self.reserve(h.name.clone(), h.kind.clone(), h.sig.clone())?;
-            helper_ids.insert(b, id);
-            helpers.insert(b, h);
+            pgf_blocks.insert(b, pb);
         }
 
         let mut inv = Self::new_inverse(&c);
@@ -264,10 +272,7 @@ impl Reorienter<'_> {
             .flat_map(|edges| edges.iter().enumerate().map(|(i, e)| ((e.from, e.slot), i)))
             .collect();
         for &p in &blocks {
-            let Some(mut h) = helpers.remove(&p) else {
-                continue;
-            };
-            let h_entry = h.layout[0];
+            let h_entry = pgf_blocks[&p];
             let mut fwd: BTreeMap<Value, Value> = BTreeMap::new();
             let h_params = h.blocks[h_entry].params.clone();
             for (&q, &v) in c.blocks[p].params.iter().zip(&h_params) {
@@ -295,7 +300,43 @@ impl Reorienter<'_> {
                 },
                 counters,
             };
-            let tail = h.create_block();
+            // After a region's records: the dispatch choice for the edge this block was entered
+            // by, which ends the block's segment.
+            let in_edge_values: Vec<Value> = c.blocks[p]
+                .params
+                .iter()
+                .map(|&q| pair_fwd(&fwd, q))
+                .collect::<Result<_, _>>()?;
+            let edge_facts = facts.edge_facts(p);
+            let tolerance = self.options.emit.tolerance;
+            let record_in_edge = |h: &mut Function, at: Block| -> Block {
+                let Some(edge) = in_edge else {
+                    return at;
+                };
+                let mut guard_args: Vec<Value> = Vec::new();
+                if cyclic {
+                    guard_args.push(h.ins_const(at, Const::I64(0), term_span));
+                }
+                guard_args.extend(in_edge_values.iter().copied());
+                let edge_guards: Vec<Option<(FuncId, Vec<Value>)>> = cfg.preds[&p]
+                    .iter()
+                    .map(|e| {
+                        let target = regions[&(e.from, e.slot)];
+                        guards.get(&target).map(|&(id, _)| (id, guard_args.clone()))
+                    })
+                    .collect();
+                emit_record_choice(
+                    h,
+                    at,
+                    &in_edge_values,
+                    &edge_facts,
+                    &edge_guards,
+                    edge,
+                    &format!("control flow: which edge entered {p}"),
+                    tolerance,
+                    term_span,
+                )
+            };
             match c.insts[term].kind.clone() {
                 InstKind::Return { args } => {
                     let site = cfg.returns.iter().position(|&r| r == p).unwrap_or(0);
@@ -342,10 +383,14 @@ impl Reorienter<'_> {
                         &mut no_pgf,
                         term_span,
                     )?;
-                    h.ins_jump(end, tail, Vec::new(), term_span);
+                    let end = record_in_edge(&mut h, end);
+                    if segmented {
+                        h.ins_void(end, InstKind::Segment(SegmentOp::Close), term_span);
+                    }
+                    h.ins_return(end, Vec::new(), term_span);
                 }
                 InstKind::Jump { dest } => {
-                    let end = self.edge(
+                    let (end, args) = self.edge(
                         &c,
                         p,
                         0,
@@ -356,13 +401,14 @@ impl Reorienter<'_> {
                         &mut h,
                         h_entry,
                         &fwd,
-                        &helper_ids,
                         &local_index,
                         &ctx,
                         &mut no_pgf,
                         term_span,
                     )?;
-                    h.ins_jump(end, tail, Vec::new(), term_span);
+                    let end = record_in_edge(&mut h, end);
+                    h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
+                    h.ins_jump(end, pgf_blocks[&dest.block], args, term_span);
                 }
                 InstKind::Brif {
                     cond,
@@ -383,7 +429,7 @@ impl Reorienter<'_> {
                     for (slot, dest, at, taken) in
                         [(0, &then_dest, tb, true), (1, &else_dest, eb, false)]
                     {
-                        let end = self.edge(
+                        let (end, args) = self.edge(
                             &c,
                             p,
                             slot,
@@ -394,13 +440,14 @@ impl Reorienter<'_> {
                             &mut h,
                             at,
                             &fwd,
-                            &helper_ids,
                             &local_index,
                             &ctx,
                             &mut no_pgf,
                             term_span,
                         )?;
-                        h.ins_jump(end, tail, Vec::new(), term_span);
+                        let end = record_in_edge(&mut h, end);
+                        h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
+                        h.ins_jump(end, pgf_blocks[&dest.block], args, term_span);
                     }
                 }
                 _ => {
@@ -414,43 +461,8 @@ impl Reorienter<'_> {
                     );
                 }
             }
-            // The dispatch choice for the edge this block was entered by.
-            let mut end = tail;
-            if let Some(edge) = in_edge {
-                let values: Vec<Value> = c.blocks[p]
-                    .params
-                    .iter()
-                    .map(|&q| pair_fwd(&fwd, q))
-                    .collect::<Result<_, _>>()?;
-                let edge_facts = facts.edge_facts(p);
-                let mut guard_args: Vec<Value> = Vec::new();
-                if cyclic {
-                    guard_args.push(h.ins_const(tail, Const::I64(0), term_span));
-                }
-                guard_args.extend(values.iter().copied());
-                let edge_guards: Vec<Option<(FuncId, Vec<Value>)>> = cfg.preds[&p]
-                    .iter()
-                    .map(|e| {
-                        let target = regions[&(e.from, e.slot)];
-                        guards.get(&target).map(|&(id, _)| (id, guard_args.clone()))
-                    })
-                    .collect();
-                end = emit_record_choice(
-                    &mut h,
-                    tail,
-                    &values,
-                    &edge_facts,
-                    &edge_guards,
-                    edge,
-                    &format!("control flow: which edge entered {p}"),
-                    self.options.emit.tolerance,
-                    term_span,
-                );
-            }
-            h.ins_return(end, Vec::new(), term_span);
-            h.remove_unreachable_blocks();
-            helpers.insert(p, h);
         }
+        h.remove_unreachable_blocks();
 
         for (&target, &(id, is_start)) in &guards {
             let mut guard = extract_guard(&inv, target, is_start, self.out.functions[id].clone());
@@ -463,34 +475,31 @@ impl Reorienter<'_> {
         let inv_id = self.add(inv)?;
         let pgf = match no_pgf {
             None => {
-                for (_, h) in helpers {
-                    self.add(h)?;
-                }
-                Ok(helper_ids[&entry])
+                self.add(h)?;
+                Ok(pgf_id)
             }
             Some(why) => {
-                // The reserved helpers get bodies that say why, so the module stays well formed.
-                for h in helpers.into_values() {
-                    let mut stub =
-                        Self::new_pgf(&c, h.name.clone(), h.sig.params.clone(), h.param_names);
-                    let e = stub.layout[0];
-                    stub.ins_void(
-                        e,
-                        InstKind::Fail {
-                            reason: format!("no PGF: {why}"),
-                        },
-                        span,
-                    );
-                    self.add(stub)?;
-                }
+                // The reserved PGF gets a body that says why, so the module stays well formed.
+                let mut stub =
+                    Self::new_pgf(&c, h.name.clone(), h.sig.params.clone(), h.param_names);
+                let e = stub.layout[0];
+                stub.ins_void(
+                    e,
+                    InstKind::Fail {
+                        reason: format!("no PGF: {why}"),
+                    },
+                    span,
+                );
+                self.add(stub)?;
                 Err(why)
             }
         };
         Ok((inv_id, pgf))
     }
 
-    /// The region of the edge from `p` (side `slot`) to `dest`, and the PGF's call of the
-    /// successor's helper before it. Returns where the PGF helper continues.
+    /// The region of the edge from `p` (side `slot`) to `dest`, with its PGF at `at` of `h`.
+    /// Returns where the PGF continues and the arguments of its jump to `dest`'s block (`dest`'s
+    /// own, then the edge's index among `dest`'s predecessors).
     #[allow(clippy::too_many_arguments)]
     fn edge(
         &mut self,
@@ -504,12 +513,11 @@ impl Reorienter<'_> {
         h: &mut Function,
         at: Block,
         fwd: &BTreeMap<Value, Value>,
-        helper_ids: &BTreeMap<Block, FuncId>,
         local_index: &BTreeMap<(Block, usize), usize>,
         ctx: &BlockCtx,
         no_pgf: &mut Option<String>,
         span: Span,
-    ) -> Result<Block, Error> {
+    ) -> Result<(Block, Vec<Value>), Error> {
         let mut args: Vec<Value> = dest
             .args
             .iter()
@@ -517,8 +525,6 @@ impl Reorienter<'_> {
             .collect::<Result<_, _>>()?;
         let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
         args.push(h.ins_const(at, Const::I64(index as i64), span));
-        let callee = helper_ids[&dest.block];
-        h.ins_call(at, callee, args, &[], span);
         let region = regions[&(p, slot)];
         let params = inv.blocks[region].params.clone();
         let cyclic = params.len() > c.blocks[dest.block].params.len();
@@ -529,7 +535,7 @@ impl Reorienter<'_> {
             .copied()
             .zip(values.iter().copied())
             .collect();
-        self.emit_region(
+        let end = self.emit_region(
             c,
             p,
             inv,
@@ -543,7 +549,8 @@ impl Reorienter<'_> {
             ctx,
             no_pgf,
             span,
-        )
+        )?;
+        Ok((end, args))
     }
 
     /// Inverts block `p` in the inverse block `start`, knowing `seed` (forward value, inverse

@@ -3,7 +3,7 @@
 //! For `f: X → Y` the pass builds, in one walk so that they agree by construction:
 //! - `f.inv` (`FuncKind::GeneratedInverse`): Y in, X out, reading θ from the tape;
 //! - `f.pgf` (`FuncKind::GeneratedPgf`): X in, recording the θ tape that makes `f.inv` give X
-//!   back (with helpers `f.pgf.blockN` when `f` has control flow).
+//!   back (a loop as a loop, ordering its θ with `segment`s when `f` has control flow).
 //!
 //! The function is first put in closed block form (`closed.rs`), so that each block is a
 //! straight-line function of its parameters. The inverse then walks the control-flow graph
@@ -60,7 +60,7 @@ impl Default for ReorientOptions {
     fn default() -> ReorientOptions {
         ReorientOptions {
             emit: EmitOptions::default(),
-            iteration_limit: 1_000_000,
+            iteration_limit: 100_000_000,
             isolation: crate::egraph::IsolationConfig::default(),
             step_checks: false,
             max_instructions: 60_000,
