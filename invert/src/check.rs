@@ -166,7 +166,7 @@ impl FunctionReport {
 
 /// After this many sampled inputs whose forward run hit a limit, and none that did not, a
 /// check gives up on the function ([`Status::Limit`]).
-const FORWARD_LIMITS_TO_GIVE_UP: usize = 3;
+const FORWARD_LIMITS_TO_GIVE_UP: usize = 10;
 
 /// Checks one function of `program`.
 pub fn check_function(program: &Program, name: &str, config: &CheckConfig) -> FunctionReport {

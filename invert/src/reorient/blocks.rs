@@ -104,7 +104,7 @@ impl Reorienter<'_> {
             .map(|&p| c.value_type(p))
             .collect();
         let mut h = Self::new_pgf(&c, pgf_name, entry_types, c.param_names.clone());
-        let pgf_id = self.reserve(h.name.clone(), h.kind.clone(), h.sig.clone())?;
+        let pgf_id = self.reserved_or_new(h.name.clone(), h.kind.clone(), h.sig.clone())?;
         let h_start = h.layout[0];
         // One block records in the inverse's order as it is.
         let segmented = blocks.len() > 1;

@@ -21,10 +21,11 @@ mod blocks;
 mod closed;
 mod facts;
 mod ranges;
+mod recursion;
 mod region;
 
 use crate::error::Error;
-use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};
+use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module, Signature};
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, EmitOptions, InverseRule, LayerStamp, Pattern, Stack};
 use region::{rule_error, Region};
@@ -183,6 +184,7 @@ fn reorient_in(
         consulted: BTreeSet::new(),
         call_ranges: HashMap::new(),
         step_checks: Vec::new(),
+        returning: None,
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -252,6 +254,9 @@ pub(crate) struct Reorienter<'a> {
     /// The step checks ([`pinv_primitives::Emitter::check_step`]) of the inverses being built,
     /// innermost function last: each inversion of a body pops its own before it returns.
     step_checks: Vec<pinv_core::ir::Inst>,
+    /// The forward functions some input takes to a `return` ([`recursion::returning`]), worked
+    /// out the first time a body is inverted.
+    returning: Option<HashSet<FuncId>>,
 }
 
 impl<'a> Reorienter<'a> {
@@ -279,14 +284,21 @@ impl<'a> Reorienter<'a> {
                 span: f.span,
             });
         }
-        if !self.in_progress.insert(id) {
-            return Err(Error::Unsupported {
-                function: f.name.clone(),
-                reason: "it is recursive, and recursive functions cannot be inverted yet"
-                    .to_string(),
-                span: f.span,
-            });
+        if self.in_progress.contains(&id) {
+            // A recursive call, direct or through other functions: it is a call of the inverse
+            // being built (and the PGF records through a call of the PGF being built), whose
+            // names were reserved before the body was walked.
+            let inv = self.out.get(&Self::inverse_name(f));
+            let pgf = self.out.get(&Self::pgf_name(f));
+            return match (inv, pgf) {
+                (Some(inv), Some(pgf)) => Ok((inv, Ok(pgf))),
+                _ => Err(Error::Internal(format!(
+                    "`{}` calls itself but its inverse was not reserved",
+                    f.name
+                ))),
+            };
         }
+        self.in_progress.insert(id);
         let pattern = Pattern::all_unknown(f.sig.params.len());
         let lookup = self
             .stack
@@ -295,12 +307,70 @@ impl<'a> Reorienter<'a> {
         let result = match lookup.found {
             // A rule for the function itself (a declared inverse, a user layer) wins over its body.
             Some(found) => self.wrap_rule(id, f, &found.rule),
-            None => self.invert_body(id, f),
+            None => self
+                .check_returns(id, f)
+                .and_then(|()| self.reserve_inversion(f))
+                .and_then(|()| self.invert_body(id, f)),
         };
         self.in_progress.remove(&id);
         let pair = result?;
         self.done.insert(id, pair.clone());
         Ok(pair)
+    }
+
+    /// An error if `f` has a `return` but no input reaches one, because every path to it calls
+    /// (itself, or through others) a function that never returns: recursion with no base case.
+    fn check_returns(&mut self, id: FuncId, f: &Function) -> Result<(), Error> {
+        let forward = self.forward;
+        let returning = self
+            .returning
+            .get_or_insert_with(|| recursion::returning(forward));
+        let has_return = f.layout.iter().any(|&b| {
+            f.terminator(b)
+                .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
+        });
+        if returning.contains(&id) || !has_return {
+            return Ok(());
+        }
+        Err(Self::unsupported(
+            f,
+            "it never returns: every path to its `return` goes through a recursive call that \
+             never ends (recursion with no base case), so nothing is in its image",
+            f.span,
+        ))
+    }
+
+    /// The name of `f`'s generated inverse (`f.inv`).
+    fn inverse_name(f: &Function) -> String {
+        FuncKind::GeneratedInverse { of: f.name.clone() }.symbol(&f.name)
+    }
+
+    /// The name of `f`'s generated PGF (`f.pgf`).
+    fn pgf_name(f: &Function) -> String {
+        FuncKind::GeneratedPgf { of: f.name.clone() }.symbol(&f.name)
+    }
+
+    /// Reserves `f`'s inverse and PGF before its body is inverted, so that a recursive call met
+    /// on the way can call them; [`Reorienter::add`] fills them in.
+    fn reserve_inversion(&mut self, f: &Function) -> Result<(), Error> {
+        let inv = Self::new_inverse(f);
+        self.reserve(inv.name, inv.kind, inv.sig)?;
+        let pgf = Self::new_pgf(f, Self::pgf_name(f), f.sig.params.clone(), Vec::new());
+        self.reserve(pgf.name, pgf.kind, pgf.sig)?;
+        Ok(())
+    }
+
+    /// The function reserved under `name`, or a new reservation.
+    fn reserved_or_new(
+        &mut self,
+        name: String,
+        kind: FuncKind,
+        sig: Signature,
+    ) -> Result<FuncId, Error> {
+        match self.out.get(&name) {
+            Some(id) if self.out.functions[id].layout.is_empty() => Ok(id),
+            _ => self.reserve(name, kind, sig),
+        }
     }
 
     /// Adds a function to the output module, or replaces the placeholder of that name.
@@ -405,7 +475,7 @@ impl<'a> Reorienter<'a> {
         let of = f.name.clone();
         let kind = FuncKind::GeneratedInverse { of: of.clone() };
         let mut inv = Function::new(
-            kind.symbol(&of),
+            Self::inverse_name(f),
             kind,
             Signature {
                 params: f.sig.returns.clone(),
