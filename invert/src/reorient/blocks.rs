@@ -85,7 +85,8 @@ impl Reorienter<'_> {
         }
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
-        let mut facts = Facts::new(&c, &cfg);
+        let int_ranges = super::int_ranges::analyze(self.forward, &c, &mut self.int_returns);
+        let mut facts = Facts::new(&c, &cfg).with_int_ranges(int_ranges);
         let ranges = std::rc::Rc::new(super::ranges::analyze(
             self.forward,
             &c,

@@ -16,8 +16,9 @@
 //! otherwise it tests them to find the edges that are still possible and reads a choice only when
 //! more than one is.
 
+use super::int_ranges::IntRange;
 use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The most constants a value set holds before it is forgotten.
 const MAX_SET: usize = 16;
@@ -191,6 +192,9 @@ pub struct Facts<'f> {
     f: &'f Function,
     cfg: &'f Cfg,
     sets: BTreeMap<Value, Option<BTreeSet<Const>>>,
+    /// Intervals of i64 values ([`super::int_ranges`]), for `AtLeast`/`AtMost` facts about the
+    /// values an edge or a `return` carries.
+    int_ranges: HashMap<Value, IntRange>,
 }
 
 impl<'f> Facts<'f> {
@@ -199,7 +203,33 @@ impl<'f> Facts<'f> {
             f,
             cfg,
             sets: BTreeMap::new(),
+            int_ranges: HashMap::new(),
         }
+    }
+
+    /// Also states the bounds of i64 values that `ranges` knows.
+    pub fn with_int_ranges(mut self, ranges: HashMap<Value, IntRange>) -> Facts<'f> {
+        self.int_ranges = ranges;
+        self
+    }
+
+    /// `AtLeast`/`AtMost` facts, as index `k`, for the finite bounds of `v`'s interval.
+    fn bounds(&self, k: usize, v: Value) -> Vec<Fact> {
+        let Some(&(lo, hi)) = self.int_ranges.get(&v) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Ok(lo) = i64::try_from(lo) {
+            if lo > i64::MIN {
+                out.push(Fact::AtLeast(k, lo));
+            }
+        }
+        if let Ok(hi) = i64::try_from(hi) {
+            if hi < i64::MAX {
+                out.push(Fact::AtMost(k, hi));
+            }
+        }
+        out
     }
 
     /// The constants `v` can be, if few and known.
@@ -337,6 +367,8 @@ impl<'f> Facts<'f> {
             for k in 0..params.len() {
                 if let Some(set) = self.edge_arg_set(e, k) {
                     facts[i].push(Fact::In(k, set.into_iter().collect()));
+                } else if let Some(&arg) = e.args.get(k) {
+                    facts[i].extend(self.bounds(k, arg));
                 }
             }
         }
@@ -408,6 +440,8 @@ impl<'f> Facts<'f> {
                         for (k, v) in args.into_iter().enumerate() {
                             if let Some(set) = self.set(v) {
                                 facts.push(Fact::In(k, set.into_iter().collect()));
+                            } else {
+                                facts.extend(self.bounds(k, v));
                             }
                         }
                     }

@@ -20,6 +20,7 @@
 mod blocks;
 mod closed;
 mod facts;
+mod int_ranges;
 mod ranges;
 mod recursion;
 mod region;
@@ -185,6 +186,7 @@ fn reorient_in(
         call_ranges: HashMap::new(),
         step_checks: Vec::new(),
         returning: None,
+        int_returns: int_ranges::IntReturns::default(),
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -257,6 +259,8 @@ pub(crate) struct Reorienter<'a> {
     /// The forward functions some input takes to a `return` ([`recursion::returning`]), worked
     /// out the first time a body is inverted.
     returning: Option<HashSet<FuncId>>,
+    /// The i64 intervals of each function's results ([`int_ranges`]).
+    int_returns: int_ranges::IntReturns,
 }
 
 impl<'a> Reorienter<'a> {
