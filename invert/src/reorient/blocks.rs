@@ -259,7 +259,7 @@ impl Reorienter<'_> {
                 &edge_facts,
                 &edge_guards,
                 &format!("control flow: which edge entered {b}"),
-                &format!("no edge into {b} can bring these values"),
+                &no_way_in(&c, b, cfg.loop_heads.contains(&b)),
                 self.options.emit.tolerance,
                 span,
             );
@@ -645,6 +645,28 @@ impl Reorienter<'_> {
             }
         }
         Ok(pgf_block)
+    }
+}
+
+/// The domain error of a dispatch none of whose edges can bring its values, in the user's
+/// terms: what the block is in their code (where the branches of the returned value meet, a
+/// loop, or a merge after `if`), not its number.
+fn no_way_in(c: &Function, b: Block, loop_head: bool) -> String {
+    let returns = c
+        .terminator(b)
+        .is_some_and(|t| matches!(c.insts[t].kind, InstKind::Return { .. }));
+    if loop_head {
+        format!(
+            "neither entering a loop of `{}` nor going round it again brings these values",
+            c.name
+        )
+    } else if returns {
+        format!("no branch of `{}` returns this y", c.name)
+    } else {
+        format!(
+            "no branch of `{}` that meets after an `if` brings these values",
+            c.name
+        )
     }
 }
 
