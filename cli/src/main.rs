@@ -61,8 +61,9 @@ enum Command {
     Completions(commands::completions::CompletionsArgs),
 }
 
-/// How a command ended, and so the process's exit status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a command ended, and so the process's exit status. Ordered by severity (the worst of
+/// several is their `max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// Everything worked: exit 0.
     Success,
@@ -103,10 +104,35 @@ fn protect_negative_values(arg: std::ffi::OsString) -> std::ffi::OsString {
     }
 }
 
+/// `pinv help --help` (and `-h`) asks for the help of `help`: the top-level help.
+fn help_of_help(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let asks = args.get(1).is_some_and(|a| a == "help")
+        && args[2..].iter().any(|a| a == "--help" || a == "-h");
+    if asks {
+        args.into_iter().take(1).chain(["--help".into()]).collect()
+    } else {
+        args
+    }
+}
+
 fn main() -> ExitCode {
-    let args = std::env::args_os().map(protect_negative_values);
+    let args: Vec<std::ffi::OsString> = std::env::args_os().map(protect_negative_values).collect();
+    let args = help_of_help(args);
+    let json = args.iter().skip(1).any(|a| a == "--json");
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && json => {
+            // Argument errors are JSON too when JSON was asked for: the first line of clap's
+            // message, without its styling, as a `usage` error.
+            let text = e.render().to_string();
+            let message = text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string();
+            return output::plain_error(true, "usage", &message, Outcome::BadInput).into();
+        }
         Err(e) => {
             // clap prints help and version to stdout with success, usage errors to stderr.
             let _ = e.print();

@@ -23,8 +23,13 @@ impl Loaded {
 
 /// Reads and compiles `path`, reporting any error; `Err` carries the exit outcome.
 pub fn load(path: &Path, json: bool) -> Result<Loaded, Outcome> {
-    let name = path.display().to_string();
-    let text = match std::fs::read(path) {
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let text = match read_source(path, stdin) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => {
@@ -58,6 +63,23 @@ pub fn load(path: &Path, json: bool) -> Result<Loaded, Outcome> {
             Outcome::Failure,
         )),
     }
+}
+
+/// The bytes of a source file, or of standard input for `-` (read only up to one byte past the
+/// size limit: the compiler refuses a larger file, and a pipe that never ends must not fill the
+/// memory).
+fn read_source(path: &Path, stdin: bool) -> std::io::Result<Vec<u8>> {
+    if !stdin {
+        return std::fs::read(path);
+    }
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let limit = pinv_core::compile::MAX_SOURCE_BYTES as u64 + 1;
+    std::io::stdin()
+        .lock()
+        .take(limit)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Reports an error that has a place in the source. Returns `outcome` for convenience.

@@ -5,20 +5,38 @@ use pinv_core::ir::{Const, Type};
 
 /// Parses a command-line value as a value of type `ty`.
 ///
-/// f64 accepts decimal and exponent forms and `inf`, `-inf`, `nan` (and integers, as reals);
-/// i64 accepts decimal and `0x` hexadecimal (a 64-bit pattern: `0xffffffff00000000` is the word
-/// with the high half set), with a sign; bool accepts `true` and `false`.
+/// f64 accepts decimal and exponent forms, `inf`, `infinity` and `nan` in any case and with a
+/// sign (`NaN`, `-Infinity`), and integers (as reals); i64 accepts decimal and `0x` hexadecimal
+/// (a 64-bit pattern: `0xffffffff00000000` is the word with the high half set), with a sign;
+/// bool accepts `true` and `false`.
 pub fn parse_value(text: &str, ty: Type) -> Result<Const, String> {
     let t = text.trim();
-    let bad = || format!("`{text}` is not a valid {ty}");
+    let bad = || format!("`{t}` is not a valid {ty}");
     match ty {
-        Type::F64 => parse_f64(t).map(Const::F64).ok_or_else(bad),
+        Type::F64 => special_f64(t)
+            .or_else(|| parse_f64(t))
+            .map(Const::F64)
+            .ok_or_else(bad),
         Type::I64 => parse_i64(t).map(Const::I64).ok_or_else(bad),
         Type::Bool => match t {
             "true" => Ok(Const::Bool(true)),
             "false" => Ok(Const::Bool(false)),
             _ => Err(bad()),
         },
+    }
+}
+
+/// The f64 values with names, in any case: `nan`, `inf`, `infinity`, with a sign.
+fn special_f64(t: &str) -> Option<f64> {
+    let (sign, name) = match t.as_bytes().first() {
+        Some(b'-') => (-1.0, &t[1..]),
+        Some(b'+') => (1.0, &t[1..]),
+        _ => (1.0, t),
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "nan" => Some(f64::NAN),
+        "inf" | "infinity" => Some(sign * f64::INFINITY),
+        _ => None,
     }
 }
 
@@ -57,9 +75,11 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Formats a value so that [`parse_value`] reads it back exactly.
+/// Formats a value so that [`parse_value`] reads it back (exactly, but for the payload of a
+/// NaN: every NaN prints as `NaN`).
 pub fn format_value(c: Const) -> String {
     match c {
+        Const::F64(x) if x.is_nan() => "NaN".to_string(),
         Const::F64(x) => format_f64(x),
         other => other.to_string(),
     }
@@ -94,6 +114,31 @@ pub fn format_values(values: &[Const]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_of_special_values_in_any_case() {
+        for (text, want) in [
+            ("NaN", f64::NAN),
+            ("nan", f64::NAN),
+            ("-NAN", f64::NAN),
+            ("Inf", f64::INFINITY),
+            ("+infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            (" -inf ", f64::NEG_INFINITY),
+        ] {
+            let got = parse_value(text, Type::F64);
+            assert!(
+                matches!(got, Ok(Const::F64(x)) if x.to_bits() == want.to_bits() || x.is_nan() && want.is_nan()),
+                "{text}: {got:?}"
+            );
+        }
+        assert_eq!(
+            parse_value(" -infinite", Type::F64),
+            Err("`-infinite` is not a valid f64".to_string())
+        );
+        assert_eq!(format_value(Const::F64(-f64::NAN)), "NaN");
+        assert_eq!(format_value(Const::F64(f64::NEG_INFINITY)), "-inf");
+    }
 
     #[test]
     fn parses_what_users_type() {

@@ -821,3 +821,168 @@ fn quad_plots_its_root_pair() {
     );
     assert!(xs.iter().any(|&x| close(x, 1.0)) && xs.iter().any(|&x| close(x, -4.0)));
 }
+
+/// Runs the binary with `input` on standard input.
+fn pinv_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pinv"))
+        .args(args)
+        .current_dir(common::workspace())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the pinv binary runs");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).expect("writes stdin");
+    }
+    child.wait_with_output().expect("pinv ends")
+}
+
+#[test]
+fn special_values_parse_in_any_case_and_nan_prints_as_nan() {
+    let file = program();
+    let file = file.to_str().expect("utf-8 path");
+    for (x, want) in [
+        ("NaN", "NaN"),
+        ("-Infinity", "-inf"),
+        ("INF", "inf"),
+        ("+inf", "inf"),
+    ] {
+        let o = pinv(&["run", file, "f", x, "0"]);
+        assert_eq!(o.status.code(), Some(0), "{x}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), want, "{x}");
+    }
+    // The value as typed, without the space that keeps `-…` from being read as a flag.
+    let o = pinv(&["run", file, "f", "-infinite", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`-infinite` is not a valid f64"),
+        "{}",
+        stderr(&o)
+    );
+    // One value given for two: "1 was given".
+    let o = pinv(&["run", file, "f", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("but 1 was given"), "{}", stderr(&o));
+}
+
+#[test]
+fn y_takes_the_tuple_form_run_prints_and_a_trailing_comma() {
+    let tuple = "fn pair(x: f64, n: i64) -> (f64, i64) { (x * 2.0, n + 1) }";
+    let file = temp_file("pair.pinv", tuple);
+    let file = file.to_str().expect("utf-8 path");
+    let o = pinv(&["run", file, "pair", "1.5", "2"]);
+    assert_eq!(stdout(&o).trim(), "(3.0, 3)");
+    for y in ["(3.0, 3)", "3.0, 3", "3.0,3,", " ( 3.0 , 3 ) "] {
+        let o = pinv(&["invert", file, "pair", "--y", y]);
+        assert_eq!(o.status.code(), Some(0), "{y}: {}", stderr(&o));
+        assert!(
+            stdout(&o).starts_with("x = (1.5, 2)"),
+            "{y}: {}",
+            stdout(&o)
+        );
+    }
+    let o = pinv(&["invert", file, "pair", "--y", "3.0,,3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("value 2 of `3.0,,3` is empty"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pinv(&["invert", file, "pair", "--y", "3.0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("but 1 was given"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_dash_reads_the_program_from_standard_input() {
+    let o = pinv_stdin(&["run", "-", "f", "1", "2"], PROGRAM);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "4.0");
+    let o = pinv_stdin(&["check", "-", "f", "--cases", "20"], PROGRAM);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Errors name standard input as the file.
+    let o = pinv_stdin(&["run", "-", "f", "1", "2"], "fn f(x: f64) -> f64 { x + }");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("<stdin>"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_takes_the_function_positionally_or_by_flag() {
+    let file = program();
+    let file = file.to_str().expect("utf-8 path");
+    for args in [
+        vec!["check", file, "mirror", "--cases", "20", "--json"],
+        vec![
+            "check",
+            file,
+            "--function",
+            "mirror",
+            "--cases",
+            "20",
+            "--json",
+        ],
+    ] {
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let names: Vec<String> = json(&o)["functions"]
+            .as_array()
+            .expect("functions")
+            .iter()
+            .map(|f| f["name"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(names, ["mirror"]);
+    }
+    let o = pinv(&["check", file, "mirror", "--function", "shift"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn show_inverse_without_a_function_shows_every_function() {
+    let file = program();
+    let file = file.to_str().expect("utf-8 path");
+    let o = pinv(&["show", file, "--inverse"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    for f in ["f", "g", "mirror", "shift"] {
+        assert!(
+            text.contains(&format!("; θ schema of the inverse of `{f}`")),
+            "{f}: {text}"
+        );
+    }
+    let o = pinv(&["show", file, "--inverse", "--json"]);
+    let doc = json(&o);
+    let names: Vec<&str> = doc["functions"]
+        .as_array()
+        .expect("functions")
+        .iter()
+        .map(|f| f["function"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["f", "g", "mirror", "shift"]);
+    // With FUNC, the one document as before.
+    let o = pinv(&["show", file, "mirror", "--inverse", "--json"]);
+    assert_eq!(json(&o)["function"], "mirror");
+}
+
+#[test]
+fn argument_errors_are_json_with_json_and_help_of_help_is_help() {
+    let file = program();
+    let file = file.to_str().expect("utf-8 path");
+    let o = pinv(&["run", file, "f", "--json", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    let doc = json(&o);
+    assert_eq!(doc["error"]["kind"], "usage");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--bogus"),
+        "{doc}"
+    );
+    for args in [["help", "--help"], ["help", "-h"]] {
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("Usage: pinv"), "{}", stdout(&o));
+    }
+}

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// Example: `pinv bench tests/corpus/straight.pinv mul_add`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function.
     pub function: String,

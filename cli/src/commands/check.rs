@@ -16,10 +16,13 @@ use std::path::PathBuf;
 /// Example: `pinv check tests/corpus/straight.pinv --cases 200`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
-    /// Only this function.
-    #[arg(long)]
+    /// Only this function (default: every function of the file).
+    #[arg(value_name = "FUNC")]
+    pub func: Option<String>,
+    /// Only this function (the same as FUNC).
+    #[arg(long, conflicts_with = "func")]
     pub function: Option<String>,
     /// Sampled inputs per function.
     #[arg(long, default_value_t = 1000)]
@@ -67,7 +70,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let names: Vec<String> = match &args.function {
+    let names: Vec<String> = match args.func.as_ref().or(args.function.as_ref()) {
         Some(name) => match loaded.program.function(name) {
             Ok(_) => vec![name.clone()],
             Err(e) => return output::library_error(&loaded.file, &e, args.json),

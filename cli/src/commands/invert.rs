@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// `x = (2.0, 3.0, 4.0)`.
 #[derive(Args, Debug)]
 pub struct InvertArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function to invert.
     pub function: String,
@@ -44,19 +44,36 @@ pub struct InvertArgs {
     pub engine: crate::engine::EngineArg,
 }
 
-/// Parses comma-separated values, one per type.
+/// Parses comma-separated values, one per type: `1.5, 2` or, as `run` prints a tuple,
+/// `(1.5, 2)`. A trailing comma is allowed; an empty value between commas is an error.
 pub fn parse_list(text: &str, types: &[pinv::Type], what: &str) -> Result<Vec<Const>, String> {
-    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    if parts.len() != types.len() {
+    let t = text.trim();
+    let t = t
+        .strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .unwrap_or(t);
+    let mut parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    if parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    if let Some(i) = parts.iter().position(|p| p.is_empty()) {
         return Err(format!(
-            "{what} needs {} value(s) ({}) but {} were given",
+            "{what}: value {} of `{}` is empty",
+            i + 1,
+            text.trim()
+        ));
+    }
+    if parts.len() != types.len() {
+        let given = parts.len();
+        return Err(format!(
+            "{what} needs {} value(s) ({}) but {given} {} given",
             types.len(),
             types
                 .iter()
                 .map(|t| t.name())
                 .collect::<Vec<_>>()
                 .join(", "),
-            parts.len()
+            if given == 1 { "was" } else { "were" }
         ));
     }
     parts

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// x = 2, the θ with which `pinv invert ... mul_add --y 10 --theta 4,2` gives back (2, 3, 4).
 #[derive(Args, Debug)]
 pub struct PgfArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function.
     pub function: String,

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 /// the solutions of sin(x) = 0.5 in [−20, 20], coloured by the branch θ chose (asin or π − asin).
 #[derive(Args, Debug)]
 pub struct PlotArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function to invert.
     pub function: String,

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// Example: `pinv run tests/corpus/straight.pinv mul_add 2 3 4` prints `10.0`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function to run.
     pub function: String,
@@ -115,11 +115,12 @@ pub fn parse_inputs(function: &Function, args: &[String]) -> Result<Vec<Const>, 
             })
             .collect();
         return Err(format!(
-            "`{}` takes {} input(s) ({}) but {} were given",
+            "`{}` takes {} input(s) ({}) but {} {} given",
             function.name,
             params.len(),
             described.join(", "),
-            args.len()
+            args.len(),
+            if args.len() == 1 { "was" } else { "were" }
         ));
     }
     args.iter()

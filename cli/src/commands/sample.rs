@@ -25,7 +25,7 @@ use std::path::PathBuf;
 /// prints five (x, y, z) with x·y + z = 10, each with its θ.
 #[derive(Args, Debug)]
 pub struct SampleArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// The function to invert.
     pub function: String,

@@ -1,6 +1,5 @@
 //! `pinv show FILE [FUNC]`: print the IR of a module or one function, as text or Graphviz.
 
-use crate::commands::invert::load_inverse;
 use crate::commands::run::find_function;
 use crate::output;
 use crate::Outcome;
@@ -15,7 +14,7 @@ use std::path::PathBuf;
 /// Example: `pinv show tests/corpus/loops.pinv triangle --format dot | dot -Tsvg > cfg.svg`.
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The .pinv file.
+    /// The .pinv file (`-`: standard input).
     pub file: PathBuf,
     /// Only this function (default: all of them).
     pub function: Option<String>,
@@ -28,8 +27,8 @@ pub struct ShowArgs {
     /// Show each instruction's source span (`@start..end`, byte offsets).
     #[arg(long)]
     pub spans: bool,
-    /// Show the function's inverse, its PGF and its θ schema instead (needs FUNC).
-    #[arg(long, requires = "function")]
+    /// Show the inverse, its PGF and its θ schema instead: of FUNC, or of every function.
+    #[arg(long)]
     pub inverse: bool,
 }
 
@@ -120,32 +119,82 @@ fn function_json(
 }
 
 fn show_inverse(args: &ShowArgs) -> Outcome {
-    let name = args.function.as_deref().unwrap_or_default();
-    let (_, inverse) = match load_inverse(&args.file, name, args.json) {
-        Ok(x) => x,
+    let loaded = match output::load(&args.file, args.json) {
+        Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let schema = inverse.schema();
-    if args.json {
-        let value = serde_json::json!({
-            "function": inverse.function(),
-            "theta": schema.slots,
-            "theta_fixed_length": schema.is_fixed(),
-            "control_choices": schema.control_choices().len(),
-            "inverse_ir": inverse.inverse_ir(),
-            "pgf_ir": inverse.pgf_ir(),
-            "pgf": inverse.pgf_id().err(),
-            "isolation": inverse.isolation(),
-        });
-        outln!("{value}");
-        return Outcome::Success;
+    let names: Vec<String> = match &args.function {
+        Some(name) => vec![name.clone()],
+        None => loaded
+            .program
+            .function_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    };
+    let one = args.function.is_some();
+    let mut outcome = Outcome::Success;
+    let mut documents = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let inverse = match loaded.program.invert(name) {
+            Ok(inverse) => inverse,
+            Err(e) => {
+                // One function that cannot be inverted does not hide the others.
+                let failed = output::library_error(&loaded.file, &e, args.json);
+                if one {
+                    return failed;
+                }
+                outcome = outcome.max(failed);
+                continue;
+            }
+        };
+        if args.json {
+            documents.push(inverse_json(&inverse));
+            continue;
+        }
+        if i > 0 && args.format == Format::Text {
+            outln!();
+        }
+        show_one_inverse(args, &inverse);
     }
+    if args.json {
+        // One function: its document, as always; every function: them all, in order.
+        match (one, documents.pop()) {
+            (true, Some(doc)) => outln!("{doc}"),
+            (_, last) => {
+                documents.extend(last);
+                outln!("{}", serde_json::json!({ "functions": documents }));
+            }
+        }
+    }
+    outcome
+}
+
+/// The JSON document of one inverse.
+fn inverse_json(inverse: &pinv::Inverse) -> serde_json::Value {
+    let schema = inverse.schema();
+    serde_json::json!({
+        "function": inverse.function(),
+        "theta": schema.slots,
+        "theta_fixed_length": schema.is_fixed(),
+        "control_choices": schema.control_choices().len(),
+        "inverse_ir": inverse.inverse_ir(),
+        "pgf_ir": inverse.pgf_ir(),
+        "pgf": inverse.pgf_id().err(),
+        "isolation": inverse.isolation(),
+    })
+}
+
+/// One inverse as text (θ schema, control choices, isolation, the inverse and PGF IR) or as a
+/// Graphviz graph.
+fn show_one_inverse(args: &ShowArgs, inverse: &pinv::Inverse) {
+    let schema = inverse.schema();
     if args.format == Format::Dot {
         outln!(
             "{}",
             function_to_dot(inverse.module(), inverse.inverse_id())
         );
-        return Outcome::Success;
+        return;
     }
     outln!("; θ schema of the inverse of `{}`", inverse.function());
     for line in schema.to_string().lines() {
@@ -187,5 +236,4 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
         }
         Err(why) => outln!("\n; no PGF: {why}"),
     }
-    Outcome::Success
 }
