@@ -172,7 +172,8 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 /// Whether `value` is in `domain`: the right type and, for f64, i64 ranges and nonzero, in the set.
 ///
 /// `Real` holds every f64 (NaN included), `NonzeroReal` every f64 but ±0, `Interval { lo, hi }` the x
-/// with `lo <= x <= hi` (so not NaN), `IntRange { lo, hi }` the i64s in `lo..=hi`, `Bits { mask }`
+/// with `lo <= x <= hi` (so not NaN), `RealWithin { lo, hi }` those and NaN, `IntRange { lo, hi }`
+/// the i64s in `lo..=hi`, `Bits { mask }`
 /// the i64s with no bit outside `mask`.
 pub fn check_domain(domain: Domain, value: Const) -> Result<(), ThetaError> {
     if value.ty() != domain.ty() {
@@ -184,6 +185,7 @@ pub fn check_domain(domain: Domain, value: Const) -> Result<(), ThetaError> {
     let inside = match (domain, value) {
         (Domain::NonzeroReal, Const::F64(x)) => x != 0.0,
         (Domain::Interval { lo, hi }, Const::F64(x)) => lo <= x && x <= hi,
+        (Domain::RealWithin { lo, hi }, Const::F64(x)) => x.is_nan() || lo <= x && x <= hi,
         (Domain::IntRange { lo, hi }, Const::I64(x)) => lo <= x && x <= hi,
         (Domain::Bits { mask }, Const::I64(x)) => x as u64 & !mask == 0,
         _ => true,
@@ -196,6 +198,18 @@ pub fn check_domain(domain: Domain, value: Const) -> Result<(), ThetaError> {
             domain,
         })
     }
+}
+
+/// The domain of a `theta … within lo, hi` at run time: `domain` narrowed to `[lo, hi]`, or the
+/// domain error of a θ with no value left to take (θ cannot succeed here, whatever it is).
+pub fn narrowed(domain: Domain, lo: Const, hi: Const) -> Result<Domain, RuntimeErrorKind> {
+    domain
+        .within(lo, hi)
+        .ok_or_else(|| RuntimeErrorKind::CheckFailed {
+            reason: format!(
+                "no value is left for this θ: its domain {domain} narrowed to [{lo}, {hi}] is empty"
+            ),
+        })
 }
 
 /// Checks a `choice n` value: an i64 in `0..n`, returned as a `u32`.
@@ -844,7 +858,22 @@ impl<'m> Interpreter<'m> {
                 })?;
                 frame.set(one_result()?, r).map_err(fault)?;
             }
-            InstKind::Theta { domain, role } => {
+            InstKind::Theta {
+                domain,
+                role,
+                within,
+            } => {
+                let domain = match within {
+                    None => *domain,
+                    Some([lo, hi]) => {
+                        let (lo, hi) = (
+                            frame.get(*lo).map_err(fault)?,
+                            frame.get(*hi).map_err(fault)?,
+                        );
+                        narrowed(*domain, lo, hi).map_err(|kind| Fault { kind, span })?
+                    }
+                };
+                let domain = &domain;
                 let at = TapeAt {
                     function: &func.name,
                     inst,

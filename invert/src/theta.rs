@@ -32,15 +32,22 @@ pub const CONTROL_FLOW: &str = "control flow:";
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SlotKind {
-    Value { domain: Domain },
-    Choice { n: u32 },
+    /// A value from `domain`; `narrowed`: the inverse narrows the domain at run time, from values
+    /// it has computed (`theta … within lo, hi`), and draws only from what is left.
+    Value {
+        domain: Domain,
+        narrowed: bool,
+    },
+    Choice {
+        n: u32,
+    },
 }
 
 impl SlotKind {
     /// The type of the value read (a choice is an i64).
     pub fn ty(&self) -> Type {
         match self {
-            SlotKind::Value { domain } => domain.ty(),
+            SlotKind::Value { domain, .. } => domain.ty(),
             SlotKind::Choice { .. } => Type::I64,
         }
     }
@@ -49,7 +56,14 @@ impl SlotKind {
 impl fmt::Display for SlotKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SlotKind::Value { domain } => write!(f, "{} {domain}", domain.ty()),
+            SlotKind::Value {
+                domain,
+                narrowed: false,
+            } => write!(f, "{} {domain}", domain.ty()),
+            SlotKind::Value {
+                domain,
+                narrowed: true,
+            } => write!(f, "{} {domain}, narrowed", domain.ty()),
             SlotKind::Choice { n } => write!(f, "choice 0..{n}"),
         }
     }
@@ -169,9 +183,17 @@ fn collect(
             conditional: cond,
         };
         match &data.kind {
-            InstKind::Theta { domain, role } => {
-                out.push(slot(SlotKind::Value { domain: *domain }, role))
-            }
+            InstKind::Theta {
+                domain,
+                role,
+                within,
+            } => out.push(slot(
+                SlotKind::Value {
+                    domain: *domain,
+                    narrowed: within.is_some(),
+                },
+                role,
+            )),
             InstKind::Choice { n, role } => out.push(slot(SlotKind::Choice { n: *n }, role)),
             InstKind::Call { callee, .. } => {
                 if matches!(
@@ -380,7 +402,9 @@ impl Sampler {
                     break Const::F64(x);
                 }
             },
-            Domain::Interval { lo, hi } => Const::F64(self.interval(lo, hi)),
+            Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => {
+                Const::F64(self.interval(lo, hi))
+            }
             Domain::Int => Const::I64(self.int()),
             Domain::IntRange { lo, hi } => {
                 let x = self.int();

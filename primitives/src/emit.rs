@@ -213,6 +213,23 @@ impl<'f> Emitter<'f> {
         Ok(self.func.ins_theta(self.block, domain, role, self.span))
     }
 
+    /// Reads the next θ value from `domain` narrowed at run time to the values between `lo` and
+    /// `hi` (inverse mode): where the values the inverse has computed bound what can succeed,
+    /// θ is drawn only from there. An empty range is a domain error.
+    pub fn theta_within(
+        &mut self,
+        domain: Domain,
+        lo: Value,
+        hi: Value,
+        role: &str,
+    ) -> Result<Value, RuleError> {
+        self.require(Mode::Inverse, "theta")?;
+        let role = self.role(role);
+        Ok(self
+            .func
+            .ins_theta_within(self.block, domain, [lo, hi], role, self.span))
+    }
+
     /// Reads the next path choice, an i64 in `0..n` (inverse mode).
     pub fn choice(&mut self, n: u32, role: &str) -> Result<Value, RuleError> {
         self.require(Mode::Inverse, "choice")?;

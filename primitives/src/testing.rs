@@ -293,7 +293,11 @@ pub fn sample_domain(rng: &mut Rng, domain: Domain) -> Const {
                 return Const::F64(x);
             }
         },
-        Domain::Interval { lo, hi } => {
+        Domain::RealWithin { lo, hi } if rng.below(20) == 0 => {
+            let _ = (lo, hi);
+            Const::F64(f64::NAN)
+        }
+        Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => {
             let x = match rng.below(10) {
                 0 => lo,
                 1 => hi,
@@ -413,7 +417,10 @@ pub fn domain_within(inner: Domain, outer: Domain) -> bool {
     use Domain::*;
     match (inner, outer) {
         (a, b) if a == b => true,
-        (NonzeroReal | Interval { .. }, Real) => true,
+        (NonzeroReal | Interval { .. } | RealWithin { .. }, Real) => true,
+        (Interval { lo, hi } | RealWithin { lo, hi }, RealWithin { lo: l, hi: h }) => {
+            l <= lo && hi <= h
+        }
         (Interval { lo, hi }, NonzeroReal) => lo > 0.0 || hi < 0.0,
         (Interval { lo, hi }, Interval { lo: l, hi: h }) => l <= lo && hi <= h,
         (IntRange { .. } | Bits { .. }, Int) => true,

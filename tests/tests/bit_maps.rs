@@ -255,7 +255,7 @@ fn words(c: &[Const]) -> Vec<u64> {
 
 fn domain(slot: &ThetaSlot) -> Domain {
     match slot.kind {
-        SlotKind::Value { domain } => domain,
+        SlotKind::Value { domain, .. } => domain,
         SlotKind::Choice { n } => panic!("a choice of {n}"),
     }
 }

@@ -17,6 +17,9 @@ pub enum Domain {
     NonzeroReal,
     /// The closed interval `[lo, hi]` of f64.
     Interval { lo: f64, hi: f64 },
+    /// The f64 in `[lo, hi]`, and NaN: [`Domain::Real`] narrowed at run time
+    /// ([`Domain::within`]), which keeps the NaN `real` has (`real[lo, hi]`).
+    RealWithin { lo: f64, hi: f64 },
     /// Every i64.
     Int,
     /// The i64s in `lo..=hi`.
@@ -32,7 +35,10 @@ impl Domain {
     /// The type of the values in this domain.
     pub fn ty(self) -> Type {
         match self {
-            Domain::Real | Domain::NonzeroReal | Domain::Interval { .. } => Type::F64,
+            Domain::Real
+            | Domain::NonzeroReal
+            | Domain::Interval { .. }
+            | Domain::RealWithin { .. } => Type::F64,
             Domain::Int | Domain::IntRange { .. } | Domain::Bits { .. } => Type::I64,
             Domain::Bool => Type::Bool,
         }
@@ -45,6 +51,51 @@ impl Domain {
             Type::I64 => Domain::Int,
             Type::Bool => Domain::Bool,
         }
+    }
+
+    /// This domain narrowed to the values between `lo` and `hi` (a `theta … within lo, hi`):
+    /// `real` to `real[lo, hi]` (NaN stays in), `int` to `int[lo..=hi]`, an interval or range to
+    /// its intersection with `[lo, hi]`. `None` when nothing is left (NaN bounds, `lo > hi`, an
+    /// intersection that is empty) or the domain cannot be narrowed (bool, nonzero, bits).
+    pub fn within(self, lo: super::Const, hi: super::Const) -> Option<Domain> {
+        use super::Const::{F64, I64};
+        let narrowed = match (self, lo, hi) {
+            (Domain::Real, F64(lo), F64(hi)) => Domain::RealWithin { lo, hi },
+            (Domain::RealWithin { lo: a, hi: b }, F64(lo), F64(hi)) => Domain::RealWithin {
+                lo: a.max(lo),
+                hi: b.min(hi),
+            },
+            (Domain::Interval { lo: a, hi: b }, F64(lo), F64(hi)) => Domain::Interval {
+                lo: a.max(lo),
+                hi: b.min(hi),
+            },
+            (Domain::Int, I64(lo), I64(hi)) => Domain::IntRange { lo, hi },
+            (Domain::IntRange { lo: a, hi: b }, I64(lo), I64(hi)) => Domain::IntRange {
+                lo: a.max(lo),
+                hi: b.min(hi),
+            },
+            _ => return None,
+        };
+        let empty = match narrowed {
+            Domain::RealWithin { lo, hi } | Domain::Interval { lo, hi } => {
+                lo.is_nan() || hi.is_nan() || lo > hi
+            }
+            Domain::IntRange { lo, hi } => lo > hi,
+            _ => false,
+        };
+        (!empty).then_some(narrowed)
+    }
+
+    /// Whether `within` can narrow this domain (and so a `theta … within` may use it).
+    pub fn can_narrow(self) -> bool {
+        matches!(
+            self,
+            Domain::Real
+                | Domain::RealWithin { .. }
+                | Domain::Interval { .. }
+                | Domain::Int
+                | Domain::IntRange { .. }
+        )
     }
 
     /// Parses what `Display` prints: `real`, `nonzero`, `[lo, hi]`, `int`, `int[lo..=hi]`, `bool`,
@@ -63,6 +114,13 @@ impl Domain {
             return Some(Domain::IntRange {
                 lo: lo.trim().parse().ok()?,
                 hi: hi.trim().parse().ok()?,
+            });
+        }
+        if let Some(inner) = s.strip_prefix("real[").and_then(|r| r.strip_suffix(']')) {
+            let (lo, hi) = inner.split_once(',')?;
+            return Some(Domain::RealWithin {
+                lo: parse_f64(lo.trim())?,
+                hi: parse_f64(hi.trim())?,
             });
         }
         if let Some(inner) = s.strip_prefix("bits[").and_then(|r| r.strip_suffix(']')) {
@@ -88,6 +146,9 @@ impl fmt::Display for Domain {
             Domain::Real => f.write_str("real"),
             Domain::NonzeroReal => f.write_str("nonzero"),
             Domain::Interval { lo, hi } => write!(f, "[{}, {}]", format_f64(lo), format_f64(hi)),
+            Domain::RealWithin { lo, hi } => {
+                write!(f, "real[{}, {}]", format_f64(lo), format_f64(hi))
+            }
             Domain::Int => f.write_str("int"),
             Domain::IntRange { lo, hi } => write!(f, "int[{lo}..={hi}]"),
             Domain::Bool => f.write_str("bool"),
@@ -106,6 +167,10 @@ mod tests {
             Domain::Real,
             Domain::NonzeroReal,
             Domain::Interval { lo: -1.5, hi: 3.0 },
+            Domain::RealWithin {
+                lo: f64::NEG_INFINITY,
+                hi: 2.5,
+            },
             Domain::Int,
             Domain::IntRange { lo: -3, hi: 7 },
             Domain::Bool,

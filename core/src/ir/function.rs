@@ -214,7 +214,34 @@ impl Function {
     pub fn ins_theta(&mut self, block: Block, domain: Domain, role: String, span: Span) -> Value {
         let inst = self.append_inst(
             block,
-            InstKind::Theta { domain, role },
+            InstKind::Theta {
+                domain,
+                role,
+                within: None,
+            },
+            &[domain.ty()],
+            span,
+        );
+        self.insts[inst].results[0]
+    }
+
+    /// Appends `theta domain within lo, hi "role"`: a θ from `domain` narrowed at run time to
+    /// the values between `lo` and `hi` ([`Domain::within`]).
+    pub fn ins_theta_within(
+        &mut self,
+        block: Block,
+        domain: Domain,
+        [lo, hi]: [Value; 2],
+        role: String,
+        span: Span,
+    ) -> Value {
+        let inst = self.append_inst(
+            block,
+            InstKind::Theta {
+                domain,
+                role,
+                within: Some([lo, hi]),
+            },
             &[domain.ty()],
             span,
         );

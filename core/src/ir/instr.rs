@@ -31,7 +31,16 @@ pub enum InstKind {
     /// `v0, v1 = call %f(a, b)`: a call of a module function, with one result per return type.
     Call { callee: FuncId, args: Vec<Value> },
     /// `v = theta real "role"`: the next value on the θ tape, drawn from `domain`. Inverse code only.
-    Theta { domain: Domain, role: String },
+    ///
+    /// With `within: Some([lo, hi])` (`theta real within v1, v2 "role"`) the domain is narrowed at
+    /// run time to the values between `lo` and `hi` (see [`Domain::within`]): a θ drawn where it
+    /// can succeed, from values the inverse has computed (the other operand of `max(a, b) = y`
+    /// is at most y). An empty range there is a domain error.
+    Theta {
+        domain: Domain,
+        role: String,
+        within: Option<[Value; 2]>,
+    },
     /// `v = choice n "role"`: the next path choice on the θ tape, an i64 in `0..n`. Inverse code only.
     Choice { n: u32, role: String },
     /// `check c, "reason"`: a domain error with `reason` unless `c` is true. Inverse code only.
@@ -133,6 +142,13 @@ impl InstKind {
     /// Calls `f` on every value this instruction reads, in order.
     pub fn for_each_arg(&self, mut f: impl FnMut(Value)) {
         match self {
+            InstKind::Theta {
+                within: Some([lo, hi]),
+                ..
+            } => {
+                f(*lo);
+                f(*hi);
+            }
             InstKind::Const(_)
             | InstKind::Theta { .. }
             | InstKind::Choice { .. }
@@ -164,6 +180,13 @@ impl InstKind {
             }
         };
         match self {
+            InstKind::Theta {
+                within: Some([lo, hi]),
+                ..
+            } => {
+                *lo = f(*lo);
+                *hi = f(*hi);
+            }
             InstKind::Const(_)
             | InstKind::Theta { .. }
             | InstKind::Choice { .. }

@@ -127,7 +127,7 @@ enum OpSyntax {
     Const(Const),
     Prim(Opcode, Vec<Name>),
     Call(String, usize, Vec<Name>),
-    Theta(Domain, String),
+    Theta(Domain, Option<[Name; 2]>, String),
     Choice(u32, String),
     Check(Name, String),
     Record(Name, String),
@@ -800,7 +800,18 @@ impl<'a> Parser<'a> {
                 OpSyntax::Call(callee, callee_pos, args)
             }
             "theta" => {
-                let (d, at) = self.raw_until_quote();
+                let (raw, at) = self.raw_until_quote();
+                // `theta real within v1, v2 "role"`: the bounds follow the domain.
+                let (d, within) = match raw.find(" within ") {
+                    Some(k) => {
+                        self.pos = at + k + " within ".len();
+                        let lo = self.value()?;
+                        self.expect(",")?;
+                        let hi = self.value()?;
+                        (&raw[..k], Some([lo, hi]))
+                    }
+                    None => (raw, None),
+                };
                 let d = d.trim_end();
                 let Some(domain) = Domain::parse(d) else {
                     return self.err_span(
@@ -812,7 +823,7 @@ impl<'a> Parser<'a> {
                         ),
                     );
                 };
-                OpSyntax::Theta(domain, self.string()?)
+                OpSyntax::Theta(domain, within, self.string()?)
             }
             "choice" => {
                 let n = self.u32("the number of choices")?;
@@ -1087,9 +1098,13 @@ fn build_function(
                     callee: funcs.get(name.as_str()).map_or(FuncId::new(0), |c| c.0),
                     args: values_of(args)?,
                 },
-                OpSyntax::Theta(domain, role) => InstKind::Theta {
+                OpSyntax::Theta(domain, within, role) => InstKind::Theta {
                     domain: *domain,
                     role: role.clone(),
+                    within: match within {
+                        Some([lo, hi]) => Some([value_id(lo)?, value_id(hi)?]),
+                        None => None,
+                    },
                 },
                 OpSyntax::Choice(n, role) => InstKind::Choice {
                     n: *n,
@@ -1165,7 +1180,7 @@ fn result_types(
                 return Err(error_at(text, *pos, pos + 1 + name.len(), message));
             }
         },
-        OpSyntax::Theta(domain, _) => vec![domain.ty()],
+        OpSyntax::Theta(domain, ..) => vec![domain.ty()],
         OpSyntax::Choice(..) => vec![Type::I64],
         OpSyntax::Check(..)
         | OpSyntax::Record(..)

@@ -499,9 +499,23 @@ impl<'a> Verifier<'a> {
                 self.results(inst, &target.sig.returns, &what)?;
                 self.operands(inst, args, &target.sig.params, &what)
             }
-            InstKind::Theta { domain, .. } => {
+            InstKind::Theta { domain, within, .. } => {
+                if let Some([lo, hi]) = within {
+                    if !domain.can_narrow() {
+                        return self.fail(
+                            Entity::Inst(inst),
+                            format!("the theta domain {domain} cannot be narrowed with `within`"),
+                        );
+                    }
+                    let ty = domain.ty();
+                    self.operands(inst, &[*lo, *hi], &[ty, ty], &|| {
+                        format!("`theta {domain} within`")
+                    })?;
+                }
                 let empty = match *domain {
-                    Domain::Interval { lo, hi } => lo.is_nan() || hi.is_nan() || lo > hi,
+                    Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => {
+                        lo.is_nan() || hi.is_nan() || lo > hi
+                    }
                     Domain::IntRange { lo, hi } => lo > hi,
                     _ => false,
                 };

@@ -245,8 +245,15 @@ fn write_inst_to(out: &mut String, module: &Module, func: &Function, inst: Inst)
             push_values(out, args);
             out.push(')');
         }
-        InstKind::Theta { domain, role } => {
+        InstKind::Theta {
+            domain,
+            role,
+            within,
+        } => {
             let _ = write!(out, "theta {domain} ");
+            if let Some([lo, hi]) = within {
+                let _ = write!(out, "within {lo}, {hi} ");
+            }
             push_quoted(out, role);
         }
         InstKind::Choice { n, role } => {

@@ -188,11 +188,13 @@ pub(crate) const SYM_THETA: &str = "pinv_jit_theta";
 pub(crate) const SYM_CHOICE: &str = "pinv_jit_choice";
 pub(crate) const SYM_RECORD: &str = "pinv_jit_record";
 pub(crate) const SYM_SEGMENT: &str = "pinv_jit_segment";
+pub(crate) const SYM_THETA_WITHIN: &str = "pinv_jit_theta_within";
 pub(crate) const SYM_UNWIND: &str = "pinv_jit_unwind";
 
 /// The callbacks and their addresses, for registration.
-pub(crate) fn callbacks() -> [(&'static str, *const u8); 5] {
+pub(crate) fn callbacks() -> [(&'static str, *const u8); 6] {
     [
+        (SYM_THETA_WITHIN, pinv_jit_theta_within as *const u8),
         (SYM_THETA, pinv_jit_theta as *const u8),
         (SYM_CHOICE, pinv_jit_choice as *const u8),
         (SYM_RECORD, pinv_jit_record as *const u8),
@@ -249,6 +251,13 @@ pub(crate) extern "C" fn pinv_jit_theta(ctx: *mut Ctx, site: u32) -> u64 {
 pub(crate) extern "C" fn pinv_jit_choice(ctx: *mut Ctx, site: u32) -> u64 {
     // SAFETY: only compiled code calls this, with its own context.
     unsafe { with_host(ctx, |h| h.choice(site)) }
+}
+
+/// `theta … within lo, hi`: the next θ value from the domain narrowed to the bounds (slot
+/// bits), as slot bits; a failure is flagged as pending (the value is then 0).
+pub(crate) extern "C" fn pinv_jit_theta_within(ctx: *mut Ctx, site: u32, lo: u64, hi: u64) -> u64 {
+    // SAFETY: only compiled code calls this, with its own context.
+    unsafe { with_host(ctx, |h| h.theta_within(site, lo, hi)) }
 }
 
 /// `segment op`: orders the θ being recorded; returns 1 on failure (also flagged as pending).

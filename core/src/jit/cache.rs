@@ -418,10 +418,15 @@ fn fingerprint(module: &Module, f: &crate::ir::Function) -> u64 {
                     module.functions.get(*callee).map(|g| &g.name).hash(&mut h);
                     args.hash(&mut h);
                 }
-                InstKind::Theta { domain, role } => {
+                InstKind::Theta {
+                    domain,
+                    role,
+                    within,
+                } => {
                     // The domain as printed (f64 bounds by their text).
                     domain.to_string().hash(&mut h);
                     role.hash(&mut h);
+                    within.hash(&mut h);
                 }
                 InstKind::Choice { n, role } => (n, role).hash(&mut h),
                 InstKind::Check { cond, reason } => (cond, reason).hash(&mut h),

@@ -297,6 +297,11 @@ impl<'m> UnitBuilder<'m> {
                 sig.returns.push(AbiParam::new(types::I32));
             }
             abi::SYM_SEGMENT => sig.returns.push(AbiParam::new(types::I32)),
+            abi::SYM_THETA_WITHIN => {
+                sig.params.push(AbiParam::new(types::I64));
+                sig.params.push(AbiParam::new(types::I64));
+                sig.returns.push(AbiParam::new(types::I64));
+            }
             abi::SYM_UNWIND => {}
             _ => return Err(JitError::UnresolvedSymbol(name.to_string())),
         }
@@ -590,6 +595,7 @@ fn compile_code(
         abi::SYM_CHOICE,
         abi::SYM_RECORD,
         abi::SYM_SEGMENT,
+        abi::SYM_THETA_WITHIN,
         abi::SYM_UNWIND,
     ] {
         ub.callback(name)?;

@@ -805,6 +805,114 @@ fn segments_reverse_a_frame_and_nest() {
     assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
 }
 
+/// θ reads whose domain the code narrows at run time.
+const WITHIN_IR: &str = r#"
+function %f(a: f64, n: i64) -> (f64, i64) {
+block0(v0: f64, v1: i64):
+    return v0, v1
+}
+function %f.inv(y: f64, m: i64) -> (f64, i64) generated_inverse(f) {
+block0(v0: f64, v1: i64):
+    v2 = fconst -inf
+    v3 = theta real within v2, v0 "at most y"
+    v4 = iconst 10
+    v5 = theta int within v1, v4 "between m and 10"
+    v6 = fadd v3, v0
+    return v6, v5
+}
+"#;
+
+/// A narrowed read takes values inside its bounds (NaN too, for reals), refuses others as
+/// out of domain, and an empty range is a domain error before anything is read: the same in
+/// the interpreter and both tiers of compiled code.
+#[test]
+fn narrowed_theta_reads_agree() {
+    let m = ir(WITHIN_IR);
+    use Const::{F64 as F, I64 as I};
+    let ys: [[Const; 2]; 4] = [
+        [F(2.0), I(3)],
+        [F(-1.0), I(10)],
+        [F(f64::NAN), I(0)],
+        [F(5.0), I(11)],
+    ];
+    let tapes: Vec<Vec<Const>> = vec![
+        vec![F(1.5), I(5)],
+        vec![F(2.0), I(10)],
+        vec![F(2.5), I(5)],
+        vec![F(f64::NAN), I(3)],
+        vec![F(-1e300), I(2)],
+        vec![F(f64::NEG_INFINITY), I(11)],
+        vec![F(0.0)],
+        vec![I(1), I(5)],
+    ];
+    for y in &ys {
+        for tape in &tapes {
+            let _ = agree(
+                &m,
+                "f.inv",
+                y,
+                &Theta::Tape(tape.clone()),
+                InterpConfig::default(),
+            );
+        }
+    }
+    // Inside: accepted.
+    let o = agree(
+        &m,
+        "f.inv",
+        &[F(2.0), I(3)],
+        &Theta::Tape(vec![F(1.5), I(5)]),
+        InterpConfig::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.results, [F(3.5), I(5)]);
+    // A NaN is in a narrowed real domain.
+    assert!(agree(
+        &m,
+        "f.inv",
+        &[F(2.0), I(3)],
+        &Theta::Tape(vec![F(f64::NAN), I(5)]),
+        InterpConfig::default()
+    )
+    .is_ok());
+    // Above y: out of the narrowed domain.
+    let e = agree(
+        &m,
+        "f.inv",
+        &[F(2.0), I(3)],
+        &Theta::Tape(vec![F(2.5), I(5)]),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e.kind, RuntimeErrorKind::Theta(_)), "{e:?}");
+    // m = 11 > 10: nothing is left for the second read.
+    let e = agree(
+        &m,
+        "f.inv",
+        &[F(2.0), I(11)],
+        &Theta::Tape(vec![F(1.0), I(11)]),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.kind, RuntimeErrorKind::CheckFailed { .. }),
+        "{e:?}"
+    );
+    // A NaN bound leaves nothing either.
+    let e = agree(
+        &m,
+        "f.inv",
+        &[F(f64::NAN), I(0)],
+        &Theta::Tape(vec![F(1.0), I(1)]),
+        InterpConfig::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.kind, RuntimeErrorKind::CheckFailed { .. }),
+        "{e:?}"
+    );
+}
+
 /// One read from every kind of domain, and a choice, in a row.
 const DOMAINS_IR: &str = r#"
 function %reads(y: f64) -> (f64, f64, f64, i64, i64, bool, i64) inverse(f) {

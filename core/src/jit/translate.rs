@@ -545,6 +545,31 @@ impl<'t, 'm> Translator<'t, 'm> {
                     self.define(result(i)?, v)?;
                 }
             }
+            InstKind::Theta {
+                domain,
+                within: Some([lo, hi]),
+                ..
+            } => {
+                // A domain known only now: always through the host, which narrows it.
+                let ty = domain.ty();
+                let (lo, hi) = (self.value(*lo)?, self.value(*hi)?);
+                let lo = self.as_slot_bits(ty, lo);
+                let hi = self.as_slot_bits(ty, hi);
+                let site = self.site(inst, uncharged);
+                let s = self.b.ins().iconst(types::I32, i64::from(site));
+                let callee = self.ub.callback(abi::SYM_THETA_WITHIN)?;
+                let r = self.func_ref(callee);
+                let call = self.b.ins().call(r, &[self.ctx, s, lo, hi]);
+                let bits = self.b.inst_results(call)[0];
+                self.reload_tape_pos();
+                let pending = self.load_ctx(types::I32, OFF_PENDING);
+                self.stop_if(pending, ErrorCode::Host, site);
+                let v = match ty {
+                    Type::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits),
+                    _ => bits,
+                };
+                self.define(result(0)?, v)?;
+            }
             InstKind::Theta { domain, .. } => {
                 let v = self.tape_read(Read::Theta(*domain), inst, uncharged)?;
                 self.define(result(0)?, v)?;
@@ -733,6 +758,19 @@ impl<'t, 'm> Translator<'t, 'm> {
                     let zero = self.b.ins().f64const(Ieee64::with_bits(0));
                     let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, x, zero);
                     self.b.ins().band(tag_ok, nonzero)
+                }
+                // Static θ domains only; a `real[lo, hi]` is narrowed at run time (through the
+                // host), but a fixed one is checked as an interval or NaN.
+                Domain::RealWithin { lo, hi } => {
+                    let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
+                    let lo = self.b.ins().f64const(Ieee64::with_bits(lo.to_bits()));
+                    let hi = self.b.ins().f64const(Ieee64::with_bits(hi.to_bits()));
+                    let above = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, x);
+                    let below = self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, hi);
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    let inside = self.b.ins().band(above, below);
+                    let inside = self.b.ins().bor(inside, nan);
+                    self.b.ins().band(tag_ok, inside)
                 }
                 Domain::Interval { lo, hi } => {
                     let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);

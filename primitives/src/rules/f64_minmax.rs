@@ -85,7 +85,30 @@ impl MinMax {
         z: Value,
         loose: bool,
     ) -> Result<Value, RuleError> {
-        let o = e.theta(Domain::Real, role)?;
+        // Drawn only from the side of z it may be on (NaN stays possible): for max, up to z
+        // (up to z and the tolerance, when loose).
+        let edge = if loose {
+            let mag = e.fabs(z);
+            let one = e.f64(1.0);
+            let scale = e.op2(Opcode::Fmax, mag, one);
+            let largest = e.f64(f64::MAX);
+            let scale = e.op2(Opcode::Fmin, scale, largest);
+            let tol = e.f64(e.options().tolerance);
+            let slack = e.op2(Opcode::Fmul, tol, scale);
+            if self.min {
+                e.op2(Opcode::Fsub, z, slack)
+            } else {
+                e.op2(Opcode::Fadd, z, slack)
+            }
+        } else {
+            z
+        };
+        let (lo, hi) = if self.min {
+            (edge, e.f64(f64::INFINITY))
+        } else {
+            (e.f64(f64::NEG_INFINITY), edge)
+        };
+        let o = e.theta_within(Domain::Real, lo, hi, role)?;
         let mut bad = self.beyond(e, o, z);
         if loose {
             let near = e.close(o, z);

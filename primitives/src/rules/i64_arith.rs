@@ -318,7 +318,13 @@ impl IntMinMax {
     }
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
-        let o = e.theta(Domain::Int, role)?;
+        // Drawn only from the side of z it may be on.
+        let (lo, hi) = if self.min {
+            (z, e.ic(i64::MAX))
+        } else {
+            (e.ic(i64::MIN), z)
+        };
+        let o = e.theta_within(Domain::Int, lo, hi, role)?;
         let bad = self.beyond(e, o, z);
         let ok = e.bnot(bad);
         e.check(
