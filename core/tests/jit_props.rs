@@ -21,7 +21,7 @@ use pinv_core::ir::verify::verify_module;
 use pinv_core::ir::write::{write_module, WriteOptions};
 use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode,
-    Signature, Type, Value,
+    SegmentOp, Signature, Type, Value,
 };
 use pinv_core::jit::{Engine, Runner};
 use pinv_core::Span;
@@ -205,9 +205,28 @@ impl Gen<'_> {
         match self.flavor {
             Flavor::Forward => {}
             Flavor::Pgf => {
+                // Segments too: a cut with no frame open is an error both engines report.
+                if self.rng.below(4) == 0 {
+                    let op = [SegmentOp::Open, SegmentOp::Cut, SegmentOp::Close]
+                        [self.rng.below(3) as usize];
+                    self.f.ins_void(block, InstKind::Segment(op), span);
+                    return;
+                }
                 let ty = Type::ALL[self.rng.below(3) as usize];
                 let v = pools.pick(self.rng, ty);
                 self.f.ins_record(block, v, role, span);
+            }
+            Flavor::Inverse if self.rng.below(4) == 0 => {
+                // A read narrowed at run time, between two values of the function.
+                let (domain, ty) = if self.rng.below(2) == 0 {
+                    (Domain::Real, Type::F64)
+                } else {
+                    (Domain::Int, Type::I64)
+                };
+                let lo = pools.pick(self.rng, ty);
+                let hi = pools.pick(self.rng, ty);
+                let v = self.f.ins_theta_within(block, domain, [lo, hi], role, span);
+                pools.add(&self.f, v);
             }
             Flavor::Inverse => match self.rng.below(3) {
                 0 => {
@@ -497,14 +516,18 @@ impl ThetaSource for Wild<'_> {
                     let x = r.f64();
                     Const::F64(if x == 0.0 { 1.5 } else { x })
                 }
-                Domain::Interval { lo, hi } => match r.below(4) {
+                Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => match r.below(5) {
                     0 => Const::F64(lo),
                     1 => Const::F64(hi),
+                    // In a narrowed real domain; out of an interval.
+                    2 => Const::F64(f64::NAN),
                     _ => Const::F64(lo + (hi - lo) * (r.below(1000) as f64 / 1000.0)),
                 },
                 Domain::Int => Const::I64(r.i64()),
                 Domain::IntRange { lo, hi } => {
-                    Const::I64(lo + r.below((hi - lo + 1) as u64) as i64)
+                    // Ranges narrowed at run time may span all of i64.
+                    let width = (i128::from(hi) - i128::from(lo) + 1).min(i128::from(u32::MAX));
+                    Const::I64(lo.wrapping_add(r.below(width as u64) as i64))
                 }
                 Domain::Bool => Const::Bool(r.below(2) == 0),
                 // Mostly inside the mask, sometimes a stray bit (a domain error).
