@@ -125,6 +125,7 @@ pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outc
         E::Unsupported { .. } | E::NoRule { .. } => ("unsupported", Outcome::Failure),
         E::Runtime(_) if error.is_domain_error() => ("domain", Outcome::Failure),
         E::Runtime(_) => ("runtime", Outcome::Failure),
+        E::Jit(_) => ("jit", Outcome::Failure),
         E::Internal(_) => ("internal", Outcome::Failure),
     };
     if error.span().is_some() {

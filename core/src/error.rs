@@ -205,6 +205,8 @@ pub enum Error {
     Verify(#[from] crate::ir::verify::VerifyError),
     #[error(transparent)]
     Runtime(#[from] crate::interp::RuntimeError),
+    #[error(transparent)]
+    Jit(#[from] crate::jit::JitError),
 }
 
 /// The result type of pinv-core.

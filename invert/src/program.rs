@@ -25,7 +25,7 @@ use pinv_core::Compiled;
 use pinv_primitives::declared::declared_layer;
 use pinv_primitives::{Layer, LayerStamp, Stack};
 use std::collections::BTreeSet;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -253,7 +253,7 @@ impl Program {
 /// first) and the options.
 fn inverse_key(stack: &Stack, options: &ReorientOptions) -> InverseKey {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    format!("{options:?}").hash(&mut h);
+    options.hash_key(&mut h);
     InverseKey::new(
         stack
             .identity()
@@ -414,13 +414,14 @@ impl Inverse {
             .map_err(Clone::clone)
     }
 
-    /// The native code of the PGF, or why there is none.
+    /// The native code of the PGF: [`Error::Jit`] when it cannot be compiled, as
+    /// [`Inverse::native`] says, and the reason when the inverse has no PGF.
     pub fn native_pgf(&self) -> Result<CompiledFunction> {
         let id = self.pgf_or_error()?;
         self.native
             .get(&self.native.pgf, self.full_module(), id)
             .cloned()
-            .map_err(|e| Error::Internal(e.to_string()))
+            .map_err(|e| Error::Jit(e.clone()))
     }
 
     /// Runs `func` of `module` (the inverse's, see [`Inverse::full_module`]) with the inverse's

@@ -58,6 +58,49 @@ pub struct ReorientOptions {
     pub max_instructions: usize,
 }
 
+impl ReorientOptions {
+    /// Feeds every option that can change the generated code to `h` (the code cache's key).
+    /// Every field is named, so a new option cannot be left out of the key unnoticed.
+    pub fn hash_key(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        let ReorientOptions {
+            emit: EmitOptions { tolerance },
+            iteration_limit,
+            isolation,
+            step_checks,
+            max_instructions,
+        } = self;
+        tolerance.to_bits().hash(h);
+        iteration_limit.hash(h);
+        step_checks.hash(h);
+        max_instructions.hash(h);
+        let crate::egraph::IsolationConfig {
+            enabled,
+            node_limit,
+            iter_limit,
+            run_time_limit,
+            function_time_limit,
+            max_pivots,
+            families,
+            numeric,
+            simplify,
+            check_points,
+            check_tolerance,
+            seed,
+        } = isolation;
+        (
+            enabled,
+            node_limit,
+            iter_limit,
+            run_time_limit,
+            function_time_limit,
+        )
+            .hash(h);
+        (max_pivots, families, numeric, simplify, check_points).hash(h);
+        (check_tolerance.to_bits(), seed).hash(h);
+    }
+}
+
 impl Default for ReorientOptions {
     fn default() -> ReorientOptions {
         ReorientOptions {
@@ -562,5 +605,44 @@ impl<'a> Reorienter<'a> {
             Err(e) => return Err(rule_error(f, e)),
         };
         Ok((inv_id, pgf_id))
+    }
+}
+
+#[cfg(test)]
+mod options_tests {
+    use super::ReorientOptions;
+    use std::hash::Hasher;
+
+    fn key(o: &ReorientOptions) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        o.hash_key(&mut h);
+        h.finish()
+    }
+
+    /// Equal options give equal keys, and every option that changes the code changes the key.
+    #[test]
+    fn the_cache_key_follows_every_option() {
+        let base = ReorientOptions::default();
+        assert_eq!(key(&base), key(&base.clone()));
+        let mut changed = Vec::new();
+        let mut o = base.clone();
+        o.emit.tolerance = 1e-6;
+        changed.push(o);
+        changed.push(base.clone().with_iteration_limit(7));
+        let mut o = base.clone();
+        o.step_checks = !o.step_checks;
+        changed.push(o);
+        let mut o = base.clone();
+        o.isolation.numeric = !o.isolation.numeric;
+        changed.push(o);
+        let mut o = base.clone();
+        o.isolation.families.pop();
+        changed.push(o);
+        let mut o = base.clone();
+        o.isolation.check_tolerance *= 2.0;
+        changed.push(o);
+        for o in &changed {
+            assert_ne!(key(o), key(&base), "{o:?}");
+        }
     }
 }
