@@ -434,9 +434,10 @@ impl Sampler {
                 let t: f64 = self.rng.random_range(0.0..=1.0);
                 (lo + t * (hi - lo)).clamp(lo, hi)
             }
-            // Beyond the finite bound (a bound of a narrowed domain often stands for an open end).
-            (true, false) => lo + self.positive(),
-            (false, true) => hi - self.positive(),
+            // Beyond the finite bound (a bound of a narrowed domain often stands for an open end),
+            // at the bound's own scale, so that a large bound does not absorb the step.
+            (true, false) => lo + self.positive() * lo.abs().max(1.0),
+            (false, true) => hi - self.positive() * hi.abs().max(1.0),
             (false, false) => self.real(),
         }
     }

@@ -89,6 +89,41 @@ impl Rel {
         matches!(self, Rel::NotGt | Rel::NotGe | Rel::NotLt | Rel::NotLe)
     }
 
+    /// Whether the moved operand is read as itself, from the side of the anchor it must be on
+    /// (every ordered relation); `Ne` reads a nonzero gap instead (a value of either side).
+    fn direct(self) -> bool {
+        !matches!(self, Rel::Eq | Rel::Ne)
+    }
+
+    /// The role of a moved operand read as itself.
+    fn side_role(self) -> &'static str {
+        match self {
+            Rel::Gt => "the operand, above the other",
+            Rel::Ge => "the operand, at or above the other",
+            Rel::Lt => "the operand, below the other",
+            Rel::Le => "the operand, at or below the other",
+            Rel::NotGt => "the operand, not above the other (NaN allowed)",
+            Rel::NotGe => "the operand, not at or above the other (NaN allowed)",
+            Rel::NotLt => "the operand, not below the other (NaN allowed)",
+            _ => "the operand, not at or below the other (NaN allowed)",
+        }
+    }
+
+    /// The domain a directly read operand is narrowed from: NaN is kept where the relation
+    /// allows it.
+    fn side_domain(self, int: bool) -> Domain {
+        if int {
+            Domain::Int
+        } else if matches!(self, Rel::NotGt | Rel::NotGe | Rel::NotLt | Rel::NotLe) {
+            Domain::Real
+        } else {
+            Domain::Interval {
+                lo: f64::NEG_INFINITY,
+                hi: f64::INFINITY,
+            }
+        }
+    }
+
     fn gap_role(self, int: bool) -> &'static str {
         match (self, int) {
             (Rel::Gt, true) | (Rel::Lt, true) | (Rel::Ne, true) => {
@@ -168,10 +203,50 @@ impl Compare {
         "moved operand: offset from anchor ± gap"
     }
 
-    /// `m` with relation `rel` to `k`, reading the gap θ.
+    /// The bounds of the side of `k` that `rel` puts the moved operand on. An i64 relation with
+    /// no value on its side (`m > i64::MAX`) gets an empty range, and so does an f64 one that
+    /// no value satisfies (`m > NaN`); a negated relation with a NaN anchor holds for every m.
+    fn side(&self, e: &mut Emitter<'_>, k: Value, rel: Rel) -> Result<(Value, Value), RuleError> {
+        let above = matches!(rel, Rel::Gt | Rel::Ge | Rel::NotLt | Rel::NotLe);
+        if self.int() {
+            let (min, max) = (e.ic(i64::MIN), e.ic(i64::MAX));
+            let one = e.ic(1);
+            return Ok(match rel {
+                Rel::Gt => {
+                    let at_end = e.ieq(k, max);
+                    let next = e.iadd(k, one);
+                    (e.select(at_end, max, next)?, e.select(at_end, min, max)?)
+                }
+                Rel::Lt => {
+                    let at_end = e.ieq(k, min);
+                    let prev = e.isub(k, one);
+                    (e.select(at_end, max, min)?, e.select(at_end, min, prev)?)
+                }
+                _ if above => (k, max),
+                _ => (min, k),
+            });
+        }
+        let (ninf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
+        let edge = if rel.abs_gap() {
+            // Not above NaN: every value.
+            let nan = e.is_nan(k);
+            let open = if above { ninf } else { inf };
+            e.select(nan, open, k)?
+        } else {
+            k
+        };
+        Ok(if above { (edge, inf) } else { (ninf, edge) })
+    }
+
+    /// `m` with relation `rel` to `k`: the operand itself from its side of `k` for an ordered
+    /// relation, `k` for `Eq`, and `k` moved by a nonzero gap θ for `Ne`.
     fn moved(&self, e: &mut Emitter<'_>, k: Value, rel: Rel) -> Result<Value, RuleError> {
         if rel == Rel::Eq {
             return Ok(k);
+        }
+        if rel.direct() {
+            let (lo, hi) = self.side(e, k, rel)?;
+            return e.theta_within(rel.side_domain(self.int()), lo, hi, rel.side_role());
         }
         if self.int() {
             // Every u64 gap is some i64 θ, and small θ of either sign are small gaps, so sampled
@@ -196,6 +271,9 @@ impl Compare {
     ) -> Result<(), RuleError> {
         if rel == Rel::Eq {
             return Ok(());
+        }
+        if rel.direct() {
+            return e.record(m, rel.side_role());
         }
         if self.int() {
             let one = e.ic(1);
@@ -269,6 +347,9 @@ impl Compare {
     fn rel_doc(&self, rel: Rel, when: &str) -> Vec<ThetaDoc> {
         if rel == Rel::Eq {
             return Vec::new();
+        }
+        if rel.direct() {
+            return vec![ThetaDoc::value(rel.side_domain(self.int()), rel.side_role()).when(when)];
         }
         if self.int() {
             return vec![ThetaDoc::value(Domain::Int, rel.gap_role(true)).when(when)];
