@@ -17,6 +17,7 @@ pub mod interp;
 pub mod ir;
 pub mod jit;
 pub mod lower;
+pub mod rng;
 pub mod semantics;
 pub mod span;
 pub mod stack;

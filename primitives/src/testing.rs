@@ -46,51 +46,7 @@ pub const TOLERANCE: f64 = 1e-9;
 // ---------------------------------------------------------------------------------------------
 // Random numbers
 
-/// A small deterministic random generator (SplitMix64), so the harness needs no dependency.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// True with probability `p`.
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-
-    /// An i64 in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        let width = (hi as i128 - lo as i128 + 1) as u128;
-        if width > u64::MAX as u128 {
-            return self.next_u64() as i64;
-        }
-        (lo as i128 + self.below(width as u64) as i128) as i64
-    }
-}
+pub use pinv_core::rng::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -171,7 +127,7 @@ pub fn edge_values(ty: Type) -> Vec<Const> {
 pub fn sample_f64(rng: &mut Rng) -> f64 {
     let sign = if rng.chance(0.5) { -1.0 } else { 1.0 };
     match rng.below(100) {
-        0..=7 => rng.pick(F64_EDGES),
+        0..=7 => *rng.pick(F64_EDGES),
         8..=11 => sign * 0.0,
         12..=19 => rng.range(-10, 10) as f64,
         20..=24 => rng.range(-40, 40) as f64 / 8.0,
@@ -188,7 +144,7 @@ pub fn sample_i64(rng: &mut Rng) -> i64 {
     match rng.below(100) {
         0..=14 => 0,
         15..=39 => rng.range(-10, 10),
-        40..=49 => rng.pick(I64_EDGES),
+        40..=49 => *rng.pick(I64_EDGES),
         50..=59 => {
             let p = 1i64.wrapping_shl(rng.below(64) as u32);
             p.wrapping_add(rng.range(-2, 2))
@@ -230,7 +186,7 @@ pub fn sample_operands(rng: &mut Rng, op: Opcode) -> Vec<Const> {
         match op {
             Asin | Acos => {
                 xs[0] = if rng.chance(0.2) {
-                    Const::F64(rng.pick(&[1.0, -1.0, 1.0 - 1e-16, -1.0 + 1e-16, 0.0]))
+                    Const::F64(*rng.pick(&[1.0, -1.0, 1.0 - 1e-16, -1.0 + 1e-16, 0.0]))
                 } else {
                     f(rng, -1.0, 1.0)
                 }

@@ -106,7 +106,7 @@ fn soundness_on_edges() {
             let known = case.known_of(&x);
             let z = match semantics::eval(case.op, &x) {
                 Ok(z) if rng.chance(0.7) => z,
-                _ => rng.pick(&zs),
+                _ => *rng.pick(&zs),
             };
             for _ in 0..3 {
                 let mut theta = RandomTheta::new(rng.next_u64());

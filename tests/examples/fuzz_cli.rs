@@ -261,18 +261,18 @@ fn run(bin: &Path, args: &[&str], timeout: Duration, counts: &Counts) -> Option<
 /// One to four mutations of `text`.
 fn mutate(text: &str, rng: &mut Rng) -> String {
     let mut s: Vec<char> = text.chars().collect();
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..1 + rng.index(4) {
         let n = s.len().max(1);
-        let at = rng.below(n).min(s.len());
-        match rng.below(9) {
+        let at = rng.index(n).min(s.len());
+        match rng.index(9) {
             // Delete a span.
             0 => {
-                let end = (at + 1 + rng.below(20)).min(s.len());
+                let end = (at + 1 + rng.index(20)).min(s.len());
                 s.drain(at..end);
             }
             // Duplicate a span.
             1 => {
-                let end = (at + 1 + rng.below(40)).min(s.len());
+                let end = (at + 1 + rng.index(40)).min(s.len());
                 let piece: Vec<char> = s[at..end].to_vec();
                 s.splice(at..at, piece);
             }
@@ -309,7 +309,7 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
                     .map_or(0, |p| p + 1);
                 let end = (at..s.len()).find(|&i| s[i] == '\n').unwrap_or(s.len());
                 let line: Vec<char> = s[start..end].iter().copied().chain(['\n']).collect();
-                let times = 1 + rng.below(2000);
+                let times = 1 + rng.index(2000);
                 let repeated: Vec<char> = line
                     .iter()
                     .copied()
@@ -320,20 +320,20 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
             }
             // Wrap something in deep parentheses or a long chain.
             6 => {
-                let depth = rng.below(5000);
+                let depth = rng.index(5000);
                 let open: String = "(".repeat(depth);
                 let close: String = ")".repeat(depth);
                 s.splice(at..at, open.chars());
-                let pos = (at + depth + 1 + rng.below(10)).min(s.len());
+                let pos = (at + depth + 1 + rng.index(10)).min(s.len());
                 s.splice(pos..pos, close.chars());
             }
             7 => {
-                let chain: String = " + 1.0".repeat(rng.below(6000));
+                let chain: String = " + 1.0".repeat(rng.index(6000));
                 s.splice(at..at, chain.chars());
             }
             // A very long name.
             _ => {
-                let name: String = "a".repeat(1 + rng.below(70_000));
+                let name: String = "a".repeat(1 + rng.index(70_000));
                 s.splice(at..at, name.chars());
             }
         }

@@ -15,37 +15,7 @@
 
 use std::fmt::Write as _;
 
-/// A tiny deterministic generator (SplitMix64): seeds are all the tests need to reproduce.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// True with probability `p`.
-    pub fn chance(&mut self, p: f64) -> bool {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 1.0 < p
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+pub use pinv_core::rng::Rng;
 
 /// The three scalar types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +63,7 @@ struct Gen<'r> {
 /// A random program of one to three functions, from `seed`.
 pub fn program(seed: u64) -> String {
     let mut rng = Rng::new(seed);
-    let n = 1 + rng.below(3);
+    let n = 1 + rng.index(3);
     let mut gen = Gen {
         rng: &mut rng,
         functions: Vec::new(),
@@ -125,7 +95,7 @@ impl Gen<'_> {
     fn function(&mut self, k: usize) -> String {
         self.vars.clear();
         self.fresh = 0;
-        let arity = 1 + self.rng.below(3);
+        let arity = 1 + self.rng.index(3);
         let params: Vec<Ty> = (0..arity).map(|_| self.ty()).collect();
         let results: Vec<Ty> = if self.rng.chance(0.2) {
             vec![self.ty(), self.ty()]
@@ -159,7 +129,7 @@ impl Gen<'_> {
             )
         };
         let _ = writeln!(text, ") -> {ret} {{");
-        let statements = self.rng.below(5);
+        let statements = self.rng.index(5);
         for _ in 0..statements {
             self.statement(&mut text, 1, 2);
         }
@@ -187,9 +157,9 @@ impl Gen<'_> {
     /// One statement at `level` of indentation; `budget` bounds the nesting of blocks.
     fn statement(&mut self, text: &mut String, level: usize, budget: usize) {
         let choice = if budget == 0 {
-            self.rng.below(3)
+            self.rng.index(3)
         } else {
-            self.rng.below(7)
+            self.rng.index(7)
         };
         match choice {
             0 | 1 => {
@@ -221,7 +191,7 @@ impl Gen<'_> {
                 text.push_str("}\n");
             }
             5 => {
-                let n = self.rng.below(5);
+                let n = self.rng.index(5);
                 let i = self.name("i");
                 Self::indent(text, level);
                 let _ = writeln!(text, "for {i} in 0..{n} {{");
@@ -238,7 +208,7 @@ impl Gen<'_> {
             _ => {
                 // A counter that only the loop's last statement changes: it ends.
                 let c = self.name("c");
-                let n = self.rng.below(5);
+                let n = self.rng.index(5);
                 Self::indent(text, level);
                 let _ = writeln!(text, "let mut {c} = {n};");
                 Self::indent(text, level);
@@ -263,7 +233,7 @@ impl Gen<'_> {
     /// A block's statements; the variables it binds go out of scope after it.
     fn block(&mut self, text: &mut String, level: usize, budget: usize) {
         let scope = self.vars.len();
-        for _ in 0..1 + self.rng.below(3) {
+        for _ in 0..1 + self.rng.index(3) {
             self.statement(text, level, budget);
         }
         self.vars.truncate(scope);
@@ -330,7 +300,7 @@ impl Gen<'_> {
         }
         let d = depth - 1;
         match ty {
-            Ty::F64 => match self.rng.below(9) {
+            Ty::F64 => match self.rng.index(9) {
                 0..=2 => {
                     let op = *self.rng.pick(&["+", "-", "*", "/", "+", "*"]);
                     format!("({} {op} {})", self.expr(Ty::F64, d), self.expr(Ty::F64, d))
@@ -356,7 +326,7 @@ impl Gen<'_> {
                 ),
                 _ => self.call(Ty::F64, d),
             },
-            Ty::I64 => match self.rng.below(9) {
+            Ty::I64 => match self.rng.index(9) {
                 0..=2 => {
                     let op = *self
                         .rng
@@ -378,7 +348,7 @@ impl Gen<'_> {
                 ),
                 _ => self.call(Ty::I64, d),
             },
-            Ty::Bool => match self.rng.below(6) {
+            Ty::Bool => match self.rng.index(6) {
                 0 | 1 => {
                     let t = if self.rng.chance(0.6) {
                         Ty::F64

@@ -15,6 +15,7 @@ use pinv::theta::{SlotKind, ThetaSlot};
 use pinv::{Const, Program, Sampler};
 use pinv_core::ir::Domain;
 use pinv_core::jit::Engine;
+use pinv_core::rng::Rng;
 use pinv_tests::corpus_dir;
 
 fn cases() -> usize {
@@ -236,19 +237,6 @@ fn functions() -> Vec<(&'static str, Reference, Vec<u64>)> {
     ]
 }
 
-/// SplitMix64, for test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 fn words(c: &[Const]) -> Vec<u64> {
     c.iter().map(|v| v.as_i64().expect("i64") as u64).collect()
 }
@@ -267,11 +255,11 @@ fn consts(w: &[u64]) -> Vec<Const> {
 #[test]
 fn forward_code_is_the_reference() {
     let program = program();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for (name, reference, _) in functions() {
         let arity = program.function(name).expect("defined").1.sig.params.len();
         for _ in 0..200 {
-            let x: Vec<u64> = (0..arity).map(|_| rng.next()).collect();
+            let x: Vec<u64> = (0..arity).map(|_| rng.next_u64()).collect();
             let got = program.run(name, &consts(&x)).expect("runs");
             assert_eq!(words(&got), reference(&x), "{name}{x:x?}");
         }
@@ -352,7 +340,7 @@ fn every_theta_gives_a_preimage_and_the_pgf_gives_x_back() {
 #[test]
 fn interpreter_and_native_code_agree_on_every_theta() {
     let program = program();
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     for (name, reference, _) in functions() {
         let interp = program
             .invert(name)
@@ -363,12 +351,12 @@ fn interpreter_and_native_code_agree_on_every_theta() {
             .expect("invertible")
             .with_engine(Engine::Jit);
         let arity = interp.input_types().len();
-        let mut sampler = Sampler::new(rng.next());
+        let mut sampler = Sampler::new(rng.next_u64());
         for k in 0..100 {
-            let x: Vec<u64> = (0..arity).map(|_| rng.next()).collect();
+            let x: Vec<u64> = (0..arity).map(|_| rng.next_u64()).collect();
             // y from an input, or any words (mostly outside the image of a lossy map).
             let y = if k % 4 == 3 {
-                (0..reference(&x).len()).map(|_| rng.next()).collect()
+                (0..reference(&x).len()).map(|_| rng.next_u64()).collect()
             } else {
                 reference(&x)
             };
@@ -438,17 +426,17 @@ enum Chain {
 
 /// A random chain of word operations on `x`. Returns the program text and a Rust model of it.
 fn random_chain(seed: u64, kind: Chain) -> (String, Vec<(u8, u32, u64)>) {
-    let mut rng = Rng(seed);
-    let steps = 1 + rng.next() % 5;
+    let mut rng = Rng::new(seed);
+    let steps = 1 + rng.next_u64() % 5;
     let mut text = String::from("fn f(x: i64) -> i64 {\n    let mut z = x;\n");
     let mut model = Vec::new();
     if kind == Chain::Word32 {
         text.push_str("    z = z & 4294967295;\n");
         model.push((7, 0, 0xffff_ffff));
         for _ in 0..steps {
-            let k = 1 + (rng.next() % 31) as u32;
-            let c = rng.next() & 0xffff_ffff;
-            let op = (8 + rng.next() % 4) as u8;
+            let k = 1 + (rng.next_u64() % 31) as u32;
+            let c = rng.next_u64() & 0xffff_ffff;
+            let op = (8 + rng.next_u64() % 4) as u8;
             let line = match op {
                 8 => format!("z = z ^ (z >> {k});"),
                 9 => format!("z = (z ^ (z << {k})) & 4294967295;"),
@@ -463,16 +451,16 @@ fn random_chain(seed: u64, kind: Chain) -> (String, Vec<(u8, u32, u64)>) {
     }
     for _ in 0..steps {
         let op = match kind {
-            Chain::Bijective => rng.next() % 7,
-            Chain::Linear => [0, 1, 3, 5, 6, 7][(rng.next() % 6) as usize],
-            Chain::Mixed | Chain::Word32 => rng.next() % 8,
+            Chain::Bijective => rng.next_u64() % 7,
+            Chain::Linear => [0, 1, 3, 5, 6, 7][(rng.next_u64() % 6) as usize],
+            Chain::Mixed | Chain::Word32 => rng.next_u64() % 8,
         } as u8;
-        let k = 1 + (rng.next() % 63) as u32;
+        let k = 1 + (rng.next_u64() % 63) as u32;
         let c = match op {
-            2 => rng.next() | 1,
+            2 => rng.next_u64() | 1,
             // Masks keep i64::MIN out of the literals.
-            7 => rng.next() & !(1 << 63) | (rng.next() & 0xff),
-            _ => rng.next() >> 1,
+            7 => rng.next_u64() & !(1 << 63) | (rng.next_u64() & 0xff),
+            _ => rng.next_u64() >> 1,
         };
         let low = |k: u32| if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
         let line = match op {
@@ -533,7 +521,7 @@ proptest::proptest! {
     ) {
         let (text, model) = random_chain(seed, kind);
         let program = Program::parse("chain.pinv", &text).expect("compiles");
-        let mut rng = Rng(seed ^ 0x5555);
+        let mut rng = Rng::new(seed ^ 0x5555);
         for engine in [Engine::Interp, Engine::Jit] {
             let inverse = program.invert("f").expect("invertible").with_engine(engine);
             if kind == Chain::Bijective {
@@ -550,7 +538,7 @@ proptest::proptest! {
             }
             let mut sampler = Sampler::new(seed);
             for _ in 0..8 {
-                let x = rng.next();
+                let x = rng.next_u64();
                 let y = run_chain(&model, x);
                 proptest::prop_assert_eq!(
                     words(&program.run("f", &consts(&[x])).expect("runs")),
