@@ -19,6 +19,26 @@ impl Loaded {
     pub fn module(&self) -> &pinv_core::ir::Module {
         self.program.module()
     }
+
+    /// `only` (checked to be a function of the file), or every function, in file order.
+    pub fn selected_functions(
+        &self,
+        only: Option<&str>,
+        json: bool,
+    ) -> Result<Vec<String>, Outcome> {
+        match only {
+            Some(name) => match self.program.function(name) {
+                Ok(_) => Ok(vec![name.to_string()]),
+                Err(e) => Err(library_error(&self.file, &e, json)),
+            },
+            None => Ok(self
+                .program
+                .function_names()
+                .into_iter()
+                .map(str::to_string)
+                .collect()),
+        }
+    }
 }
 
 /// Reads and compiles `path`, reporting any error; `Err` carries the exit outcome.

@@ -70,17 +70,10 @@ pub fn run(args: &CheckArgs) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let names: Vec<String> = match args.func.as_ref().or(args.function.as_ref()) {
-        Some(name) => match loaded.program.function(name) {
-            Ok(_) => vec![name.clone()],
-            Err(e) => return output::library_error(&loaded.file, &e, args.json),
-        },
-        None => loaded
-            .program
-            .function_names()
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
+    let only = args.func.as_deref().or(args.function.as_deref());
+    let names = match loaded.selected_functions(only, args.json) {
+        Ok(names) => names,
+        Err(outcome) => return outcome,
     };
     let program = loaded
         .program

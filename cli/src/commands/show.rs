@@ -123,14 +123,9 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let names: Vec<String> = match &args.function {
-        Some(name) => vec![name.clone()],
-        None => loaded
-            .program
-            .function_names()
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
+    let names = match loaded.selected_functions(args.function.as_deref(), args.json) {
+        Ok(names) => names,
+        Err(outcome) => return outcome,
     };
     let one = args.function.is_some();
     let mut outcome = Outcome::Success;

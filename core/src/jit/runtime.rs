@@ -175,40 +175,32 @@ impl<'u> Host<'u, '_> {
     }
 
     pub fn theta(&mut self, site: u32) -> Result<u64, RuntimeErrorKind> {
-        let (f, data, s) = self.lookup(site)?;
-        let InstKind::Theta { domain, role, .. } = &data.kind else {
-            return Err(malformed("a θ read at a site that is not `theta`"));
-        };
-        let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
-        let at = ThetaAddress {
-            function: &f.name,
-            inst: s.inst,
-            role,
-            span: data.span,
-            index: self.theta_reads,
-        };
-        let value = source
-            .theta(*domain, &at)
-            .map_err(RuntimeErrorKind::Theta)?;
-        check_domain(*domain, value).map_err(RuntimeErrorKind::Theta)?;
-        self.theta_reads += 1;
-        Ok(encode(value))
+        self.read_theta(site, None)
     }
 
     /// A `theta … within lo, hi`: the domain narrowed to the bounds (slot bits of the read's
     /// type), then read as [`Host::theta`] reads.
     pub fn theta_within(&mut self, site: u32, lo: u64, hi: u64) -> Result<u64, RuntimeErrorKind> {
+        self.read_theta(site, Some((lo, hi)))
+    }
+
+    /// A θ read from the read's domain, narrowed to `bounds` (slot bits) when given.
+    fn read_theta(
+        &mut self,
+        site: u32,
+        bounds: Option<(u64, u64)>,
+    ) -> Result<u64, RuntimeErrorKind> {
         let (f, data, s) = self.lookup(site)?;
-        let InstKind::Theta {
-            domain,
-            role,
-            within: Some(_),
-        } = &data.kind
-        else {
-            return Err(malformed("a narrowed θ read at a site that is not one"));
+        let InstKind::Theta { domain, role, .. } = &data.kind else {
+            return Err(malformed("a θ read at a site that is not `theta`"));
         };
-        let ty = domain.ty();
-        let domain = crate::interp::narrowed(*domain, decode(ty, lo), decode(ty, hi))?;
+        let domain = match bounds {
+            None => *domain,
+            Some((lo, hi)) => {
+                let ty = domain.ty();
+                crate::interp::narrowed(*domain, decode(ty, lo), decode(ty, hi))?
+            }
+        };
         let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
         let at = ThetaAddress {
             function: &f.name,

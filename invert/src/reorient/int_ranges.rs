@@ -362,12 +362,7 @@ fn prim_range(op: Opcode, a: Option<IntRange>, b: Option<IntRange>) -> Option<In
 mod tests {
     use super::*;
 
-    fn module(src: &str) -> Module {
-        let file = pinv_core::SourceFile::new("t.pinv", src);
-        pinv_core::compile(&file)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .module
-    }
+    use crate::reorient::test_module as module;
 
     fn returns(m: &Module, name: &str) -> Returns {
         let id = m.get(name).unwrap_or_else(|| panic!("no {name}"));

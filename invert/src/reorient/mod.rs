@@ -608,6 +608,15 @@ impl<'a> Reorienter<'a> {
     }
 }
 
+/// The module of a source text, for the unit tests of this module's analyses.
+#[cfg(test)]
+pub(crate) fn test_module(src: &str) -> Module {
+    let file = pinv_core::SourceFile::new("t.pinv", src);
+    pinv_core::compile(&file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .module
+}
+
 #[cfg(test)]
 mod options_tests {
     use super::ReorientOptions;

@@ -63,12 +63,7 @@ pub fn returning(m: &Module) -> HashSet<FuncId> {
 mod tests {
     use super::*;
 
-    fn module(src: &str) -> Module {
-        let file = pinv_core::SourceFile::new("t.pinv", src);
-        pinv_core::compile(&file)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .module
-    }
+    use crate::reorient::test_module as module;
 
     fn names(m: &Module, set: &HashSet<FuncId>) -> Vec<String> {
         let mut v: Vec<String> = set.iter().map(|&id| m.functions[id].name.clone()).collect();
