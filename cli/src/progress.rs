@@ -23,8 +23,8 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long work runs before its bar appears.
@@ -43,7 +43,7 @@ pub struct Progress {
     /// `None` when bars are off for this run.
     bar: Option<ProgressBar>,
     start: Instant,
-    shown: Cell<bool>,
+    shown: AtomicBool,
 }
 
 /// Whether this run may draw progress bars at all.
@@ -75,7 +75,7 @@ impl Progress {
         Progress {
             bar,
             start: Instant::now(),
-            shown: Cell::new(false),
+            shown: AtomicBool::new(false),
         }
     }
 
@@ -95,6 +95,14 @@ impl Progress {
         }
     }
 
+    /// Advances the position by `delta` (work done by several threads at once).
+    pub fn inc(&self, delta: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(delta);
+            self.reveal();
+        }
+    }
+
     /// Removes the bar from the screen.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
@@ -104,8 +112,10 @@ impl Progress {
 
     fn reveal(&self) {
         let Some(bar) = &self.bar else { return };
-        if !self.shown.get() && self.start.elapsed() >= delay() {
-            self.shown.set(true);
+        if !self.shown.load(Ordering::Relaxed)
+            && self.start.elapsed() >= delay()
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(200));
         }

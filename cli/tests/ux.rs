@@ -986,3 +986,25 @@ fn argument_errors_are_json_with_json_and_help_of_help_is_help() {
         assert!(stdout(&o).contains("Usage: pinv"), "{}", stdout(&o));
     }
 }
+
+#[test]
+fn check_on_several_threads_reports_what_one_thread_does() {
+    let run = |jobs: &str| {
+        let o = pinv(&[
+            "check",
+            "tests/corpus/branches.pinv",
+            "--cases",
+            "100",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let one = run("1");
+    assert_eq!(run("2"), one);
+    assert_eq!(run("3"), one);
+    let o = pinv(&["check", "tests/corpus/branches.pinv", "--jobs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}

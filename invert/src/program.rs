@@ -108,6 +108,14 @@ impl Program {
         self.engine
     }
 
+    /// This program with a code cache of its own (its clones share the one they were made
+    /// with): for a thread that checks functions apart from the others and frees its code as
+    /// it goes.
+    pub fn with_own_code_cache(mut self) -> Program {
+        self.cache = Arc::new(CodeCache::new());
+        self
+    }
+
     /// The cache of this program's compiled code (shared by its clones and inverses).
     pub fn code_cache(&self) -> &Arc<CodeCache> {
         &self.cache
@@ -591,4 +599,14 @@ fn check_values(what: &str, function: &str, types: &[Type], values: &[Const]) ->
         values.len(),
         list(&found)
     )))
+}
+
+#[cfg(test)]
+mod send_sync {
+    fn assert_send_sync<T: Send + Sync>() {}
+    #[test]
+    fn programs_and_inverses_cross_threads() {
+        assert_send_sync::<super::Program>();
+        assert_send_sync::<super::Inverse>();
+    }
 }

@@ -61,6 +61,10 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Functions checked at once, each on its own thread (default: one per core). The report
+    /// is the same whatever the number: each function's samples come from the seed alone.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
 }
@@ -96,21 +100,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
     };
     let cases = args.cases as u64;
     let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
-    let reports: Vec<FunctionReport> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            progress.set_message(name.clone());
-            let base = i as u64 * cases;
-            let report = check_function_with(&program, name, &config, &mut |done| {
-                progress.set_position(base + done as u64)
-            });
-            progress.set_position(base + cases);
-            // One function at a time: its compiled code is freed before the next is checked.
-            program.code_cache().clear();
-            report
-        })
-        .collect();
+    let jobs = args
+        .jobs
+        .map(|j| j as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, names.len().max(1));
+    let reports = check_all(&program, &names, &config, jobs, &progress);
     progress.finish();
     if args.json {
         let value = serde_json::json!({
@@ -159,6 +154,60 @@ fn parse_percent(text: &str) -> Result<f64, String> {
 }
 
 /// `strict`: a low acceptance fails the check (`--min-acceptance`).
+/// Checks `names` on `jobs` threads, each with its own copy of the program and code cache (freed
+/// after every function, so memory stays that of `jobs` functions), taking the next function
+/// when it is done. The reports come back in the order of `names`.
+fn check_all(
+    program: &pinv::Program,
+    names: &[String],
+    config: &CheckConfig,
+    jobs: usize,
+    progress: &Progress,
+) -> Vec<FunctionReport> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<FunctionReport>>> = Mutex::new(vec![None; names.len()]);
+    let cases = config.cases as u64;
+    let work = || {
+        let program = program.clone().with_own_code_cache();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(name) = names.get(i) else { break };
+            if jobs == 1 {
+                progress.set_message(name.clone());
+            }
+            let mut done_here = 0u64;
+            let report = check_function_with(&program, name, config, &mut |done| {
+                let done = done as u64;
+                progress.inc(done.saturating_sub(done_here));
+                done_here = done_here.max(done);
+            });
+            progress.inc(cases.saturating_sub(done_here));
+            // Its compiled code is freed before the next function is checked.
+            program.code_cache().clear();
+            if let Ok(mut slots) = slots.lock() {
+                slots[i] = Some(report);
+            }
+        }
+    };
+    if jobs == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(work);
+            }
+        });
+    }
+    slots
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 fn print_table(reports: &[FunctionReport], strict: bool) {
     let width = reports
         .iter()
