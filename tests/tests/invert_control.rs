@@ -655,3 +655,28 @@ fn a_loop_of_a_million_iterations_needs_no_stack() {
     }
     assert_eq!(tapes[0], tapes[1]);
 }
+
+#[test]
+fn a_loop_of_ten_million_iterations_passes_check() {
+    // Every sampled input runs the loop 10⁷ times forward, in the inverse (walking back) and in
+    // the PGF: within the default step limit, with no stack growth, sound and complete.
+    let program = Program::parse(
+        "relax.pinv",
+        "fn relax(x: f64) -> f64 {
+            let mut v = x;
+            let mut i = 0;
+            while i < 10000000 { v = v * 0.9999999 + 0.0000001; i += 1; }
+            v
+        }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: 2,
+        ..CheckConfig::default()
+    };
+    let r = check_function(&program, "relax", &config);
+    assert_eq!(r.status, Status::Ok, "{r:?}");
+    assert_eq!(r.soundness.violations, 0, "{r:?}");
+    assert_eq!(r.completeness.recovered, r.completeness.trials, "{r:?}");
+    assert_eq!(r.soundness.trials, 2, "{r:?}");
+}
