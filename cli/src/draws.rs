@@ -5,9 +5,9 @@
 //! preimages or `max_draws` draws, whichever comes first, so it always ends.
 
 use crate::progress::Progress;
+use pinv::ir::Domain;
 use pinv::{Const, Inverse, Sampler};
-use pinv_core::interp::{ThetaAddress, ThetaError, ThetaSource};
-use pinv_core::ir::Domain;
+use pinv::{ThetaAddress, ThetaError, ThetaSource};
 
 /// The default cap on draws for `wanted` preimages: 100 per preimage, and at least 10 000.
 pub fn default_max_draws(wanted: usize) -> usize {

@@ -1,7 +1,7 @@
 //! `--engine jit|interp`: the option of every command that runs code.
 
 use clap::Args;
-use pinv_core::jit::Engine;
+use pinv::Engine;
 
 #[derive(Args, Debug, Clone, Copy)]
 pub struct EngineArg {

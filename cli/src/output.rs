@@ -3,9 +3,9 @@
 
 use crate::Outcome;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use pinv::diagnostic::{self, Located};
 use pinv::Program;
-use pinv_core::diagnostic::{self, Located};
-use pinv_core::SourceFile;
+use pinv::SourceFile;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -16,7 +16,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    pub fn module(&self) -> &pinv_core::ir::Module {
+    pub fn module(&self) -> &pinv::ir::Module {
         self.program.module()
     }
 
@@ -94,7 +94,7 @@ fn read_source(path: &Path, stdin: bool) -> std::io::Result<Vec<u8>> {
     }
     use std::io::Read;
     let mut bytes = Vec::new();
-    let limit = pinv_core::compile::MAX_SOURCE_BYTES as u64 + 1;
+    let limit = pinv::MAX_SOURCE_BYTES as u64 + 1;
     std::io::stdin()
         .lock()
         .take(limit)

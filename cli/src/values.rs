@@ -1,7 +1,7 @@
 //! Reading and printing values as users write them: `1.5`, `-2`, `inf`, `nan`, `42`, `true`.
 
-use pinv_core::ir::constant::{format_f64, parse_f64, parse_i64};
-use pinv_core::ir::{Const, Type};
+use pinv::ir::constant::{format_f64, parse_f64, parse_i64};
+use pinv::ir::{Const, Type};
 
 /// Parses a command-line value as a value of type `ty`.
 ///

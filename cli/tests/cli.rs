@@ -518,7 +518,7 @@ fn primitives_catalogue_lists_every_opcode() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     let entries = v["primitives"].as_array().expect("entries");
-    assert_eq!(entries.len(), pinv_core::ir::Opcode::ALL.len());
+    assert_eq!(entries.len(), pinv::ir::Opcode::ALL.len());
     let o = pinv(&["primitives"]);
     assert!(
         stdout(&o).contains("fadd (f64, f64) -> f64"),

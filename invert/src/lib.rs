@@ -68,7 +68,22 @@ pub mod theta;
 pub mod tutorial;
 
 pub use error::{Error, Result};
+pub use pinv_core::compile::MAX_SOURCE_BYTES;
+pub use pinv_core::diagnostic;
+pub use pinv_core::interp::{
+    InterpConfig, RuntimeErrorKind, ThetaAddress, ThetaError, ThetaSource,
+};
 pub use pinv_core::ir::{Const, Type};
+pub use pinv_core::jit::Engine;
+pub use pinv_core::SourceFile;
+
+/// The IR as tools built on the library see it: the module and its functions, values and θ
+/// domains, and the printers (text, which [`ir::read`] reads back, and Graphviz).
+pub mod ir {
+    pub use pinv_core::ir::{
+        constant, dot, read, write, Const, Domain, FuncId, FuncKind, Function, Module, Opcode, Type,
+    };
+}
 pub use pinv_primitives as primitives;
 pub use program::{Inverse, Program, DEFAULT_STEP_LIMIT};
 pub use theta::{Sampler, TextTape, ThetaSchema};

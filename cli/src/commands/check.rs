@@ -82,7 +82,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
     let program = loaded
         .program
         .clone()
-        .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(args.step_limit))
+        .with_config(pinv::InterpConfig::default().with_step_limit(args.step_limit))
         .with_engine(args.engine.engine);
     let config = CheckConfig {
         cases: args.cases,
@@ -144,7 +144,7 @@ const MAX_NAME_WIDTH: usize = 40;
 
 /// A percentage: a number from 0 to 100.
 fn parse_percent(text: &str) -> Result<f64, String> {
-    match pinv_core::ir::constant::parse_f64(text.trim()) {
+    match pinv::ir::constant::parse_f64(text.trim()) {
         Some(p) if (0.0..=100.0).contains(&p) => Ok(p),
         _ => Err(format!(
             "`{}`: give a percentage from 0 to 100",

@@ -209,7 +209,7 @@ fn explicit(loaded: &Loaded, inverse: &Inverse, y: &[Const], theta: &str, json: 
             Outcome::BadInput,
         ),
         Err(e) => {
-            use pinv_core::interp::{RuntimeErrorKind, ThetaError};
+            use pinv::{RuntimeErrorKind, ThetaError};
             let bad_tape = matches!(
                 &e,
                 pinv::Error::Runtime(r) if matches!(

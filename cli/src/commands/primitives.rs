@@ -2,8 +2,8 @@
 
 use crate::Outcome;
 use clap::Args;
-use pinv_primitives::catalogue::{catalogue, render};
-use pinv_primitives::Stack;
+use pinv::primitives::catalogue::{catalogue, render};
+use pinv::primitives::Stack;
 
 /// List every primitive operation with its parametric inverses: for each pattern of known (`k`)
 /// and unknown (`?`) operands, the rule, its θ reads and domains, and its domain checks.

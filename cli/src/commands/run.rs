@@ -4,8 +4,8 @@ use crate::output::{self, Loaded};
 use crate::values::{format_values, json_value, parse_value};
 use crate::Outcome;
 use clap::Args;
-use pinv_core::interp::InterpConfig;
-use pinv_core::ir::{Const, FuncId, Function};
+use pinv::ir::{Const, FuncId, Function};
+use pinv::InterpConfig;
 use std::path::PathBuf;
 
 /// Run a function on the given inputs and print its outputs.

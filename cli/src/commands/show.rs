@@ -4,9 +4,9 @@ use crate::commands::run::find_function;
 use crate::output;
 use crate::Outcome;
 use clap::{Args, ValueEnum};
-use pinv_core::ir::dot::{function_to_dot, module_to_dot};
-use pinv_core::ir::write::{write_function, write_module, WriteOptions};
-use pinv_core::ir::{FuncId, FuncKind, Module};
+use pinv::ir::dot::{function_to_dot, module_to_dot};
+use pinv::ir::write::{write_function, write_module, WriteOptions};
+use pinv::ir::{FuncId, FuncKind, Module};
 use std::path::PathBuf;
 
 /// Print the SSA IR of a module, or of one function.
