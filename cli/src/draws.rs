@@ -51,6 +51,16 @@ pub struct Draws {
 }
 
 impl Draws {
+    /// How many of the preimages are different x (bit for bit): a sampler that keeps giving
+    /// the same point of a continuous family shows here.
+    pub fn distinct(&self) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        for p in &self.preimages {
+            seen.insert(p.x.iter().map(|c| c.bits()).collect::<Vec<u64>>());
+        }
+        seen.len()
+    }
+
     /// Accepted draws as a share of all draws, in percent.
     pub fn acceptance(&self) -> f64 {
         if self.drawn == 0 {

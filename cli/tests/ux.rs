@@ -1008,3 +1008,37 @@ fn check_on_several_threads_reports_what_one_thread_does() {
     let o = pinv(&["check", "tests/corpus/branches.pinv", "--jobs", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn sample_counts_distinct_preimages() {
+    let file = program();
+    let file = file.to_str().expect("utf-8 path");
+    // A one-point preimage: every sample is the same x, and the report says so.
+    let o = pinv(&["sample", file, "shift", "--y", "3", "--samples", "4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("4 preimage(s) (1 distinct) of y = 3.0"),
+        "{}",
+        stdout(&o)
+    );
+    let o = pinv(&[
+        "sample",
+        file,
+        "shift",
+        "--y",
+        "3",
+        "--samples",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(json(&o)["distinct"], 1);
+    // A continuous family: every x differs, and the text says nothing more.
+    let o = pinv(&["sample", file, "f", "--y", "3", "--samples", "5"]);
+    assert!(
+        stdout(&o).contains("5 preimage(s) of y = 3.0"),
+        "{}",
+        stdout(&o)
+    );
+    let o = pinv(&["sample", file, "f", "--y", "3", "--samples", "5", "--json"]);
+    assert_eq!(json(&o)["distinct"], 5);
+}

@@ -19,7 +19,8 @@ use std::path::PathBuf;
 /// are printed and the exit status is 1.
 ///
 /// With `--json` the output is one object:
-/// `{"samples":[{"x":[…],"theta":[…]},…],"drawn":…,"accepted":…,"rejected":…,"acceptance":…}`.
+/// `{"samples":[{"x":[…],"theta":[…]},…],"drawn":…,"accepted":…,"distinct":…,"rejected":…,"acceptance":…}`
+/// (`distinct`: how many different x; the text report says it when some x repeat).
 ///
 /// Example: `pinv sample tests/corpus/straight.pinv mul_add --y 10 --samples 5 --seed 7`
 /// prints five (x, y, z) with x·y + z = 10, each with its θ.
@@ -81,8 +82,14 @@ pub fn run(args: &SampleArgs) -> Outcome {
         } else {
             String::new()
         };
+        let distinct = draws.distinct();
+        let distinct = if distinct < draws.preimages.len() {
+            format!(" ({distinct} distinct)")
+        } else {
+            String::new()
+        };
         outln!(
-            "{} preimage(s) of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain{limited})",
+            "{} preimage(s){distinct} of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain{limited})",
             draws.preimages.len(),
             format_values(&y),
             draws.drawn,
@@ -108,6 +115,7 @@ fn print_json(loaded: &Loaded, inverse: &pinv::Inverse, y: &[Const], draws: &Dra
         "samples": samples,
         "drawn": draws.drawn,
         "accepted": draws.preimages.len(),
+        "distinct": draws.distinct(),
         "rejected": draws.rejected,
         "limited": draws.limited,
         "acceptance": draws.acceptance() / 100.0,
