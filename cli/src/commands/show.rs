@@ -206,8 +206,13 @@ fn show_one_inverse(args: &ShowArgs, inverse: &pinv::Inverse) {
     } else {
         outln!("; control flow: {} choice(s) left to θ:", choices.len());
         for c in choices {
+            let at = c
+                .location
+                .as_deref()
+                .map(|l| format!("  [{l}]"))
+                .unwrap_or_default();
             outln!(
-                ";   {}",
+                ";   {}{at}",
                 c.role.trim_start_matches(pinv::theta::CONTROL_FLOW).trim()
             );
         }

@@ -258,10 +258,10 @@ impl Reorienter<'_> {
                 values,
                 &edge_facts,
                 &edge_guards,
-                &format!("control flow: which edge entered {b}"),
+                &entry_role(&c, b, cfg.loop_heads.contains(&b)),
                 &no_way_in(&c, b, cfg.loop_heads.contains(&b)),
                 self.options.emit.tolerance,
-                span,
+                block_span(&c, b),
             );
         }
 
@@ -333,9 +333,9 @@ impl Reorienter<'_> {
                     &edge_facts,
                     &edge_guards,
                     edge,
-                    &format!("control flow: which edge entered {p}"),
+                    &entry_role(&c, p, cfg.loop_heads.contains(&p)),
                     tolerance,
-                    term_span,
+                    block_span(&c, p),
                 )
             };
             match c.insts[term].kind.clone() {
@@ -646,6 +646,32 @@ impl Reorienter<'_> {
         }
         Ok(pgf_block)
     }
+}
+
+/// The θ role of the choice of the edge a block was entered by, in the user's terms (the schema
+/// adds the place: [`block_span`]).
+fn entry_role(c: &Function, b: Block, loop_head: bool) -> String {
+    let returns = c
+        .terminator(b)
+        .is_some_and(|t| matches!(c.insts[t].kind, InstKind::Return { .. }));
+    if loop_head {
+        "control flow: whether the loop went round again here, or was entered".to_string()
+    } else if returns {
+        "control flow: which branch gave the returned value".to_string()
+    } else {
+        "control flow: which branch of an `if` reached this point".to_string()
+    }
+}
+
+/// Where a block is in the source: its first instruction with a place, else its terminator's,
+/// else the function's.
+fn block_span(c: &Function, b: Block) -> Span {
+    c.blocks[b]
+        .insts
+        .iter()
+        .map(|&i| c.insts[i].span)
+        .find(|s| *s != Span::default())
+        .unwrap_or(c.span)
 }
 
 /// The domain error of a dispatch none of whose edges can bring its values, in the user's
