@@ -680,3 +680,24 @@ fn a_loop_of_ten_million_iterations_passes_check() {
     assert_eq!(r.completeness.recovered, r.completeness.trials, "{r:?}");
     assert_eq!(r.soundness.trials, 2, "{r:?}");
 }
+
+#[test]
+fn branches_whose_values_differ_only_in_the_sign_of_zero_stay_complete() {
+    // The dispatch compares f64 values within a tolerance, so a merge of `0.0` and `-0.0` cannot
+    // tell its branches apart by the value: θ must choose, and the PGF must say which.
+    let program = Program::parse(
+        "zeros.pinv",
+        "fn z(a: bool, b: bool) -> f64 {
+            let v = if a { if b { 0.0 } else { -0.0 } } else { 3.0 };
+            v * 2.0
+        }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(200),
+        ..CheckConfig::default()
+    };
+    let r = check_function(&program, "z", &config);
+    assert_eq!(r.status, Status::Ok, "{r:?}");
+    assert_eq!(r.completeness.recovered, r.completeness.trials, "{r:?}");
+}

@@ -49,7 +49,7 @@ fn exclusive(a: &Fact, b: &Fact) -> bool {
     }
     let int = |c: &Const| c.as_i64();
     match (a, b) {
-        (Fact::In(_, s), Fact::In(_, t)) => s.iter().all(|x| !t.contains(x)),
+        (Fact::In(_, s), Fact::In(_, t)) => s.iter().all(|x| !t.iter().any(|y| alike(*x, *y))),
         (Fact::In(_, s), Fact::AtLeast(_, lo)) | (Fact::AtLeast(_, lo), Fact::In(_, s)) => {
             s.iter().all(|c| int(c).is_some_and(|x| x < *lo))
         }
@@ -59,6 +59,20 @@ fn exclusive(a: &Fact, b: &Fact) -> bool {
         (Fact::AtLeast(_, lo), Fact::AtMost(_, hi))
         | (Fact::AtMost(_, hi), Fact::AtLeast(_, lo)) => lo > hi,
         _ => false,
+    }
+}
+
+/// Whether the run-time test of a value set could take `a` for `b`: f64 constants are compared
+/// as the dispatch compares them (within a tolerance, so `0.0` and `-0.0` are alike, and NaN
+/// is like NaN; the margin here is wider than any tolerance a check uses), everything else
+/// exactly. Two sets with alike members are not exclusive: the dispatch then tests both, and θ
+/// chooses where both hold.
+fn alike(a: Const, b: Const) -> bool {
+    match (a, b) {
+        (Const::F64(x), Const::F64(y)) => {
+            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-6 * y.abs().max(1.0)
+        }
+        _ => a == b,
     }
 }
 
