@@ -51,6 +51,15 @@ impl ExampleArgs {
     }
 }
 
+/// Sampled inputs per function for the `check`-based tests: `PINV_CHECK_CASES`, default 1000.
+/// A test whose functions are slow takes the smaller of this and its own cap.
+pub fn check_cases() -> usize {
+    std::env::var("PINV_CHECK_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000)
+}
+
 /// The directory holding the corpus.
 pub fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")

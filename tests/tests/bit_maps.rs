@@ -19,11 +19,7 @@ use pinv_core::rng::Rng;
 use pinv_tests::corpus_dir;
 
 fn cases() -> usize {
-    std::env::var("PINV_CHECK_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-        .min(300)
+    pinv_tests::check_cases().min(300)
 }
 
 fn program() -> Program {

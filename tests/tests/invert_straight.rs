@@ -9,10 +9,7 @@ use pinv::{Const, Program, Sampler};
 use pinv_tests::corpus_dir;
 
 fn cases() -> usize {
-    std::env::var("PINV_CHECK_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
+    pinv_tests::check_cases()
 }
 
 fn load(file: &str) -> Program {

@@ -10,11 +10,7 @@ use pinv::{Const, Program};
 use pinv_tests::corpus_dir;
 
 fn cases() -> usize {
-    std::env::var("PINV_CHECK_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-        .min(500)
+    pinv_tests::check_cases().min(500)
 }
 
 const CHAINS: &str = "

@@ -13,11 +13,7 @@ use pinv_core::jit::Engine;
 use pinv_tests::corpus_dir;
 
 fn cases() -> usize {
-    std::env::var("PINV_CHECK_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-        .min(300)
+    pinv_tests::check_cases().min(300)
 }
 
 fn load(path: &str) -> Program {
