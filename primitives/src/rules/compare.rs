@@ -1,12 +1,13 @@
 //! Comparisons of f64 (`feq fne flt fle fgt fge`) and i64 (`ieq ine ilt ile igt ige`): a witness
 //! pair for either truth value.
 //!
-//! With one operand known, the other is the known one moved by a gap θ in the direction the
-//! truth value requires (`b = a + g`, `g > 0` for `a < b` true, and so on); with both unknown, θ
-//! is the left operand and then the same. For f64 the "false" side of an ordered comparison also
-//! holds when an operand is NaN, so its gap is read as `|g|` from all reals (NaN included), and
-//! the moved operand is [settled](super::settle) (a gap absorbed by a much larger known operand
-//! reads an offset). i64 gaps wrap; a gap that wraps past the end fails the final check.
+//! With one operand known, the other is read as θ itself, from the side of the known one the
+//! truth value requires: a domain narrowed at run time (`b` in `(a, ∞]` for `a < b` true; for
+//! f64 the "false" side of an ordered comparison also holds for NaN, which its domain keeps; an
+//! i64 side with no value, such as `b > i64::MAX`, is empty). With both unknown, θ is the left
+//! operand and then the same. Only `≠` reads a gap, its values lying on both sides: `b = a + g`
+//! with `g ≠ 0`, [settled](super::settle) for f64 (a gap absorbed by a much larger known operand
+//! reads an offset), and wrapping for i64 (a gap that wraps onto `a` fails the final check).
 
 use super::ops::Ops;
 use super::settle::{settle, settle_doc, settle_pgf};
@@ -61,31 +62,8 @@ impl Rel {
         }
     }
 
-    /// Whether the gap is added (m above k) or subtracted.
-    fn up(self) -> bool {
-        matches!(self, Rel::Gt | Rel::Ge | Rel::Ne | Rel::NotLt | Rel::NotLe)
-    }
-
-    fn f64_domain(self) -> Option<Domain> {
-        let pos = Domain::Interval {
-            lo: 5e-324,
-            hi: f64::INFINITY,
-        };
-        let nonneg = Domain::Interval {
-            lo: 0.0,
-            hi: f64::INFINITY,
-        };
-        Some(match self {
-            Rel::Gt | Rel::Lt => pos,
-            Rel::Ge | Rel::Le => nonneg,
-            Rel::Eq => return None,
-            Rel::Ne | Rel::NotGe | Rel::NotLe => Domain::NonzeroReal,
-            Rel::NotGt | Rel::NotLt => Domain::Real,
-        })
-    }
-
-    /// Whether the f64 gap is used as `|g|` (it may be NaN, or, for `Ne`, of either sign).
-    fn abs_gap(self) -> bool {
+    /// Whether this is the negation of an ordered relation, which NaN satisfies.
+    fn negated(self) -> bool {
         matches!(self, Rel::NotGt | Rel::NotGe | Rel::NotLt | Rel::NotLe)
     }
 
@@ -114,7 +92,7 @@ impl Rel {
     fn side_domain(self, int: bool) -> Domain {
         if int {
             Domain::Int
-        } else if matches!(self, Rel::NotGt | Rel::NotGe | Rel::NotLt | Rel::NotLe) {
+        } else if self.negated() {
             Domain::Real
         } else {
             Domain::Interval {
@@ -123,18 +101,15 @@ impl Rel {
             }
         }
     }
+}
 
-    fn gap_role(self, int: bool) -> &'static str {
-        match (self, int) {
-            (Rel::Gt, true) | (Rel::Lt, true) | (Rel::Ne, true) => {
-                "gap to the other operand, beyond 1 (zigzag: θ 0, −1, 1, −2, … is gap 0, 1, 2, 3, …)"
-            }
-            (_, true) => "gap to the other operand (zigzag: θ 0, −1, 1, −2, … is gap 0, 1, 2, 3, …)",
-            (Rel::Gt | Rel::Lt, false) => "gap to the other operand (> 0)",
-            (Rel::Ge | Rel::Le, false) => "gap to the other operand (≥ 0)",
-            (Rel::Ne, false) => "difference to the other operand (≠ 0; NaN allowed)",
-            _ => "gap to the other operand (its magnitude; NaN allowed)",
-        }
+/// The θ role of the gap of `m ≠ k` (the one relation read as a gap, since its values lie on
+/// both sides of k).
+fn ne_gap_role(int: bool) -> &'static str {
+    if int {
+        "gap to the other operand, beyond 1 (zigzag: θ 0, −1, 1, −2, … is gap 0, 1, 2, 3, …)"
+    } else {
+        "difference to the other operand (≠ 0; NaN allowed)"
     }
 }
 
@@ -227,7 +202,7 @@ impl Compare {
             });
         }
         let (ninf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
-        let edge = if rel.abs_gap() {
+        let edge = if rel.negated() {
             // Not above NaN: every value.
             let nan = e.is_nan(k);
             let open = if above { ninf } else { inf };
@@ -248,18 +223,19 @@ impl Compare {
             let (lo, hi) = self.side(e, k, rel)?;
             return e.theta_within(rel.side_domain(self.int()), lo, hi, rel.side_role());
         }
+        // m ≠ k.
         if self.int() {
             // Every u64 gap is some i64 θ, and small θ of either sign are small gaps, so sampled
-            // θ (small, often 0) land on valid witnesses.
-            let t = e.theta(Domain::Int, rel.gap_role(true))?;
+            // θ (small, often 0) land on valid witnesses: m = k + 1 + g, wrapping.
+            let t = e.theta(Domain::Int, ne_gap_role(true))?;
             let g = zigzag_encode(e, t);
-            return Ok(int_moved(e, k, rel, g));
+            let one = e.ic(1);
+            let k1 = e.iadd(k, one);
+            return Ok(e.iadd(k1, g));
         }
-        let domain = rel.f64_domain().expect("not Eq");
-        let g = e.theta(domain, rel.gap_role(false))?;
-        let g = if rel.abs_gap() { e.fabs(g) } else { g };
-        let (d, f) = f64_moved(e, k, rel, g);
-        settle(e, d, g, &f, self.offset_role())
+        let g = e.theta(Domain::NonzeroReal, ne_gap_role(false))?;
+        let d = e.fadd(k, g);
+        settle(e, d, g, &|e, x| e.fsub(x, k), self.offset_role())
     }
 
     fn moved_pgf(
@@ -275,32 +251,22 @@ impl Compare {
         if rel.direct() {
             return e.record(m, rel.side_role());
         }
+        // m ≠ k.
         if self.int() {
             let one = e.ic(1);
-            let g = match rel {
-                Rel::Gt | Rel::Ne => {
-                    let d = e.isub(m, k);
-                    e.isub(d, one)
-                }
-                Rel::Ge => e.isub(m, k),
-                Rel::Lt => {
-                    let d = e.isub(k, m);
-                    e.isub(d, one)
-                }
-                _ => e.isub(k, m),
-            };
+            let d = e.isub(m, k);
+            let g = e.isub(d, one);
             let t = zigzag_decode(e, g);
-            return e.record(t, rel.gap_role(true));
+            return e.record(t, ne_gap_role(true));
         }
-        // g = m − k (up) or k − m (down); equal infinities give 0.
-        let diff = if rel.up() { e.fsub(m, k) } else { e.fsub(k, m) };
+        // g = m − k; equal infinities give 0.
+        let diff = e.fsub(m, k);
         let same = e.feq(m, k);
         let zero = e.fc(0.0);
         let g = e.select(same, zero, diff)?;
-        e.record(g, rel.gap_role(false))?;
-        let g = if rel.abs_gap() { e.fabs(g) } else { g };
-        let (d, f) = f64_moved(e, k, rel, g);
-        settle_pgf(e, d, g, m, &f, self.offset_role())
+        e.record(g, ne_gap_role(false))?;
+        let d = e.fadd(k, g);
+        settle_pgf(e, d, g, m, &|e, x| e.fsub(x, k), self.offset_role())
     }
 
     /// The unknown operand with relation (`t` if z, else `f`) to the known `k`.
@@ -352,51 +318,13 @@ impl Compare {
             return vec![ThetaDoc::value(rel.side_domain(self.int()), rel.side_role()).when(when)];
         }
         if self.int() {
-            return vec![ThetaDoc::value(Domain::Int, rel.gap_role(true)).when(when)];
+            return vec![ThetaDoc::value(Domain::Int, ne_gap_role(true)).when(when)];
         }
         vec![
-            ThetaDoc::value(rel.f64_domain().expect("not Eq"), rel.gap_role(false)).when(when),
+            ThetaDoc::value(Domain::NonzeroReal, ne_gap_role(false)).when(when),
             settle_doc(self.offset_role()).when(when),
         ]
     }
-}
-
-/// `k ± (1 +) g` for i64, wrapping.
-fn int_moved(e: &mut Emitter<'_>, k: Value, rel: Rel, g: Value) -> Value {
-    let one = e.ic(1);
-    match rel {
-        Rel::Gt | Rel::Ne => {
-            let k1 = e.iadd(k, one);
-            e.iadd(k1, g)
-        }
-        Rel::Ge => e.iadd(k, g),
-        Rel::Lt => {
-            let k1 = e.isub(k, one);
-            e.isub(k1, g)
-        }
-        _ => e.isub(k, g),
-    }
-}
-
-/// The f64 candidate `k ± g` and the function whose value is the gap.
-fn f64_moved(
-    e: &mut Emitter<'_>,
-    k: Value,
-    rel: Rel,
-    g: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let up = rel.up();
-    let d = if up { e.fadd(k, g) } else { e.fsub(k, g) };
-    (
-        d,
-        move |e: &mut Emitter<'_>, x: Value| {
-            if up {
-                e.fsub(x, k)
-            } else {
-                e.fsub(k, x)
-            }
-        },
-    )
 }
 
 impl InverseRule for Compare {
