@@ -13,6 +13,30 @@ fn cases() -> usize {
     pinv_tests::check_cases().min(500)
 }
 
+/// What `check` finds short in an inverse, if anything: a status other than ok, an unsound or
+/// incomplete case, or an acceptance below `least` percent.
+fn shortfall(
+    name: &str,
+    inverse: &pinv::Inverse,
+    config: &CheckConfig,
+    least: f64,
+) -> Option<String> {
+    let r = check_inverse(inverse, config);
+    let ok = r.status == Status::Ok
+        && r.soundness.violations == 0
+        && r.completeness.recovered == r.completeness.trials
+        && r.acceptance() >= least;
+    (!ok).then(|| {
+        format!(
+            "{name}: {:?}, accepted {:.1}% (want ≥ {least}%), {:?}, {:?}",
+            r.status,
+            r.acceptance(),
+            r.soundness,
+            r.completeness
+        )
+    })
+}
+
 const CHAINS: &str = "
 fn kin2(a1: f64, a2: f64) -> (f64, f64) {
     let x = cos(a1) + cos(a1 + a2);
@@ -81,20 +105,7 @@ fn chains_are_solved_jointly_and_accept_most_theta() {
         if report.outcome != Outcome::Isolated || report.joint.len() != 1 {
             failures.push(format!("{name}: not solved as a chain:\n{report}"));
         }
-        let r = check_inverse(&inverse, &config);
-        let ok = r.status == Status::Ok
-            && r.soundness.violations == 0
-            && r.completeness.recovered == r.completeness.trials
-            && r.acceptance() >= *least;
-        if !ok {
-            failures.push(format!(
-                "{name}: {:?}, accepted {:.1}% (want ≥ {least}%), {:?}, {:?}",
-                r.status,
-                r.acceptance(),
-                r.soundness,
-                r.completeness
-            ));
-        }
+        failures.extend(shortfall(name, &inverse, &config, *least));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
@@ -217,20 +228,7 @@ fn linear_systems_are_solved_together() {
         if !expected {
             failures.push(format!("{name}: not solved as expected:\n{report}"));
         }
-        let r = check_inverse(&inverse, &config);
-        let ok = r.status == Status::Ok
-            && r.soundness.violations == 0
-            && r.completeness.recovered == r.completeness.trials
-            && r.acceptance() >= 99.0;
-        if !ok {
-            failures.push(format!(
-                "{name}: {:?}, accepted {:.1}%, {:?}, {:?}",
-                r.status,
-                r.acceptance(),
-                r.soundness,
-                r.completeness
-            ));
-        }
+        failures.extend(shortfall(name, &inverse, &config, 99.0));
     }
     // Not linear: solved as a sum and a product instead (below), not as a linear system.
     let inverse = program.invert("sum_prod").expect("invertible");
@@ -432,20 +430,7 @@ fn systems_with_run_time_coefficients_are_solved_after_their_coefficients() {
         if inverse.schema().len() != thetas {
             failures.push(format!("{name}: θ\n{}", inverse.schema()));
         }
-        let r = check_inverse(&inverse, &config);
-        let ok = r.status == Status::Ok
-            && r.soundness.violations == 0
-            && r.completeness.recovered == r.completeness.trials
-            && r.acceptance() >= least;
-        if !ok {
-            failures.push(format!(
-                "{name}: {:?}, accepted {:.1}% (want ≥ {least}%), {:?}, {:?}",
-                r.status,
-                r.acceptance(),
-                r.soundness,
-                r.completeness
-            ));
-        }
+        failures.extend(shortfall(name, &inverse, &config, least));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
