@@ -217,10 +217,7 @@ fn unconditional_blocks(module: &Module, id: FuncId) -> HashSet<Block> {
     let returns: Vec<Block> = order
         .iter()
         .copied()
-        .filter(|&b| {
-            f.terminator(b)
-                .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
-        })
+        .filter(|&b| f.ends_in_return(b))
         .collect();
     order
         .into_iter()
@@ -508,12 +505,7 @@ mod tests {
                 }
             }
         }
-        let returns: Vec<usize> = (0..n)
-            .filter(|&i| {
-                f.terminator(order[i])
-                    .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
-            })
-            .collect();
+        let returns: Vec<usize> = (0..n).filter(|&i| f.ends_in_return(order[i])).collect();
         (0..n)
             .filter(|&k| returns.iter().all(|&r| dom[r][k]))
             .map(|k| order[k])

@@ -129,7 +129,7 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
     };
     let one = args.function.is_some();
     let mut outcome = Outcome::Success;
-    let mut documents = Vec::new();
+    let mut documents: Vec<serde_json::Value> = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let inverse = match loaded.program.invert(name) {
             Ok(inverse) => inverse,
@@ -154,12 +154,9 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
     }
     if args.json {
         // One function: its document, as always; every function: them all, in order.
-        match (one, documents.pop()) {
-            (true, Some(doc)) => outln!("{doc}"),
-            (_, last) => {
-                documents.extend(last);
-                outln!("{}", serde_json::json!({ "functions": documents }));
-            }
+        match documents.as_slice() {
+            [doc] if one => outln!("{doc}"),
+            _ => outln!("{}", serde_json::json!({ "functions": documents })),
         }
     }
     outcome

@@ -28,13 +28,19 @@ impl DomTree {
         let Some(entry) = func.entry() else {
             return DomTree::from_postorder(Vec::new(), |_| Vec::new());
         };
+        DomTree::of_graph(entry, |b| func.successors(b))
+    }
+
+    /// The dominator tree of the graph reached from `root` through `successors` (a reversed CFG
+    /// with a virtual exit gives post-dominators).
+    pub fn of_graph(root: Block, successors: impl Fn(Block) -> Vec<Block>) -> DomTree {
         // Iterative depth-first postorder.
         let mut seen = EntitySet::new();
         let mut postorder = Vec::new();
-        let mut stack = vec![(entry, 0usize)];
-        seen.insert(entry);
+        let mut stack = vec![(root, 0usize)];
+        seen.insert(root);
         while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-            let succs = func.successors(block);
+            let succs = successors(block);
             if let Some(&s) = succs.get(*next) {
                 *next += 1;
                 if seen.insert(s) {
@@ -45,7 +51,7 @@ impl DomTree {
                 stack.pop();
             }
         }
-        DomTree::from_postorder(postorder, |b| func.successors(b))
+        DomTree::from_postorder(postorder, successors)
     }
 
     /// The dominator tree of a graph given by its postorder from the entry (the entry last) and

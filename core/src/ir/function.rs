@@ -212,17 +212,7 @@ impl Function {
 
     /// Appends `theta domain "role"` and returns its value.
     pub fn ins_theta(&mut self, block: Block, domain: Domain, role: String, span: Span) -> Value {
-        let inst = self.append_inst(
-            block,
-            InstKind::Theta {
-                domain,
-                role,
-                within: None,
-            },
-            &[domain.ty()],
-            span,
-        );
-        self.insts[inst].results[0]
+        self.append_theta(block, domain, None, role, span)
     }
 
     /// Appends `theta domain within lo, hi "role"`: a θ from `domain` narrowed at run time to
@@ -231,20 +221,27 @@ impl Function {
         &mut self,
         block: Block,
         domain: Domain,
-        [lo, hi]: [Value; 2],
+        bounds: [Value; 2],
         role: String,
         span: Span,
     ) -> Value {
-        let inst = self.append_inst(
-            block,
-            InstKind::Theta {
-                domain,
-                role,
-                within: Some([lo, hi]),
-            },
-            &[domain.ty()],
-            span,
-        );
+        self.append_theta(block, domain, Some(bounds), role, span)
+    }
+
+    fn append_theta(
+        &mut self,
+        block: Block,
+        domain: Domain,
+        within: Option<[Value; 2]>,
+        role: String,
+        span: Span,
+    ) -> Value {
+        let kind = InstKind::Theta {
+            domain,
+            role,
+            within,
+        };
+        let inst = self.append_inst(block, kind, &[domain.ty()], span);
         self.insts[inst].results[0]
     }
 
@@ -252,6 +249,12 @@ impl Function {
     pub fn ins_choice(&mut self, block: Block, n: u32, role: String, span: Span) -> Value {
         let inst = self.append_inst(block, InstKind::Choice { n, role }, &[Type::I64], span);
         self.insts[inst].results[0]
+    }
+
+    /// Whether `block` ends in `return`.
+    pub fn ends_in_return(&self, block: Block) -> bool {
+        self.terminator(block)
+            .is_some_and(|t| matches!(self.insts[t].kind, InstKind::Return { .. }))
     }
 
     /// Appends `record value "role"` (generated PGF code only).

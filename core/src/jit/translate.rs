@@ -759,26 +759,19 @@ impl<'t, 'm> Translator<'t, 'm> {
                     let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, x, zero);
                     self.b.ins().band(tag_ok, nonzero)
                 }
-                // Static θ domains only; a `real[lo, hi]` is narrowed at run time (through the
-                // host), but a fixed one is checked as an interval or NaN.
-                Domain::RealWithin { lo, hi } => {
+                // A narrowed read goes through the host; a `real[lo, hi]` written in the IR is
+                // checked here as its interval, with NaN in it.
+                Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => {
                     let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
                     let lo = self.b.ins().f64const(Ieee64::with_bits(lo.to_bits()));
                     let hi = self.b.ins().f64const(Ieee64::with_bits(hi.to_bits()));
                     let above = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, x);
                     let below = self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, hi);
-                    let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                    let inside = self.b.ins().band(above, below);
-                    let inside = self.b.ins().bor(inside, nan);
-                    self.b.ins().band(tag_ok, inside)
-                }
-                Domain::Interval { lo, hi } => {
-                    let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
-                    let lo = self.b.ins().f64const(Ieee64::with_bits(lo.to_bits()));
-                    let hi = self.b.ins().f64const(Ieee64::with_bits(hi.to_bits()));
-                    let above = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, x);
-                    let below = self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, hi);
-                    let inside = self.b.ins().band(above, below);
+                    let mut inside = self.b.ins().band(above, below);
+                    if matches!(domain, Domain::RealWithin { .. }) {
+                        let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                        inside = self.b.ins().bor(inside, nan);
+                    }
                     self.b.ins().band(tag_ok, inside)
                 }
                 Domain::IntRange { lo, hi } => {

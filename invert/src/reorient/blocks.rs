@@ -651,9 +651,7 @@ impl Reorienter<'_> {
 /// The θ role of the choice of the edge a block was entered by, in the user's terms (the schema
 /// adds the place: [`block_span`]).
 fn entry_role(c: &Function, b: Block, loop_head: bool) -> String {
-    let returns = c
-        .terminator(b)
-        .is_some_and(|t| matches!(c.insts[t].kind, InstKind::Return { .. }));
+    let returns = c.ends_in_return(b);
     if loop_head {
         "control flow: whether the loop went round again here, or was entered".to_string()
     } else if returns {
@@ -678,9 +676,7 @@ fn block_span(c: &Function, b: Block) -> Span {
 /// terms: what the block is in their code (where the branches of the returned value meet, a
 /// loop, or a merge after `if`), not its number.
 fn no_way_in(c: &Function, b: Block, loop_head: bool) -> String {
-    let returns = c
-        .terminator(b)
-        .is_some_and(|t| matches!(c.insts[t].kind, InstKind::Return { .. }));
+    let returns = c.ends_in_return(b);
     if loop_head {
         format!(
             "neither entering a loop of `{}` nor going round it again brings these values",

@@ -26,7 +26,7 @@ mod recursion;
 mod region;
 
 use crate::error::Error;
-use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module, Signature};
+use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, EmitOptions, InverseRule, LayerStamp, Pattern, Stack};
 use region::{rule_error, Region};
@@ -372,10 +372,7 @@ impl<'a> Reorienter<'a> {
         let returning = self
             .returning
             .get_or_insert_with(|| recursion::returning(forward));
-        let has_return = f.layout.iter().any(|&b| {
-            f.terminator(b)
-                .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
-        });
+        let has_return = f.layout.iter().any(|&b| f.ends_in_return(b));
         if returning.contains(&id) || !has_return {
             return Ok(());
         }

@@ -42,8 +42,7 @@ pub fn returning(m: &Module) -> HashSet<FuncId> {
                 if !seen.insert(b) || !passable(b) {
                     continue;
                 }
-                let term = f.terminator(b).map(|t| &f.insts[t].kind);
-                if matches!(term, Some(InstKind::Return { .. })) {
+                if f.ends_in_return(b) {
                     returns = true;
                     break;
                 }

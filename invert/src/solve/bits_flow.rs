@@ -108,9 +108,7 @@ fn post_dominators(f: &Function) -> (DomTree, Block) {
         for s in f.successors(b) {
             preds.entry(s).or_default().push(b);
         }
-        if f.terminator(b)
-            .is_some_and(|t| matches!(f.insts[t].kind, InstKind::Return { .. }))
-        {
+        if f.ends_in_return(b) {
             returns.push(b);
         }
     }
@@ -121,23 +119,7 @@ fn post_dominators(f: &Function) -> (DomTree, Block) {
             preds.get(&b).cloned().unwrap_or_default()
         }
     };
-    // Postorder of the reversed graph from the exit, iteratively.
-    let mut seen = std::collections::HashSet::from([exit]);
-    let mut postorder = Vec::new();
-    let mut stack = vec![(exit, 0usize)];
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let succs = reverse(b);
-        if let Some(&s) = succs.get(*next) {
-            *next += 1;
-            if seen.insert(s) {
-                stack.push((s, 0));
-            }
-        } else {
-            postorder.push(b);
-            stack.pop();
-        }
-    }
-    (DomTree::from_postorder(postorder, reverse), exit)
+    (DomTree::of_graph(exit, reverse), exit)
 }
 
 /// How a symbolic run ended.

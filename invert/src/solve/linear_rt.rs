@@ -44,30 +44,24 @@ struct Form {
 }
 
 impl Form {
-    fn scale(mut self, k: f64) -> Form {
+    /// `self` with `change` applied to every term, coefficients and known part alike.
+    fn map_terms(mut self, mut change: impl FnMut(&mut Term)) -> Form {
         for terms in self
             .coeffs
             .values_mut()
             .chain(std::iter::once(&mut self.known))
         {
-            for t in terms.iter_mut() {
-                t.0 *= k;
-            }
+            terms.iter_mut().for_each(&mut change);
         }
         self
     }
 
-    fn times(mut self, f: PVal) -> Form {
-        for terms in self
-            .coeffs
-            .values_mut()
-            .chain(std::iter::once(&mut self.known))
-        {
-            for t in terms.iter_mut() {
-                t.1.push(f);
-            }
-        }
-        self
+    fn scale(self, k: f64) -> Form {
+        self.map_terms(|t| t.0 *= k)
+    }
+
+    fn times(self, f: PVal) -> Form {
+        self.map_terms(|t| t.1.push(f))
     }
 
     fn add(mut self, o: Form) -> Form {
