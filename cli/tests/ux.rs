@@ -1042,3 +1042,25 @@ fn sample_counts_distinct_preimages() {
     let o = pinv(&["sample", file, "f", "--y", "3", "--samples", "5", "--json"]);
     assert_eq!(json(&o)["distinct"], 5);
 }
+
+#[test]
+fn a_y_no_return_can_give_is_a_domain_error_in_source_terms() {
+    // ping's returns give 0 or at least 1 (the range analysis follows the recursion): -3 is
+    // refused at once, naming the function, not a block.
+    let o = pinv(&[
+        "invert",
+        "tests/corpus/recursion.pinv",
+        "ping",
+        "--y",
+        "-3",
+        "--theta",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stderr(&o);
+    assert!(
+        text.contains("no branch of `ping` returns this y"),
+        "{text}"
+    );
+    assert!(!text.contains("block"), "{text}");
+}
