@@ -510,17 +510,32 @@ pub mod reference {
         close(x * x + 3.0 * x, out).then(|| vec![Const::F64(x)])
     }
 
-    /// `triangle(x) = 0 + 1 + … + x`. θ: x.
+    /// `triangle(x) = 0 + 1 + … + x`, inverted as pinv scans its trip count: θ is which
+    /// candidate trip count k (r after k trips is y), then x from the bounds that stop the
+    /// loop after k trips (x < 0 for none, else x = k − 1).
     pub fn triangle(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
         let out = i(y.first())?;
-        let x = i(t.first())?;
-        let mut r: i64 = 0;
-        let mut k = 0;
-        while k <= x {
-            r = r.wrapping_add(k);
+        let (pick, x) = (i(t.first())?, i(t.get(1))?);
+        let (mut r, mut k, mut seen) = (0i64, 0i64, 0i64);
+        loop {
+            if r == out {
+                if seen == pick {
+                    break;
+                }
+                seen += 1;
+            }
+            if r > out {
+                return None;
+            }
+            r = r.checked_add(k)?;
             k += 1;
         }
-        (r == out).then(|| vec![Const::I64(x)])
+        let (lo, hi) = if k == 0 {
+            (i64::MIN, -1)
+        } else {
+            (k - 1, k - 1)
+        };
+        (lo <= x && x <= hi).then(|| vec![Const::I64(x)])
     }
 
     fn arm3_forward(t1: f64, t2: f64, t3: f64) -> (f64, f64) {

@@ -49,6 +49,10 @@ pub struct Emitter<'f> {
     options: EmitOptions,
     /// What the caller knows of the range of each operand (by position), if anything.
     operand_ranges: Vec<Option<(f64, f64)>>,
+    /// Bounds of operands (by position) computed at run time by the inverse, if any.
+    operand_bounds: Vec<Option<(Value, Value)>>,
+    /// Records nothing (PGF mode): the inverse does not walk this code, so it reads no θ here.
+    muted: bool,
     /// The step checks written so far ([`Emitter::check_step`]).
     step_checks: Vec<Inst>,
 }
@@ -66,6 +70,8 @@ impl<'f> Emitter<'f> {
             mode,
             options: EmitOptions::default(),
             operand_ranges: Vec::new(),
+            operand_bounds: Vec::new(),
+            muted: false,
             step_checks: Vec::new(),
         }
     }
@@ -88,6 +94,27 @@ impl<'f> Emitter<'f> {
             },
             pinv_core::ir::ValueDef::Param(..) => None,
         }
+    }
+
+    /// Tells rules bounds `[lo, hi]` (values of the inverse, computed before the rule) that
+    /// each operand's forward value lies in, where the caller knows some at run time: what a
+    /// loop's exit and a trip round it leave in a value its test compares. A rule that reads an
+    /// operand from θ from a narrowed domain intersects it with these ([`Emitter::operand_bound`]).
+    pub fn with_operand_bounds(mut self, bounds: Vec<Option<(Value, Value)>>) -> Emitter<'f> {
+        self.operand_bounds = bounds;
+        self
+    }
+
+    /// A PGF emitter whose `record`s write nothing: for forward code the inverse solves without
+    /// walking it (a loop whose trip count it scans for), and so reads no θ for.
+    pub fn with_muted_records(mut self, muted: bool) -> Emitter<'f> {
+        self.muted = muted;
+        self
+    }
+
+    /// The run-time bounds of operand `i`, if any.
+    pub fn operand_bound(&self, i: usize) -> Option<(Value, Value)> {
+        self.operand_bounds.get(i).copied().flatten()
     }
 
     /// The known range of operand `i`, if any.
@@ -342,6 +369,9 @@ impl<'f> Emitter<'f> {
     /// Appends `value` to the θ tape being written (PGF mode).
     pub fn record(&mut self, value: Value, role: &str) -> Result<(), RuleError> {
         self.require(Mode::Pgf, "record")?;
+        if self.muted {
+            return Ok(());
+        }
         let role = self.role(role);
         self.func.ins_record(self.block, value, role, self.span);
         Ok(())

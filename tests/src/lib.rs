@@ -118,3 +118,43 @@ pub fn expected_error(text: &str) -> Option<ExpectedError> {
         fragment: fragment.trim().to_string(),
     })
 }
+
+/// f(x) for an x, then the inverse at f(x) with the PGF's θ, in both engines: the same tape and
+/// the same bits of x back, and x back within the completeness tolerance.
+pub fn round_trip(program: &pinv::Program, name: &str, x0: &[pinv::Const]) {
+    let y = program
+        .run(name, x0)
+        .unwrap_or_else(|e| panic!("{name}{x0:?}: {e}"));
+    let mut seen: Option<(Vec<pinv::Const>, Vec<pinv::Const>)> = None;
+    for engine in [pinv_core::jit::Engine::Interp, pinv_core::jit::Engine::Jit] {
+        let inverse = program
+            .clone()
+            .with_engine(engine)
+            .invert(name)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let theta = inverse
+            .pgf(x0)
+            .unwrap_or_else(|e| panic!("{name}{x0:?} {engine:?}: {e}"));
+        let x = inverse
+            .call_with_tape(&y, &theta)
+            .unwrap_or_else(|e| panic!("{name}{x0:?} {engine:?}: {e}"));
+        for (a, b) in x.iter().zip(x0) {
+            assert!(
+                pinv::check::close(*a, *b, 1e-6),
+                "{name}{x0:?} {engine:?}: gave {x:?}"
+            );
+        }
+        let bits = |v: &[pinv::Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
+        match &seen {
+            None => seen = Some((theta, x)),
+            Some((t, x1)) => {
+                assert_eq!(
+                    bits(t),
+                    bits(&theta),
+                    "{name}{x0:?}: the engines' tapes differ"
+                );
+                assert_eq!(bits(x1), bits(&x), "{name}{x0:?}: the engines' x differ");
+            }
+        }
+    }
+}

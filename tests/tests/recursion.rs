@@ -7,10 +7,9 @@
 //!
 //! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000; at most 300 here).
 
-use pinv::check::{check_function, close, CheckConfig, Status};
+use pinv::check::{check_function, CheckConfig, Status};
 use pinv::{Const, Program};
-use pinv_core::jit::Engine;
-use pinv_tests::corpus_dir;
+use pinv_tests::{corpus_dir, round_trip};
 
 fn cases() -> usize {
     pinv_tests::check_cases().min(300)
@@ -18,43 +17,6 @@ fn cases() -> usize {
 
 fn load(path: &str) -> Program {
     Program::load(corpus_dir().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// f(x) for an x, then the inverse at f(x) with the PGF's θ, in both engines: the same tape and
-/// the same bits of x back, and x back within the completeness tolerance.
-fn round_trip(program: &Program, name: &str, x0: &[Const]) {
-    let y = program
-        .run(name, x0)
-        .unwrap_or_else(|e| panic!("{name}{x0:?}: {e}"));
-    let mut seen: Option<(Vec<Const>, Vec<Const>)> = None;
-    for engine in [Engine::Interp, Engine::Jit] {
-        let inverse = program
-            .clone()
-            .with_engine(engine)
-            .invert(name)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let theta = inverse
-            .pgf(x0)
-            .unwrap_or_else(|e| panic!("{name}{x0:?} {engine:?}: {e}"));
-        let x = inverse
-            .call_with_tape(&y, &theta)
-            .unwrap_or_else(|e| panic!("{name}{x0:?} {engine:?}: {e}"));
-        for (a, b) in x.iter().zip(x0) {
-            assert!(close(*a, *b, 1e-6), "{name}{x0:?} {engine:?}: gave {x:?}");
-        }
-        let bits = |v: &[Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
-        match &seen {
-            None => seen = Some((theta, x)),
-            Some((t, x1)) => {
-                assert_eq!(
-                    bits(t),
-                    bits(&theta),
-                    "{name}{x0:?}: the engines' tapes differ"
-                );
-                assert_eq!(bits(x1), bits(&x), "{name}{x0:?}: the engines' x differ");
-            }
-        }
-    }
 }
 
 #[test]

@@ -22,6 +22,7 @@
 
 use super::facts::{all_exclusive, Cfg, Fact, Facts};
 use super::region::{pair_fwd, rule_error, Region};
+use super::trips::ExitBounds;
 use super::{close_blocks, PgfId, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
@@ -30,6 +31,7 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 /// What a region of block P needs to know about P.
 struct BlockCtx {
@@ -37,6 +39,22 @@ struct BlockCtx {
     ranges: std::rc::Rc<super::ranges::Ranges>,
     /// P's loop counters: parameter → (start, step ±1).
     counters: BTreeMap<Value, (i64, i64)>,
+    /// When P is a loop head whose trip count is scanned: the scan, and the inverse block of
+    /// the region of the edge that enters the loop (where the inverse goes on after the scan).
+    trip: Option<(Rc<Trip>, Block)>,
+    /// P is a block of a loop whose trip count is scanned: the inverse never walks it back, so
+    /// its PGF records nothing (but the scan's own θ at the loop's exit).
+    muted: bool,
+    /// When P is a loop head whose test compares a value with a constant: what its exit and a
+    /// trip round it leave in that value.
+    exit_bounds: Option<Rc<ExitBounds>>,
+}
+
+/// A loop whose trip count the inverse scans for ([`super::trips`]).
+pub(super) struct Trip {
+    pub plan: super::trips::Plan,
+    /// The scan helper's module name.
+    pub scan: String,
 }
 
 /// Where the inverse walks back to, from a region.
@@ -93,6 +111,12 @@ impl Reorienter<'_> {
             &mut self.call_ranges,
         ));
         let cyclic = cfg.cyclic;
+        let trips = self.plan_trips(&c, &cfg)?;
+        let exit_bounds: BTreeMap<Block, Rc<ExitBounds>> = cfg
+            .loop_heads
+            .iter()
+            .filter_map(|&h| Some((h, Rc::new(super::trips::exit_bounds(&c, &cfg, h)?))))
+            .collect();
 
         // The PGF: one function, one block per forward block, run forward as the forward code
         // runs (a loop is a loop). Each block records its θ as one segment, and the segments end
@@ -294,6 +318,9 @@ impl Reorienter<'_> {
                 })
                 .collect();
             let ctx = BlockCtx {
+                trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
+                muted: trips.values().any(|t| t.plan.contains(p)),
+                exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
                     Some(&d) => Continue::Dispatch(d),
@@ -310,8 +337,9 @@ impl Reorienter<'_> {
                 .collect::<Result<_, _>>()?;
             let edge_facts = facts.edge_facts(p);
             let tolerance = self.options.emit.tolerance;
+            let muted = ctx.muted;
             let record_in_edge = |h: &mut Function, at: Block| -> Block {
-                let Some(edge) = in_edge else {
+                let Some(edge) = in_edge.filter(|_| !muted) else {
                     return at;
                 };
                 let mut guard_args: Vec<Value> = Vec::new();
@@ -574,7 +602,14 @@ impl Reorienter<'_> {
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
+        // The exit of a loop whose trip count is scanned for.
+        let trip = ctx
+            .trip
+            .as_ref()
+            .filter(|(t, _)| cond.is_some_and(|(_, taken)| taken == (t.plan.exit_slot == 0)));
+        let known_after: Vec<(Value, Value)> = seed.clone();
         let mut region = Region::new(inv, start, h, at, fwd);
+        region.mute_pgf = ctx.muted && trip.is_none();
         region.counters = ctx.counters.clone();
         region.ranges = ctx.ranges.clone();
         for (v, y) in seed {
@@ -600,6 +635,17 @@ impl Reorienter<'_> {
                 span,
                 "the branch condition disagrees with the side taken",
             )?;
+        }
+        let mut entered = None;
+        if let Some((trip, entry_region)) = trip {
+            let init = self.emit_trip_scan(c, &mut region, trip, &known_after, span)?;
+            entered = Some((*entry_region, init));
+        } else if let Some(eb) = ctx
+            .exit_bounds
+            .as_ref()
+            .filter(|eb| cond.is_some_and(|(_, taken)| taken == (eb.exit_slot == 0)))
+        {
+            self.emit_exit_bounds(c, p, &mut region, eb, &known_after, span)?;
         }
         self.invert_block(c, p, &mut region)?;
         // The block's parameters: solved, or free along this path.
@@ -640,8 +686,10 @@ impl Reorienter<'_> {
             }
             Continue::Dispatch(d) => {
                 let mut args: Vec<Value> = steps.into_iter().collect();
-                args.extend(values);
-                inv.ins_jump(inv_block, *d, args, span);
+                // After a scan, on before the loop: its values when it was entered are known.
+                let (to, state) = entered.unwrap_or((*d, values));
+                args.extend(state);
+                inv.ins_jump(inv_block, to, args, span);
             }
         }
         Ok(pgf_block)

@@ -301,7 +301,7 @@ fn neg(a: IntRange) -> IntRange {
 }
 
 /// The interval of a primitive's i64 result from its operands' (`None`: nothing known).
-fn prim_range(op: Opcode, a: Option<IntRange>, b: Option<IntRange>) -> Option<IntRange> {
+pub(super) fn prim_range(op: Opcode, a: Option<IntRange>, b: Option<IntRange>) -> Option<IntRange> {
     if a.is_some_and(is_empty) || b.is_some_and(is_empty) {
         return Some(EMPTY);
     }
@@ -348,6 +348,19 @@ fn prim_range(op: Opcode, a: Option<IntRange>, b: Option<IntRange>) -> Option<In
             let hi = if af.1 <= 0 { 0 } else { m.min(af.1) };
             (lo, hi)
         }
+        // Division by a constant other than 0 and −1 (the one that can overflow) truncates
+        // toward zero, which is monotone in the dividend; so is an arithmetic shift right.
+        Opcode::Idiv => match b? {
+            (d, d2) if d == d2 && d != 0 && d != -1 && finite(af) => {
+                let (x, y) = (af.0 / d, af.1 / d);
+                (x.min(y), x.max(y))
+            }
+            _ => return None,
+        },
+        Opcode::Ishr => match b? {
+            (k, k2) if k == k2 && (0..64).contains(&k) && finite(af) => (af.0 >> k, af.1 >> k),
+            _ => return None,
+        },
         // `a & k` with a nonnegative constant mask: between 0 and the mask.
         Opcode::Iand => match (a, b) {
             (_, Some((k, k2))) | (Some((k, k2)), _) if k == k2 && k >= 0 => (0, k),

@@ -11,7 +11,9 @@
 //! and at the start of every block picks the edge it was entered by, passing the block's
 //! parameters back as the predecessor's outgoing arguments, until it reaches the entry block,
 //! whose parameters are the inputs. A pick is computed from facts about the values along each
-//! edge (`facts.rs`) when they decide it, and read from θ (`choice`) when they do not.
+//! edge (`facts.rs`) when they decide it, and read from θ (`choice`) when they do not. A loop
+//! whose trip count a forward scan can find (`trips.rs`) is skipped: the scan gives its values
+//! where it was entered.
 //!
 //! Before all that, recomputations are merged (CSE), because `(x + 1, exp(x + 1))` uses `x` twice
 //! while `let v = x + 1; (v, exp(v))` does not. A rule for the function itself in the overlay
@@ -24,6 +26,7 @@ mod int_ranges;
 mod ranges;
 mod recursion;
 mod region;
+mod trips;
 
 use crate::error::Error;
 use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};

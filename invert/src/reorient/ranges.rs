@@ -102,7 +102,11 @@ fn call_range(
 const FULL: (f64, f64) = (f64::NEG_INFINITY, f64::INFINITY);
 
 /// The interval of a primitive's result from its operands' (`None`: nothing known).
-fn prim_range(op: Opcode, a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
+pub(super) fn prim_range(
+    op: Opcode,
+    a: Option<(f64, f64)>,
+    b: Option<(f64, f64)>,
+) -> Option<(f64, f64)> {
     use std::f64::consts::{FRAC_PI_2, PI};
     let a_full = a.unwrap_or(FULL);
     let b_full = b.unwrap_or(FULL);

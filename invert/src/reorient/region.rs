@@ -49,8 +49,15 @@ pub(super) struct Region<'p> {
     pub ranges: std::rc::Rc<super::ranges::Ranges>,
     /// The ranges of the operands of the instruction being inverted, for its rule.
     operand_ranges: Vec<Option<(f64, f64)>>,
+    /// Bounds the inverse computed at run time for forward values (a loop's exit).
+    pub bounds: BTreeMap<Value, (Value, Value)>,
+    /// The bounds of the operands of the instruction being inverted, for its rule.
+    operand_bounds: Vec<Option<(Value, Value)>>,
     /// The step checks the rules wrote into `inv` ([`pinv_primitives::Emitter::check_step`]).
     pub step_checks: Vec<Inst>,
+    /// The PGF records nothing here: the inverse never walks this block back (it is in a loop
+    /// whose trip count it scans for).
+    pub mute_pgf: bool,
 }
 
 impl<'p> Region<'p> {
@@ -75,7 +82,10 @@ impl<'p> Region<'p> {
             counters: BTreeMap::new(),
             ranges: Default::default(),
             operand_ranges: Vec::new(),
+            bounds: BTreeMap::new(),
+            operand_bounds: Vec::new(),
             step_checks: Vec::new(),
+            mute_pgf: false,
         }
     }
 }
@@ -453,6 +463,7 @@ impl Reorienter<'_> {
             .collect::<Result<_, _>>()?;
         let no_pgf = pair.no_pgf.is_some();
         pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
+        pair.operand_bounds = args.iter().map(|a| pair.bounds.get(a).copied()).collect();
         let (solved, pgf) = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &operands)?;
@@ -465,6 +476,7 @@ impl Reorienter<'_> {
             })
             .map_err(|e| rule_error(f, e))?;
         pair.operand_ranges.clear();
+        pair.operand_bounds.clear();
         match pgf {
             Ok(()) => {}
             Err(pinv_primitives::RuleError::NoPgf(why)) => pair.no_pgf = Some(why),
@@ -641,10 +653,12 @@ impl Region<'_> {
         let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span)
             .with_role_prefix(prefix)
             .with_options(options.emit)
-            .with_operand_ranges(self.operand_ranges.clone());
+            .with_operand_ranges(self.operand_ranges.clone())
+            .with_operand_bounds(self.operand_bounds.clone());
         let mut pe = Emitter::new(self.pgf, self.pgf_block, Mode::Pgf, span)
             .with_role_prefix(prefix)
-            .with_options(options.emit);
+            .with_options(options.emit)
+            .with_muted_records(self.mute_pgf);
         if let Some(module) = module {
             ie = ie.with_module(module);
             pe = pe.with_module(module);

@@ -5,7 +5,8 @@
 //!
 //! 1. [`_01_first_inversion`]: load a program, invert a function, read θ, call the inverse, the
 //!    PGF, and `check`.
-//! 2. [`_02_branches_and_loops`]: θ chooses paths; search for the discrete θ that work.
+//! 2. [`_02_branches_and_loops`]: θ chooses paths; loops' trip counts found by a scan, and a
+//!    search for the discrete θ that work where none is.
 //! 3. [`_03_overlays`]: a module's own `inverse`/`pgf`, and a user layer pushed from Rust that
 //!    overrides a primitive's rule.
 //! 4. [`_04_testing`]: property tests of your own inverses with proptest.

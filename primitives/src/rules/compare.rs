@@ -215,12 +215,28 @@ impl Compare {
 
     /// `m` with relation `rel` to `k`: the operand itself from its side of `k` for an ordered
     /// relation, `k` for `Eq`, and `k` moved by a nonzero gap θ for `Ne`.
-    fn moved(&self, e: &mut Emitter<'_>, k: Value, rel: Rel) -> Result<Value, RuleError> {
+    fn moved(
+        &self,
+        e: &mut Emitter<'_>,
+        k: Value,
+        rel: Rel,
+        operand: usize,
+    ) -> Result<Value, RuleError> {
         if rel == Rel::Eq {
             return Ok(k);
         }
         if rel.direct() {
-            let (lo, hi) = self.side(e, k, rel)?;
+            let (mut lo, mut hi) = self.side(e, k, rel)?;
+            if let Some((blo, bhi)) = e.operand_bound(operand) {
+                // What else is known of the operand at run time narrows its side further.
+                let (max, min) = if self.int() {
+                    (Opcode::Imax, Opcode::Imin)
+                } else {
+                    (Opcode::Fmax, Opcode::Fmin)
+                };
+                lo = e.prim(max, &[lo, blo]);
+                hi = e.prim(min, &[hi, bhi]);
+            }
             return e.theta_within(rel.side_domain(self.int()), lo, hi, rel.side_role());
         }
         // m ≠ k.
@@ -276,13 +292,14 @@ impl Compare {
         z: Value,
         k: Value,
         (t, f): (Rel, Rel),
+        operand: usize,
     ) -> Result<Value, RuleError> {
         let ty = self.ty();
         let r = e.if_else(
             z,
             &[ty],
-            |e| Ok(vec![self.moved(e, k, t)?]),
-            |e| Ok(vec![self.moved(e, k, f)?]),
+            |e| Ok(vec![self.moved(e, k, t, operand)?]),
+            |e| Ok(vec![self.moved(e, k, f, operand)?]),
         )?;
         Ok(r[0])
     }
@@ -383,9 +400,9 @@ impl InverseRule for Compare {
                     Arg::Known(a) => a,
                     Arg::Unknown => e.theta(Domain::all(self.ty()), self.anchor_role())?,
                 };
-                (a, self.solve(e, z, a, self.rels_right())?)
+                (a, self.solve(e, z, a, self.rels_right(), 1)?)
             }
-            (Arg::Unknown, Arg::Known(b)) => (self.solve(e, z, b, self.rels_left())?, b),
+            (Arg::Unknown, Arg::Known(b)) => (self.solve(e, z, b, self.rels_left(), 0)?, b),
             _ => return Err(RuleError::Uncovered(Pattern::of(args))),
         };
         let again = e.prim(self.op, &[a, b]);

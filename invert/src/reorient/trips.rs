@@ -1,0 +1,1397 @@
+//! Trip counts from the data: a loop whose bound only its exit test reads is inverted by running
+//! the loop forward, not by guessing the bound.
+//!
+//! In `let mut i = 0; let mut r = 0; while i <= n { r += i; i += 1; } r` the loop starts from
+//! constants and `n` is read only by the test, so the values at the k-th test do not depend on
+//! `n`: they are the same trajectory for every `n`. Only the number of trips does, and that is
+//! what y decides. The inverse therefore runs the trajectory forward, from the constants, and
+//! at every visit of the loop head asks two things: do the values the loop would leave with here
+//! give the values known after the loop (y, walked back)? And is there an `n` whose test goes
+//! round at every earlier visit and leaves at this one? Every visit where both hold is a
+//! **candidate**; θ picks one of them (a read narrowed to `0..count`, with no θ at all in effect
+//! when there is one), and then the bound from the interval of `n` that leaves there (narrowed
+//! again: for an i64 counter that is one value). The loop head's values at that visit are then
+//! known, and the walk back over the loop checks them as it goes.
+//!
+//! The scan must know when to stop. It stops when no bound can go round any further (the
+//! intervals of the tests are empty), or when a value compared with y has passed it for good:
+//! an i64 value that changes by a step of known sign at every trip (`r += i` with `i >= 0`), and
+//! cannot wrap within the iteration limit (so `r` never comes back to y). Without such a proof
+//! the loop is not scanned (θ reads the bound, as before).
+//!
+//! What this module owns: the recognition ([`plan`]), the helper function it generates for a
+//! loop head `H` of `f`, `f.trips.H` (the scan: H's instructions and the loop body, copied, with
+//! the bookkeeping of candidates around them), and the narrowing of a value compared at a loop's
+//! exit ([`exit_bounds`]). Invariants: the scan contains no θ, no `check` and no call; it runs
+//! at most the iteration limit of visits and says so (status −3) instead of running on; the
+//! candidates it counts, picks and locates are the same list in all three modes, in visit order.
+//!
+//! `f.trips.H(k…, pick, n) -> (status, lo, hi, H's parameters…)`, with `k…` the values known at
+//! the loop's exit:
+//! - `pick = −1`: status is the number of candidates (−3 past the iteration limit), with the
+//!   first candidate's bounds and parameters (θ picks it most often, and then needs no rescan);
+//! - `pick ≥ 0`: status is `pick` and `[lo, hi]` the bounds that leave at that candidate, with
+//!   H's parameters there; −1 if there is no such candidate;
+//! - `pick = −2` (the PGF): status is the index of the candidate at which bound `n` leaves, or −1.
+
+use super::blocks::Trip;
+use super::facts::Cfg;
+use super::int_ranges::{prim_range, IntRange};
+use super::ranges::{prim_range as float_range, Interval};
+use super::region::{pair_fwd, rule_error, Region};
+use super::Reorienter;
+use crate::error::Error;
+use pinv_core::ir::{
+    Block, BlockCall, Const, Domain, FuncKind, Function, Inst, InstKind, Opcode, Signature, Type,
+    Value, ValueDef,
+};
+use pinv_core::Span;
+use pinv_primitives::rules::ops::Ops;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+
+/// How the scan gets a loop head parameter's value at the first visit.
+#[derive(Clone, Copy, Debug)]
+enum Init {
+    /// A constant the entry edge passes.
+    Const(Const),
+    /// The bound itself (the scan's `n`).
+    Bound,
+    /// Not changed by the loop and passed on at its exit: the `k` of that exit argument.
+    Exit(usize),
+}
+
+/// The relation of the exit test, as `n REL p` with `n` the bound, true on one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rel {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Rel {
+    /// `a REL b` as `b REL' a`.
+    fn mirrored(self) -> Rel {
+        match self {
+            Rel::Lt => Rel::Gt,
+            Rel::Le => Rel::Ge,
+            Rel::Gt => Rel::Lt,
+            Rel::Ge => Rel::Le,
+        }
+    }
+
+    fn not(self) -> Rel {
+        match self {
+            Rel::Lt => Rel::Ge,
+            Rel::Le => Rel::Gt,
+            Rel::Gt => Rel::Le,
+            Rel::Ge => Rel::Lt,
+        }
+    }
+}
+
+/// A loop whose trip count the scan can compute: what [`plan`] found.
+#[derive(Debug)]
+pub(super) struct Plan {
+    head: Block,
+    /// The edge that enters the loop: (from, branch side).
+    pub entry: (Block, usize),
+    /// The branch side of the head that leaves the loop (0: then, 1: else).
+    pub exit_slot: usize,
+    /// The index of the bound among the head's parameters.
+    pub bound: usize,
+    bound_ty: Type,
+    /// The exit test is `n REL p` when it is true.
+    rel: Rel,
+    /// Whether the loop goes round when the test is true.
+    round_on: bool,
+    /// The test's other operand (a value of the head).
+    p: Value,
+    /// The test's result, the head's branch condition.
+    cond: Value,
+    init: Vec<Init>,
+    /// The loop's blocks other than the head, in reverse postorder from the head.
+    body: Vec<Block>,
+    /// The head's branch side that stays in the loop.
+    round: BlockCall,
+    /// The exit edge's arguments (values of the head).
+    exit_args: Vec<Value>,
+    /// Exit arguments that move one way at every trip: (index, nondecreasing).
+    monotone: Vec<(usize, bool)>,
+    pub span: Span,
+}
+
+impl Plan {
+    /// Whether `b` is a block of the loop.
+    pub fn contains(&self, b: Block) -> bool {
+        b == self.head || self.body.contains(&b)
+    }
+}
+
+/// A loop offset: the value is the head's parameter `param` plus an amount within `[lo, hi]`.
+type Offset = (usize, i128, i128);
+
+/// Recognises a loop head whose exit test alone reads a bound, from constants, with a proof
+/// that the scan stops. `None`: the loop is inverted as before.
+pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -> Option<Plan> {
+    let blocks = loop_blocks(c, head);
+    let inside = |b: Block| blocks.contains(&b);
+    let ExitTest {
+        exit_slot,
+        round,
+        exit,
+        test,
+        cond,
+        rel,
+        a,
+        b,
+    } = exit_test(c, head, &blocks)?;
+    let term = c.terminator(head)?;
+    // No other way out, no other way in, no loop inside, nothing that may trap or call.
+    for &b in &blocks {
+        if b != head && cfg.loop_heads.contains(&b) {
+            return None;
+        }
+        for succ in c.successors(b) {
+            if !inside(succ) && b != head {
+                return None;
+            }
+        }
+        for e in cfg.preds.get(&b)? {
+            if b != head && !inside(e.from) {
+                return None;
+            }
+        }
+        for &inst in &c.blocks[b].insts {
+            if !may_scan(c, inst) {
+                return None;
+            }
+        }
+    }
+    let entries: Vec<_> = cfg.preds[&head]
+        .iter()
+        .filter(|e| !inside(e.from))
+        .collect();
+    let [entry] = entries.as_slice() else {
+        return None;
+    };
+    let params = &c.blocks[head].params;
+    let position = |v: Value| params.iter().position(|&q| q == v);
+    // `p OP n` is `n OP' p` with the relation mirrored.
+    let (bound, p, rel) = match (position(a), position(b)) {
+        (Some(i), _) if entry_arg_is_unknown(c, entry, i) => (i, b, rel),
+        (_, Some(i)) if entry_arg_is_unknown(c, entry, i) => (i, a, rel.mirrored()),
+        _ => return None,
+    };
+    let body = reverse_postorder(c, head, &blocks);
+    let mut offsets = Offsets::new(c, head, &body);
+    // Ranges of the head's i64 parameters over at most `limit` trips, refined twice: a counter's
+    // range bounds what it adds to a sum.
+    let limit = i128::from(iteration_limit.max(0));
+    let mut seeds: HashMap<usize, IntRange> = HashMap::new();
+    for _ in 0..3 {
+        offsets.run(&seeds, &HashMap::new());
+        for k in 0..params.len() {
+            let (Some(Const::I64(start)), Some((lo, hi))) = (
+                entry.args.get(k).and_then(|a| const_arg(c, a)),
+                offsets.latch_step(cfg, k),
+            ) else {
+                continue;
+            };
+            let start = i128::from(start);
+            let range = (start + limit * lo.min(0), start + limit * hi.max(0));
+            if i64::try_from(range.0).is_ok() && i64::try_from(range.1).is_ok() {
+                seeds.insert(k, range);
+            }
+        }
+    }
+    offsets.run(&seeds, &HashMap::new());
+    // The bound: unchanged round the loop, read by the test alone, not used after it.
+    if offsets.latch_step(cfg, bound) != Some((0, 0)) || offsets.uses_of(bound) != vec![test] {
+        return None;
+    }
+    let cond_used_elsewhere = blocks.iter().any(|&b| {
+        c.blocks[b].insts.iter().any(|&i| {
+            let mut uses = false;
+            c.insts[i].kind.for_each_arg(|v| uses |= v == cond);
+            uses && i != term
+        })
+    });
+    if cond_used_elsewhere
+        || exit
+            .args
+            .iter()
+            .any(|a| offsets.param_of(*a) == Some(bound))
+    {
+        return None;
+    }
+    // Every other parameter starts from a constant, or is passed through to the exit.
+    let mut init = Vec::new();
+    for (k, &q) in params.iter().enumerate() {
+        let i = if k == bound {
+            Init::Bound
+        } else if let Some(c0) = const_arg(c, entry.args.get(k)?) {
+            Init::Const(c0)
+        } else if offsets.latch_step(cfg, k) == Some((0, 0)) {
+            let at = exit.args.iter().position(|&a| a == q)?;
+            Init::Exit(at)
+        } else {
+            return None;
+        };
+        init.push(i);
+    }
+    // Exit values that move one way, and cannot wrap within the iteration limit.
+    let mut monotone = Vec::new();
+    for (e, &(k, off_lo, off_hi)) in exit
+        .args
+        .iter()
+        .enumerate()
+        .flat_map(|(e, &a)| offsets.all(a).iter().map(move |o| (e, o)))
+    {
+        let a = exit.args[e];
+        let (Init::Const(Const::I64(start)), Some((lo, hi)), true) = (
+            init[k],
+            offsets.latch_step(cfg, k),
+            off_lo == off_hi && c.value_type(a) == Type::I64,
+        ) else {
+            continue;
+        };
+        let first = i128::from(start) + off_lo;
+        let last = (first + limit * lo.min(0), first + limit * hi.max(0));
+        let fits = i64::try_from(last.0).is_ok() && i64::try_from(last.1).is_ok();
+        if fits && lo >= 0 && hi > 0 {
+            monotone.push((e, true));
+        } else if fits && hi <= 0 && lo < 0 {
+            monotone.push((e, false));
+        }
+    }
+    monotone.dedup_by_key(|m| m.0);
+    if monotone.is_empty() {
+        return None;
+    }
+    Some(Plan {
+        head,
+        entry: (entry.from, entry.slot),
+        exit_slot,
+        bound,
+        bound_ty: c.value_type(params[bound]),
+        rel,
+        round_on: exit_slot == 1,
+        p,
+        cond,
+        init,
+        body,
+        round,
+        exit_args: exit.args.clone(),
+        monotone,
+        span: c.insts[test].span,
+    })
+}
+
+/// What a loop's exit tells about the value its test compares with a constant, beyond the test
+/// itself: in `while r > 1 { r = r / 2; n += 1; }`, leaving says `r <= 1`, but a trip round the
+/// loop leaves `r / 2` of an `r > 1`, so at least 1; unless the loop was never entered, `r` is 1.
+/// Where the values known after the loop rule out that it was never entered (here `n` is not 0),
+/// the inverse draws the compared value from what a trip leaves only ([`ExitBounds`] at run time).
+#[derive(Debug)]
+pub(super) struct ExitBounds {
+    pub exit_slot: usize,
+    /// The head's parameter the test compares with a constant (its index).
+    pub param: usize,
+    /// What a trip round the loop can leave in it.
+    latch: (Const, Const),
+    /// Its value when the loop is entered, when a constant; `None`: any value.
+    entry: Option<Const>,
+    /// Exit arguments that are head parameters entered as a constant: (exit argument index,
+    /// constant). If one of them differs from its constant, the loop went round.
+    entered_when: Vec<(usize, Const)>,
+}
+
+/// The [`ExitBounds`] of loop head `head`, when a trip round its loop narrows the value its test
+/// compares with a constant.
+pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBounds> {
+    let blocks = loop_blocks(c, head);
+    let t = exit_test(c, head, &blocks)?;
+    let params = &c.blocks[head].params;
+    let position = |v: Value| params.iter().position(|&q| q == v);
+    let (param, k, rel) = match (position(t.a), position(t.b)) {
+        (Some(i), _) if const_arg(c, &t.b).is_some() => (i, const_arg(c, &t.b)?, t.rel),
+        (_, Some(i)) if const_arg(c, &t.a).is_some() => (i, const_arg(c, &t.a)?, t.rel.mirrored()),
+        _ => return None,
+    };
+    let round_on = t.exit_slot == 1;
+    let body = reverse_postorder(c, head, &blocks);
+    let mut offsets = Offsets::new(c, head, &body);
+    let mut seeds = HashMap::new();
+    let mut fseeds = HashMap::new();
+    match k {
+        Const::I64(k) => {
+            seeds.insert(param, int_set(rel, i128::from(k), round_on)?);
+        }
+        Const::F64(k) if !k.is_nan() => {
+            fseeds.insert(param, float_set(rel, k, round_on));
+        }
+        _ => return None,
+    }
+    offsets.run(&seeds, &fseeds);
+    let inside = |b: Block| blocks.contains(&b);
+    let latches: Vec<Value> = cfg.preds[&head]
+        .iter()
+        .filter(|e| inside(e.from))
+        .map(|e| e.args.get(param).copied())
+        .collect::<Option<_>>()?;
+    let latch = match k {
+        Const::I64(_) => {
+            let rs: Vec<IntRange> = latches
+                .iter()
+                .map(|&v| offsets.range(v))
+                .collect::<Option<_>>()?;
+            let lo = rs.iter().map(|r| r.0).min()?;
+            let hi = rs.iter().map(|r| r.1).max()?;
+            let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi)) else {
+                return None;
+            };
+            if (lo, hi) == (i64::MIN, i64::MAX) {
+                return None;
+            }
+            (Const::I64(lo), Const::I64(hi))
+        }
+        _ => {
+            let rs: Vec<Interval> = latches
+                .iter()
+                .map(|&v| offsets.frange(v))
+                .collect::<Option<_>>()?;
+            let lo = rs.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+            let hi = rs.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max);
+            if lo.is_nan() || hi.is_nan() || (lo == f64::NEG_INFINITY && hi == f64::INFINITY) {
+                return None;
+            }
+            (Const::F64(lo), Const::F64(hi))
+        }
+    };
+    // The entry edges' constants, where they agree.
+    let entries: Vec<&super::facts::Edge> = cfg.preds[&head]
+        .iter()
+        .filter(|e| !inside(e.from))
+        .collect();
+    let entered = |j: usize| -> Option<Const> {
+        let mut cs = entries
+            .iter()
+            .map(|e| e.args.get(j).and_then(|a| const_arg(c, a)));
+        let first = cs.next()??;
+        cs.all(|x| x.is_some_and(|x| x.bits() == first.bits() && x.ty() == first.ty()))
+            .then_some(first)
+    };
+    if entries.is_empty() {
+        return None;
+    }
+    let entry = entered(param);
+    let entered_when: Vec<(usize, Const)> = t
+        .exit
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(e, &a)| Some((e, entered(position(a)?)?)))
+        .collect();
+    if entry.is_none() && entered_when.is_empty() {
+        return None;
+    }
+    Some(ExitBounds {
+        exit_slot: t.exit_slot,
+        param,
+        latch,
+        entry,
+        entered_when,
+    })
+}
+
+/// `{q : (q REL k) == holds}` over i64, `None` if empty.
+fn int_set(rel: Rel, k: i128, holds: bool) -> Option<IntRange> {
+    let (min, max) = (i128::from(i64::MIN), i128::from(i64::MAX));
+    let r = match if holds { rel } else { rel.not() } {
+        Rel::Lt => (min, k - 1),
+        Rel::Le => (min, k),
+        Rel::Gt => (k + 1, max),
+        Rel::Ge => (k, max),
+    };
+    (r.0 <= r.1).then_some(r)
+}
+
+/// `{q : (q REL k) == holds}` over non-NaN f64, closed (the intervals of [`super::ranges`]
+/// hold the values; a strict end is kept).
+fn float_set(rel: Rel, k: f64, holds: bool) -> Interval {
+    match if holds { rel } else { rel.not() } {
+        Rel::Lt | Rel::Le => (f64::NEG_INFINITY, k),
+        Rel::Gt | Rel::Ge => (k, f64::INFINITY),
+    }
+}
+
+/// A loop head's exit test: `a OP b`, true on one side of its branch, which leaves the loop.
+struct ExitTest {
+    exit_slot: usize,
+    round: BlockCall,
+    exit: BlockCall,
+    test: Inst,
+    cond: Value,
+    /// `a REL b` is the test.
+    rel: Rel,
+    a: Value,
+    b: Value,
+}
+
+/// The exit test of `head`, when it ends in an ordered comparison of its own with one side
+/// leaving `blocks` (the loop) and the other staying.
+fn exit_test(c: &Function, head: Block, blocks: &BTreeSet<Block>) -> Option<ExitTest> {
+    let term = c.terminator(head)?;
+    let InstKind::Brif {
+        cond,
+        then_dest,
+        else_dest,
+    } = &c.insts[term].kind
+    else {
+        return None;
+    };
+    let inside = |b: Block| blocks.contains(&b);
+    let (exit_slot, round, exit) = match (inside(then_dest.block), inside(else_dest.block)) {
+        (true, false) => (1, then_dest.clone(), else_dest.clone()),
+        (false, true) => (0, else_dest.clone(), then_dest.clone()),
+        _ => return None,
+    };
+    let ValueDef::Result(test, _) = c.values[*cond].def else {
+        return None;
+    };
+    if !c.blocks[head].insts.contains(&test) {
+        return None;
+    }
+    let InstKind::Prim { op, args } = &c.insts[test].kind else {
+        return None;
+    };
+    let rel = match op {
+        Opcode::Ilt | Opcode::Flt => Rel::Lt,
+        Opcode::Ile | Opcode::Fle => Rel::Le,
+        Opcode::Igt | Opcode::Fgt => Rel::Gt,
+        Opcode::Ige | Opcode::Fge => Rel::Ge,
+        _ => return None,
+    };
+    let &[a, b] = args.as_slice() else {
+        return None;
+    };
+    Some(ExitTest {
+        exit_slot,
+        round,
+        exit,
+        test,
+        cond: *cond,
+        rel,
+        a,
+        b,
+    })
+}
+
+/// Whether the entry edge passes the head's `k`-th parameter something other than a constant.
+fn entry_arg_is_unknown(c: &Function, entry: &super::facts::Edge, k: usize) -> bool {
+    entry.args.get(k).is_some_and(|a| const_arg(c, a).is_none())
+}
+
+fn const_arg(c: &Function, v: &Value) -> Option<Const> {
+    match c.values[*v].def {
+        ValueDef::Result(i, _) => match c.insts[i].kind {
+            InstKind::Const(k) => Some(k),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    }
+}
+
+/// Whether a loop instruction can run at every visit of a scan without trapping or calling:
+/// the scan runs visits the forward run with this bound never reaches.
+fn may_scan(c: &Function, inst: Inst) -> bool {
+    match &c.insts[inst].kind {
+        InstKind::Const(_) | InstKind::Jump { .. } | InstKind::Brif { .. } => true,
+        InstKind::Prim { op, args } => match op {
+            Opcode::Idiv | Opcode::Irem => {
+                matches!(const_arg(c, &args[1]), Some(Const::I64(d)) if d != 0 && d != -1)
+            }
+            _ => true,
+        },
+        _ => false,
+    }
+}
+
+/// The blocks of the loop headed by `head`: those it reaches that reach it back.
+fn loop_blocks(c: &Function, head: Block) -> BTreeSet<Block> {
+    let mut from: BTreeSet<Block> = BTreeSet::new();
+    let mut work = vec![head];
+    while let Some(b) = work.pop() {
+        for s in c.successors(b) {
+            if from.insert(s) {
+                work.push(s);
+            }
+        }
+    }
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in &from {
+        for s in c.successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let mut to: BTreeSet<Block> = BTreeSet::from([head]);
+    let mut work = vec![head];
+    while let Some(b) = work.pop() {
+        for &p in preds.get(&b).into_iter().flatten() {
+            if from.contains(&p) && to.insert(p) {
+                work.push(p);
+            }
+        }
+    }
+    to
+}
+
+/// The loop's blocks other than `head`, in reverse postorder of the walk from `head` that does
+/// not go back into it.
+fn reverse_postorder(c: &Function, head: Block, blocks: &BTreeSet<Block>) -> Vec<Block> {
+    let mut post = Vec::new();
+    let mut seen: BTreeSet<Block> = BTreeSet::from([head]);
+    let mut stack: Vec<(Block, usize)> = vec![(head, 0)];
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs = c.successors(b);
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if blocks.contains(&s) && seen.insert(s) {
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post.retain(|&b| b != head);
+    post
+}
+
+/// The values of a loop as offsets from the head's parameters, and the i64 ranges of the rest.
+struct Offsets<'f> {
+    c: &'f Function,
+    head: Block,
+    body: &'f [Block],
+    offsets: HashMap<Value, Vec<Offset>>,
+    ranges: HashMap<Value, IntRange>,
+    /// The f64 values' intervals (non-NaN values only, as in [`super::ranges`]).
+    franges: HashMap<Value, Interval>,
+}
+
+impl<'f> Offsets<'f> {
+    fn new(c: &'f Function, head: Block, body: &'f [Block]) -> Offsets<'f> {
+        Offsets {
+            c,
+            head,
+            body,
+            offsets: HashMap::new(),
+            ranges: HashMap::new(),
+            franges: HashMap::new(),
+        }
+    }
+
+    /// The offsets of `v` from the head's parameters.
+    fn all(&self, v: Value) -> &[Offset] {
+        self.offsets.get(&v).map_or(&[], Vec::as_slice)
+    }
+
+    /// `v`'s offset from the head's parameter `k`.
+    fn from(&self, v: Value, k: usize) -> Option<(i128, i128)> {
+        self.all(v)
+            .iter()
+            .find(|o| o.0 == k)
+            .map(|&(_, lo, hi)| (lo, hi))
+    }
+
+    /// The head parameter `v` is a copy of, if it is one.
+    fn param_of(&self, v: Value) -> Option<usize> {
+        self.all(v)
+            .iter()
+            .find(|o| o.1 == 0 && o.2 == 0)
+            .map(|o| o.0)
+    }
+
+    fn range(&self, v: Value) -> Option<IntRange> {
+        if let Some(&r) = self.ranges.get(&v) {
+            return Some(r);
+        }
+        match self.c.values[v].def {
+            ValueDef::Result(i, _) => match self.c.insts[i].kind {
+                InstKind::Const(Const::I64(k)) => Some((i128::from(k), i128::from(k))),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    fn frange(&self, v: Value) -> Option<Interval> {
+        if let Some(&r) = self.franges.get(&v) {
+            return Some(r);
+        }
+        match self.c.values[v].def {
+            ValueDef::Result(i, _) => match self.c.insts[i].kind {
+                InstKind::Const(Const::F64(x)) if !x.is_nan() => Some((x, x)),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// Recomputes offsets and ranges, with the head's i64 parameters in `seeds` and its f64
+    /// parameters in `fseeds`.
+    fn run(&mut self, seeds: &HashMap<usize, IntRange>, fseeds: &HashMap<usize, Interval>) {
+        self.offsets.clear();
+        self.ranges.clear();
+        self.franges.clear();
+        let c = self.c;
+        for (k, &q) in c.blocks[self.head].params.iter().enumerate() {
+            self.offsets.insert(q, vec![(k, 0, 0)]);
+            if let Some(&r) = seeds.get(&k) {
+                self.ranges.insert(q, r);
+            }
+            if let Some(&r) = fseeds.get(&k) {
+                self.franges.insert(q, r);
+            }
+        }
+        let order: Vec<Block> = std::iter::once(self.head)
+            .chain(self.body.iter().copied())
+            .collect();
+        for (n, &b) in order.iter().enumerate() {
+            if n > 0 {
+                self.block_params(b, &order[..n]);
+            }
+            for &inst in &c.blocks[b].insts {
+                let InstKind::Prim { op, args } = &c.insts[inst].kind else {
+                    continue;
+                };
+                let r = c.insts[inst].results[0];
+                let range = |v: Value| self.range(v);
+                if let Some(x) = prim_range(*op, args.first().and_then(|&a| range(a)), {
+                    args.get(1).and_then(|&a| range(a))
+                }) {
+                    if c.value_type(r) == Type::I64 {
+                        self.ranges.insert(r, x);
+                    }
+                }
+                let frange = |v: Value| self.frange(v);
+                if let Some((lo, hi)) = float_range(
+                    *op,
+                    args.first().and_then(|&a| frange(a)),
+                    args.get(1).and_then(|&a| frange(a)),
+                ) {
+                    if c.value_type(r) == Type::F64 && lo <= hi {
+                        self.franges.insert(r, (lo, hi));
+                    }
+                }
+                let mut offs: Vec<Offset> = Vec::new();
+                let mut moved = |o: Offset, other: Value, sign: i128| {
+                    if self.from(other, o.0).is_none() {
+                        if let Some(x) = self.range(other).and_then(|d| shift(o, d, sign)) {
+                            offs.push(x);
+                        }
+                    }
+                };
+                match (op, args.as_slice()) {
+                    (Opcode::Iadd, &[a, b]) => {
+                        self.all(a).iter().for_each(|&o| moved(o, b, 1));
+                        self.all(b).iter().for_each(|&o| moved(o, a, 1));
+                    }
+                    (Opcode::Isub, &[a, b]) => self.all(a).iter().for_each(|&o| moved(o, b, -1)),
+                    _ => {}
+                }
+                if !offs.is_empty() {
+                    self.offsets.insert(r, offs);
+                }
+            }
+        }
+    }
+
+    /// A body block's parameters: offsets and ranges that every incoming edge agrees on (the
+    /// hull), from blocks already done.
+    fn block_params(&mut self, b: Block, done: &[Block]) {
+        let c = self.c;
+        let mut incoming: Vec<Vec<Value>> = Vec::new();
+        for &p in std::iter::once(&self.head).chain(self.body) {
+            let Some(t) = c.terminator(p) else { continue };
+            for call in c.insts[t].kind.successors() {
+                if call.block == b {
+                    if !done.contains(&p) {
+                        // An edge back from later in the loop (an inner loop): unknown.
+                        return;
+                    }
+                    incoming.push(call.args.clone());
+                }
+            }
+        }
+        for (k, &q) in c.blocks[b].params.iter().enumerate() {
+            let args: Vec<Value> = incoming.iter().filter_map(|a| a.get(k).copied()).collect();
+            if args.is_empty() || args.len() < incoming.len() {
+                continue;
+            }
+            let mut hulls: Vec<Offset> = Vec::new();
+            for &(k, _, _) in self.all(args[0]) {
+                let each: Option<Vec<(i128, i128)>> =
+                    args.iter().map(|&a| self.from(a, k)).collect();
+                if let Some(each) = each {
+                    let lo = each.iter().map(|o| o.0).min().unwrap_or(0);
+                    let hi = each.iter().map(|o| o.1).max().unwrap_or(0);
+                    hulls.push((k, lo, hi));
+                }
+            }
+            if !hulls.is_empty() {
+                self.offsets.insert(q, hulls);
+            }
+            let ranges: Option<Vec<IntRange>> = args.iter().map(|&a| self.range(a)).collect();
+            if let Some(rs) = ranges {
+                let lo = rs.iter().map(|r| r.0).min().unwrap_or(0);
+                let hi = rs.iter().map(|r| r.1).max().unwrap_or(0);
+                self.ranges.insert(q, (lo, hi));
+            }
+            let franges: Option<Vec<Interval>> = args.iter().map(|&a| self.frange(a)).collect();
+            if let Some(rs) = franges {
+                let lo = rs.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+                let hi = rs.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max);
+                self.franges.insert(q, (lo, hi));
+            }
+        }
+    }
+
+    /// What one trip adds to the head's parameter `k`: the hull over the edges back to the
+    /// head, if every one passes `k` plus an amount.
+    fn latch_step(&self, cfg: &Cfg, k: usize) -> Option<(i128, i128)> {
+        let mut out: Option<(i128, i128)> = None;
+        for e in &cfg.preds[&self.head] {
+            if e.from != self.head && !self.body.contains(&e.from) {
+                continue;
+            }
+            let (lo, hi) = self.from(*e.args.get(k)?, k)?;
+            out = Some(match out {
+                None => (lo, hi),
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+            });
+        }
+        out
+    }
+
+    /// The instructions of the loop that read a copy of the head's parameter `k`, other than
+    /// branches passing it on to a copy.
+    fn uses_of(&self, k: usize) -> Vec<Inst> {
+        let c = self.c;
+        let is_copy = |v: Value| self.param_of(v) == Some(k);
+        let mut out = Vec::new();
+        for &b in std::iter::once(&self.head).chain(self.body) {
+            for &inst in &c.blocks[b].insts {
+                let kind = &c.insts[inst].kind;
+                if kind.is_terminator() {
+                    let mut bad = false;
+                    if let InstKind::Brif { cond, .. } = kind {
+                        bad |= is_copy(*cond);
+                    }
+                    for call in kind.successors() {
+                        let to = &c.blocks[call.block].params;
+                        for (i, &a) in call.args.iter().enumerate() {
+                            let inside = call.block == self.head || self.body.contains(&call.block);
+                            if is_copy(a) && inside && to.get(i).is_some_and(|&q| !is_copy(q)) {
+                                bad = true;
+                            }
+                        }
+                    }
+                    if bad {
+                        out.push(inst);
+                    }
+                    continue;
+                }
+                let mut reads = false;
+                kind.for_each_arg(|v| reads |= is_copy(v));
+                if reads {
+                    out.push(inst);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Offset `o` moved by `d` (`sign` −1: by −d); `None` where a bound is infinite.
+fn shift(o: Offset, d: IntRange, sign: i128) -> Option<Offset> {
+    if d.0 == super::int_ranges::NEG_INF || d.1 == super::int_ranges::POS_INF {
+        return None;
+    }
+    let (lo, hi) = if sign > 0 { (d.0, d.1) } else { (-d.1, -d.0) };
+    Some((o.0, o.1.checked_add(lo)?, o.2.checked_add(hi)?))
+}
+
+/// The name of a loop's scan helper.
+pub(super) fn scan_name(f: &str, head: Block) -> String {
+    format!("{f}.trips.{head}")
+}
+
+/// Copies the loop's body (its blocks other than the head) into `s`, with `map` giving the
+/// head's values; an edge back to the head becomes a jump to `visit` with `extra` appended.
+/// Returns the copy of the block the head goes round to.
+fn copy_body(
+    c: &Function,
+    plan: &Plan,
+    s: &mut Function,
+    map: &mut HashMap<Value, Value>,
+    visit: Block,
+    extra: &[Value],
+) -> Result<Block, String> {
+    let mut blocks: HashMap<Block, Block> = HashMap::new();
+    for &b in &plan.body {
+        let nb = s.create_block();
+        for &q in &c.blocks[b].params {
+            let v = s.append_block_param(nb, c.value_type(q));
+            map.insert(q, v);
+        }
+        blocks.insert(b, nb);
+    }
+    for &b in &plan.body {
+        for &inst in &c.blocks[b].insts {
+            let data = &c.insts[inst];
+            let mut kind = data.kind.clone();
+            let mut missing = None;
+            kind.map_args(|v| {
+                map.get(&v).copied().unwrap_or_else(|| {
+                    missing = Some(v);
+                    v
+                })
+            });
+            if let Some(v) = missing {
+                return Err(format!("{v} is not defined in the loop"));
+            }
+            for call in kind.successors_mut() {
+                if call.block == plan.head {
+                    call.block = visit;
+                    call.args.extend_from_slice(extra);
+                } else {
+                    call.block = *blocks
+                        .get(&call.block)
+                        .ok_or_else(|| format!("{} is outside the loop", call.block))?;
+                }
+            }
+            let types: Vec<Type> = data.results.iter().map(|&r| c.value_type(r)).collect();
+            let new = s.append_inst(blocks[&b], kind, &types, data.span);
+            for (&r, &n) in data.results.iter().zip(&s.insts[new].results.clone()) {
+                map.insert(r, n);
+            }
+        }
+    }
+    blocks
+        .get(&plan.round.block)
+        .copied()
+        .ok_or_else(|| "the loop body is missing".to_string())
+}
+
+/// Builds `f.trips.H` (see the module docs).
+pub(super) fn build_scan(
+    c: &Function,
+    plan: &Plan,
+    name: String,
+    iteration_limit: i64,
+    tolerance: f64,
+) -> Result<Function, String> {
+    let span = plan.span;
+    let head_params = &c.blocks[plan.head].params;
+    let head_types: Vec<Type> = head_params.iter().map(|&q| c.value_type(q)).collect();
+    let exit_types: Vec<Type> = plan.exit_args.iter().map(|&a| c.value_type(a)).collect();
+    let t = plan.bound_ty;
+    let mut params = exit_types.clone();
+    params.extend([Type::I64, t]);
+    let mut returns = vec![Type::I64, t, t];
+    returns.extend(head_types.iter().copied());
+    let mut s = Function::new(
+        name,
+        FuncKind::GeneratedInverse { of: c.name.clone() },
+        Signature { params, returns },
+    );
+    s.span = c.span;
+    s.param_names = (0..exit_types.len())
+        .map(|i| format!("k{i}"))
+        .chain(["pick".to_string(), "n".to_string()])
+        .collect();
+    let b0 = s.create_entry();
+    let b0p = s.blocks[b0].params.clone();
+    let (ks, pick, nval) = (
+        &b0p[..exit_types.len()],
+        b0p[exit_types.len()],
+        b0p[exit_types.len() + 1],
+    );
+    let (lowest, highest) = match t {
+        Type::I64 => (Const::I64(i64::MIN), Const::I64(i64::MAX)),
+        _ => (Const::F64(f64::NEG_INFINITY), Const::F64(f64::INFINITY)),
+    };
+    // The first visit.
+    let mut state: Vec<Value> = Vec::new();
+    for init in &plan.init {
+        state.push(match *init {
+            Init::Const(k) => s.ins_const(b0, k, span),
+            Init::Bound => nval,
+            Init::Exit(e) => ks[e],
+        });
+    }
+    let zero = s.ins_const(b0, Const::I64(0), span);
+    let clo0 = s.ins_const(b0, lowest, span);
+    let chi0 = s.ins_const(b0, highest, span);
+    let fals = s.ins_const(b0, Const::Bool(false), span);
+    // visit(H's parameters, idx, clo, chi, cempty, steps)
+    let visit = s.create_block();
+    let hp: Vec<Value> = head_types
+        .iter()
+        .map(|&ty| s.append_block_param(visit, ty))
+        .collect();
+    let idx = s.append_block_param(visit, Type::I64);
+    let clo = s.append_block_param(visit, t);
+    let chi = s.append_block_param(visit, t);
+    let cempty = s.append_block_param(visit, Type::Bool);
+    let steps = s.append_block_param(visit, Type::I64);
+    // The first candidate, which counting returns (θ picks it most often).
+    let f_lo = s.append_block_param(visit, t);
+    let f_hi = s.append_block_param(visit, t);
+    let f_state: Vec<Value> = head_types
+        .iter()
+        .map(|&ty| s.append_block_param(visit, ty))
+        .collect();
+    let mut args = state.clone();
+    args.extend([zero, clo0, chi0, fals, zero, clo0, chi0]);
+    args.extend(state.iter().copied());
+    s.ins_jump(b0, visit, args, span);
+
+    let i = |s: &mut Function, b: Block, x: i64| s.ins_const(b, Const::I64(x), span);
+    let prim =
+        |s: &mut Function, b: Block, op: Opcode, a: &[Value]| s.ins_prim(b, op, a.to_vec(), span);
+    let ret = |s: &mut Function, b: Block, status: Value, lo: Value, hi: Value, hp: &[Value]| {
+        let mut r = vec![status, lo, hi];
+        r.extend_from_slice(hp);
+        s.ins_return(b, r, span);
+    };
+    let branch = |s: &mut Function, b: Block, cond: Value, yes: Block, no: Block| {
+        s.ins_void(
+            b,
+            InstKind::Brif {
+                cond,
+                then_dest: BlockCall::new(yes, Vec::new()),
+                else_dest: BlockCall::new(no, Vec::new()),
+            },
+            span,
+        );
+    };
+
+    // Past the limit: status −3.
+    let one = i(&mut s, visit, 1);
+    let steps1 = prim(&mut s, visit, Opcode::Iadd, &[steps, one]);
+    let limit = i(&mut s, visit, iteration_limit);
+    let over = prim(&mut s, visit, Opcode::Igt, &[steps1, limit]);
+    let (at_limit, go) = (s.create_block(), s.create_block());
+    branch(&mut s, visit, over, at_limit, go);
+    let minus3 = i(&mut s, at_limit, -3);
+    ret(&mut s, at_limit, minus3, clo, chi, &hp);
+
+    // The head's instructions, on this visit's values.
+    let mut map: HashMap<Value, Value> = head_params
+        .iter()
+        .copied()
+        .zip(hp.iter().copied())
+        .collect();
+    for &inst in &c.blocks[plan.head].insts {
+        let data = &c.insts[inst];
+        if data.kind.is_terminator() {
+            continue;
+        }
+        let mut kind = data.kind.clone();
+        kind.map_args(|v| map.get(&v).copied().unwrap_or(v));
+        let types: Vec<Type> = data.results.iter().map(|&r| c.value_type(r)).collect();
+        let new = s.append_inst(go, kind, &types, data.span);
+        for (&r, &n) in data.results.iter().zip(&s.insts[new].results.clone()) {
+            map.insert(r, n);
+        }
+    }
+    let get = |map: &HashMap<Value, Value>, v: Value| {
+        map.get(&v)
+            .copied()
+            .ok_or_else(|| format!("{v} is not a value of the loop head"))
+    };
+    let p = get(&map, plan.p)?;
+    let exits: Vec<Value> = plan
+        .exit_args
+        .iter()
+        .map(|&a| get(&map, a))
+        .collect::<Result<_, _>>()?;
+    // The bounds that leave here, and those that go round.
+    let (elo, ehi, eempty) = set_of(&mut s, go, t, plan.rel, p, !plan.round_on, span);
+    let (nlo, nhi, nempty) = set_of(&mut s, go, t, plan.rel, p, plan.round_on, span);
+    let (max, min, gt) = match t {
+        Type::I64 => (Opcode::Imax, Opcode::Imin, Opcode::Igt),
+        _ => (Opcode::Fmax, Opcode::Fmin, Opcode::Fgt),
+    };
+    let lo = prim(&mut s, go, max, &[clo, elo]);
+    let hi = prim(&mut s, go, min, &[chi, ehi]);
+    let inverted = prim(&mut s, go, gt, &[lo, hi]);
+    let empty = prim(&mut s, go, Opcode::Bor, &[cempty, eempty]);
+    let empty = prim(&mut s, go, Opcode::Bor, &[empty, inverted]);
+    let mut cand = prim(&mut s, go, Opcode::Bnot, &[empty]);
+    for (&e, &k) in exits.iter().zip(ks) {
+        let same = same_value(&mut s, go, e, k, tolerance, span);
+        cand = prim(&mut s, go, Opcode::Band, &[cand, same]);
+    }
+    // Locating: does `n` itself leave here?
+    let test = get(&map, plan.cond)?;
+    let round_here = match plan.round_on {
+        true => test,
+        false => prim(&mut s, go, Opcode::Bnot, &[test]),
+    };
+    let leaves = prim(&mut s, go, Opcode::Bnot, &[round_here]);
+    let minus2 = i(&mut s, go, -2);
+    let locating = prim(&mut s, go, Opcode::Ieq, &[pick, minus2]);
+    let found_n = prim(&mut s, go, Opcode::Band, &[locating, leaves]);
+    let (located, next) = (s.create_block(), s.create_block());
+    branch(&mut s, go, found_n, located, next);
+    // status = cand ? idx : −1, as (idx + 1)·cand − 1.
+    let c1 = i(&mut s, located, 1);
+    let idx1 = prim(&mut s, located, Opcode::Iadd, &[idx, c1]);
+    let ci = prim(&mut s, located, Opcode::BoolToI64, &[cand]);
+    let prod = prim(&mut s, located, Opcode::Imul, &[idx1, ci]);
+    let status = prim(&mut s, located, Opcode::Isub, &[prod, c1]);
+    ret(&mut s, located, status, lo, hi, &hp);
+    // Picking: is this the candidate asked for?
+    let is_pick = prim(&mut s, next, Opcode::Ieq, &[pick, idx]);
+    let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, cand]);
+    let (picked, onward) = (s.create_block(), s.create_block());
+    branch(&mut s, next, is_pick, picked, onward);
+    ret(&mut s, picked, idx, lo, hi, &hp);
+    // Keep the first candidate.
+    let zero_here = i(&mut s, onward, 0);
+    let is_first = prim(&mut s, onward, Opcode::Ieq, &[idx, zero_here]);
+    let is_first = prim(&mut s, onward, Opcode::Band, &[is_first, cand]);
+    let (take, keep, cont) = (s.create_block(), s.create_block(), s.create_block());
+    branch(&mut s, onward, is_first, take, keep);
+    let mut taken = vec![lo, hi];
+    taken.extend(hp.iter().copied());
+    s.ins_jump(take, cont, taken, span);
+    let mut kept = vec![f_lo, f_hi];
+    kept.extend(f_state.iter().copied());
+    s.ins_jump(keep, cont, kept, span);
+    let c_lo = s.append_block_param(cont, t);
+    let c_hi = s.append_block_param(cont, t);
+    let c_state: Vec<Value> = head_types
+        .iter()
+        .map(|&ty| s.append_block_param(cont, ty))
+        .collect();
+    let onward = cont;
+    // On to the next visit, unless nothing can come of it.
+    let ci = prim(&mut s, onward, Opcode::BoolToI64, &[cand]);
+    let idx_next = prim(&mut s, onward, Opcode::Iadd, &[idx, ci]);
+    let clo1 = prim(&mut s, onward, max, &[clo, nlo]);
+    let chi1 = prim(&mut s, onward, min, &[chi, nhi]);
+    let inverted = prim(&mut s, onward, gt, &[clo1, chi1]);
+    let cempty1 = prim(&mut s, onward, Opcode::Bor, &[cempty, nempty]);
+    let cempty1 = prim(&mut s, onward, Opcode::Bor, &[cempty1, inverted]);
+    let mut stop = cempty1;
+    for &(e, up) in &plan.monotone {
+        let op = if up { Opcode::Igt } else { Opcode::Ilt };
+        let passed = prim(&mut s, onward, op, &[exits[e], ks[e]]);
+        stop = prim(&mut s, onward, Opcode::Bor, &[stop, passed]);
+    }
+    let (stopped, round) = (s.create_block(), s.create_block());
+    branch(&mut s, onward, stop, stopped, round);
+    // Stopped: the count when counting, else −1 (no such candidate).
+    let minus1 = i(&mut s, stopped, -1);
+    let counting = prim(&mut s, stopped, Opcode::Ieq, &[pick, minus1]);
+    let ci = prim(&mut s, stopped, Opcode::BoolToI64, &[counting]);
+    let c1 = i(&mut s, stopped, 1);
+    let plus1 = prim(&mut s, stopped, Opcode::Iadd, &[idx_next, c1]);
+    let prod = prim(&mut s, stopped, Opcode::Imul, &[plus1, ci]);
+    let status = prim(&mut s, stopped, Opcode::Isub, &[prod, c1]);
+    ret(&mut s, stopped, status, c_lo, c_hi, &c_state);
+    // One trip: the loop body, copied, back to the next visit.
+    let round_args: Vec<Value> = plan
+        .round
+        .args
+        .iter()
+        .map(|&a| get(&map, a))
+        .collect::<Result<_, _>>()?;
+    let first = copy_body(
+        c,
+        plan,
+        &mut s,
+        &mut map,
+        visit,
+        &[
+            &[idx_next, clo1, chi1, cempty1, steps1, c_lo, c_hi][..],
+            &c_state,
+        ]
+        .concat(),
+    )?;
+    s.ins_jump(round, first, round_args, span);
+    Ok(s)
+}
+
+/// The bounds `n` with `(n REL p) == holds`, as `(lo, hi, empty)`. For f64 the interval is
+/// closed (a strict end is included; the walk back checks the test exactly); with a NaN `p` no
+/// `n` makes the test true, and every `n` makes it false, which `fmax`/`fmin` give by ignoring
+/// the NaN bound.
+fn set_of(
+    s: &mut Function,
+    b: Block,
+    t: Type,
+    rel: Rel,
+    p: Value,
+    holds: bool,
+    span: Span,
+) -> (Value, Value, Value) {
+    let prim = |s: &mut Function, op: Opcode, a: &[Value]| s.ins_prim(b, op, a.to_vec(), span);
+    let rel = if holds { rel } else { rel.not() };
+    match t {
+        Type::I64 => {
+            let min = s.ins_const(b, Const::I64(i64::MIN), span);
+            let max = s.ins_const(b, Const::I64(i64::MAX), span);
+            let one = s.ins_const(b, Const::I64(1), span);
+            match rel {
+                Rel::Le => (min, p, s.ins_const(b, Const::Bool(false), span)),
+                Rel::Ge => (p, max, s.ins_const(b, Const::Bool(false), span)),
+                Rel::Lt => {
+                    let hi = prim(s, Opcode::Isub, &[p, one]);
+                    let empty = prim(s, Opcode::Ieq, &[p, min]);
+                    (min, hi, empty)
+                }
+                Rel::Gt => {
+                    let lo = prim(s, Opcode::Iadd, &[p, one]);
+                    let empty = prim(s, Opcode::Ieq, &[p, max]);
+                    (lo, max, empty)
+                }
+            }
+        }
+        _ => {
+            let lo_inf = s.ins_const(b, Const::F64(f64::NEG_INFINITY), span);
+            let hi_inf = s.ins_const(b, Const::F64(f64::INFINITY), span);
+            let empty = if holds {
+                prim(s, Opcode::Fne, &[p, p])
+            } else {
+                s.ins_const(b, Const::Bool(false), span)
+            };
+            match rel {
+                Rel::Le | Rel::Lt => (lo_inf, p, empty),
+                Rel::Ge | Rel::Gt => (p, hi_inf, empty),
+            }
+        }
+    }
+}
+
+/// Whether the scan's value `e` is the known `k`: exactly for i64 and bool; for f64 as the
+/// inverse's checks compare (within `tolerance` relative, equal infinities, two NaNs).
+fn same_value(s: &mut Function, b: Block, e: Value, k: Value, tolerance: f64, span: Span) -> Value {
+    let prim = |s: &mut Function, op: Opcode, a: &[Value]| s.ins_prim(b, op, a.to_vec(), span);
+    match s.value_type(e) {
+        Type::I64 => prim(s, Opcode::Ieq, &[e, k]),
+        Type::Bool => prim(s, Opcode::Beq, &[e, k]),
+        _ => {
+            let eq = prim(s, Opcode::Feq, &[e, k]);
+            let d = prim(s, Opcode::Fsub, &[e, k]);
+            let d = prim(s, Opcode::Fabs, &[d]);
+            let one = s.ins_const(b, Const::F64(1.0), span);
+            let ak = prim(s, Opcode::Fabs, &[k]);
+            let scale = prim(s, Opcode::Fmax, &[one, ak]);
+            let tol = s.ins_const(b, Const::F64(tolerance), span);
+            let allowed = prim(s, Opcode::Fmul, &[tol, scale]);
+            let near = prim(s, Opcode::Fle, &[d, allowed]);
+            let en = prim(s, Opcode::Fne, &[e, e]);
+            let kn = prim(s, Opcode::Fne, &[k, k]);
+            let both = prim(s, Opcode::Band, &[en, kn]);
+            let r = prim(s, Opcode::Bor, &[eq, near]);
+            prim(s, Opcode::Bor, &[r, both])
+        }
+    }
+}
+
+impl Reorienter<'_> {
+    /// Plans a scan for every loop head of `c` that has one, and adds its helpers to the module:
+    /// loop head → the scan.
+    pub(super) fn plan_trips(
+        &mut self,
+        c: &Function,
+        cfg: &Cfg,
+    ) -> Result<BTreeMap<Block, Rc<Trip>>, Error> {
+        let mut out = BTreeMap::new();
+        for &head in &cfg.loop_heads {
+            let Some(plan) = plan(c, cfg, head, self.options.iteration_limit) else {
+                continue;
+            };
+            let scan_name = scan_name(&c.name, head);
+            let scan = build_scan(
+                c,
+                &plan,
+                scan_name.clone(),
+                self.options.iteration_limit,
+                self.options.emit.tolerance,
+            )
+            .map_err(Error::Internal)?;
+            self.add(scan)?;
+            out.insert(
+                head,
+                Rc::new(Trip {
+                    plan,
+                    scan: scan_name,
+                }),
+            );
+        }
+        Ok(out)
+    }
+
+    /// At the exit of a scanned loop, with `known_after` (the exit arguments, forward value and
+    /// inverse value): runs the scan, reads which candidate and the bound, and solves the loop
+    /// head's parameters; the PGF locates its bound among the candidates and records both.
+    pub(super) fn emit_trip_scan(
+        &mut self,
+        c: &Function,
+        region: &mut Region<'_>,
+        trip: &Trip,
+        known_after: &[(Value, Value)],
+        span: Span,
+    ) -> Result<Vec<Value>, Error> {
+        let plan = &trip.plan;
+        let params = c.blocks[plan.head].params.clone();
+        let ks: Vec<Value> = known_after.iter().map(|&(_, v)| v).collect();
+        let kf: Vec<Value> = known_after
+            .iter()
+            .map(|&(f, _)| pair_fwd(&region.fwd, f))
+            .collect::<Result<_, _>>()?;
+        let nf = pair_fwd(&region.fwd, params[plan.bound])?;
+        let t = plan.bound_ty;
+        let limit = self.options.iteration_limit;
+        let at = plan.span;
+        let which = "which number of trips round the loop, among those that give y";
+        let bound = "the loop's bound, among those that stop it after that many trips";
+        let (state, n) = region
+            .emit(self.options, at, "", Some(&self.out), |ie, pe| {
+                let dummy = ie.konst(Const::zero(t));
+                let count_mode = ie.i64(-1);
+                let mut args = ks.clone();
+                args.extend([count_mode, dummy]);
+                let counted = ie.call(&trip.scan, &args)?;
+                let one = ie.i64(1);
+                let some = ie.prim(Opcode::Ige, &[counted[0], one]);
+                ie.check(
+                    some,
+                    &format!(
+                        "no number of trips round the loop (up to {limit}) gives these values"
+                    ),
+                )?;
+                let zero = ie.i64(0);
+                let last = ie.prim(Opcode::Isub, &[counted[0], one]);
+                let j = ie.theta_within(Domain::Int, zero, last, which)?;
+                let first = ie.prim(Opcode::Ieq, &[j, zero]);
+                let types: Vec<Type> = counted[1..].iter().map(|&v| ie.value_type(v)).collect();
+                let picked = ie.if_else(
+                    first,
+                    &types,
+                    |_| Ok(counted[1..].to_vec()),
+                    |ie| {
+                        let mut args = ks.clone();
+                        args.extend([j, dummy]);
+                        let picked = ie.call(&trip.scan, &args)?;
+                        let found = ie.prim(Opcode::Ieq, &[picked[0], j]);
+                        ie.check(found, "the loop's scan lost a candidate")?;
+                        Ok(picked[1..].to_vec())
+                    },
+                )?;
+                let n = ie.theta_within(Domain::all(t), picked[0], picked[1], bound)?;
+                // The PGF: where among the candidates the bound stops the loop.
+                let locate = pe.i64(-2);
+                let mut args = kf.clone();
+                args.extend([locate, nf]);
+                let located = pe.call(&trip.scan, &args)?;
+                pe.record(located[0], which)?;
+                pe.record(nf, bound)?;
+                Ok((picked[2..].to_vec(), n))
+            })
+            .map_err(|e| rule_error(c, e))?;
+        for (k, &q) in params.iter().enumerate() {
+            let v = if k == plan.bound { n } else { state[k] };
+            self.solve(
+                c,
+                region,
+                q,
+                v,
+                span,
+                "the loop's values at its exit disagree with its scan",
+            )?;
+        }
+        // The values the loop was entered with.
+        let mut init = Vec::new();
+        for i in &plan.init {
+            init.push(match *i {
+                Init::Const(k) => region.inv.ins_const(region.inv_block, k, span),
+                Init::Bound => n,
+                Init::Exit(e) => ks[e],
+            });
+        }
+        Ok(init)
+    }
+}
+
+impl Reorienter<'_> {
+    /// At the exit of a loop with [`ExitBounds`], with `known_after` (the exit arguments,
+    /// forward value and inverse value): the bounds of the value its test compares, for the
+    /// test's rule — what a trip leaves, joined with the entry value unless the known values
+    /// rule out that the loop was never entered.
+    pub(super) fn emit_exit_bounds(
+        &mut self,
+        c: &Function,
+        head: Block,
+        region: &mut Region<'_>,
+        eb: &ExitBounds,
+        known_after: &[(Value, Value)],
+        span: Span,
+    ) -> Result<(), Error> {
+        let q = c.blocks[head].params[eb.param];
+        if region.known.contains_key(&q) {
+            return Ok(());
+        }
+        let int = matches!(eb.latch.0, Const::I64(_));
+        let (whole_lo, whole_hi) = if int {
+            (Const::I64(i64::MIN), Const::I64(i64::MAX))
+        } else {
+            (Const::F64(f64::NEG_INFINITY), Const::F64(f64::INFINITY))
+        };
+        let (entry_lo, entry_hi) = eb.entry.map_or((whole_lo, whole_hi), |k| (k, k));
+        let bounds = region
+            .emit(self.options, span, "", None, |ie, _| {
+                let (min, max) = if int {
+                    (Opcode::Imin, Opcode::Imax)
+                } else {
+                    (Opcode::Fmin, Opcode::Fmax)
+                };
+                let latch_lo = ie.konst(eb.latch.0);
+                let latch_hi = ie.konst(eb.latch.1);
+                let joined_lo = ie.konst(entry_lo);
+                let joined_lo = ie.prim(min, &[joined_lo, latch_lo]);
+                let joined_hi = ie.konst(entry_hi);
+                let joined_hi = ie.prim(max, &[joined_hi, latch_hi]);
+                // Whether the loop may not have been entered: every known value entered as a
+                // constant still is that constant.
+                let mut entry = ie.bool(true);
+                for &(e, k) in &eb.entered_when {
+                    let Some(&(_, v)) = known_after.get(e) else {
+                        continue;
+                    };
+                    let k = ie.konst(k);
+                    let same = match ie.value_type(k) {
+                        Type::I64 => ie.prim(Opcode::Ieq, &[v, k]),
+                        Type::Bool => ie.prim(Opcode::Beq, &[v, k]),
+                        _ => ie.prim(Opcode::Feq, &[v, k]),
+                    };
+                    entry = ie.prim(Opcode::Band, &[entry, same]);
+                }
+                let lo = ie.select(entry, joined_lo, latch_lo)?;
+                let hi = ie.select(entry, joined_hi, latch_hi)?;
+                Ok((lo, hi))
+            })
+            .map_err(|e| rule_error(c, e))?;
+        region.bounds.insert(q, bounds);
+        Ok(())
+    }
+}
