@@ -34,6 +34,8 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
                 "halvings",
                 "digits",
                 "cool",
+                "sum_squares",
+                "big_steps",
             ],
         ),
     ];
@@ -86,7 +88,12 @@ fn long_loops_round_trip_in_both_engines() {
         round_trip(&trips, "years_to", &[F(x)]);
         round_trip(&trips, "cool", &[F(x)]);
     }
+    // Past a wrap-around of the sum: the tail's share of θ names these trip counts.
+    for n in [0, 7, 40_000, 43_000, 50_000, 90_000] {
+        round_trip(&trips, "big_steps", &[I(n)]);
+    }
     for n in [-1, 0, 5, 1000] {
+        round_trip(&trips, "sum_squares", &[I(n)]);
         round_trip(&trips, "odd_sum", &[I(n)]);
         round_trip(&trips, "even_sum", &[I(n)]);
         round_trip(&trips, "scaled_count", &[F(1.5), I(n)]);
@@ -146,4 +153,34 @@ fn a_loop_entered_or_not_is_told_by_what_it_leaves() {
         )
         .expect("three trips");
     assert_eq!(x, [Const::I64(8)]);
+}
+
+#[test]
+fn a_sum_that_may_wrap_keeps_its_tail_in_a_small_share_of_theta() {
+    // big_steps(50000) wraps round; its θ names a trip count past the wrap with a first θ below
+    // 2^-20, and every first θ above that names the trip counts before any wrap.
+    let trips = load("../programs/trips.pinv");
+    let inverse = trips.invert("big_steps").expect("invertible");
+    let x0 = [Const::I64(50_000)];
+    let y = trips.run("big_steps", &x0).expect("runs");
+    let theta = inverse.pgf(&x0).expect("pgf");
+    let Const::F64(u) = theta[0] else {
+        panic!("{theta:?}")
+    };
+    assert!(u < 1.0 / (1u64 << 20) as f64, "{theta:?}");
+    assert_eq!(inverse.call_with_tape(&y, &theta).expect("inverts"), x0);
+    let x0 = [Const::I64(7)];
+    let theta = inverse.pgf(&x0).expect("pgf");
+    let Const::F64(u) = theta[0] else {
+        panic!("{theta:?}")
+    };
+    assert!(u > 1.0 / (1u64 << 20) as f64, "{theta:?}");
+    // Any first θ outside the tail gives 7 back for its y.
+    let y = trips.run("big_steps", &x0).expect("runs");
+    for u in [0.001, 0.5, 0.999_999, 1.0] {
+        let x = inverse
+            .call_with_tape(&y, &[Const::F64(u), Const::I64(7)])
+            .expect("one trip count before any wrap");
+        assert_eq!(x, x0);
+    }
 }

@@ -104,7 +104,29 @@ impl Reorienter<'_> {
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
         let int_ranges = super::int_ranges::analyze(self.forward, &c, &mut self.int_returns);
-        let mut facts = Facts::new(&c, &cfg).with_int_ranges(int_ranges);
+        // A counter each trip computes from itself and constants (`i = i + 1.0`) takes known
+        // values round the loop: the edges back carry one of them.
+        let mut counter_facts: BTreeMap<(Block, usize), Vec<Fact>> = BTreeMap::new();
+        for &h in &cfg.loop_heads {
+            let Some((k, values)) = super::trips::test_trajectory(&c, &cfg, h) else {
+                continue;
+            };
+            let round: BTreeSet<Const> = values.iter().skip(1).copied().collect();
+            if round.is_empty() || round.len() > super::facts::MAX_SET {
+                continue;
+            }
+            for e in &cfg.preds[&h] {
+                if super::trips::loop_blocks(&c, h).contains(&e.from) {
+                    counter_facts
+                        .entry((e.from, e.slot))
+                        .or_default()
+                        .push(Fact::In(k, round.iter().copied().collect()));
+                }
+            }
+        }
+        let mut facts = Facts::new(&c, &cfg)
+            .with_int_ranges(int_ranges)
+            .with_edge_facts(counter_facts);
         let ranges = std::rc::Rc::new(super::ranges::analyze(
             self.forward,
             &c,

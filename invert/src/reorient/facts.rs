@@ -21,7 +21,7 @@ use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The most constants a value set holds before it is forgotten.
-const MAX_SET: usize = 16;
+pub const MAX_SET: usize = 16;
 
 /// A fact about one parameter (by index) of the edge's target block, or one output.
 #[derive(Clone, Debug, PartialEq)]
@@ -209,6 +209,8 @@ pub struct Facts<'f> {
     /// Intervals of i64 values ([`super::int_ranges`]), for `AtLeast`/`AtMost` facts about the
     /// values an edge or a `return` carries.
     int_ranges: HashMap<Value, IntRange>,
+    /// Facts found elsewhere about the values an edge (from, side) carries.
+    edge_extra: BTreeMap<(Block, usize), Vec<Fact>>,
 }
 
 impl<'f> Facts<'f> {
@@ -218,7 +220,15 @@ impl<'f> Facts<'f> {
             cfg,
             sets: BTreeMap::new(),
             int_ranges: HashMap::new(),
+            edge_extra: BTreeMap::new(),
         }
+    }
+
+    /// Also states facts found elsewhere about the values edges carry (the trajectory of a loop
+    /// counter, [`super::trips::test_trajectory`]), keyed by (from, branch side).
+    pub fn with_edge_facts(mut self, extra: BTreeMap<(Block, usize), Vec<Fact>>) -> Facts<'f> {
+        self.edge_extra = extra;
+        self
     }
 
     /// Also states the bounds of i64 values that `ranges` knows.
@@ -396,6 +406,16 @@ impl<'f> Facts<'f> {
                     facts[i].push(Fact::AtLeast(k, bound));
                 } else if ind.decreasing() {
                     facts[i].push(Fact::AtMost(k, bound));
+                }
+            }
+        }
+        for (i, e) in edges.iter().enumerate() {
+            for fact in self.edge_extra.get(&(e.from, e.slot)).into_iter().flatten() {
+                let known = facts[i]
+                    .iter()
+                    .any(|f| matches!(f, Fact::In(..)) && f.index() == fact.index());
+                if !known {
+                    facts[i].push(fact.clone());
                 }
             }
         }

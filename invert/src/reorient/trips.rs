@@ -117,8 +117,13 @@ pub(super) struct Plan {
     round: BlockCall,
     /// The exit edge's arguments (values of the head).
     exit_args: Vec<Value>,
-    /// Exit arguments that move one way at every trip: (index, nondecreasing).
-    monotone: Vec<(usize, bool)>,
+    /// Exit arguments that move one way at every trip: (index, nondecreasing, may wrap round
+    /// within the iteration limit).
+    monotone: Vec<(usize, bool, bool)>,
+    /// Whether the only values that stop the scan may wrap round: then trip counts past a wrap
+    /// (the tail) are found by scanning on, and θ reaches them through a small share of its
+    /// domain ([`TAIL_SHARE`]).
+    pub tail: bool,
     pub span: Span,
 }
 
@@ -241,7 +246,8 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         };
         init.push(i);
     }
-    // Exit values that move one way, and cannot wrap within the iteration limit.
+    // Exit values that move one way (in unbounded arithmetic), and whether they can wrap round
+    // within the iteration limit.
     let mut monotone = Vec::new();
     for (e, &(k, off_lo, off_hi)) in exit
         .args
@@ -260,13 +266,18 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         let first = i128::from(start) + off_lo;
         let last = (first + limit * lo.min(0), first + limit * hi.max(0));
         let fits = i64::try_from(last.0).is_ok() && i64::try_from(last.1).is_ok();
-        if fits && lo >= 0 && hi > 0 {
-            monotone.push((e, true));
-        } else if fits && hi <= 0 && lo < 0 {
-            monotone.push((e, false));
+        if lo >= 0 && hi > 0 {
+            monotone.push((e, true, !fits));
+        } else if hi <= 0 && lo < 0 {
+            monotone.push((e, false, !fits));
         }
     }
     monotone.dedup_by_key(|m| m.0);
+    // One value that cannot wrap is enough; only without one do the others make a tail.
+    let tail = monotone.iter().all(|m| m.2);
+    if !tail {
+        monotone.retain(|m| !m.2);
+    }
     if monotone.is_empty() {
         return None;
     }
@@ -285,6 +296,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         round,
         exit_args: exit.args.clone(),
         monotone,
+        tail,
         span: c.insts[test].span,
     })
 }
@@ -315,11 +327,7 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
     let t = exit_test(c, head, &blocks)?;
     let params = &c.blocks[head].params;
     let position = |v: Value| params.iter().position(|&q| q == v);
-    let (param, k, rel) = match (position(t.a), position(t.b)) {
-        (Some(i), _) if const_arg(c, &t.b).is_some() => (i, const_arg(c, &t.b)?, t.rel),
-        (_, Some(i)) if const_arg(c, &t.a).is_some() => (i, const_arg(c, &t.a)?, t.rel.mirrored()),
-        _ => return None,
-    };
+    let (param, k, rel) = compared(c, head, &t)?;
     let round_on = t.exit_slot == 1;
     let body = reverse_postorder(c, head, &blocks);
     let mut offsets = Offsets::new(c, head, &body);
@@ -341,6 +349,17 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
         .filter(|e| inside(e.from))
         .map(|e| e.args.get(param).copied())
         .collect::<Option<_>>()?;
+    // A value each trip computes from itself and constants leaves at one known value.
+    if let Some((_, values)) = test_trajectory(c, cfg, head) {
+        let v = *values.last()?;
+        return Some(ExitBounds {
+            exit_slot: t.exit_slot,
+            param,
+            latch: (v, v),
+            entry: Some(v),
+            entered_when: Vec::new(),
+        });
+    }
     let latch = match k {
         Const::I64(_) => {
             let rs: Vec<IntRange> = latches
@@ -404,6 +423,156 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
         entry,
         entered_when,
     })
+}
+
+/// The head's parameter the exit test compares with a constant: (its index, the constant, the
+/// test as `q REL k`).
+fn compared(c: &Function, head: Block, t: &ExitTest) -> Option<(usize, Const, Rel)> {
+    let params = &c.blocks[head].params;
+    let position = |v: Value| params.iter().position(|&q| q == v);
+    match (position(t.a), position(t.b)) {
+        (Some(i), _) if const_arg(c, &t.b).is_some() => Some((i, const_arg(c, &t.b)?, t.rel)),
+        (_, Some(i)) if const_arg(c, &t.a).is_some() => {
+            Some((i, const_arg(c, &t.a)?, t.rel.mirrored()))
+        }
+        _ => None,
+    }
+}
+
+/// The values the head's parameter that its exit test compares with a constant takes at every
+/// visit, from the first to the one that leaves, when each trip computes it from itself and
+/// constants alone (`i = i + 1.0`): (its index, the values). The loop then always runs the same
+/// number of trips, and the values are what the forward code computes, bit for bit.
+pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(usize, Vec<Const>)> {
+    let blocks = loop_blocks(c, head);
+    let t = exit_test(c, head, &blocks)?;
+    let (param, k, rel) = compared(c, head, &t)?;
+    let inside = |b: Block| blocks.contains(&b);
+    let (latches, entries): (Vec<_>, Vec<_>) =
+        cfg.preds[&head].iter().partition(|e| inside(e.from));
+    let [latch] = latches.as_slice() else {
+        return None;
+    };
+    let latch = *latch.args.get(param)?;
+    let starts: Vec<Const> = entries
+        .iter()
+        .map(|e| e.args.get(param).and_then(|a| const_arg(c, a)))
+        .collect::<Option<_>>()?;
+    let start = *starts.first()?;
+    if starts
+        .iter()
+        .any(|s| s.bits() != start.bits() || s.ty() != start.ty())
+    {
+        return None;
+    }
+    let values = trajectory(
+        c,
+        head,
+        &blocks,
+        latch,
+        param,
+        start,
+        (rel, k, t.exit_slot == 1),
+    )?;
+    Some((param, values))
+}
+
+/// The share of θ's domain that names trip counts past a wrap-around of an i64 sum (the tail):
+/// such counts are real preimages, which completeness needs, but almost no y has one, and
+/// finding them scans up to the iteration limit.
+pub(super) const TAIL_SHARE: f64 = 1.0 / (1u64 << 20) as f64;
+
+/// Trips [`trajectory`] runs at most.
+const MAX_SIMULATED: usize = 1 << 20;
+
+/// The trajectory of the head's parameter `param` when each trip computes it from itself and
+/// constants alone (`i = i + 1.0`, `i = i * 3`): from the constant `start`, run here with the
+/// forward code's own semantics, to the first visit whose test `q REL k` lets it out
+/// (`round_on`: the loop goes round when the test holds). `None` when the next value depends on
+/// anything else, or the trip count passes [`MAX_SIMULATED`].
+fn trajectory(
+    c: &Function,
+    head: Block,
+    blocks: &BTreeSet<Block>,
+    latch: Value,
+    param: usize,
+    start: Const,
+    (rel, k, round_on): (Rel, Const, bool),
+) -> Option<Vec<Const>> {
+    use pinv_core::semantics::eval;
+    let test = |q: Const| -> Option<bool> {
+        let op = match (q, rel) {
+            (Const::I64(_), Rel::Lt) => Opcode::Ilt,
+            (Const::I64(_), Rel::Le) => Opcode::Ile,
+            (Const::I64(_), Rel::Gt) => Opcode::Igt,
+            (Const::I64(_), Rel::Ge) => Opcode::Ige,
+            (_, Rel::Lt) => Opcode::Flt,
+            (_, Rel::Le) => Opcode::Fle,
+            (_, Rel::Gt) => Opcode::Fgt,
+            (_, Rel::Ge) => Opcode::Fge,
+        };
+        match eval(op, &[q, k]).ok()? {
+            Const::Bool(b) => Some(b),
+            _ => None,
+        }
+    };
+    let mut values = vec![start];
+    let mut q = start;
+    for _ in 0..MAX_SIMULATED {
+        if test(q)? != round_on {
+            return Some(values);
+        }
+        q = eval_trip(c, head, blocks, latch, param, q, 0)?;
+        values.push(q);
+    }
+    None
+}
+
+/// `v` of one trip, given the head's parameter `param` is `q`; `None` if `v` depends on anything
+/// else (another parameter, a merge of paths) or fails.
+fn eval_trip(
+    c: &Function,
+    head: Block,
+    blocks: &BTreeSet<Block>,
+    v: Value,
+    param: usize,
+    q: Const,
+    depth: usize,
+) -> Option<Const> {
+    if depth > 256 {
+        return None;
+    }
+    match c.values[v].def {
+        ValueDef::Param(b, i) if b == head => (i as usize == param).then_some(q),
+        ValueDef::Param(b, i) => {
+            // A body block entered by one edge from inside the loop.
+            let mut incoming = blocks.iter().flat_map(|&p| {
+                c.terminator(p)
+                    .map(|t| c.insts[t].kind.successors())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|call| call.block == b)
+                    .map(|call| call.args.get(i as usize).copied())
+                    .collect::<Vec<_>>()
+            });
+            let arg = incoming.next()??;
+            if incoming.next().is_some() {
+                return None;
+            }
+            eval_trip(c, head, blocks, arg, param, q, depth + 1)
+        }
+        ValueDef::Result(inst, _) => match &c.insts[inst].kind {
+            InstKind::Const(k) => Some(*k),
+            InstKind::Prim { op, args } => {
+                let vals: Vec<Const> = args
+                    .iter()
+                    .map(|&a| eval_trip(c, head, blocks, a, param, q, depth + 1))
+                    .collect::<Option<_>>()?;
+                pinv_core::semantics::eval(*op, &vals).ok()
+            }
+            _ => None,
+        },
+    }
 }
 
 /// `{q : (q REL k) == holds}` over i64, `None` if empty.
@@ -520,7 +689,7 @@ fn may_scan(c: &Function, inst: Inst) -> bool {
 }
 
 /// The blocks of the loop headed by `head`: those it reaches that reach it back.
-fn loop_blocks(c: &Function, head: Block) -> BTreeSet<Block> {
+pub(super) fn loop_blocks(c: &Function, head: Block) -> BTreeSet<Block> {
     let mut from: BTreeSet<Block> = BTreeSet::new();
     let mut work = vec![head];
     while let Some(b) = work.pop() {
@@ -901,8 +1070,8 @@ pub(super) fn build_scan(
     let exit_types: Vec<Type> = plan.exit_args.iter().map(|&a| c.value_type(a)).collect();
     let t = plan.bound_ty;
     let mut params = exit_types.clone();
-    params.extend([Type::I64, t]);
-    let mut returns = vec![Type::I64, t, t];
+    params.extend([Type::I64, t, Type::I64]);
+    let mut returns = vec![Type::I64, t, t, Type::I64];
     returns.extend(head_types.iter().copied());
     let mut s = Function::new(
         name,
@@ -912,14 +1081,15 @@ pub(super) fn build_scan(
     s.span = c.span;
     s.param_names = (0..exit_types.len())
         .map(|i| format!("k{i}"))
-        .chain(["pick".to_string(), "n".to_string()])
+        .chain(["pick".to_string(), "n".to_string(), "from".to_string()])
         .collect();
     let b0 = s.create_entry();
     let b0p = s.blocks[b0].params.clone();
-    let (ks, pick, nval) = (
+    let (ks, pick, nval, from) = (
         &b0p[..exit_types.len()],
         b0p[exit_types.len()],
         b0p[exit_types.len() + 1],
+        b0p[exit_types.len() + 2],
     );
     let (lowest, highest) = match t {
         Type::I64 => (Const::I64(i64::MIN), Const::I64(i64::MAX)),
@@ -949,6 +1119,8 @@ pub(super) fn build_scan(
     let chi = s.append_block_param(visit, t);
     let cempty = s.append_block_param(visit, Type::Bool);
     let steps = s.append_block_param(visit, Type::I64);
+    // Whether a sum that may wrap round has passed y: the candidates after are the tail's.
+    let passed = s.append_block_param(visit, Type::Bool);
     // The first candidate, which counting returns (θ picks it most often).
     let f_lo = s.append_block_param(visit, t);
     let f_hi = s.append_block_param(visit, t);
@@ -957,15 +1129,19 @@ pub(super) fn build_scan(
         .map(|&ty| s.append_block_param(visit, ty))
         .collect();
     let mut args = state.clone();
-    args.extend([zero, clo0, chi0, fals, zero, clo0, chi0]);
+    args.extend([zero, clo0, chi0, fals, zero, fals, clo0, chi0]);
     args.extend(state.iter().copied());
     s.ins_jump(b0, visit, args, span);
 
     let i = |s: &mut Function, b: Block, x: i64| s.ins_const(b, Const::I64(x), span);
     let prim =
         |s: &mut Function, b: Block, op: Opcode, a: &[Value]| s.ins_prim(b, op, a.to_vec(), span);
-    let ret = |s: &mut Function, b: Block, status: Value, lo: Value, hi: Value, hp: &[Value]| {
-        let mut r = vec![status, lo, hi];
+    let ret = |s: &mut Function,
+               b: Block,
+               status: Value,
+               (lo, hi, visit): (Value, Value, Value),
+               hp: &[Value]| {
+        let mut r = vec![status, lo, hi, visit];
         r.extend_from_slice(hp);
         s.ins_return(b, r, span);
     };
@@ -989,7 +1165,7 @@ pub(super) fn build_scan(
     let (at_limit, go) = (s.create_block(), s.create_block());
     branch(&mut s, visit, over, at_limit, go);
     let minus3 = i(&mut s, at_limit, -3);
-    ret(&mut s, at_limit, minus3, clo, chi, &hp);
+    ret(&mut s, at_limit, minus3, (clo, chi, steps), &hp);
 
     // The head's instructions, on this visit's values.
     let mut map: HashMap<Value, Value> = head_params
@@ -1050,23 +1226,43 @@ pub(super) fn build_scan(
     let found_n = prim(&mut s, go, Opcode::Band, &[locating, leaves]);
     let (located, next) = (s.create_block(), s.create_block());
     branch(&mut s, go, found_n, located, next);
-    // status = cand ? idx : −1, as (idx + 1)·cand − 1.
+    // status = cand ? (passed ? −4 : idx) : −1, as (at + 1)·cand − 1 with at = idx or −4.
     let c1 = i(&mut s, located, 1);
-    let idx1 = prim(&mut s, located, Opcode::Iadd, &[idx, c1]);
+    let m4 = i(&mut s, located, -4);
+    let tail_at = prim(&mut s, located, Opcode::BoolToI64, &[passed]);
+    let keep_idx = prim(&mut s, located, Opcode::Isub, &[c1, tail_at]);
+    let at_main = prim(&mut s, located, Opcode::Imul, &[idx, keep_idx]);
+    let at_tail = prim(&mut s, located, Opcode::Imul, &[m4, tail_at]);
+    let at = prim(&mut s, located, Opcode::Iadd, &[at_main, at_tail]);
+    let at1 = prim(&mut s, located, Opcode::Iadd, &[at, c1]);
     let ci = prim(&mut s, located, Opcode::BoolToI64, &[cand]);
-    let prod = prim(&mut s, located, Opcode::Imul, &[idx1, ci]);
+    let prod = prim(&mut s, located, Opcode::Imul, &[at1, ci]);
     let status = prim(&mut s, located, Opcode::Isub, &[prod, c1]);
-    ret(&mut s, located, status, lo, hi, &hp);
-    // Picking: is this the candidate asked for?
+    ret(&mut s, located, status, (lo, hi, steps), &hp);
+    // Picking: is this the candidate asked for (before a wrap), or the first of the tail's at
+    // or past visit `from`?
+    let main = prim(&mut s, next, Opcode::Bnot, &[passed]);
     let is_pick = prim(&mut s, next, Opcode::Ieq, &[pick, idx]);
     let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, cand]);
-    let (picked, onward) = (s.create_block(), s.create_block());
-    branch(&mut s, next, is_pick, picked, onward);
-    ret(&mut s, picked, idx, lo, hi, &hp);
+    let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, main]);
+    let (picked, tail_test, onward) = (s.create_block(), s.create_block(), s.create_block());
+    branch(&mut s, next, is_pick, picked, tail_test);
+    ret(&mut s, picked, idx, (lo, hi, steps), &hp);
+    let m4 = i(&mut s, tail_test, -4);
+    let tailing = prim(&mut s, tail_test, Opcode::Ieq, &[pick, m4]);
+    let far = prim(&mut s, tail_test, Opcode::Ige, &[steps, from]);
+    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[tailing, far]);
+    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[is_tail, passed]);
+    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[is_tail, cand]);
+    let tail_picked = s.create_block();
+    branch(&mut s, tail_test, is_tail, tail_picked, onward);
+    ret(&mut s, tail_picked, m4, (lo, hi, steps), &hp);
     // Keep the first candidate.
     let zero_here = i(&mut s, onward, 0);
     let is_first = prim(&mut s, onward, Opcode::Ieq, &[idx, zero_here]);
     let is_first = prim(&mut s, onward, Opcode::Band, &[is_first, cand]);
+    let not_passed = prim(&mut s, onward, Opcode::Bnot, &[passed]);
+    let is_first = prim(&mut s, onward, Opcode::Band, &[is_first, not_passed]);
     let (take, keep, cont) = (s.create_block(), s.create_block(), s.create_block());
     branch(&mut s, onward, is_first, take, keep);
     let mut taken = vec![lo, hi];
@@ -1083,19 +1279,37 @@ pub(super) fn build_scan(
         .collect();
     let onward = cont;
     // On to the next visit, unless nothing can come of it.
-    let ci = prim(&mut s, onward, Opcode::BoolToI64, &[cand]);
+    let not_passed = prim(&mut s, onward, Opcode::Bnot, &[passed]);
+    let counted = prim(&mut s, onward, Opcode::Band, &[cand, not_passed]);
+    let ci = prim(&mut s, onward, Opcode::BoolToI64, &[counted]);
     let idx_next = prim(&mut s, onward, Opcode::Iadd, &[idx, ci]);
     let clo1 = prim(&mut s, onward, max, &[clo, nlo]);
     let chi1 = prim(&mut s, onward, min, &[chi, nhi]);
     let inverted = prim(&mut s, onward, gt, &[clo1, chi1]);
     let cempty1 = prim(&mut s, onward, Opcode::Bor, &[cempty, nempty]);
     let cempty1 = prim(&mut s, onward, Opcode::Bor, &[cempty1, inverted]);
+    // A value that moves one way and has passed y ends the scan, if it cannot wrap round
+    // within the limit; one that may wrap ends the candidates before a wrap (the main ones),
+    // and locating and the tail go on past it.
     let mut stop = cempty1;
-    for &(e, up) in &plan.monotone {
+    let mut passed1 = passed;
+    for &(e, up, wraps) in &plan.monotone {
         let op = if up { Opcode::Igt } else { Opcode::Ilt };
-        let passed = prim(&mut s, onward, op, &[exits[e], ks[e]]);
-        stop = prim(&mut s, onward, Opcode::Bor, &[stop, passed]);
+        let beyond = prim(&mut s, onward, op, &[exits[e], ks[e]]);
+        if wraps {
+            passed1 = prim(&mut s, onward, Opcode::Bor, &[passed1, beyond]);
+        } else {
+            stop = prim(&mut s, onward, Opcode::Bor, &[stop, beyond]);
+        }
     }
+    let m2 = i(&mut s, onward, -2);
+    let m4 = i(&mut s, onward, -4);
+    let past = prim(&mut s, onward, Opcode::Ieq, &[pick, m2]);
+    let tail_mode = prim(&mut s, onward, Opcode::Ieq, &[pick, m4]);
+    let past = prim(&mut s, onward, Opcode::Bor, &[past, tail_mode]);
+    let main_only = prim(&mut s, onward, Opcode::Bnot, &[past]);
+    let main_done = prim(&mut s, onward, Opcode::Band, &[passed1, main_only]);
+    stop = prim(&mut s, onward, Opcode::Bor, &[stop, main_done]);
     let (stopped, round) = (s.create_block(), s.create_block());
     branch(&mut s, onward, stop, stopped, round);
     // Stopped: the count when counting, else −1 (no such candidate).
@@ -1106,7 +1320,7 @@ pub(super) fn build_scan(
     let plus1 = prim(&mut s, stopped, Opcode::Iadd, &[idx_next, c1]);
     let prod = prim(&mut s, stopped, Opcode::Imul, &[plus1, ci]);
     let status = prim(&mut s, stopped, Opcode::Isub, &[prod, c1]);
-    ret(&mut s, stopped, status, c_lo, c_hi, &c_state);
+    ret(&mut s, stopped, status, (c_lo, c_hi, steps), &c_state);
     // One trip: the loop body, copied, back to the next visit.
     let round_args: Vec<Value> = plan
         .round
@@ -1121,7 +1335,7 @@ pub(super) fn build_scan(
         &mut map,
         visit,
         &[
-            &[idx_next, clo1, chi1, cempty1, steps1, c_lo, c_hi][..],
+            &[idx_next, clo1, chi1, cempty1, steps1, passed1, c_lo, c_hi][..],
             &c_state,
         ]
         .concat(),
@@ -1263,50 +1477,124 @@ impl Reorienter<'_> {
         let t = plan.bound_ty;
         let limit = self.options.iteration_limit;
         let at = plan.span;
-        let which = "which number of trips round the loop, among those that give y";
+        let which = if plan.tail {
+            "which number of trips round the loop, among those that give y (below 2^-20: one \
+             past a wrap-around of the sum)"
+        } else {
+            "which number of trips round the loop, among those that give y"
+        };
         let bound = "the loop's bound, among those that stop it after that many trips";
+        let none = format!("no number of trips round the loop (up to {limit}) gives these values");
         let (state, n) = region
             .emit(self.options, at, "", Some(&self.out), |ie, pe| {
                 let dummy = ie.konst(Const::zero(t));
+                let zero = ie.i64(0);
+                let one = ie.i64(1);
                 let count_mode = ie.i64(-1);
                 let mut args = ks.clone();
-                args.extend([count_mode, dummy]);
+                args.extend([count_mode, dummy, zero]);
                 let counted = ie.call(&trip.scan, &args)?;
-                let one = ie.i64(1);
-                let some = ie.prim(Opcode::Ige, &[counted[0], one]);
-                ie.check(
-                    some,
-                    &format!(
-                        "no number of trips round the loop (up to {limit}) gives these values"
-                    ),
-                )?;
-                let zero = ie.i64(0);
-                let last = ie.prim(Opcode::Isub, &[counted[0], one]);
-                let j = ie.theta_within(Domain::Int, zero, last, which)?;
-                let first = ie.prim(Opcode::Ieq, &[j, zero]);
+                let count = counted[0];
                 let types: Vec<Type> = counted[1..].iter().map(|&v| ie.value_type(v)).collect();
-                let picked = ie.if_else(
-                    first,
-                    &types,
-                    |_| Ok(counted[1..].to_vec()),
-                    |ie| {
-                        let mut args = ks.clone();
-                        args.extend([j, dummy]);
-                        let picked = ie.call(&trip.scan, &args)?;
-                        let found = ie.prim(Opcode::Ieq, &[picked[0], j]);
-                        ie.check(found, "the loop's scan lost a candidate")?;
-                        Ok(picked[1..].to_vec())
-                    },
-                )?;
+                // Candidate j before any wrap: the first comes with the count.
+                let main = |ie: &mut pinv_primitives::Emitter<'_>, j: Value| {
+                    let first = ie.prim(Opcode::Ieq, &[j, zero]);
+                    ie.if_else(
+                        first,
+                        &types,
+                        |_| Ok(counted[1..].to_vec()),
+                        |ie| {
+                            let mut args = ks.clone();
+                            args.extend([j, dummy, zero]);
+                            let picked = ie.call(&trip.scan, &args)?;
+                            let found = ie.prim(Opcode::Ieq, &[picked[0], j]);
+                            ie.check(found, "the loop's scan lost a candidate")?;
+                            Ok(picked[1..].to_vec())
+                        },
+                    )
+                };
+                let picked = if plan.tail {
+                    let (lo, hi) = (ie.f64(0.0), ie.f64(1.0));
+                    let u = ie.theta_within(Domain::Real, lo, hi, which)?;
+                    let share = ie.f64(TAIL_SHARE);
+                    let in_tail = ie.prim(Opcode::Flt, &[u, share]);
+                    ie.if_else(
+                        in_tail,
+                        &types,
+                        |ie| {
+                            // The first trip count past a wrap at or after visit u/ε·limit.
+                            let scaled = ie.prim(Opcode::Fdiv, &[u, share]);
+                            let lim = ie.f64(limit as f64);
+                            let at = ie.prim(Opcode::Fmul, &[scaled, lim]);
+                            let at = ie.prim(Opcode::Floor, &[at]);
+                            let from = ie.prim(Opcode::FcvtToI64, &[at]);
+                            let tail_mode = ie.i64(-4);
+                            let mut args = ks.clone();
+                            args.extend([tail_mode, dummy, from]);
+                            let picked = ie.call(&trip.scan, &args)?;
+                            let found = ie.prim(Opcode::Ieq, &[picked[0], tail_mode]);
+                            ie.check(found, &none)?;
+                            Ok(picked[1..].to_vec())
+                        },
+                        |ie| {
+                            let some = ie.prim(Opcode::Ige, &[count, one]);
+                            ie.check(some, &none)?;
+                            // j = ⌊(u − ε)/(1 − ε) · count⌋, within 0..count.
+                            let rest = ie.prim(Opcode::Fsub, &[u, share]);
+                            let width = ie.f64(1.0 - TAIL_SHARE);
+                            let frac = ie.prim(Opcode::Fdiv, &[rest, width]);
+                            let cf = ie.prim(Opcode::FcvtFromI64, &[count]);
+                            let jf = ie.prim(Opcode::Fmul, &[frac, cf]);
+                            let jf = ie.prim(Opcode::Floor, &[jf]);
+                            let j = ie.prim(Opcode::FcvtToI64, &[jf]);
+                            let last = ie.prim(Opcode::Isub, &[count, one]);
+                            let j = ie.prim(Opcode::Imin, &[j, last]);
+                            let j = ie.prim(Opcode::Imax, &[j, zero]);
+                            main(ie, j)
+                        },
+                    )?
+                } else {
+                    let some = ie.prim(Opcode::Ige, &[count, one]);
+                    ie.check(some, &none)?;
+                    let last = ie.prim(Opcode::Isub, &[count, one]);
+                    let j = ie.theta_within(Domain::Int, zero, last, which)?;
+                    main(ie, j)?
+                };
                 let n = ie.theta_within(Domain::all(t), picked[0], picked[1], bound)?;
                 // The PGF: where among the candidates the bound stops the loop.
+                let pzero = pe.i64(0);
                 let locate = pe.i64(-2);
                 let mut args = kf.clone();
-                args.extend([locate, nf]);
+                args.extend([locate, nf, pzero]);
                 let located = pe.call(&trip.scan, &args)?;
-                pe.record(located[0], which)?;
+                if plan.tail {
+                    let count_mode = pe.i64(-1);
+                    let mut args = kf.clone();
+                    args.extend([count_mode, nf, pzero]);
+                    let counted = pe.call(&trip.scan, &args)?;
+                    let half = pe.f64(0.5);
+                    let share = pe.f64(TAIL_SHARE);
+                    let lim = pe.f64(limit as f64);
+                    let visit = pe.prim(Opcode::FcvtFromI64, &[located[3]]);
+                    let visit = pe.prim(Opcode::Fadd, &[visit, half]);
+                    let u_tail = pe.prim(Opcode::Fdiv, &[visit, lim]);
+                    let u_tail = pe.prim(Opcode::Fmul, &[u_tail, share]);
+                    let index = pe.prim(Opcode::FcvtFromI64, &[located[0]]);
+                    let index = pe.prim(Opcode::Fadd, &[index, half]);
+                    let cf = pe.prim(Opcode::FcvtFromI64, &[counted[0]]);
+                    let frac = pe.prim(Opcode::Fdiv, &[index, cf]);
+                    let width = pe.f64(1.0 - TAIL_SHARE);
+                    let u_main = pe.prim(Opcode::Fmul, &[frac, width]);
+                    let u_main = pe.prim(Opcode::Fadd, &[u_main, share]);
+                    let m4 = pe.i64(-4);
+                    let in_tail = pe.prim(Opcode::Ieq, &[located[0], m4]);
+                    let u = pe.select(in_tail, u_tail, u_main)?;
+                    pe.record(u, which)?;
+                } else {
+                    pe.record(located[0], which)?;
+                }
                 pe.record(nf, bound)?;
-                Ok((picked[2..].to_vec(), n))
+                Ok((picked[3..].to_vec(), n))
             })
             .map_err(|e| rule_error(c, e))?;
         for (k, &q) in params.iter().enumerate() {
