@@ -27,6 +27,7 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
             "../programs/trips.pinv",
             &[
                 "odd_sum",
+                "down_to",
                 "even_sum",
                 "doublings",
                 "years_to",
@@ -91,6 +92,10 @@ fn long_loops_round_trip_in_both_engines() {
     // Past a wrap-around of the sum: the tail's share of θ names these trip counts.
     for n in [0, 7, 40_000, 43_000, 50_000, 90_000] {
         round_trip(&trips, "big_steps", &[I(n)]);
+    }
+    // A sum of a counter running down rises, then falls for good once the counter is negative.
+    for lo in [-300, -150, -101, -100, -1, 0, 1, 50, 99, 100, 200] {
+        round_trip(&trips, "down_to", &[I(lo)]);
     }
     for n in [-1, 0, 5, 1000] {
         round_trip(&trips, "sum_squares", &[I(n)]);

@@ -15,9 +15,15 @@
 //!
 //! The scan must know when to stop. It stops when no bound can go round any further (the
 //! intervals of the tests are empty), or when a value compared with y has passed it for good:
-//! an i64 value that changes by a step of known sign at every trip (`r += i` with `i >= 0`), and
-//! cannot wrap within the iteration limit (so `r` never comes back to y). Without such a proof
-//! the loop is not scanned (θ reads the bound, as before).
+//! - an i64 value that changes by a step of known sign at every trip (`r += i` with `i >= 0`),
+//!   and cannot wrap within the iteration limit (so `r` never comes back to y);
+//! - one whose step is a counter moving one way ([`Curve`]: `s += i` with `i` counting down
+//!   rises, then falls for good once `i <= 0`), stopped once the step leads away from y too;
+//! - one that may wrap round within the limit (`s += i * i`) stops the candidates before a wrap;
+//!   those past one (the tail) are found by scanning on, when θ asks for them through a share of
+//!   [`TAIL_SHARE`] of its first read.
+//!
+//! Without such a proof the loop is not scanned (θ reads the bound, as before).
 //!
 //! What this module owns: the recognition ([`plan`]), the helper function it generates for a
 //! loop head `H` of `f`, `f.trips.H` (the scan: H's instructions and the loop body, copied, with
@@ -120,6 +126,9 @@ pub(super) struct Plan {
     /// Exit arguments that move one way at every trip: (index, nondecreasing, may wrap round
     /// within the iteration limit).
     monotone: Vec<(usize, bool, bool)>,
+    /// Exit arguments whose step at each trip is another head parameter that moves one way, so
+    /// that once the step has the sign that leads away from y it keeps it ([`Curve`]).
+    curves: Vec<Curve>,
     /// Whether the only values that stop the scan may wrap round: then trip counts past a wrap
     /// (the tail) are found by scanning on, and θ reaches them through a small share of its
     /// domain ([`TAIL_SHARE`]).
@@ -278,8 +287,13 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
     if !tail {
         monotone.retain(|m| !m.2);
     }
+    let mut curves = Vec::new();
+    let tail = tail && !monotone.is_empty();
     if monotone.is_empty() {
-        return None;
+        curves = find_curves(c, cfg, &offsets, &init, &exit.args, params, limit);
+        if curves.is_empty() {
+            return None;
+        }
     }
     Some(Plan {
         head,
@@ -296,6 +310,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         round,
         exit_args: exit.args.clone(),
         monotone,
+        curves,
         tail,
         span: c.insts[test].span,
     })
@@ -656,6 +671,99 @@ fn exit_test(c: &Function, head: Block, blocks: &BTreeSet<Block>) -> Option<Exit
         a,
         b,
     })
+}
+
+/// An exit argument `o` (index `exit`) that each trip changes by `sign · (h + offset)`, with `h`
+/// the head's parameter `step` moving one way: the steps are monotone, so `o` is convex (steps
+/// nondecreasing: once a step is ≥ 0 and `o` is above y, it never comes back) or concave (the
+/// mirror image). `Σ i` for `i` counting down from 100 rises, then falls for good.
+#[derive(Clone, Copy, Debug)]
+struct Curve {
+    exit: usize,
+    step: usize,
+    offset: i64,
+    sign: i64,
+    convex: bool,
+}
+
+/// The [`Curve`]s among the exit arguments, where the head's parameter they are a copy of starts
+/// from a constant, comes round as itself plus a step `±(h + c)`, and cannot wrap round within
+/// the iteration limit.
+fn find_curves(
+    c: &Function,
+    cfg: &Cfg,
+    offsets: &Offsets<'_>,
+    init: &[Init],
+    exit_args: &[Value],
+    params: &[Value],
+    limit: i128,
+) -> Vec<Curve> {
+    let mut out = Vec::new();
+    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
+        .iter()
+        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
+        .collect();
+    let [latch] = latches.as_slice() else {
+        return out;
+    };
+    for (e, &a) in exit_args.iter().enumerate() {
+        let Some(o) = params.iter().position(|&q| q == a) else {
+            continue;
+        };
+        let (Init::Const(Const::I64(start)), Some((lo, hi))) =
+            (init[o], offsets.latch_step(cfg, o))
+        else {
+            continue;
+        };
+        // No wrap: every value within the limit's reach fits.
+        let reach = (
+            i128::from(start) + limit * lo.min(0),
+            i128::from(start) + limit * hi.max(0),
+        );
+        if i64::try_from(reach.0).is_err() || i64::try_from(reach.1).is_err() {
+            continue;
+        }
+        let Some(&next) = latch.args.get(o) else {
+            continue;
+        };
+        let ValueDef::Result(inst, _) = c.values[next].def else {
+            continue;
+        };
+        let InstKind::Prim { op, args } = &c.insts[inst].kind else {
+            continue;
+        };
+        let (d, sign) = match (op, args.as_slice()) {
+            (Opcode::Iadd, &[x, d]) if offsets.from(x, o) == Some((0, 0)) => (d, 1),
+            (Opcode::Iadd, &[d, x]) if offsets.from(x, o) == Some((0, 0)) => (d, 1),
+            (Opcode::Isub, &[x, d]) if offsets.from(x, o) == Some((0, 0)) => (d, -1),
+            _ => continue,
+        };
+        // The step is another parameter plus a constant, and that parameter moves one way.
+        for &(j, dlo, dhi) in offsets.all(d) {
+            let (true, Some((slo, shi)), Ok(offset)) = (
+                j != o && dlo == dhi,
+                offsets.latch_step(cfg, j),
+                i64::try_from(dlo),
+            ) else {
+                continue;
+            };
+            let steps_up = slo >= 0;
+            let steps_down = shi <= 0;
+            if !(steps_up || steps_down) || c.value_type(params[j]) != Type::I64 {
+                continue;
+            }
+            out.push(Curve {
+                exit: e,
+                step: j,
+                offset,
+                sign,
+                // The steps of o go up when h goes up (sign +) or down (sign −).
+                convex: steps_up == (sign > 0),
+            });
+            break;
+        }
+    }
+    out
 }
 
 /// Whether the entry edge passes the head's `k`-th parameter something other than a constant.
@@ -1301,6 +1409,33 @@ pub(super) fn build_scan(
         } else {
             stop = prim(&mut s, onward, Opcode::Bor, &[stop, beyond]);
         }
+    }
+    for curve in &plan.curves {
+        // The coming trip's step, sign · (h + offset): once it leads away from y and o is past
+        // y on that side, o stays there.
+        let h = hp[curve.step];
+        let k = i(&mut s, onward, curve.offset);
+        let step = prim(&mut s, onward, Opcode::Iadd, &[h, k]);
+        let step = if curve.sign < 0 {
+            prim(&mut s, onward, Opcode::Ineg, &[step])
+        } else {
+            step
+        };
+        let zero = i(&mut s, onward, 0);
+        let (o, y) = (exits[curve.exit], ks[curve.exit]);
+        let (away, beyond) = if curve.convex {
+            (
+                prim(&mut s, onward, Opcode::Ige, &[step, zero]),
+                prim(&mut s, onward, Opcode::Igt, &[o, y]),
+            )
+        } else {
+            (
+                prim(&mut s, onward, Opcode::Ile, &[step, zero]),
+                prim(&mut s, onward, Opcode::Ilt, &[o, y]),
+            )
+        };
+        let done = prim(&mut s, onward, Opcode::Band, &[away, beyond]);
+        stop = prim(&mut s, onward, Opcode::Bor, &[stop, done]);
     }
     let m2 = i(&mut s, onward, -2);
     let m4 = i(&mut s, onward, -4);
