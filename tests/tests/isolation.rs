@@ -380,3 +380,31 @@ fn blocks_of_functions_with_control_flow_are_isolated() {
         );
     }
 }
+
+#[test]
+fn a_function_of_one_linear_form_joins_the_linear_system() {
+    // The variance of two numbers is (a − b)²/4 once rewritten: with the mean, a linear system
+    // in (a + b, a − b). θ picks only the sign of a − b, and every draw is a preimage (it was
+    // 0% before the linear form joined the system). The other two show the same shape where
+    // the walk alone also succeeds, which the system must not spoil.
+    let program = Program::parse(
+        "forms.pinv",
+        "fn mean_var2(a: f64, b: f64) -> (f64, f64) {
+             let m = (a + b) / 2.0;
+             let v = ((a - m) * (a - m) + (b - m) * (b - m)) / 2.0;
+             (m, v)
+         }
+         fn sum_diff_exp(a: f64, b: f64) -> (f64, f64) { (a + b, exp(a - b)) }
+         fn rot_sin(x: f64, y: f64) -> (f64, f64) { (x + 2.0 * y, sin(x - y)) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: 200,
+        ..CheckConfig::default()
+    };
+    for name in ["mean_var2", "sum_diff_exp", "rot_sin"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}

@@ -433,6 +433,25 @@ fn isolate_plan(
         }
     }
 
+    // A rewrite can show a system the original body hides: `((a − m)² + (b − m)²)/2` with
+    // `m = (a + b)/2` becomes `(a − b)²/4`, a function of one linear form, which with `m` is a
+    // linear system. The solvers look at the best rewrite too.
+    if let Some(c) = best.as_ref().filter(|c| !c.perfect() && c.joint.is_empty()) {
+        let rewritten = c.clone();
+        for (plan, text) in crate::solve::joint_candidates(&rewritten.plan, names) {
+            let sim = simulate(&plan);
+            consider(
+                Some(Candidate {
+                    plan,
+                    sim,
+                    thetas: rewritten.thetas.clone(),
+                    numeric: rewritten.numeric.clone(),
+                    joint: vec![text],
+                }),
+                &mut best,
+            );
+        }
+    }
     let original_score = score(&before, ctx.plan.size());
     let chosen = best
         .filter(|c| c.score() < original_score && (!checks_only || c.sim.checks < before.checks));

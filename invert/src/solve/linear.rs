@@ -115,6 +115,24 @@ pub struct System {
     matrix: Vec<f64>,
     /// Per output, its known terms.
     known: Vec<Vec<(f64, PVal)>>,
+    /// Rows after the outputs': linear forms inside an output that is a function of one of
+    /// them (`v = (a − b)²/4`): (the output's index, the form's value in the plan, its known
+    /// terms). The helper computes the form, and the output is rewritten to use it, so that
+    /// once the ordinary walk has inverted the function (`a − b = ±2√v`) the system solves the
+    /// rest.
+    inner: Vec<(usize, PVal, Vec<(f64, PVal)>)>,
+}
+
+/// The operand of `atom` that carries its unknowns, when `atom` is a function of that one
+/// operand (a primitive whose other operands are free of unknowns, or a square).
+fn univariate_arg(plan: &Plan, atom: PVal, dep: &[bool]) -> Option<PVal> {
+    let inst = &plan.insts[atom.inst as usize];
+    if !matches!(inst.kind, PKind::Prim(_) | PKind::Sq) || inst.tys.len() != 1 {
+        return None;
+    }
+    let mut unknown = inst.args.iter().filter(|a| dep[a.inst as usize]);
+    let arg = *unknown.next()?;
+    (unknown.next().is_none() && arg.idx == 0 && plan.ty(arg) == Type::F64).then_some(arg)
 }
 
 /// The linear system among `plan`'s f64 outputs, if some atom occurs in two of them.
@@ -122,6 +140,8 @@ pub fn find_system(plan: &Plan) -> Option<System> {
     let dep = plan.depends_on_params();
     let mut outputs = Vec::new();
     let mut forms = Vec::new();
+    // Outputs that are a function of one linear form, as candidates for inner rows.
+    let mut inner_forms: Vec<(usize, PVal, Affine)> = Vec::new();
     for (i, &o) in plan.outputs.iter().enumerate() {
         if plan.ty(o) != Type::F64 || !dep[o.inst as usize] {
             continue;
@@ -131,11 +151,44 @@ pub fn find_system(plan: &Plan) -> Option<System> {
         if form.atoms.iter().any(|a| !a.1.is_finite()) || form.atoms.is_empty() {
             continue;
         }
+        if let [(atom, _)] = form.atoms.as_slice() {
+            if let Some(l) = univariate_arg(plan, *atom, &dep) {
+                let mut lf = affine(plan, l, &dep);
+                lf.atoms.retain(|a| a.1 != 0.0);
+                if !lf.atoms.is_empty() && lf.atoms.iter().all(|a| a.1.is_finite()) {
+                    inner_forms.push((i, l, lf));
+                    continue;
+                }
+            }
+        }
         outputs.push(i);
         forms.push(form);
     }
+    // An inner form joins the system when it shares an atom with another row; otherwise its
+    // output is an ordinary row again.
+    let mut inner = Vec::new();
+    let mut inner_rows: Vec<Affine> = Vec::new();
+    for (k, (i, l, lf)) in inner_forms.iter().enumerate() {
+        let shares = lf.atoms.iter().any(|(a, _)| {
+            forms.iter().any(|f| f.atoms.iter().any(|x| x.0 == *a))
+                || inner_forms
+                    .iter()
+                    .enumerate()
+                    .any(|(j, g)| j != k && g.2.atoms.iter().any(|x| x.0 == *a))
+        });
+        if shares {
+            inner.push((*i, *l, lf.known.clone()));
+            inner_rows.push(lf.clone());
+        } else {
+            let mut form = affine(plan, plan.outputs[*i], &dep);
+            form.atoms.retain(|a| a.1 != 0.0);
+            outputs.push(*i);
+            forms.push(form);
+        }
+    }
+    let rows: Vec<&Affine> = forms.iter().chain(&inner_rows).collect();
     let mut atoms: Vec<PVal> = Vec::new();
-    for f in &forms {
+    for f in &rows {
         for &(a, _) in &f.atoms {
             if !atoms.contains(&a) {
                 atoms.push(a);
@@ -143,17 +196,16 @@ pub fn find_system(plan: &Plan) -> Option<System> {
         }
     }
     let shared = atoms.iter().any(|a| {
-        forms
-            .iter()
+        rows.iter()
             .filter(|f| f.atoms.iter().any(|x| x.0 == *a))
             .count()
             >= 2
     });
-    if !shared || outputs.len() < 2 {
+    if !shared || rows.len() < 2 {
         return None;
     }
-    let mut matrix = vec![0.0; outputs.len() * atoms.len()];
-    for (r, f) in forms.iter().enumerate() {
+    let mut matrix = vec![0.0; rows.len() * atoms.len()];
+    for (r, f) in rows.iter().enumerate() {
         for &(a, c) in &f.atoms {
             if let Some(col) = atoms.iter().position(|&x| x == a) {
                 matrix[r * atoms.len() + col] = c;
@@ -165,6 +217,7 @@ pub fn find_system(plan: &Plan) -> Option<System> {
         atoms,
         matrix,
         known: forms.into_iter().map(|f| f.known).collect(),
+        inner,
     })
 }
 
@@ -178,10 +231,15 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
         .iter()
         .map(|&a| b.copy(plan, a, &ident, &mut memo))
         .collect();
-    let rows = system.outputs.len();
-    let span = system.outputs.first().map_or(Span::default(), |&o| {
-        plan.insts[plan.outputs[o].inst as usize].span
-    });
+    let rows = system.outputs.len() + system.inner.len();
+    let span = system
+        .outputs
+        .iter()
+        .chain(system.inner.iter().map(|(i, _, _)| i))
+        .next()
+        .map_or(Span::default(), |&o| {
+            plan.insts[plan.outputs[o].inst as usize].span
+        });
     let atoms: Vec<String> = system
         .atoms
         .iter()
@@ -197,6 +255,26 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
         vec![Type::F64; rows],
         span,
     );
+    // Each inner form is the helper's row from now on: the outputs built on it use that row.
+    for (j, (_, l, known)) in system.inner.iter().enumerate() {
+        let row = PVal {
+            inst: lin,
+            idx: (system.outputs.len() + j) as u32,
+        };
+        let l_span = plan.insts[l.inst as usize].span;
+        let mut value = b.sum_onto(plan, known, row, l_span, &mut memo);
+        if value.idx != 0 {
+            // One result of its own (·1 is exact, and keeps the sign of a zero).
+            let one = b.konst(Const::F64(1.0));
+            value = b.value(
+                PKind::Prim(Opcode::Fmul),
+                vec![value, one],
+                Type::F64,
+                l_span,
+            );
+        }
+        memo.insert(l.inst, value.inst);
+    }
     let mut outputs = Vec::new();
     for (i, &o) in plan.outputs.iter().enumerate() {
         let Some(r) = system.outputs.iter().position(|&k| k == i) else {
@@ -212,11 +290,21 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     }
     let mut out = b.finish();
     out.outputs = outputs;
-    let describe = format!(
-        "outputs {:?} as a linear system in {}",
-        system.outputs,
-        atoms.join(", ")
-    );
+    let inner: Vec<usize> = system.inner.iter().map(|(i, _, _)| *i).collect();
+    let describe = if inner.is_empty() {
+        format!(
+            "outputs {:?} as a linear system in {}",
+            system.outputs,
+            atoms.join(", ")
+        )
+    } else {
+        format!(
+            "outputs {:?}, and the linear forms inside outputs {:?}, as a linear system in {}",
+            system.outputs,
+            inner,
+            atoms.join(", ")
+        )
+    };
     (out.pruned(), describe)
 }
 
