@@ -120,8 +120,12 @@ pub struct System {
     /// terms). The helper computes the form, and the output is rewritten to use it, so that
     /// once the ordinary walk has inverted the function (`a − b = ±2√v`) the system solves the
     /// rest.
-    inner: Vec<(usize, PVal, Vec<(f64, PVal)>)>,
+    inner: Vec<InnerRow>,
 }
+
+/// A row of a [`System`] inside an output: (the output's index, the linear form's value in the
+/// plan, its known terms).
+type InnerRow = (usize, PVal, Vec<(f64, PVal)>);
 
 /// The operand of `atom` that carries its unknowns, when `atom` is a function of that one
 /// operand (a primitive whose other operands are free of unknowns, or a square).
