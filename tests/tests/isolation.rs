@@ -408,3 +408,60 @@ fn a_function_of_one_linear_form_joins_the_linear_system() {
         assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
     }
 }
+
+#[test]
+fn a_quotient_and_remainder_of_one_dividend_give_it_back_with_no_theta() {
+    let program = Program::parse(
+        "divmod.pinv",
+        "fn split100(x: i64) -> (i64, i64) { (x / 100, x % 100) }
+         fn clock(secs: i64) -> (i64, i64, i64) {
+             let h = secs / 3600;
+             let rest = secs % 3600;
+             (h, rest / 60, rest % 60)
+         }
+         fn shifted(x: i64, k: i64) -> (i64, i64) { ((x + k) / 7, (x + k) % 7) }",
+    )
+    .expect("compiles");
+    for name in ["split100", "clock"] {
+        let inverse = program.invert(name).expect("invertible");
+        assert!(
+            inverse.schema().slots.is_empty(),
+            "{name}: {}",
+            inverse.schema()
+        );
+    }
+    // Every dividend, the extremes included, comes back; pairs no dividend gives are refused.
+    let mut rng = pinv_core::rng::Rng::new(7);
+    let split = program.invert("split100").expect("invertible");
+    let mut xs = vec![
+        0,
+        1,
+        -1,
+        99,
+        -99,
+        100,
+        -100,
+        i64::MAX,
+        i64::MIN,
+        i64::MIN + 1,
+    ];
+    xs.extend((0..200).map(|_| rng.next_u64() as i64 >> (rng.next_u64() % 64)));
+    for x in xs {
+        let y = program.run("split100", &[Const::I64(x)]).expect("runs");
+        let back = split.call_with_tape(&y, &[]).expect("a preimage");
+        assert_eq!(back, [Const::I64(x)], "y = {y:?}");
+    }
+    for (q, r) in [(1, -3), (-1, 3), (0, 100), (i64::MAX, 99)] {
+        let e = split.call_with_tape(&[Const::I64(q), Const::I64(r)], &[]);
+        assert!(e.is_err(), "({q}, {r}) has no dividend: {e:?}");
+    }
+    let config = CheckConfig {
+        cases: 300,
+        ..CheckConfig::default()
+    };
+    for name in ["split100", "clock", "shifted"] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
+    }
+}

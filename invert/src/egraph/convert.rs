@@ -328,6 +328,7 @@ impl Input {
                 | PKind::Polar { .. }
                 | PKind::Linear { .. }
                 | PKind::SumProduct
+                | PKind::DivMod
                 | PKind::Wrap
                 | PKind::Bits(_)
                 | PKind::Affine(_)

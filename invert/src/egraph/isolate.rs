@@ -1023,6 +1023,7 @@ pub fn eval_plan(
             PKind::Polar { .. } => crate::solve::polar::eval(&a)?,
             PKind::Linear { rows, matrix, .. } => crate::solve::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
+            PKind::DivMod => crate::solve::divmod::eval(&a)?,
             PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Affine(spec) => spec.eval(&a)?,
             PKind::LinearRt { n } => crate::solve::linear_rt::eval(*n as usize, &a)?,

@@ -81,6 +81,7 @@ pub fn emit_plan(
             | PKind::Polar { .. }
             | PKind::Linear { .. }
             | PKind::SumProduct
+            | PKind::DivMod
             | PKind::Wrap
             | PKind::Bits(_)
             | PKind::Affine(_)
@@ -354,6 +355,7 @@ fn add_helpers(
                 Some(super::polar::install(module, layer, inst, angles, nonneg))
             }
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
+            PKind::DivMod => Some(super::divmod::install(module, layer)),
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
             PKind::Affine(spec) => Some(super::modular::install(module, layer, inst, spec)),

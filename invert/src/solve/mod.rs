@@ -33,6 +33,7 @@
 //! | [`linear_rt`] | f64 outputs linear in some inputs with coefficients from the others (a rotation by an input angle) | the inputs of the coefficients, read first |
 //! | [`polar`] | planar chains `Σ rᵢ·cos φᵢ`, `Σ rᵢ·sin φᵢ` | all angles but two, an elbow, turns |
 //! | [`sum_product`] | `(u + v, u·v)` | which root is which |
+//! | [`divmod`] | `(a / b, a % b)` of one i64 dividend | none |
 //! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
 //! | [`numeric`] | one unknown used several times (`x⁵ + x`) | a start point (the PGF records x) |
 //! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
@@ -45,6 +46,7 @@
 
 pub mod bits;
 pub mod bits_flow;
+pub mod divmod;
 pub mod gf2;
 pub mod helpers;
 pub mod linear;
@@ -74,6 +76,7 @@ pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
         linear_rt::find_system(plan).map(|system| linear_rt::candidate(plan, &system, names)),
         sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
         wrap::candidate(plan),
+        divmod::candidate(plan, names),
         bit_maps(plan),
         sums,
         both,

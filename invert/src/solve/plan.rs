@@ -70,6 +70,8 @@ pub enum PKind {
     },
     /// `(u + v, u·v)`: two results (the helper `iso.sumprod`, see [`super::sum_product`]).
     SumProduct,
+    /// `(a / b, a % b)` of i64s: two results (the helper `iso.divmod`, see [`super::divmod`]).
+    DivMod,
     /// `atan2(sin e, cos e)` (the helper `iso.wrap`, see [`super::wrap`]).
     Wrap,
     /// i64 values GF(2)-linear in the operands: one result per row word of the matrix (the
@@ -975,6 +977,13 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.checks += 1 + unknown.len();
                 }
             }
+            PKind::DivMod => {
+                // The rule solves the dividend from a known divisor; else the body's checks.
+                let divisor_known = is_known(&known, inst.args[1]);
+                if !(divisor_known && !is_known(&known, inst.args[0])) {
+                    sim.checks += 2;
+                }
+            }
             PKind::SumProduct => match distinct(&unknown) {
                 0 => sim.checks += 2,
                 1 if unknown.len() == 1 => sim.checks += 1,
@@ -1077,6 +1086,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Polar { .. } => format!("polar.{}", v.idx),
             PKind::Linear { .. } => format!("linear.{}", v.idx),
             PKind::SumProduct => format!("sumprod.{}", v.idx),
+            PKind::DivMod => format!("divmod.{}", v.idx),
             PKind::Wrap => "wrap".to_string(),
             PKind::Bits(_) => format!("bits.{}", v.idx),
             PKind::Affine(_) => "affine".to_string(),
