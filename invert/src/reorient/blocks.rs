@@ -104,6 +104,11 @@ impl Reorienter<'_> {
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
         let int_ranges = super::int_ranges::analyze(self.forward, &c, &mut self.int_returns);
+        let ranges = std::rc::Rc::new(super::ranges::analyze(
+            self.forward,
+            &c,
+            &mut self.call_ranges,
+        ));
         // A counter each trip computes from itself and constants (`i = i + 1.0`) takes known
         // values round the loop: the edges back carry one of them.
         let mut counter_facts: BTreeMap<(Block, usize), Vec<Fact>> = BTreeMap::new();
@@ -126,12 +131,8 @@ impl Reorienter<'_> {
         }
         let mut facts = Facts::new(&c, &cfg)
             .with_int_ranges(int_ranges)
+            .with_ranges(ranges.clone())
             .with_edge_facts(counter_facts);
-        let ranges = std::rc::Rc::new(super::ranges::analyze(
-            self.forward,
-            &c,
-            &mut self.call_ranges,
-        ));
         let cyclic = cfg.cyclic;
         let trips = self.plan_trips(&c, &cfg)?;
         let exit_bounds: BTreeMap<Block, Rc<ExitBounds>> = cfg
@@ -880,6 +881,26 @@ fn facts_hold(
             Fact::AtMost(k, a) => {
                 let bound = f.ins_const(at, Const::I64(*a), span);
                 f.ins_prim(at, Opcode::Ile, vec![values[*k], bound], span)
+            }
+            Fact::Within(k, lo, hi) => {
+                // Within the interval widened by the tolerance (values computed backwards
+                // carry rounding), or NaN, which no interval holds.
+                let v = values[*k];
+                let slack = |b: f64| tolerance * b.abs().max(1.0);
+                let mut inside = f.ins_prim(at, Opcode::Fne, vec![v, v], span);
+                let mut within = f.ins_const(at, Const::Bool(true), span);
+                if lo.is_finite() {
+                    let b = f.ins_const(at, Const::F64(lo - slack(*lo)), span);
+                    let ge = f.ins_prim(at, Opcode::Fge, vec![v, b], span);
+                    within = f.ins_prim(at, Opcode::Band, vec![within, ge], span);
+                }
+                if hi.is_finite() {
+                    let b = f.ins_const(at, Const::F64(hi + slack(*hi)), span);
+                    let le = f.ins_prim(at, Opcode::Fle, vec![v, b], span);
+                    within = f.ins_prim(at, Opcode::Band, vec![within, le], span);
+                }
+                inside = f.ins_prim(at, Opcode::Bor, vec![inside, within], span);
+                inside
             }
         };
         all = f.ins_prim(at, Opcode::Band, vec![all, holds], span);

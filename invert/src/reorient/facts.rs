@@ -32,12 +32,16 @@ pub enum Fact {
     AtLeast(usize, i64),
     /// The i64 value is at most this.
     AtMost(usize, i64),
+    /// The f64 value, unless NaN, lies in `[lo, hi]` (from [`super::ranges`]). It prunes the
+    /// edges a dispatch tests but never makes two edges exclusive: a NaN (which no interval
+    /// holds) keeps every edge possible, so θ still chooses for it.
+    Within(usize, f64, f64),
 }
 
 impl Fact {
     fn index(&self) -> usize {
         match self {
-            Fact::In(i, _) | Fact::AtLeast(i, _) | Fact::AtMost(i, _) => *i,
+            Fact::In(i, _) | Fact::AtLeast(i, _) | Fact::AtMost(i, _) | Fact::Within(i, _, _) => *i,
         }
     }
 }
@@ -209,6 +213,8 @@ pub struct Facts<'f> {
     /// Intervals of i64 values ([`super::int_ranges`]), for `AtLeast`/`AtMost` facts about the
     /// values an edge or a `return` carries.
     int_ranges: HashMap<Value, IntRange>,
+    /// Intervals of f64 values ([`super::ranges`]), for `Within` facts.
+    ranges: Option<std::rc::Rc<super::ranges::Ranges>>,
     /// Facts found elsewhere about the values an edge (from, side) carries.
     edge_extra: BTreeMap<(Block, usize), Vec<Fact>>,
 }
@@ -220,6 +226,7 @@ impl<'f> Facts<'f> {
             cfg,
             sets: BTreeMap::new(),
             int_ranges: HashMap::new(),
+            ranges: None,
             edge_extra: BTreeMap::new(),
         }
     }
@@ -237,8 +244,18 @@ impl<'f> Facts<'f> {
         self
     }
 
-    /// `AtLeast`/`AtMost` facts, as index `k`, for the finite bounds of `v`'s interval.
+    /// Also states the intervals of f64 values that `ranges` knows.
+    pub fn with_ranges(mut self, ranges: std::rc::Rc<super::ranges::Ranges>) -> Facts<'f> {
+        self.ranges = Some(ranges);
+        self
+    }
+
+    /// `AtLeast`/`AtMost` facts, as index `k`, for the finite bounds of `v`'s interval (a
+    /// `Within` fact for an f64 value).
     fn bounds(&self, k: usize, v: Value) -> Vec<Fact> {
+        if let Some((lo, hi)) = self.ranges.as_ref().and_then(|r| r.get(v)) {
+            return vec![Fact::Within(k, lo, hi)];
+        }
         let Some(&(lo, hi)) = self.int_ranges.get(&v) else {
             return Vec::new();
         };
@@ -392,7 +409,23 @@ impl<'f> Facts<'f> {
                 if let Some(set) = self.edge_arg_set(e, k) {
                     facts[i].push(Fact::In(k, set.into_iter().collect()));
                 } else if let Some(&arg) = e.args.get(k) {
-                    facts[i].extend(self.bounds(k, arg));
+                    // An f64 argument the branch taking this edge compared with a constant
+                    // is narrowed by that test.
+                    let test = self
+                        .f
+                        .terminator(e.from)
+                        .and_then(|t| match self.f.insts[t].kind {
+                            InstKind::Brif { cond, .. } => Some((cond, e.slot == 0)),
+                            _ => None,
+                        });
+                    let on_edge = self.ranges.as_ref().and_then(|r| {
+                        let (cond, taken) = test?;
+                        super::ranges::narrowed(self.f, cond, taken, arg, r.get(arg))
+                    });
+                    match on_edge {
+                        Some((lo, hi)) => facts[i].push(Fact::Within(k, lo, hi)),
+                        None => facts[i].extend(self.bounds(k, arg)),
+                    }
                 }
             }
         }

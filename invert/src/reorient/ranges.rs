@@ -7,12 +7,13 @@
 //! every draw gives a preimage, where drawing from all nonzero reals would waste half of them.
 //!
 //! Invariant: the interval contains every non-NaN value the forward code can compute there
-//! (rounding is monotone, so the bounds computed in floating point are safe). Block parameters
-//! are unknown (no widening is attempted), and a value that may be NaN has an interval for its
-//! other values only; a NaN operand is not in any narrowed θ domain, which only costs
+//! (rounding is monotone, so the bounds computed in floating point are safe). A block parameter
+//! has the hull of its incoming values, narrowed by the branch that brings each (see
+//! [`analyze`]); a loop head's is unknown (no widening is attempted). A value that may be NaN
+//! has an interval for its other values only; a NaN operand is not in any narrowed θ domain, which only costs
 //! completeness for NaN intermediates, whose outputs `pinv check` skips as non-finite.
 
-use pinv_core::ir::{Const, FuncId, Function, InstKind, Module, Opcode, Value};
+use pinv_core::ir::{Block, Const, FuncId, Function, InstKind, Module, Opcode, Value};
 use std::collections::HashMap;
 
 /// An interval `[lo, hi]`.
@@ -34,35 +35,130 @@ impl Ranges {
 }
 
 /// The intervals of `f`'s values, and of the functions it calls (memoised in `returns`).
+///
+/// Blocks are visited in layout order. A block parameter gets the hull of what its incoming
+/// edges carry when every edge comes from a block visited before it (a merge after `if`; not
+/// a loop head, whose back edge comes later), each argument narrowed by the branch that takes
+/// the edge when that branch compares it with a constant: in `if x < 1.0 { … } else { … }` the
+/// else side's `x` is at least 1.
 pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ranges {
     let mut r = Ranges::default();
-    for (_, inst) in f.insts_in_layout() {
-        let data = &f.insts[inst];
-        let get = |v: Value| r.map.get(&v).copied();
-        let results: Vec<Option<(f64, f64)>> = match &data.kind {
-            InstKind::Const(Const::F64(x)) if !x.is_nan() => vec![Some((*x, *x))],
-            InstKind::Prim { op, args } => {
-                let a = args.first().and_then(|&v| get(v));
-                let b = args.get(1).and_then(|&v| get(v));
-                vec![prim_range(*op, a, b)]
-            }
-            InstKind::Call { callee, .. } => call_range(module, *callee, returns),
-            _ => Vec::new(),
+    // Each block's incoming edges: (from, argument values, the branch's test on this side).
+    let mut incoming: HashMap<Block, Vec<Incoming>> = HashMap::new();
+    for &b in &f.layout {
+        let Some(t) = f.terminator(b) else { continue };
+        let kind = &f.insts[t].kind;
+        let cond = match kind {
+            InstKind::Brif { cond, .. } => Some(*cond),
+            _ => None,
         };
-        for (&v, range) in data.results.iter().zip(results) {
-            if let Some((lo, hi)) = range {
-                if !lo.is_nan()
-                    && !hi.is_nan()
-                    && lo <= hi
-                    && f.value_type(v) == pinv_core::ir::Type::F64
-                {
-                    r.map.insert(v, (lo, hi));
+        for (slot, call) in kind.successors().into_iter().enumerate() {
+            incoming.entry(call.block).or_default().push((
+                b,
+                call.args.clone(),
+                cond.map(|c| (c, slot == 0)),
+            ));
+        }
+    }
+    let mut done: std::collections::HashSet<Block> = std::collections::HashSet::new();
+    for &b in &f.layout {
+        let edges = incoming.get(&b).map(Vec::as_slice).unwrap_or_default();
+        if !edges.is_empty() && edges.iter().all(|(from, _, _)| done.contains(from)) {
+            for (k, &q) in f.blocks[b].params.iter().enumerate() {
+                if f.value_type(q) != pinv_core::ir::Type::F64 {
+                    continue;
+                }
+                let each: Option<Vec<(f64, f64)>> = edges
+                    .iter()
+                    .map(|(_, args, test)| {
+                        let a = *args.get(k)?;
+                        let range = match *test {
+                            Some((cond, taken)) => narrowed(f, cond, taken, a, r.get(a)),
+                            None => r.get(a),
+                        };
+                        range.filter(|(lo, hi)| lo <= hi)
+                    })
+                    .collect();
+                if let Some(each) = each {
+                    let lo = each.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+                    let hi = each.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+                    if lo <= hi && (lo > f64::NEG_INFINITY || hi < f64::INFINITY) {
+                        r.map.insert(q, (lo, hi));
+                    }
+                }
+            }
+        }
+        done.insert(b);
+        for &inst in &f.blocks[b].insts {
+            let data = &f.insts[inst];
+            let get = |v: Value| r.map.get(&v).copied();
+            let results: Vec<Option<(f64, f64)>> = match &data.kind {
+                InstKind::Const(Const::F64(x)) if !x.is_nan() => vec![Some((*x, *x))],
+                InstKind::Prim { op, args } => {
+                    let a = args.first().and_then(|&v| get(v));
+                    let b = args.get(1).and_then(|&v| get(v));
+                    vec![prim_range(*op, a, b)]
+                }
+                InstKind::Call { callee, .. } => call_range(module, *callee, returns),
+                _ => Vec::new(),
+            };
+            for (&v, range) in data.results.iter().zip(results) {
+                if let Some((lo, hi)) = range {
+                    if !lo.is_nan()
+                        && !hi.is_nan()
+                        && lo <= hi
+                        && f.value_type(v) == pinv_core::ir::Type::F64
+                    {
+                        r.map.insert(v, (lo, hi));
+                    }
                 }
             }
         }
     }
     r
 }
+
+/// The interval of `a` on the side of a branch on `cond` where it is `taken`, when `cond`
+/// compares `a` with a constant (closed: a strict end is kept; NaN is in no interval).
+pub(super) fn narrowed(
+    f: &Function,
+    cond: Value,
+    taken: bool,
+    a: Value,
+    range: Option<(f64, f64)>,
+) -> Option<(f64, f64)> {
+    let (lo, hi) = range.unwrap_or(FULL);
+    let pinv_core::ir::ValueDef::Result(test, _) = f.values[cond].def else {
+        return range;
+    };
+    let InstKind::Prim { op, args } = &f.insts[test].kind else {
+        return range;
+    };
+    let constant = |v: Value| match f.values[v].def {
+        pinv_core::ir::ValueDef::Result(i, _) => match f.insts[i].kind {
+            InstKind::Const(Const::F64(c)) if !c.is_nan() => Some(c),
+            _ => None,
+        },
+        _ => None,
+    };
+    // `a OP c` (or `c OP a`, mirrored) says a is below or above c on this side.
+    let (below, c) = match (args.as_slice(), op) {
+        (&[x, k], Opcode::Flt | Opcode::Fle) if x == a => (taken, constant(k)?),
+        (&[x, k], Opcode::Fgt | Opcode::Fge) if x == a => (!taken, constant(k)?),
+        (&[k, x], Opcode::Flt | Opcode::Fle) if x == a => (!taken, constant(k)?),
+        (&[k, x], Opcode::Fgt | Opcode::Fge) if x == a => (taken, constant(k)?),
+        _ => return range,
+    };
+    let narrowed = if below {
+        (lo, hi.min(c))
+    } else {
+        (lo.max(c), hi)
+    };
+    (narrowed != FULL).then_some(narrowed)
+}
+
+/// An edge into a block: (from, its arguments, the branch's condition and the side taken).
+type Incoming = (Block, Vec<Value>, Option<(Value, bool)>);
 
 /// The intervals of a callee's results: the hull of its returned values' intervals.
 fn call_range(
@@ -201,5 +297,29 @@ mod tests {
         assert_eq!(call.1, Some((0.0, f64::INFINITY)));
         let sin = ranges.map.values().any(|&r| r == (-2.0, 2.0));
         assert!(sin, "{found:?}");
+    }
+
+    #[test]
+    fn a_branch_on_a_constant_bounds_its_sides() {
+        // tri_wave's pieces: x on [1, 2] gives 2 − x in [0, 1], and x ≥ 2 gives x − 2 ≥ 0, so
+        // the merged result of the inner `if` is never negative; the first piece x < 1 is
+        // bounded above. Every value computed at random inputs lies in its interval.
+        let file = SourceFile::new(
+            "w.pinv",
+            "fn tri_wave(x: f64) -> f64 {
+                 if x < 1.0 { x } else if x < 2.0 { 2.0 - x } else { x - 2.0 }
+             }",
+        );
+        let compiled = pinv_core::compile(&file).expect("compiles");
+        let module = &compiled.module;
+        let f = &module.functions[module.get("tri_wave").expect("tri_wave")];
+        // In closed block form, as the reorientation sees it: x reaches each piece as a
+        // parameter of its block, along the branch that tested it.
+        let closed = crate::reorient::close_blocks(f);
+        let ranges = analyze(module, &closed, &mut HashMap::new());
+        let has = |want: (f64, f64)| ranges.map.values().any(|&r| r == want);
+        assert!(has((0.0, 1.0)), "{:?}", ranges.map);
+        assert!(has((0.0, f64::INFINITY)), "{:?}", ranges.map);
+        assert!(has((1.0, 2.0)), "{:?}", ranges.map);
     }
 }

@@ -227,6 +227,12 @@ impl Compare {
         }
         if rel.direct() {
             let (mut lo, mut hi) = self.side(e, k, rel)?;
+            if let (false, Some((slo, shi))) = (self.int(), e.operand_range(operand)) {
+                // What the forward code can compute there (a branch that compared it before).
+                let (slo, shi) = (e.fc(slo), e.fc(shi));
+                lo = e.prim(Opcode::Fmax, &[lo, slo]);
+                hi = e.prim(Opcode::Fmin, &[hi, shi]);
+            }
             if let Some((blo, bhi)) = e.operand_bound(operand) {
                 // What else is known of the operand at run time narrows its side further.
                 let (max, min) = if self.int() {
