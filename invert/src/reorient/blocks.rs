@@ -53,8 +53,15 @@ struct BlockCtx {
 /// A loop whose trip count the inverse scans for ([`super::trips`]).
 pub(super) struct Trip {
     pub plan: super::trips::Plan,
-    /// The scan helper's module name.
-    pub scan: String,
+    /// The function the loop is in.
+    pub of: String,
+}
+
+impl Trip {
+    /// The module name of the scan function for `mode`.
+    pub fn scan(&self, mode: super::trips::ScanMode) -> String {
+        mode.name(&self.of, self.plan.head())
+    }
 }
 
 /// Where the inverse walks back to, from a region.

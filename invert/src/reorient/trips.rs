@@ -137,6 +137,11 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// The loop's head.
+    pub fn head(&self) -> Block {
+        self.head
+    }
+
     /// Whether `b` is a block of the loop.
     pub fn contains(&self, b: Block) -> bool {
         b == self.head || self.body.contains(&b)
@@ -1102,11 +1107,6 @@ fn shift(o: Offset, d: IntRange, sign: i128) -> Option<Offset> {
     Some((o.0, o.1.checked_add(lo)?, o.2.checked_add(hi)?))
 }
 
-/// The name of a loop's scan helper.
-pub(super) fn scan_name(f: &str, head: Block) -> String {
-    format!("{f}.trips.{head}")
-}
-
 /// Copies the loop's body (its blocks other than the head) into `s`, with `map` giving the
 /// head's values; an edge back to the head becomes a jump to `visit` with `extra` appended.
 /// Returns the copy of the block the head goes round to.
@@ -1164,11 +1164,38 @@ fn copy_body(
         .ok_or_else(|| "the loop body is missing".to_string())
 }
 
-/// Builds `f.trips.H` (see the module docs).
+/// What a scan function does ([`build_scan`] makes one per mode, each with only its own tests
+/// in the loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ScanMode {
+    /// Counts the candidates before any wrap, returning the first.
+    Count,
+    /// Returns candidate `pick` (before any wrap).
+    Pick,
+    /// Returns the index of the candidate at which bound `n` leaves (−4 past a wrap).
+    Locate,
+    /// Returns the first candidate past a wrap at or after visit `from`.
+    Tail,
+}
+
+impl ScanMode {
+    /// The mode's function name, for loop head `head` of function `f`.
+    pub fn name(self, f: &str, head: Block) -> String {
+        let mode = match self {
+            ScanMode::Count => "count",
+            ScanMode::Pick => "pick",
+            ScanMode::Locate => "locate",
+            ScanMode::Tail => "tail",
+        };
+        format!("{f}.trips.{head}.{mode}")
+    }
+}
+
+/// Builds `f.trips.H.MODE` (see the module docs).
 pub(super) fn build_scan(
     c: &Function,
     plan: &Plan,
-    name: String,
+    mode: ScanMode,
     iteration_limit: i64,
     tolerance: f64,
 ) -> Result<Function, String> {
@@ -1182,7 +1209,7 @@ pub(super) fn build_scan(
     let mut returns = vec![Type::I64, t, t, Type::I64];
     returns.extend(head_types.iter().copied());
     let mut s = Function::new(
-        name,
+        mode.name(&c.name, plan.head),
         FuncKind::GeneratedInverse { of: c.name.clone() },
         Signature { params, returns },
     );
@@ -1329,11 +1356,12 @@ pub(super) fn build_scan(
         false => prim(&mut s, go, Opcode::Bnot, &[test]),
     };
     let leaves = prim(&mut s, go, Opcode::Bnot, &[round_here]);
-    let minus2 = i(&mut s, go, -2);
-    let locating = prim(&mut s, go, Opcode::Ieq, &[pick, minus2]);
-    let found_n = prim(&mut s, go, Opcode::Band, &[locating, leaves]);
     let (located, next) = (s.create_block(), s.create_block());
-    branch(&mut s, go, found_n, located, next);
+    if mode == ScanMode::Locate {
+        branch(&mut s, go, leaves, located, next);
+    } else {
+        s.ins_jump(go, next, Vec::new(), span);
+    }
     // status = cand ? (passed ? −4 : idx) : −1, as (at + 1)·cand − 1 with at = idx or −4.
     let c1 = i(&mut s, located, 1);
     let m4 = i(&mut s, located, -4);
@@ -1349,30 +1377,42 @@ pub(super) fn build_scan(
     ret(&mut s, located, status, (lo, hi, steps), &hp);
     // Picking: is this the candidate asked for (before a wrap), or the first of the tail's at
     // or past visit `from`?
-    let main = prim(&mut s, next, Opcode::Bnot, &[passed]);
-    let is_pick = prim(&mut s, next, Opcode::Ieq, &[pick, idx]);
-    let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, cand]);
-    let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, main]);
-    let (picked, tail_test, onward) = (s.create_block(), s.create_block(), s.create_block());
-    branch(&mut s, next, is_pick, picked, tail_test);
-    ret(&mut s, picked, idx, (lo, hi, steps), &hp);
-    let m4 = i(&mut s, tail_test, -4);
-    let tailing = prim(&mut s, tail_test, Opcode::Ieq, &[pick, m4]);
-    let far = prim(&mut s, tail_test, Opcode::Ige, &[steps, from]);
-    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[tailing, far]);
-    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[is_tail, passed]);
-    let is_tail = prim(&mut s, tail_test, Opcode::Band, &[is_tail, cand]);
-    let tail_picked = s.create_block();
-    branch(&mut s, tail_test, is_tail, tail_picked, onward);
-    ret(&mut s, tail_picked, m4, (lo, hi, steps), &hp);
-    // Keep the first candidate.
+    let onward = s.create_block();
+    match mode {
+        ScanMode::Pick => {
+            let main = prim(&mut s, next, Opcode::Bnot, &[passed]);
+            let is_pick = prim(&mut s, next, Opcode::Ieq, &[pick, idx]);
+            let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, cand]);
+            let is_pick = prim(&mut s, next, Opcode::Band, &[is_pick, main]);
+            let picked = s.create_block();
+            branch(&mut s, next, is_pick, picked, onward);
+            ret(&mut s, picked, idx, (lo, hi, steps), &hp);
+        }
+        ScanMode::Tail => {
+            let far = prim(&mut s, next, Opcode::Ige, &[steps, from]);
+            let is_tail = prim(&mut s, next, Opcode::Band, &[far, passed]);
+            let is_tail = prim(&mut s, next, Opcode::Band, &[is_tail, cand]);
+            let tail_picked = s.create_block();
+            branch(&mut s, next, is_tail, tail_picked, onward);
+            let m4 = i(&mut s, tail_picked, -4);
+            ret(&mut s, tail_picked, m4, (lo, hi, steps), &hp);
+        }
+        ScanMode::Count | ScanMode::Locate => {
+            s.ins_jump(next, onward, Vec::new(), span);
+        }
+    }
+    // Keep the first candidate (counting returns it).
     let zero_here = i(&mut s, onward, 0);
     let is_first = prim(&mut s, onward, Opcode::Ieq, &[idx, zero_here]);
     let is_first = prim(&mut s, onward, Opcode::Band, &[is_first, cand]);
     let not_passed = prim(&mut s, onward, Opcode::Bnot, &[passed]);
     let is_first = prim(&mut s, onward, Opcode::Band, &[is_first, not_passed]);
     let (take, keep, cont) = (s.create_block(), s.create_block(), s.create_block());
-    branch(&mut s, onward, is_first, take, keep);
+    if mode == ScanMode::Count {
+        branch(&mut s, onward, is_first, take, keep);
+    } else {
+        s.ins_jump(onward, keep, Vec::new(), span);
+    }
     let mut taken = vec![lo, hi];
     taken.extend(hp.iter().copied());
     s.ins_jump(take, cont, taken, span);
@@ -1437,24 +1477,17 @@ pub(super) fn build_scan(
         let done = prim(&mut s, onward, Opcode::Band, &[away, beyond]);
         stop = prim(&mut s, onward, Opcode::Bor, &[stop, done]);
     }
-    let m2 = i(&mut s, onward, -2);
-    let m4 = i(&mut s, onward, -4);
-    let past = prim(&mut s, onward, Opcode::Ieq, &[pick, m2]);
-    let tail_mode = prim(&mut s, onward, Opcode::Ieq, &[pick, m4]);
-    let past = prim(&mut s, onward, Opcode::Bor, &[past, tail_mode]);
-    let main_only = prim(&mut s, onward, Opcode::Bnot, &[past]);
-    let main_done = prim(&mut s, onward, Opcode::Band, &[passed1, main_only]);
-    stop = prim(&mut s, onward, Opcode::Bor, &[stop, main_done]);
+    if matches!(mode, ScanMode::Count | ScanMode::Pick) {
+        stop = prim(&mut s, onward, Opcode::Bor, &[stop, passed1]);
+    }
     let (stopped, round) = (s.create_block(), s.create_block());
     branch(&mut s, onward, stop, stopped, round);
     // Stopped: the count when counting, else −1 (no such candidate).
-    let minus1 = i(&mut s, stopped, -1);
-    let counting = prim(&mut s, stopped, Opcode::Ieq, &[pick, minus1]);
-    let ci = prim(&mut s, stopped, Opcode::BoolToI64, &[counting]);
-    let c1 = i(&mut s, stopped, 1);
-    let plus1 = prim(&mut s, stopped, Opcode::Iadd, &[idx_next, c1]);
-    let prod = prim(&mut s, stopped, Opcode::Imul, &[plus1, ci]);
-    let status = prim(&mut s, stopped, Opcode::Isub, &[prod, c1]);
+    let status = if mode == ScanMode::Count {
+        idx_next
+    } else {
+        i(&mut s, stopped, -1)
+    };
     ret(&mut s, stopped, status, (c_lo, c_hi, steps), &c_state);
     // One trip: the loop body, copied, back to the next visit.
     let round_args: Vec<Value> = plan
@@ -1569,21 +1602,26 @@ impl Reorienter<'_> {
             let Some(plan) = plan(c, cfg, head, self.options.iteration_limit) else {
                 continue;
             };
-            let scan_name = scan_name(&c.name, head);
-            let scan = build_scan(
-                c,
-                &plan,
-                scan_name.clone(),
-                self.options.iteration_limit,
-                self.options.emit.tolerance,
-            )
-            .map_err(Error::Internal)?;
-            self.add(scan)?;
+            let mut modes = vec![ScanMode::Count, ScanMode::Pick, ScanMode::Locate];
+            if plan.tail {
+                modes.push(ScanMode::Tail);
+            }
+            for mode in modes {
+                let scan = build_scan(
+                    c,
+                    &plan,
+                    mode,
+                    self.options.iteration_limit,
+                    self.options.emit.tolerance,
+                )
+                .map_err(Error::Internal)?;
+                self.add(scan)?;
+            }
             out.insert(
                 head,
                 Rc::new(Trip {
                     plan,
-                    scan: scan_name,
+                    of: c.name.clone(),
                 }),
             );
         }
@@ -1628,7 +1666,7 @@ impl Reorienter<'_> {
                 let count_mode = ie.i64(-1);
                 let mut args = ks.clone();
                 args.extend([count_mode, dummy, zero]);
-                let counted = ie.call(&trip.scan, &args)?;
+                let counted = ie.call(&trip.scan(ScanMode::Count), &args)?;
                 let count = counted[0];
                 let types: Vec<Type> = counted[1..].iter().map(|&v| ie.value_type(v)).collect();
                 // Candidate j before any wrap: the first comes with the count.
@@ -1641,7 +1679,7 @@ impl Reorienter<'_> {
                         |ie| {
                             let mut args = ks.clone();
                             args.extend([j, dummy, zero]);
-                            let picked = ie.call(&trip.scan, &args)?;
+                            let picked = ie.call(&trip.scan(ScanMode::Pick), &args)?;
                             let found = ie.prim(Opcode::Ieq, &[picked[0], j]);
                             ie.check(found, "the loop's scan lost a candidate")?;
                             Ok(picked[1..].to_vec())
@@ -1666,7 +1704,7 @@ impl Reorienter<'_> {
                             let tail_mode = ie.i64(-4);
                             let mut args = ks.clone();
                             args.extend([tail_mode, dummy, from]);
-                            let picked = ie.call(&trip.scan, &args)?;
+                            let picked = ie.call(&trip.scan(ScanMode::Tail), &args)?;
                             let found = ie.prim(Opcode::Ieq, &[picked[0], tail_mode]);
                             ie.check(found, &none)?;
                             Ok(picked[1..].to_vec())
@@ -1701,12 +1739,12 @@ impl Reorienter<'_> {
                 let locate = pe.i64(-2);
                 let mut args = kf.clone();
                 args.extend([locate, nf, pzero]);
-                let located = pe.call(&trip.scan, &args)?;
+                let located = pe.call(&trip.scan(ScanMode::Locate), &args)?;
                 if plan.tail {
                     let count_mode = pe.i64(-1);
                     let mut args = kf.clone();
                     args.extend([count_mode, nf, pzero]);
-                    let counted = pe.call(&trip.scan, &args)?;
+                    let counted = pe.call(&trip.scan(ScanMode::Count), &args)?;
                     let half = pe.f64(0.5);
                     let share = pe.f64(TAIL_SHARE);
                     let lim = pe.f64(limit as f64);
