@@ -465,3 +465,58 @@ fn a_quotient_and_remainder_of_one_dividend_give_it_back_with_no_theta() {
         assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
     }
 }
+
+#[test]
+fn a_square_nonlinear_system_is_solved_by_newtons_method() {
+    // The mean and variance of three numbers: θ fixes one number, Newton's method finds the
+    // other two from a θ start. Sound and complete (x comes back bit for bit: the PGF's start
+    // is x itself), and most θ drawn are accepted (a free number beyond the sphere's radius,
+    // or a start outside every basin, is a domain error, never a wrong x).
+    let program = Program::parse(
+        "newton.pinv",
+        "fn stats3(a: f64, b: f64, c: f64) -> (f64, f64) {
+             let m = (a + b + c) / 3.0;
+             let v = ((a - m) * (a - m) + (b - m) * (b - m) + (c - m) * (c - m)) / 3.0;
+             (m, v)
+         }
+         fn sym3(x: f64, y: f64, z: f64) -> (f64, f64, f64) {
+             (x + y + z, x * y + y * z + z * x, x * y * z)
+         }
+         fn cubic_pair(x: f64, y: f64) -> (f64, f64) { (x * x * x + y, y * y * y - x) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: 200,
+        ..CheckConfig::default()
+    };
+    for (name, floor) in [("stats3", 50.0), ("sym3", 50.0), ("cubic_pair", 95.0)] {
+        let report = check_function(&program, name, &config);
+        assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
+        assert_eq!(report.soundness.violations, 0, "{name}: {report:?}");
+        assert_eq!(
+            report.completeness.recovered, report.completeness.trials,
+            "{name}: {report:?}"
+        );
+        assert!(report.acceptance() >= floor, "{name}: {report:?}");
+    }
+    let inverse = program.invert("stats3").expect("invertible");
+    assert!(
+        inverse
+            .schema()
+            .to_string()
+            .contains("Newton's start point"),
+        "{}",
+        inverse.schema()
+    );
+    // Bit for bit through the PGF.
+    let x0 = [Const::F64(1.25), Const::F64(-3.5), Const::F64(7.0)];
+    let y = program.run("stats3", &x0).expect("runs");
+    let theta = inverse.pgf(&x0).expect("pgf");
+    assert_eq!(inverse.call_with_tape(&y, &theta).expect("inverts"), x0);
+    // A negative variance has no preimage: every θ is a domain error.
+    let mut sampler = Sampler::new(3);
+    for _ in 0..50 {
+        let (x, _) = inverse.sample(&[Const::F64(1.0), Const::F64(-2.0)], &mut sampler);
+        assert!(x.is_err(), "{x:?}");
+    }
+}

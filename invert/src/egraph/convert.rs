@@ -329,6 +329,7 @@ impl Input {
                 | PKind::Linear { .. }
                 | PKind::SumProduct
                 | PKind::DivMod
+                | PKind::Newton(_)
                 | PKind::Wrap
                 | PKind::Bits(_)
                 | PKind::Affine(_)

@@ -404,9 +404,12 @@ fn isolate_plan(
             &mut best,
         );
     }
+    // The best of the e-graph's rewrites alone, for the solvers to look at again below.
+    let mut rewrite: Option<Candidate> = None;
     if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
         let (r, c) = run(&ctx, &[]);
         one.runs.push(r);
+        consider(c.clone(), &mut rewrite);
         consider(c, &mut best);
     }
     if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
@@ -426,6 +429,7 @@ fn isolate_plan(
             }
             let (r, c) = run(&ctx, &[pivot]);
             one.runs.push(r);
+            consider(c.clone(), &mut rewrite);
             consider(c, &mut best);
             if best.as_ref().is_some_and(Candidate::perfect) {
                 break;
@@ -436,8 +440,7 @@ fn isolate_plan(
     // A rewrite can show a system the original body hides: `((a − m)² + (b − m)²)/2` with
     // `m = (a + b)/2` becomes `(a − b)²/4`, a function of one linear form, which with `m` is a
     // linear system. The solvers look at the best rewrite too.
-    if let Some(c) = best.as_ref().filter(|c| !c.perfect() && c.joint.is_empty()) {
-        let rewritten = c.clone();
+    if let Some(rewritten) = rewrite.filter(|c| !c.perfect()) {
         for (plan, text) in crate::solve::joint_candidates(&rewritten.plan, names) {
             let sim = simulate(&plan);
             consider(
@@ -1024,6 +1027,7 @@ pub fn eval_plan(
             PKind::Linear { rows, matrix, .. } => crate::solve::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
             PKind::DivMod => crate::solve::divmod::eval(&a)?,
+            PKind::Newton(r) => eval_plan(&plan.roots[*r].body, &a, module, budget)?,
             PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Affine(spec) => spec.eval(&a)?,
             PKind::LinearRt { n } => crate::solve::linear_rt::eval(*n as usize, &a)?,

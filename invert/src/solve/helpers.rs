@@ -82,6 +82,7 @@ pub fn emit_plan(
             | PKind::Linear { .. }
             | PKind::SumProduct
             | PKind::DivMod
+            | PKind::Newton(_)
             | PKind::Wrap
             | PKind::Bits(_)
             | PKind::Affine(_)
@@ -210,7 +211,7 @@ fn product(module: &mut Module, layer: &mut Layer, stack: &Stack) -> FuncId {
 }
 
 /// The square helper, added (with its rule) if the module does not have it yet.
-fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
+pub(super) fn square(module: &mut Module, layer: &mut Layer) -> FuncId {
     let body = |f: &mut Function, b: Block, p: &[Value]| {
         vec![f.ins_prim(b, Opcode::Fmul, vec![p[0], p[0]], Span::default())]
     };
@@ -356,6 +357,12 @@ fn add_helpers(
             }
             PKind::SumProduct => Some(super::sum_product::install(module, layer)),
             PKind::DivMod => Some(super::divmod::install(module, layer)),
+            PKind::Newton(r) => Some(super::newton::install(
+                module,
+                layer,
+                &plan.roots[*r],
+                inst.span,
+            )),
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
             PKind::Affine(spec) => Some(super::modular::install(module, layer, inst, spec)),

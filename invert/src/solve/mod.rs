@@ -34,6 +34,7 @@
 //! | [`polar`] | planar chains `Σ rᵢ·cos φᵢ`, `Σ rᵢ·sin φᵢ` | all angles but two, an elbow, turns |
 //! | [`sum_product`] | `(u + v, u·v)` | which root is which |
 //! | [`divmod`] | `(a / b, a % b)` of one i64 dividend | none |
+//! | [`newton`] | k ≤ 3 f64 outputs nonlinear in the same n ≥ k inputs (a mean and a variance) | the n − k free inputs, a start for the others |
 //! | [`wrap`] | `atan2(sin e, cos e)` | whole turns |
 //! | [`numeric`] | one unknown used several times (`x⁵ + x`) | a start point (the PGF records x) |
 //! | [`bits`] | i64 values GF(2)-linear in unknown words (xor, shifts, masks, rotations) | the null space's bits only |
@@ -52,6 +53,7 @@ pub mod helpers;
 pub mod linear;
 pub mod linear_rt;
 pub mod modular;
+pub mod newton;
 pub mod numeric;
 pub mod plan;
 pub mod polar;
@@ -77,6 +79,7 @@ pub fn joint_candidates(plan: &Plan, names: &[String]) -> Vec<(Plan, String)> {
         sum_product::find_pair(plan).map(|pair| sum_product::candidate(plan, &pair, names)),
         wrap::candidate(plan),
         divmod::candidate(plan, names),
+        newton::find_system(plan).map(|system| newton::candidate(plan, &system, names)),
         bit_maps(plan),
         sums,
         both,

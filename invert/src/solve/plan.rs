@@ -72,6 +72,10 @@ pub enum PKind {
     SumProduct,
     /// `(a / b, a % b)` of i64s: two results (the helper `iso.divmod`, see [`super::divmod`]).
     DivMod,
+    /// A nonlinear system solved by Newton's method: operands the system's unknowns, results
+    /// its outputs; the body is `Plan::roots[i]` (the helper `iso.newton.N`, see
+    /// [`super::newton`]).
+    Newton(usize),
     /// `atan2(sin e, cos e)` (the helper `iso.wrap`, see [`super::wrap`]).
     Wrap,
     /// i64 values GF(2)-linear in the operands: one result per row word of the matrix (the
@@ -368,6 +372,10 @@ impl PlanBuilder {
             PKind::Root(r) => {
                 let spec = from.roots[*r].clone();
                 PKind::Root(self.add_root(spec))
+            }
+            PKind::Newton(r) => {
+                let spec = from.roots[*r].clone();
+                PKind::Newton(self.add_root(spec))
             }
             k => k.clone(),
         };
@@ -977,6 +985,14 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.checks += 1 + unknown.len();
                 }
             }
+            PKind::Newton(_) => {
+                // The rule solves every operand, numerically; else the body, with checks.
+                if unknown.len() == inst.args.len() && distinct(&unknown) == unknown.len() {
+                    sim.roots += 1;
+                } else {
+                    sim.checks += 1 + unknown.len();
+                }
+            }
             PKind::DivMod => {
                 // The rule solves the dividend from a known divisor; else the body's checks.
                 let divisor_known = is_known(&known, inst.args[1]);
@@ -1087,6 +1103,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Linear { .. } => format!("linear.{}", v.idx),
             PKind::SumProduct => format!("sumprod.{}", v.idx),
             PKind::DivMod => format!("divmod.{}", v.idx),
+            PKind::Newton(r) => format!("newton{r}.{}", v.idx),
             PKind::Wrap => "wrap".to_string(),
             PKind::Bits(_) => format!("bits.{}", v.idx),
             PKind::Affine(_) => "affine".to_string(),

@@ -1,0 +1,625 @@
+//! Square nonlinear systems: Newton's method once θ has fixed the free unknowns.
+//!
+//! The mean and the variance of three numbers, `(Σxᵢ/3, Σ(xᵢ − m)²/3)`, use every unknown in
+//! both outputs, nonlinearly, and no rewrite leaves each once. Inverted one output at a time,
+//! the second output can only check what θ gave the first, and almost no θ passes. Solved as a
+//! system, θ fixes `n − k` of the `n` unknowns (the free directions), and the `k` outputs then
+//! determine the other `k`, found by Newton's method from a start point θ also gives.
+//!
+//! - **Recognition** ([`find_system`]): `k` f64 outputs (2 ≤ k ≤ [`MAX_EQUATIONS`]) built from
+//!   the same `n ≥ k` f64 inputs (at most [`MAX_UNKNOWNS`], used by no other output), by
+//!   primitives and squares alone, at least one of them nonlinear in them (a linear system is
+//!   [`super::linear`]'s).
+//! - **The rewritten plan** ([`candidate`]): the outputs become the results of one helper,
+//!   `iso.newton.N(u₁, …, uₙ)`, whose body (a [`RootSpec`] body with `k` results) is the
+//!   outputs' code. The first `k` inputs (in parameter order) are solved, the rest are free.
+//! - **The rule** ([`NewtonRule`]): θ gives the free unknowns, then a start point for each
+//!   solved one; `iso.newton.N.solve` runs Newton's method from it (the Jacobian by forward
+//!   differences, solved by Cramer's rule; a backtracking line search halves the step until the
+//!   residual shrinks; at most [`MAX_ITERATIONS`] steps) until every output is within the
+//!   tolerance, and a run that does not get there, or meets a singular Jacobian, is a domain
+//!   error. Where the start point already gives y within the tolerance it is returned as it is.
+//! - **The PGF** records the free unknowns' values and then x's own solved values as the start
+//!   point: Newton stops at once there, so x comes back bit for bit.
+//!
+//! Acceptance depends on where θ falls: a free unknown must leave the system solvable (for the
+//! variance, within the sphere's radius of the mean), and a start must lie in a basin of
+//! attraction. Soundness never depends on it: the rule checks the outputs, and the inverse ends
+//! with the original function's `f(x) = y` check.
+
+use super::helpers::{emit_plan, new_function};
+use super::plan::{PKind, PVal, Plan, PlanBuilder, RootSpec};
+use pinv_core::ir::{
+    Block, BlockCall, Const, FuncId, Function, InstKind, Module, Opcode, Type, Value,
+};
+use pinv_core::Span;
+use pinv_primitives::{
+    Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
+};
+use std::collections::{BTreeSet, HashMap};
+
+/// The most equations (outputs) solved by Newton's method together.
+pub const MAX_EQUATIONS: usize = 3;
+/// The most unknowns a system may have (solved and free).
+pub const MAX_UNKNOWNS: usize = 6;
+/// The most Newton steps.
+pub const MAX_ITERATIONS: i64 = 60;
+/// The most halvings of one step in the line search.
+pub const MAX_HALVINGS: i64 = 12;
+
+/// A nonlinear system among a plan's outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    /// The outputs in the system (indices into the plan's outputs).
+    pub outputs: Vec<usize>,
+    /// The plan's parameters they are built from, in order: the first `outputs.len()` solved.
+    pub params: Vec<u32>,
+}
+
+/// The parameters `v` depends on, or `None` if its code has anything but parameters, constants,
+/// primitives and squares.
+fn inputs(
+    plan: &Plan,
+    v: PVal,
+    memo: &mut HashMap<u32, Option<BTreeSet<u32>>>,
+) -> Option<BTreeSet<u32>> {
+    if let Some(known) = memo.get(&v.inst) {
+        return known.clone();
+    }
+    let inst = &plan.insts[v.inst as usize];
+    let found = match &inst.kind {
+        PKind::Param(p) => Some(BTreeSet::from([*p])),
+        PKind::Const(_) => Some(BTreeSet::new()),
+        PKind::Prim(_) | PKind::Sq => {
+            let mut all = BTreeSet::new();
+            let mut ok = true;
+            for &a in &inst.args {
+                match inputs(plan, a, memo) {
+                    Some(s) => all.extend(s),
+                    None => ok = false,
+                }
+            }
+            ok.then_some(all)
+        }
+        _ => None,
+    };
+    memo.insert(v.inst, found.clone());
+    found
+}
+
+/// The nonlinear system among `plan`'s outputs, if there is one (see the module docs).
+pub fn find_system(plan: &Plan) -> Option<System> {
+    let dep = plan.depends_on_params();
+    let mut memo = HashMap::new();
+    let mut outputs = Vec::new();
+    let mut params: BTreeSet<u32> = BTreeSet::new();
+    let mut nonlinear = false;
+    for (i, &o) in plan.outputs.iter().enumerate() {
+        if plan.ty(o) != Type::F64 || !dep[o.inst as usize] {
+            continue;
+        }
+        let used = inputs(plan, o, &mut memo)?;
+        if used.iter().any(|&p| plan.params[p as usize] != Type::F64) {
+            return None;
+        }
+        let form = super::linear::affine(plan, o, &dep);
+        nonlinear |= form
+            .atoms
+            .iter()
+            .any(|(a, _)| !matches!(plan.insts[a.inst as usize].kind, PKind::Param(_)));
+        outputs.push(i);
+        params.extend(used);
+    }
+    let (k, n) = (outputs.len(), params.len());
+    if !(2..=MAX_EQUATIONS).contains(&k) || n < k || n > MAX_UNKNOWNS || !nonlinear {
+        return None;
+    }
+    Some(System {
+        outputs,
+        params: params.into_iter().collect(),
+    })
+}
+
+/// The plan with `system`'s outputs computed by a Newton helper, and a description.
+pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, String) {
+    // The helper's body: the outputs' code over the system's parameters.
+    let n = system.params.len();
+    let mut body = PlanBuilder::new(vec![Type::F64; n]);
+    let mut memo = HashMap::new();
+    let position: HashMap<u32, usize> = system
+        .params
+        .iter()
+        .enumerate()
+        .map(|(j, &p)| (p, j))
+        .collect();
+    let local = |p: u32| PVal {
+        inst: position.get(&p).copied().unwrap_or(0) as u32,
+        idx: 0,
+    };
+    let outs: Vec<PVal> = system
+        .outputs
+        .iter()
+        .map(|&o| body.copy(plan, plan.outputs[o], &local, &mut memo))
+        .collect();
+    let mut body = body.finish();
+    body.outputs = outs;
+    // The system's inputs by name, solved first (the rule's θ roles name them).
+    let name = |p: u32| {
+        names
+            .get(p as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("p{p}"))
+    };
+    let text = system
+        .params
+        .iter()
+        .map(|&p| name(p))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let spec = RootSpec {
+        body: body.pruned(),
+        text: text.clone(),
+    };
+
+    let mut b = PlanBuilder::new(plan.params.clone());
+    let ident = |p: u32| PVal { inst: p, idx: 0 };
+    let mut memo = HashMap::new();
+    let args: Vec<PVal> = system.params.iter().map(|&p| b.param(p as usize)).collect();
+    let r = b.add_root(spec);
+    let k = system.outputs.len();
+    let span = plan.insts[plan.outputs[system.outputs[0]].inst as usize].span;
+    let h = b.push(PKind::Newton(r), args, vec![Type::F64; k], span);
+    let mut outputs = Vec::new();
+    for (i, &o) in plan.outputs.iter().enumerate() {
+        match system.outputs.iter().position(|&x| x == i) {
+            Some(j) => outputs.push(PVal {
+                inst: h,
+                idx: j as u32,
+            }),
+            None => outputs.push(b.copy(plan, o, &ident, &mut memo)),
+        }
+    }
+    let mut out = b.finish();
+    out.outputs = outputs;
+    let solved: Vec<&str> = system.params[..k]
+        .iter()
+        .map(|&p| names.get(p as usize).map_or("?", String::as_str))
+        .collect();
+    let describe = format!(
+        "outputs {:?} as a nonlinear system in {text}, {} solved by Newton's method",
+        system.outputs,
+        solved.join(", ")
+    );
+    (out.pruned(), describe)
+}
+
+/// The helper `iso.newton.N` for `spec` (with its solver and rule).
+pub fn install(module: &mut Module, layer: &mut Layer, spec: &RootSpec, span: Span) -> FuncId {
+    let name = super::helpers::fresh(module, "iso.newton");
+    let n = spec.body.params.len();
+    let k = spec.body.outputs.len();
+    let (mut f, entry) = new_function(
+        &name,
+        vec![Type::F64; n],
+        vec![Type::F64; k],
+        (0..n).map(|j| format!("u{j}")).collect(),
+        span,
+    );
+    let params = f.blocks[entry].params.clone();
+    let sq = super::helpers::square(module, layer);
+    let helper = |_: usize, kind: &PKind| match kind {
+        PKind::Sq => Some(sq),
+        _ => None,
+    };
+    let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
+    f.ins_return(entry, out, span);
+    let body = super::helpers::add(module, f);
+    let solve = format!("{name}.solve");
+    let s = build_solve(&solve, body, n, k, span);
+    super::helpers::add(module, s);
+    layer.add(
+        Callee::Function(name.clone()),
+        NewtonRule {
+            solve,
+            n,
+            k,
+            text: spec.text.clone(),
+        },
+    );
+    body
+}
+
+/// A function being built, one block at a time.
+struct Fb {
+    f: Function,
+    block: Block,
+    span: Span,
+}
+
+impl Fb {
+    fn c(&mut self, x: f64) -> Value {
+        self.f.ins_const(self.block, Const::F64(x), self.span)
+    }
+    fn ci(&mut self, x: i64) -> Value {
+        self.f.ins_const(self.block, Const::I64(x), self.span)
+    }
+    fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
+        self.f.ins_prim(self.block, op, args.to_vec(), self.span)
+    }
+    fn block(&mut self, params: &[Type]) -> (Block, Vec<Value>) {
+        let b = self.f.create_block();
+        let ps = params
+            .iter()
+            .map(|&t| self.f.append_block_param(b, t))
+            .collect();
+        (b, ps)
+    }
+    fn jump(&mut self, to: Block, args: &[Value]) {
+        self.f.ins_jump(self.block, to, args.to_vec(), self.span);
+    }
+    fn brif(&mut self, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
+        self.f.ins_void(
+            self.block,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t.0, t.1.to_vec()),
+                else_dest: BlockCall::new(e.0, e.1.to_vec()),
+            },
+            self.span,
+        );
+    }
+    fn call(&mut self, f: FuncId, args: &[Value], k: usize) -> Vec<Value> {
+        self.f
+            .ins_call(self.block, f, args.to_vec(), &vec![Type::F64; k], self.span)
+    }
+    /// The sum of the squared residuals `F − y`.
+    fn norm(&mut self, fs: &[Value], ys: &[Value]) -> Value {
+        let mut acc = self.c(0.0);
+        for (&a, &y) in fs.iter().zip(ys) {
+            let r = self.op(Opcode::Fsub, &[a, y]);
+            let r2 = self.op(Opcode::Fmul, &[r, r]);
+            acc = self.op(Opcode::Fadd, &[acc, r2]);
+        }
+        acc
+    }
+    /// The determinant of a 2×2 or 3×3 matrix (rows of values).
+    fn det(&mut self, m: &[Vec<Value>]) -> Value {
+        match m.len() {
+            2 => {
+                let ad = self.op(Opcode::Fmul, &[m[0][0], m[1][1]]);
+                let bc = self.op(Opcode::Fmul, &[m[0][1], m[1][0]]);
+                self.op(Opcode::Fsub, &[ad, bc])
+            }
+            _ => {
+                let mut acc = self.c(0.0);
+                for col in 0..3 {
+                    let minor: Vec<Vec<Value>> = (1..3)
+                        .map(|r| (0..3).filter(|&c| c != col).map(|c| m[r][c]).collect())
+                        .collect();
+                    let d = self.det(&minor);
+                    let term = self.op(Opcode::Fmul, &[m[0][col], d]);
+                    acc = if col == 1 {
+                        self.op(Opcode::Fsub, &[acc, term])
+                    } else {
+                        self.op(Opcode::Fadd, &[acc, term])
+                    };
+                }
+                acc
+            }
+        }
+    }
+}
+
+/// `iso.newton.N.solve(y…, free…, s…) -> (x…, ok)`: Newton's method for `body(x…, free…) = y…`
+/// from `s…` (see the module docs).
+fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Function {
+    let params = vec![Type::F64; k + n];
+    let mut names: Vec<String> = (0..k).map(|i| format!("y{i}")).collect();
+    names.extend((k..n).map(|j| format!("u{j}")));
+    names.extend((0..k).map(|j| format!("s{j}")));
+    let mut returns = vec![Type::F64; k];
+    returns.push(Type::Bool);
+    let (f, entry) = new_function(name, params, returns, names, span);
+    let mut b = Fb {
+        f,
+        block: entry,
+        span,
+    };
+    let p = b.f.blocks[entry].params.clone();
+    let (ys, free, starts) = (&p[..k], &p[k..n], &p[n..]);
+    let tolerance = pinv_primitives::EmitOptions::default().tolerance;
+    let mut types = vec![Type::F64; k];
+    types.push(Type::I64);
+    let (iter, ip) = b.block(&types);
+    let (x, it) = (ip[..k].to_vec(), ip[k]);
+    let zero = b.ci(0);
+    let mut args = starts.to_vec();
+    args.push(zero);
+    b.jump(iter, &args);
+
+    // Converged when every output is within the tolerance.
+    b.block = iter;
+    let with_free = |x: &[Value]| -> Vec<Value> {
+        let mut a = x.to_vec();
+        a.extend_from_slice(free);
+        a
+    };
+    let fx = b.call(body, &with_free(&x), k);
+    let mut conv = b.f.ins_const(iter, Const::Bool(true), span);
+    for (&a, &y) in fx.iter().zip(ys) {
+        let eq = b.op(Opcode::Feq, &[a, y]);
+        let d = b.op(Opcode::Fsub, &[a, y]);
+        let d = b.op(Opcode::Fabs, &[d]);
+        let one = b.c(1.0);
+        let ay = b.op(Opcode::Fabs, &[y]);
+        let scale = b.op(Opcode::Fmax, &[one, ay]);
+        let tol = b.c(tolerance);
+        let bound = b.op(Opcode::Fmul, &[tol, scale]);
+        let near = b.op(Opcode::Fle, &[d, bound]);
+        let ok = b.op(Opcode::Bor, &[eq, near]);
+        conv = b.op(Opcode::Band, &[conv, ok]);
+    }
+    let (done, dp) = b.block(&[Type::Bool]);
+    let (step, _) = b.block(&[]);
+    let yes = b.f.ins_const(iter, Const::Bool(true), span);
+    b.brif(conv, (done, &[yes]), (step, &[]));
+
+    // A step: the Jacobian by forward differences, solved by Cramer's rule.
+    b.block = step;
+    let one_i = b.ci(1);
+    let it1 = b.op(Opcode::Iadd, &[it, one_i]);
+    let max_it = b.ci(MAX_ITERATIONS);
+    let over = b.op(Opcode::Igt, &[it1, max_it]);
+    let (jac, _) = b.block(&[]);
+    let no = b.f.ins_const(step, Const::Bool(false), span);
+    b.brif(over, (done, &[no]), (jac, &[]));
+    b.block = jac;
+    let mut columns: Vec<Vec<Value>> = Vec::new();
+    for j in 0..k {
+        let ax = b.op(Opcode::Fabs, &[x[j]]);
+        let one = b.c(1.0);
+        let scale = b.op(Opcode::Fmax, &[one, ax]);
+        let eps = b.c(1e-7);
+        let h = b.op(Opcode::Fmul, &[eps, scale]);
+        let mut xp = x.clone();
+        xp[j] = b.op(Opcode::Fadd, &[x[j], h]);
+        // The step actually taken (x + h rounds).
+        let h = b.op(Opcode::Fsub, &[xp[j], x[j]]);
+        let fp = b.call(body, &with_free(&xp), k);
+        let col: Vec<Value> = fp
+            .iter()
+            .zip(&fx)
+            .map(|(&a, &f0)| {
+                let d = b.op(Opcode::Fsub, &[a, f0]);
+                b.op(Opcode::Fdiv, &[d, h])
+            })
+            .collect();
+        columns.push(col);
+    }
+    let jm: Vec<Vec<Value>> = (0..k)
+        .map(|i| (0..k).map(|j| columns[j][i]).collect())
+        .collect();
+    let det = b.det(&jm);
+    let ad = b.op(Opcode::Fabs, &[det]);
+    let zero_f = b.c(0.0);
+    let regular = b.op(Opcode::Fgt, &[ad, zero_f]);
+    let (cramer, _) = b.block(&[]);
+    let no = b.f.ins_const(jac, Const::Bool(false), span);
+    b.brif(regular, (cramer, &[]), (done, &[no]));
+    b.block = cramer;
+    let rhs: Vec<Value> = fx
+        .iter()
+        .zip(ys)
+        .map(|(&a, &y)| b.op(Opcode::Fsub, &[y, a]))
+        .collect();
+    let delta: Vec<Value> = (0..k)
+        .map(|j| {
+            let mut m = jm.clone();
+            for (i, row) in m.iter_mut().enumerate() {
+                row[j] = rhs[i];
+            }
+            let dj = b.det(&m);
+            b.op(Opcode::Fdiv, &[dj, det])
+        })
+        .collect();
+    let norm = b.norm(&fx, ys);
+    // The line search: halve the step until the residual shrinks (or give up halving).
+    let (ls, lp) = b.block(&[Type::F64, Type::I64]);
+    let one_f = b.c(1.0);
+    b.jump(ls, &[one_f, zero]);
+    b.block = ls;
+    let (t, halvings) = (lp[0], lp[1]);
+    let xn: Vec<Value> = (0..k)
+        .map(|j| {
+            let tj = b.op(Opcode::Fmul, &[t, delta[j]]);
+            b.op(Opcode::Fadd, &[x[j], tj])
+        })
+        .collect();
+    let fn_ = b.call(body, &with_free(&xn), k);
+    let norm_n = b.norm(&fn_, ys);
+    let better = b.op(Opcode::Flt, &[norm_n, norm]);
+    let max_h = b.ci(MAX_HALVINGS);
+    let tired = b.op(Opcode::Ige, &[halvings, max_h]);
+    let go = b.op(Opcode::Bor, &[better, tired]);
+    let (again, _) = b.block(&[]);
+    let mut next = xn.clone();
+    next.push(it1);
+    b.brif(go, (iter, &next), (again, &[]));
+    b.block = again;
+    let half = b.c(0.5);
+    let t2 = b.op(Opcode::Fmul, &[t, half]);
+    let one_h = b.ci(1);
+    let h2 = b.op(Opcode::Iadd, &[halvings, one_h]);
+    b.jump(ls, &[t2, h2]);
+
+    // The answer (x as the last iterate reached it), and whether it converged.
+    b.block = done;
+    let mut out = x.clone();
+    out.push(dp[0]);
+    b.f.ins_return(done, out, span);
+    b.f
+}
+
+/// The rule of `iso.newton.N`: see the module docs.
+#[derive(Debug)]
+pub struct NewtonRule {
+    solve: String,
+    n: usize,
+    k: usize,
+    text: String,
+}
+
+impl NewtonRule {
+    /// The name of the system's `j`-th input.
+    fn input(&self, j: usize) -> String {
+        self.text
+            .split(", ")
+            .nth(j)
+            .map_or_else(|| format!("input {j}"), |s| format!("`{s}`"))
+    }
+
+    fn free_role(&self, j: usize) -> String {
+        format!("{}, free in a nonlinear system", self.input(j))
+    }
+
+    fn start_role(&self, j: usize) -> String {
+        format!(
+            "{}: Newton's start point (x itself where that gives y)",
+            self.input(j)
+        )
+    }
+}
+
+impl InverseRule for NewtonRule {
+    fn name(&self) -> &str {
+        "newton"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == self.n && pattern.unknowns() == self.n
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        let mut thetas: Vec<ThetaDoc> = (self.k..self.n)
+            .map(|j| ThetaDoc::value(pinv_core::ir::Domain::Real, &self.free_role(j)))
+            .collect();
+        thetas.extend(
+            (0..self.k).map(|j| ThetaDoc::value(pinv_core::ir::Domain::Real, &self.start_role(j))),
+        );
+        RuleDoc {
+            thetas,
+            checks: vec![
+                "Newton's method converges to the outputs within the tolerance".to_string(),
+            ],
+            exact: false,
+            summary: "the free unknowns from θ, the others by Newton's method from a θ start"
+                .to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        if args.len() != self.n || outputs.len() != self.k {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
+        }
+        let mut free = Vec::new();
+        for j in self.k..self.n {
+            free.push(e.theta(pinv_core::ir::Domain::Real, &self.free_role(j))?);
+        }
+        let mut starts = Vec::new();
+        for j in 0..self.k {
+            starts.push(e.theta(pinv_core::ir::Domain::Real, &self.start_role(j))?);
+        }
+        let mut call = outputs.to_vec();
+        call.extend(&free);
+        call.extend(&starts);
+        let r = e.call(&self.solve, &call)?;
+        e.check(
+            r[self.k],
+            "Newton's method did not reach y from this start (or met a singular Jacobian)",
+        )?;
+        let mut x = r[..self.k].to_vec();
+        x.extend(free);
+        Ok(x)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        _pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        for (j, &a) in args.iter().enumerate().skip(self.k) {
+            e.record(a, &self.free_role(j))?;
+        }
+        for (j, &a) in args[..self.k].iter().enumerate() {
+            e.record(a, &self.start_role(j))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::SourceFile;
+
+    fn plan(source: &str) -> Plan {
+        let file = SourceFile::new("n.pinv", source);
+        let compiled = pinv_core::compile(&file).expect("compiles");
+        let (_, f) = compiled.module.iter().next().expect("a function");
+        Plan::from_function(f).expect("straight line")
+    }
+
+    #[test]
+    fn nonlinear_systems_are_found_and_others_are_left_alone() {
+        let stats = plan(
+            "fn s(a: f64, b: f64, c: f64) -> (f64, f64) {
+                 let m = (a + b + c) / 3.0;
+                 (m, (a - m) * (a - m) + (b - m) * (b - m) + (c - m) * (c - m))
+             }",
+        );
+        let system = find_system(&stats).expect("a system");
+        assert_eq!(system.outputs, vec![0, 1]);
+        assert_eq!(system.params, vec![0, 1, 2]);
+        // A linear system is the linear solver's; one output is no system; nor are more
+        // equations than unknowns, or outputs built with calls.
+        for source in [
+            "fn l(a: f64, b: f64) -> (f64, f64) { (a + b, a - 2.0 * b) }",
+            "fn o(a: f64, b: f64) -> f64 { a * b + a }",
+            "fn m(a: f64) -> (f64, f64) { (a * a, a + 1.0) }",
+            "fn e(a: f64, b: f64, c: f64, d: f64) -> (f64, f64, f64, f64) {
+                 (a * b, b * c, c * d, d * a)
+             }",
+        ] {
+            assert_eq!(find_system(&plan(source)), None, "{source}");
+        }
+    }
+
+    #[test]
+    fn the_helper_computes_the_outputs_and_the_rewrite_keeps_the_rest() {
+        let p = plan(
+            "fn f(x: f64, y: f64, z: f64) -> (f64, f64, bool) { (x * y, x + y * y, z > 0.0) }",
+        );
+        let system = find_system(&p).expect("a system");
+        let names: Vec<String> = ["x", "y", "z"].iter().map(|s| s.to_string()).collect();
+        let (rewritten, text) = candidate(&p, &system, &names);
+        assert!(text.contains("x, y solved by Newton"), "{text}");
+        assert_eq!(rewritten.outputs.len(), 3);
+        let h = rewritten.outputs[0];
+        assert!(matches!(
+            rewritten.insts[h.inst as usize].kind,
+            PKind::Newton(_)
+        ));
+        let PKind::Newton(r) = rewritten.insts[h.inst as usize].kind else {
+            unreachable!()
+        };
+        assert_eq!(rewritten.roots[r].body.outputs.len(), 2);
+        assert_eq!(rewritten.roots[r].body.params.len(), 2);
+    }
+}
