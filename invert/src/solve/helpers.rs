@@ -31,7 +31,8 @@ use super::numeric;
 use super::plan::Body;
 use super::plan::{PKind, Plan};
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
+    Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Module, Opcode,
+    Signature, Type, Value,
 };
 use pinv_core::Span;
 use pinv_primitives::{
@@ -759,5 +760,70 @@ impl InverseRule for ProductRule {
             },
         )?;
         Ok(())
+    }
+}
+
+/// A function being built by a solver, one block at a time: the generated loops of numeric
+/// roots and Newton's method.
+pub(super) struct Fb {
+    pub f: Function,
+    pub block: Block,
+    pub span: Span,
+}
+
+impl Fb {
+    pub(super) fn c(&mut self, x: f64) -> Value {
+        self.f.ins_const(self.block, Const::F64(x), self.span)
+    }
+    pub(super) fn ci(&mut self, x: i64) -> Value {
+        self.f.ins_const(self.block, Const::I64(x), self.span)
+    }
+    pub(super) fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
+        self.f.ins_prim(self.block, op, args.to_vec(), self.span)
+    }
+    pub(super) fn call(&mut self, f: FuncId, args: &[Value]) -> Value {
+        self.calls(f, args, 1)[0]
+    }
+    /// A call with `k` f64 results.
+    pub(super) fn calls(&mut self, f: FuncId, args: &[Value], k: usize) -> Vec<Value> {
+        self.f
+            .ins_call(self.block, f, args.to_vec(), &vec![Type::F64; k], self.span)
+    }
+    pub(super) fn new_block(&mut self, params: &[Type]) -> (Block, Vec<Value>) {
+        let b = self.f.create_block();
+        let ps = params
+            .iter()
+            .map(|&t| self.f.append_block_param(b, t))
+            .collect();
+        (b, ps)
+    }
+    pub(super) fn jump(&mut self, to: Block, args: &[Value]) {
+        self.f.ins_jump(self.block, to, args.to_vec(), self.span);
+    }
+    pub(super) fn brif(&mut self, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
+        self.f.ins_void(
+            self.block,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t.0, t.1.to_vec()),
+                else_dest: BlockCall::new(e.0, e.1.to_vec()),
+            },
+            self.span,
+        );
+    }
+    pub(super) fn ret(&mut self, v: Value) {
+        self.f.ins_return(self.block, vec![v], self.span);
+    }
+    pub(super) fn fail(&mut self, reason: &str) {
+        self.f.ins_void(
+            self.block,
+            InstKind::Fail {
+                reason: reason.to_string(),
+            },
+            self.span,
+        );
+    }
+    pub(super) fn at(&mut self, b: Block) {
+        self.block = b;
     }
 }

@@ -27,11 +27,9 @@
 //! attraction. Soundness never depends on it: the rule checks the outputs, and the inverse ends
 //! with the original function's `f(x) = y` check.
 
-use super::helpers::{emit_plan, new_function};
+use super::helpers::{emit_plan, new_function, Fb};
 use super::plan::{PKind, PVal, Plan, PlanBuilder, RootSpec};
-use pinv_core::ir::{
-    Block, BlockCall, Const, FuncId, Function, InstKind, Module, Opcode, Type, Value,
-};
+use pinv_core::ir::{Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::{
     Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc,
@@ -229,49 +227,8 @@ pub fn install(module: &mut Module, layer: &mut Layer, spec: &RootSpec, span: Sp
     body
 }
 
-/// A function being built, one block at a time.
-struct Fb {
-    f: Function,
-    block: Block,
-    span: Span,
-}
-
+/// What Newton's method's builder adds.
 impl Fb {
-    fn c(&mut self, x: f64) -> Value {
-        self.f.ins_const(self.block, Const::F64(x), self.span)
-    }
-    fn ci(&mut self, x: i64) -> Value {
-        self.f.ins_const(self.block, Const::I64(x), self.span)
-    }
-    fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
-        self.f.ins_prim(self.block, op, args.to_vec(), self.span)
-    }
-    fn block(&mut self, params: &[Type]) -> (Block, Vec<Value>) {
-        let b = self.f.create_block();
-        let ps = params
-            .iter()
-            .map(|&t| self.f.append_block_param(b, t))
-            .collect();
-        (b, ps)
-    }
-    fn jump(&mut self, to: Block, args: &[Value]) {
-        self.f.ins_jump(self.block, to, args.to_vec(), self.span);
-    }
-    fn brif(&mut self, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
-        self.f.ins_void(
-            self.block,
-            InstKind::Brif {
-                cond: c,
-                then_dest: BlockCall::new(t.0, t.1.to_vec()),
-                else_dest: BlockCall::new(e.0, e.1.to_vec()),
-            },
-            self.span,
-        );
-    }
-    fn call(&mut self, f: FuncId, args: &[Value], k: usize) -> Vec<Value> {
-        self.f
-            .ins_call(self.block, f, args.to_vec(), &vec![Type::F64; k], self.span)
-    }
     /// The sum of the squared residuals `F − y`.
     fn norm(&mut self, fs: &[Value], ys: &[Value]) -> Value {
         let mut acc = self.c(0.0);
@@ -330,7 +287,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let tolerance = pinv_primitives::EmitOptions::default().tolerance;
     let mut types = vec![Type::F64; k];
     types.push(Type::I64);
-    let (iter, ip) = b.block(&types);
+    let (iter, ip) = b.new_block(&types);
     let (x, it) = (ip[..k].to_vec(), ip[k]);
     let zero = b.ci(0);
     let mut args = starts.to_vec();
@@ -344,7 +301,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         a.extend_from_slice(free);
         a
     };
-    let fx = b.call(body, &with_free(&x), k);
+    let fx = b.calls(body, &with_free(&x), k);
     let mut conv = b.f.ins_const(iter, Const::Bool(true), span);
     for (&a, &y) in fx.iter().zip(ys) {
         let eq = b.op(Opcode::Feq, &[a, y]);
@@ -359,8 +316,8 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         let ok = b.op(Opcode::Bor, &[eq, near]);
         conv = b.op(Opcode::Band, &[conv, ok]);
     }
-    let (done, dp) = b.block(&[Type::Bool]);
-    let (step, _) = b.block(&[]);
+    let (done, dp) = b.new_block(&[Type::Bool]);
+    let (step, _) = b.new_block(&[]);
     let yes = b.f.ins_const(iter, Const::Bool(true), span);
     b.brif(conv, (done, &[yes]), (step, &[]));
 
@@ -370,7 +327,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let it1 = b.op(Opcode::Iadd, &[it, one_i]);
     let max_it = b.ci(MAX_ITERATIONS);
     let over = b.op(Opcode::Igt, &[it1, max_it]);
-    let (jac, _) = b.block(&[]);
+    let (jac, _) = b.new_block(&[]);
     let no = b.f.ins_const(step, Const::Bool(false), span);
     b.brif(over, (done, &[no]), (jac, &[]));
     b.block = jac;
@@ -385,7 +342,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         xp[j] = b.op(Opcode::Fadd, &[x[j], h]);
         // The step actually taken (x + h rounds).
         let h = b.op(Opcode::Fsub, &[xp[j], x[j]]);
-        let fp = b.call(body, &with_free(&xp), k);
+        let fp = b.calls(body, &with_free(&xp), k);
         let col: Vec<Value> = fp
             .iter()
             .zip(&fx)
@@ -403,7 +360,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let ad = b.op(Opcode::Fabs, &[det]);
     let zero_f = b.c(0.0);
     let regular = b.op(Opcode::Fgt, &[ad, zero_f]);
-    let (cramer, _) = b.block(&[]);
+    let (cramer, _) = b.new_block(&[]);
     let no = b.f.ins_const(jac, Const::Bool(false), span);
     b.brif(regular, (cramer, &[]), (done, &[no]));
     b.block = cramer;
@@ -424,7 +381,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         .collect();
     let norm = b.norm(&fx, ys);
     // The line search: halve the step until the residual shrinks (or give up halving).
-    let (ls, lp) = b.block(&[Type::F64, Type::I64]);
+    let (ls, lp) = b.new_block(&[Type::F64, Type::I64]);
     let one_f = b.c(1.0);
     b.jump(ls, &[one_f, zero]);
     b.block = ls;
@@ -435,13 +392,13 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
             b.op(Opcode::Fadd, &[x[j], tj])
         })
         .collect();
-    let fn_ = b.call(body, &with_free(&xn), k);
+    let fn_ = b.calls(body, &with_free(&xn), k);
     let norm_n = b.norm(&fn_, ys);
     let better = b.op(Opcode::Flt, &[norm_n, norm]);
     let max_h = b.ci(MAX_HALVINGS);
     let tired = b.op(Opcode::Ige, &[halvings, max_h]);
     let go = b.op(Opcode::Bor, &[better, tired]);
-    let (again, _) = b.block(&[]);
+    let (again, _) = b.new_block(&[]);
     let mut next = xn.clone();
     next.push(it1);
     b.brif(go, (iter, &next), (again, &[]));

@@ -25,11 +25,9 @@
 //! start point that is not itself a root. Soundness is unaffected (the rule checks
 //! `T(x, k…) ≈ y`, and the inverse checks the original function).
 
-use super::helpers::{emit_plan, new_function, RootRule};
+use super::helpers::{emit_plan, new_function, Fb, RootRule};
 use super::plan::{PKind, RootSpec};
-use pinv_core::ir::{
-    Block, BlockCall, Const, FuncId, Function, InstKind, Module, Opcode, Type, Value,
-};
+use pinv_core::ir::{Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::{Callee, Layer};
 
@@ -63,65 +61,8 @@ pub fn grid_point(i: i64) -> f64 {
     .unwrap_or(f64::NAN)
 }
 
-/// A little builder for functions with loops.
-struct Fb {
-    f: Function,
-    block: Block,
-    span: Span,
-}
-
+/// What the numeric roots' builder adds.
 impl Fb {
-    fn c(&mut self, x: f64) -> Value {
-        self.f.ins_const(self.block, Const::F64(x), self.span)
-    }
-    fn ci(&mut self, x: i64) -> Value {
-        self.f.ins_const(self.block, Const::I64(x), self.span)
-    }
-    fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
-        self.f.ins_prim(self.block, op, args.to_vec(), self.span)
-    }
-    fn call(&mut self, f: FuncId, args: &[Value]) -> Value {
-        self.f
-            .ins_call(self.block, f, args.to_vec(), &[Type::F64], self.span)[0]
-    }
-    fn new_block(&mut self, params: &[Type]) -> (Block, Vec<Value>) {
-        let b = self.f.create_block();
-        let ps = params
-            .iter()
-            .map(|&t| self.f.append_block_param(b, t))
-            .collect();
-        (b, ps)
-    }
-    fn jump(&mut self, to: Block, args: &[Value]) {
-        self.f.ins_jump(self.block, to, args.to_vec(), self.span);
-    }
-    fn brif(&mut self, c: Value, t: (Block, &[Value]), e: (Block, &[Value])) {
-        self.f.ins_void(
-            self.block,
-            InstKind::Brif {
-                cond: c,
-                then_dest: BlockCall::new(t.0, t.1.to_vec()),
-                else_dest: BlockCall::new(e.0, e.1.to_vec()),
-            },
-            self.span,
-        );
-    }
-    fn ret(&mut self, v: Value) {
-        self.f.ins_return(self.block, vec![v], self.span);
-    }
-    fn fail(&mut self, reason: &str) {
-        self.f.ins_void(
-            self.block,
-            InstKind::Fail {
-                reason: reason.to_string(),
-            },
-            self.span,
-        );
-    }
-    fn at(&mut self, b: Block) {
-        self.block = b;
-    }
-
     /// The distance from `s` to the interval `[lo, hi]` (0 inside it).
     fn distance(&mut self, s: Value, lo: Value, hi: Value) -> Value {
         let below = self.op(Opcode::Fsub, &[lo, s]);
