@@ -17,8 +17,8 @@
 //!   solved one; `iso.newton.N.solve` runs Newton's method from it (the Jacobian by forward
 //!   differences, solved by Cramer's rule; a backtracking line search halves the step until the
 //!   residual shrinks; at most [`MAX_ITERATIONS`] steps) until every output is within the
-//!   tolerance, and a run that does not get there, or meets a singular Jacobian, is a domain
-//!   error. Where the start point already gives y within the tolerance it is returned as it is.
+//!   tolerance. A run that does not get there, or meets a singular Jacobian, starts again from
+//!   a few fixed points ([`RETRIES`]), and only then is a domain error. Where the start point already gives y within the tolerance it is returned as it is.
 //! - **The PGF** records the free unknowns' values and then x's own solved values as the start
 //!   point: Newton stops at once there, so x comes back bit for bit.
 //!
@@ -44,6 +44,8 @@ pub const MAX_UNKNOWNS: usize = 6;
 pub const MAX_ITERATIONS: i64 = 60;
 /// The most halvings of one step in the line search.
 pub const MAX_HALVINGS: i64 = 12;
+/// How many more starts a run that fails from θ's start tries.
+pub const RETRIES: i64 = 3;
 
 /// A nonlinear system among a plan's outputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -285,14 +287,16 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let p = b.f.blocks[entry].params.clone();
     let (ys, free, starts) = (&p[..k], &p[k..n], &p[n..]);
     let tolerance = pinv_primitives::EmitOptions::default().tolerance;
+    // iter(x…, iterations, tries): a failed run from θ's start is tried once more from 0.
     let mut types = vec![Type::F64; k];
-    types.push(Type::I64);
+    types.extend([Type::I64, Type::I64]);
     let (iter, ip) = b.new_block(&types);
-    let (x, it) = (ip[..k].to_vec(), ip[k]);
+    let (x, it, tries) = (ip[..k].to_vec(), ip[k], ip[k + 1]);
     let zero = b.ci(0);
     let mut args = starts.to_vec();
-    args.push(zero);
+    args.extend([zero, zero]);
     b.jump(iter, &args);
+    let (failed, _) = b.new_block(&[]);
 
     // Converged when every output is within the tolerance.
     b.block = iter;
@@ -328,8 +332,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let max_it = b.ci(MAX_ITERATIONS);
     let over = b.op(Opcode::Igt, &[it1, max_it]);
     let (jac, _) = b.new_block(&[]);
-    let no = b.f.ins_const(step, Const::Bool(false), span);
-    b.brif(over, (done, &[no]), (jac, &[]));
+    b.brif(over, (failed, &[]), (jac, &[]));
     b.block = jac;
     let mut columns: Vec<Vec<Value>> = Vec::new();
     for j in 0..k {
@@ -361,8 +364,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let zero_f = b.c(0.0);
     let regular = b.op(Opcode::Fgt, &[ad, zero_f]);
     let (cramer, _) = b.new_block(&[]);
-    let no = b.f.ins_const(jac, Const::Bool(false), span);
-    b.brif(regular, (cramer, &[]), (done, &[no]));
+    b.brif(regular, (cramer, &[]), (failed, &[]));
     b.block = cramer;
     let rhs: Vec<Value> = fx
         .iter()
@@ -400,7 +402,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let go = b.op(Opcode::Bor, &[better, tired]);
     let (again, _) = b.new_block(&[]);
     let mut next = xn.clone();
-    next.push(it1);
+    next.extend([it1, tries]);
     b.brif(go, (iter, &next), (again, &[]));
     b.block = again;
     let half = b.c(0.5);
@@ -408,6 +410,40 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let one_h = b.ci(1);
     let h2 = b.op(Opcode::Iadd, &[halvings, one_h]);
     b.jump(ls, &[t2, h2]);
+
+    // Failed: again from fixed starts (staggered, so that no symmetric point makes the
+    // Jacobian singular), at most RETRIES times, else done without an answer.
+    b.block = failed;
+    let max_tries = b.ci(RETRIES);
+    let retried = b.op(Opcode::Ige, &[tries, max_tries]);
+    let (retry, _) = b.new_block(&[]);
+    let no = b.f.ins_const(failed, Const::Bool(false), span);
+    b.brif(retried, (done, &[no]), (retry, &[]));
+    b.block = retry;
+    // Start j of retry r: 0.5 − 2·r·(−1)^r + 0.37·j, from the number of tries so far.
+    let tf = b.op(Opcode::FcvtFromI64, &[tries]);
+    let base = b.c(0.5);
+    let two = b.c(2.0);
+    let swing = b.op(Opcode::Fmul, &[tf, two]);
+    let par = b.ci(2);
+    let odd = b.op(Opcode::Irem, &[tries, par]);
+    let oddf = b.op(Opcode::FcvtFromI64, &[odd]);
+    let sign = b.op(Opcode::Fmul, &[oddf, two]);
+    let one = b.c(1.0);
+    let sign = b.op(Opcode::Fsub, &[one, sign]);
+    let swing = b.op(Opcode::Fmul, &[swing, sign]);
+    let from = b.op(Opcode::Fsub, &[base, swing]);
+    let mut again_args: Vec<Value> = (0..k)
+        .map(|j| {
+            let stagger = b.c(0.37 * j as f64);
+            b.op(Opcode::Fadd, &[from, stagger])
+        })
+        .collect();
+    let zero_it = b.ci(0);
+    let one_t = b.ci(1);
+    let tries1 = b.op(Opcode::Iadd, &[tries, one_t]);
+    again_args.extend([zero_it, tries1]);
+    b.jump(iter, &again_args);
 
     // The answer (x as the last iterate reached it), and whether it converged.
     b.block = done;
