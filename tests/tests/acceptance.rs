@@ -39,3 +39,55 @@ fn functions_users_bring_accept_almost_every_theta() {
     assert!(median >= 99.0, "median acceptance {median:.1}%: {rates:?}");
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn injective_functions_read_no_theta() {
+    // For each x, the PGF records nothing: the inverse reads no θ on the path of f(x) (a θ
+    // read only where rounding leaves several floats, "on some paths", is not taken here).
+    let cases: [(&str, &[&str]); 2] = [
+        ("systems.pinv", &["mid_half", "log_ratio", "split100"]),
+        (
+            "../programs/acceptance.pinv",
+            &[
+                "z_score",
+                "logit",
+                "sigmoid",
+                "compound",
+                "continuous",
+                "segment",
+                "min_max",
+                "celsius_to_fahrenheit",
+                "motion",
+            ],
+        ),
+    ];
+    let mut rng = pinv_core::rng::Rng::new(11);
+    for (file, names) in cases {
+        let program = Program::load(corpus_dir().join(file)).expect("loads");
+        for &name in names {
+            let inverse = program.invert(name).expect("invertible");
+            for _ in 0..50 {
+                let x: Vec<pinv::Const> = inverse
+                    .input_types()
+                    .iter()
+                    .map(|t| match t {
+                        pinv::ir::Type::I64 => {
+                            pinv::Const::I64((rng.next_u64() % 2001) as i64 - 1000)
+                        }
+                        _ => pinv::Const::F64((rng.next_u64() % 20_001) as f64 / 1000.0 - 10.0),
+                    })
+                    .collect();
+                // Outside f's domain (the log of a negative odds ratio) every such x gives
+                // NaN: f is injective on its domain only.
+                let Ok(y) = program.run(name, &x) else {
+                    continue;
+                };
+                if y.iter().any(|v| v.as_f64().is_some_and(|f| !f.is_finite())) {
+                    continue;
+                }
+                let theta = inverse.pgf(&x).expect("pgf");
+                assert!(theta.is_empty(), "{name}{x:?}: θ = {theta:?}");
+            }
+        }
+    }
+}
