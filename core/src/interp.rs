@@ -531,11 +531,28 @@ impl Located for RuntimeError {
         }
     }
 
+    /// The call sites, a run of calls from the same place folded into one
+    /// ("called from `fact` × 16"). The backtrace keeps the innermost
+    /// [`RuntimeError::BACKTRACE_LEN`] calls, so a run that reaches its end may go on deeper.
     fn secondary(&self) -> Vec<(Span, String)> {
-        self.backtrace
-            .iter()
-            .map(|c| (c.span, format!("called from `{}`", c.function)))
-            .collect()
+        let mut out: Vec<(Span, String)> = Vec::new();
+        let mut i = 0;
+        while i < self.backtrace.len() {
+            let site = &self.backtrace[i];
+            let run = self.backtrace[i..]
+                .iter()
+                .take_while(|c| *c == site)
+                .count();
+            let full = self.backtrace.len() == Self::BACKTRACE_LEN;
+            let label = match (run, full && i + run == self.backtrace.len()) {
+                (1, _) => format!("called from `{}`", site.function),
+                (n, false) => format!("called from `{}` × {n}", site.function),
+                (n, true) => format!("called from `{}` × {n} or more", site.function),
+            };
+            out.push((site.span, label));
+            i += run;
+        }
+        out
     }
 }
 

@@ -838,3 +838,29 @@ proptest! {
         prop_assert_eq!(run(&module, id, &[I(n)]).unwrap(), vec![I(want)]);
     }
 }
+
+#[test]
+fn repeated_call_sites_are_folded() {
+    let site = |f: &str, at: usize| CallSite {
+        function: f.into(),
+        span: Span::new(at, at + 4),
+    };
+    let mut err = RuntimeError::new(RuntimeErrorKind::DivisionByZero, "g", Span::new(0, 1));
+    err.backtrace = vec![site("g", 10), site("g", 10), site("g", 10), site("f", 20)];
+    assert_eq!(
+        Located::secondary(&err),
+        vec![
+            (Span::new(10, 14), "called from `g` × 3".to_string()),
+            (Span::new(20, 24), "called from `f`".to_string()),
+        ]
+    );
+    // A backtrace cut at its length may go on deeper.
+    err.backtrace = vec![site("fact", 30); RuntimeError::BACKTRACE_LEN];
+    assert_eq!(
+        Located::secondary(&err),
+        vec![(
+            Span::new(30, 34),
+            "called from `fact` × 16 or more".to_string()
+        )]
+    );
+}
