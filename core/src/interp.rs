@@ -491,23 +491,52 @@ impl std::error::Error for RuntimeError {
     }
 }
 
+/// A module function's name as a user knows it: the generated `f.inv` is "the inverse of `f`",
+/// `f.pgf` "the PGF of `f`", the helpers an inverse calls (`f.guard.…`, `f.trips.…`) are part
+/// of f's inverse, and a solver's helper (`iso.…`) says it is one.
+pub fn user_name(function: &str) -> String {
+    if let Some(f) = function.strip_prefix("inverse:") {
+        return format!("the declared inverse of `{f}`");
+    }
+    if let Some(f) = function.strip_prefix("pgf:") {
+        return format!("the declared PGF of `{f}`");
+    }
+    if function.starts_with("iso.") {
+        return format!("a solver's helper (`{function}`)");
+    }
+    for (suffix, what) in [
+        (".inv", "the inverse"),
+        (".pgf", "the PGF"),
+        (".guard.", "the inverse"),
+        (".trips.", "the inverse"),
+    ] {
+        if let Some(at) = function.find(suffix) {
+            let f = &function[..at];
+            if !f.is_empty() && (suffix.ends_with('.') || at + suffix.len() == function.len()) {
+                return format!("{what} of `{f}`");
+            }
+        }
+    }
+    format!("`{function}`")
+}
+
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use RuntimeErrorKind::*;
-        let func = &self.function;
+        let func = user_name(&self.function);
         match &self.kind {
-            CheckFailed { reason } => write!(f, "check failed in `{func}`: {reason}"),
-            Fail { reason } => write!(f, "failed in `{func}`: {reason}"),
-            NoThetaSource => write!(f, "`{func}` reads θ but no θ source was given"),
-            Theta(e) => write!(f, "bad θ in `{func}`: {e}"),
+            CheckFailed { reason } => write!(f, "check failed in {func}: {reason}"),
+            Fail { reason } => write!(f, "failed in {func}: {reason}"),
+            NoThetaSource => write!(f, "{func} reads θ but no θ source was given"),
+            Theta(e) => write!(f, "bad θ in {func}: {e}"),
             BadArguments { expected, found } => write!(
                 f,
-                "wrong arguments for `{func}`: expected ({}), found ({})",
+                "wrong arguments for {func}: expected ({}), found ({})",
                 type_list(expected),
                 type_list(found)
             ),
-            Malformed { message } => write!(f, "malformed IR in `{func}`: {message}"),
-            kind => write!(f, "{kind} in `{func}`"),
+            Malformed { message } => write!(f, "malformed IR in {func}: {message}"),
+            kind => write!(f, "{kind} in {func}"),
         }
     }
 }
@@ -544,10 +573,11 @@ impl Located for RuntimeError {
                 .take_while(|c| *c == site)
                 .count();
             let full = self.backtrace.len() == Self::BACKTRACE_LEN;
+            let from = user_name(&site.function);
             let label = match (run, full && i + run == self.backtrace.len()) {
-                (1, _) => format!("called from `{}`", site.function),
-                (n, false) => format!("called from `{}` × {n}", site.function),
-                (n, true) => format!("called from `{}` × {n} or more", site.function),
+                (1, _) => format!("called from {from}"),
+                (n, false) => format!("called from {from} × {n}"),
+                (n, true) => format!("called from {from} × {n} or more"),
             };
             out.push((site.span, label));
             i += run;

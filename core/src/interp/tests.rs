@@ -864,3 +864,15 @@ fn repeated_call_sites_are_folded() {
         )]
     );
 }
+
+#[test]
+fn generated_functions_are_named_in_user_terms() {
+    use crate::interp::user_name;
+    assert_eq!(user_name("triangle.inv"), "the inverse of `triangle`");
+    assert_eq!(user_name("triangle.pgf"), "the PGF of `triangle`");
+    assert_eq!(user_name("f.guard.block3"), "the inverse of `f`");
+    assert_eq!(user_name("f.trips.block1.count"), "the inverse of `f`");
+    assert_eq!(user_name("inverse:g"), "the declared inverse of `g`");
+    assert_eq!(user_name("iso.sq"), "a solver's helper (`iso.sq`)");
+    assert_eq!(user_name("fact"), "`fact`");
+}
