@@ -468,10 +468,10 @@ fn a_quotient_and_remainder_of_one_dividend_give_it_back_with_no_theta() {
 
 #[test]
 fn a_square_nonlinear_system_is_solved_by_newtons_method() {
-    // The mean and variance of three numbers: θ fixes one number, Newton's method finds the
-    // other two from a θ start. Sound and complete (x comes back bit for bit: the PGF's start
-    // is x itself), and most θ drawn are accepted (a free number beyond the sphere's radius,
-    // or a start outside every basin, is a domain error, never a wrong x).
+    // The mean and variance of three numbers: θ is a start point, and Newton's method with
+    // steps of least norm takes it to a point of the circle of solutions. Sound and complete
+    // (x comes back bit for bit: the PGF's start is x itself), and almost every θ drawn is
+    // accepted (a start from which no solution is reached is a domain error, never a wrong x).
     let program = Program::parse(
         "newton.pinv",
         "fn stats3(a: f64, b: f64, c: f64) -> (f64, f64) {
@@ -492,7 +492,7 @@ fn a_square_nonlinear_system_is_solved_by_newtons_method() {
     };
     // (exp_mix's Jacobian is singular at 0: the retries start elsewhere.)
     for (name, floor) in [
-        ("stats3", 50.0),
+        ("stats3", 95.0),
         ("sym3", 90.0),
         ("cubic_pair", 95.0),
         ("exp_mix", 90.0),

@@ -1,31 +1,33 @@
-//! Square nonlinear systems: Newton's method once θ has fixed the free unknowns.
+//! Nonlinear systems: Newton's method, with steps of least norm, from a start point θ gives.
 //!
 //! The mean and the variance of three numbers, `(Σxᵢ/3, Σ(xᵢ − m)²/3)`, use every unknown in
 //! both outputs, nonlinearly, and no rewrite leaves each once. Inverted one output at a time,
 //! the second output can only check what θ gave the first, and almost no θ passes. Solved as a
-//! system, θ fixes `n − k` of the `n` unknowns (the free directions), and the `k` outputs then
-//! determine the other `k`, found by Newton's method from a start point θ also gives.
+//! system, the `k` outputs are `k` equations in the `n ≥ k` unknowns, whose solutions form a
+//! set of dimension `n − k` (a circle, for the mean and variance of three numbers); θ is a
+//! point, and Newton's method takes it to a solution near it.
 //!
 //! - **Recognition** ([`find_system`]): `k` f64 outputs (2 ≤ k ≤ [`MAX_EQUATIONS`]) built from
-//!   the same `n ≥ k` f64 inputs (at most [`MAX_UNKNOWNS`], used by no other output), by
-//!   primitives and squares alone, at least one of them nonlinear in them (a linear system is
-//!   [`super::linear`]'s).
+//!   the same `n ≥ k` f64 inputs (at most [`MAX_UNKNOWNS`]), by primitives and squares alone,
+//!   at least one of them nonlinear in them (a linear system is [`super::linear`]'s).
 //! - **The rewritten plan** ([`candidate`]): the outputs become the results of one helper,
 //!   `iso.newton.N(u₁, …, uₙ)`, whose body (a [`RootSpec`] body with `k` results) is the
-//!   outputs' code. The first `k` inputs (in parameter order) are solved, the rest are free.
-//! - **The rule** ([`NewtonRule`]): θ gives the free unknowns, then a start point for each
-//!   solved one; `iso.newton.N.solve` runs Newton's method from it (the Jacobian by forward
-//!   differences, solved by Cramer's rule; a backtracking line search halves the step until the
-//!   residual shrinks; at most [`MAX_ITERATIONS`] steps) until every output is within the
-//!   tolerance. A run that does not get there, or meets a singular Jacobian, starts again from
-//!   a few fixed points ([`RETRIES`]), and only then is a domain error. Where the start point already gives y within the tolerance it is returned as it is.
-//! - **The PGF** records the free unknowns' values and then x's own solved values as the start
-//!   point: Newton stops at once there, so x comes back bit for bit.
+//!   outputs' code.
+//! - **The rule** ([`NewtonRule`]): θ gives a start point (every unknown);
+//!   `iso.newton.N.solve` runs Newton's method from it: the Jacobian `J` (k × n) by forward
+//!   differences, the step of least norm `δ = Jᵀ(J·Jᵀ)⁻¹(y − F(x))` (the Newton step when
+//!   n = k; `J·Jᵀ` solved by Cramer's rule), a backtracking line search that halves the step
+//!   until the residual shrinks, at most [`MAX_ITERATIONS`] steps, until every output is within
+//!   the tolerance. A run that does not get there, or meets a singular `J·Jᵀ`, starts again
+//!   from a few fixed points ([`RETRIES`]), and only then is a domain error. Where the start
+//!   already gives y within the tolerance it is returned as it is.
+//! - **The PGF** records x itself as the start point: Newton's method stops at once there, so
+//!   x comes back bit for bit.
 //!
-//! Acceptance depends on where θ falls: a free unknown must leave the system solvable (for the
-//! variance, within the sphere's radius of the mean), and a start must lie in a basin of
-//! attraction. Soundness never depends on it: the rule checks the outputs, and the inverse ends
-//! with the original function's `f(x) = y` check.
+//! Acceptance depends on where the start falls: one from which the method reaches no solution
+//! (no y of that kind is near, or the basins lead nowhere) is a domain error. Soundness never
+//! depends on it: the rule checks the outputs, and the inverse ends with the original
+//! function's `f(x) = y` check.
 
 use super::helpers::{emit_plan, new_function, Fb};
 use super::plan::{PKind, PVal, Plan, PlanBuilder, RootSpec};
@@ -52,7 +54,7 @@ pub const RETRIES: i64 = 3;
 pub struct System {
     /// The outputs in the system (indices into the plan's outputs).
     pub outputs: Vec<usize>,
-    /// The plan's parameters they are built from, in order: the first `outputs.len()` solved.
+    /// The plan's parameters they are built from, in order.
     pub params: Vec<u32>,
 }
 
@@ -181,14 +183,9 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     }
     let mut out = b.finish();
     out.outputs = outputs;
-    let solved: Vec<&str> = system.params[..k]
-        .iter()
-        .map(|&p| names.get(p as usize).map_or("?", String::as_str))
-        .collect();
     let describe = format!(
-        "outputs {:?} as a nonlinear system in {text}, {} solved by Newton's method",
+        "outputs {:?} as a nonlinear system in {text}, solved by Newton's method from a θ start",
         system.outputs,
-        solved.join(", ")
     );
     (out.pruned(), describe)
 }
@@ -269,14 +266,13 @@ impl Fb {
     }
 }
 
-/// `iso.newton.N.solve(y…, free…, s…) -> (x…, ok)`: Newton's method for `body(x…, free…) = y…`
-/// from `s…` (see the module docs).
+/// `iso.newton.N.solve(y…, s…) -> (x…, ok)`: Newton's method for `body(x…) = y…` from `s…`
+/// (see the module docs).
 fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Function {
     let params = vec![Type::F64; k + n];
     let mut names: Vec<String> = (0..k).map(|i| format!("y{i}")).collect();
-    names.extend((k..n).map(|j| format!("u{j}")));
-    names.extend((0..k).map(|j| format!("s{j}")));
-    let mut returns = vec![Type::F64; k];
+    names.extend((0..n).map(|j| format!("s{j}")));
+    let mut returns = vec![Type::F64; n];
     returns.push(Type::Bool);
     let (f, entry) = new_function(name, params, returns, names, span);
     let mut b = Fb {
@@ -285,13 +281,13 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         span,
     };
     let p = b.f.blocks[entry].params.clone();
-    let (ys, free, starts) = (&p[..k], &p[k..n], &p[n..]);
+    let (ys, starts) = (&p[..k], &p[k..]);
     let tolerance = pinv_primitives::EmitOptions::default().tolerance;
-    // iter(x…, iterations, tries): a failed run from θ's start is tried once more from 0.
-    let mut types = vec![Type::F64; k];
+    // iter(x…, iterations, tries): a failed run from θ's start is tried again from fixed ones.
+    let mut types = vec![Type::F64; n];
     types.extend([Type::I64, Type::I64]);
     let (iter, ip) = b.new_block(&types);
-    let (x, it, tries) = (ip[..k].to_vec(), ip[k], ip[k + 1]);
+    let (x, it, tries) = (ip[..n].to_vec(), ip[n], ip[n + 1]);
     let zero = b.ci(0);
     let mut args = starts.to_vec();
     args.extend([zero, zero]);
@@ -300,12 +296,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
 
     // Converged when every output is within the tolerance.
     b.block = iter;
-    let with_free = |x: &[Value]| -> Vec<Value> {
-        let mut a = x.to_vec();
-        a.extend_from_slice(free);
-        a
-    };
-    let fx = b.calls(body, &with_free(&x), k);
+    let fx = b.calls(body, &x, k);
     let mut conv = b.f.ins_const(iter, Const::Bool(true), span);
     for (&a, &y) in fx.iter().zip(ys) {
         let eq = b.op(Opcode::Feq, &[a, y]);
@@ -325,7 +316,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let yes = b.f.ins_const(iter, Const::Bool(true), span);
     b.brif(conv, (done, &[yes]), (step, &[]));
 
-    // A step: the Jacobian by forward differences, solved by Cramer's rule.
+    // A step: the Jacobian by forward differences.
     b.block = step;
     let one_i = b.ci(1);
     let it1 = b.op(Opcode::Iadd, &[it, one_i]);
@@ -335,7 +326,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     b.brif(over, (failed, &[]), (jac, &[]));
     b.block = jac;
     let mut columns: Vec<Vec<Value>> = Vec::new();
-    for j in 0..k {
+    for j in 0..n {
         let ax = b.op(Opcode::Fabs, &[x[j]]);
         let one = b.c(1.0);
         let scale = b.op(Opcode::Fmax, &[one, ax]);
@@ -345,7 +336,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         xp[j] = b.op(Opcode::Fadd, &[x[j], h]);
         // The step actually taken (x + h rounds).
         let h = b.op(Opcode::Fsub, &[xp[j], x[j]]);
-        let fp = b.calls(body, &with_free(&xp), k);
+        let fp = b.calls(body, &xp, k);
         let col: Vec<Value> = fp
             .iter()
             .zip(&fx)
@@ -356,8 +347,20 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
             .collect();
         columns.push(col);
     }
+    // The step of least norm: δ = Jᵀ·(J·Jᵀ)⁻¹·(y − F), the Newton step when n = k.
     let jm: Vec<Vec<Value>> = (0..k)
-        .map(|i| (0..k).map(|j| columns[j][i]).collect())
+        .map(|i| {
+            (0..k)
+                .map(|l| {
+                    let mut acc = b.c(0.0);
+                    for col in &columns {
+                        let p = b.op(Opcode::Fmul, &[col[i], col[l]]);
+                        acc = b.op(Opcode::Fadd, &[acc, p]);
+                    }
+                    acc
+                })
+                .collect()
+        })
         .collect();
     let det = b.det(&jm);
     let ad = b.op(Opcode::Fabs, &[det]);
@@ -371,7 +374,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
         .zip(ys)
         .map(|(&a, &y)| b.op(Opcode::Fsub, &[y, a]))
         .collect();
-    let delta: Vec<Value> = (0..k)
+    let z: Vec<Value> = (0..k)
         .map(|j| {
             let mut m = jm.clone();
             for (i, row) in m.iter_mut().enumerate() {
@@ -381,6 +384,17 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
             b.op(Opcode::Fdiv, &[dj, det])
         })
         .collect();
+    let delta: Vec<Value> = columns
+        .iter()
+        .map(|col| {
+            let mut acc = b.c(0.0);
+            for (&jij, &zi) in col.iter().zip(&z) {
+                let p = b.op(Opcode::Fmul, &[jij, zi]);
+                acc = b.op(Opcode::Fadd, &[acc, p]);
+            }
+            acc
+        })
+        .collect();
     let norm = b.norm(&fx, ys);
     // The line search: halve the step until the residual shrinks (or give up halving).
     let (ls, lp) = b.new_block(&[Type::F64, Type::I64]);
@@ -388,13 +402,13 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     b.jump(ls, &[one_f, zero]);
     b.block = ls;
     let (t, halvings) = (lp[0], lp[1]);
-    let xn: Vec<Value> = (0..k)
+    let xn: Vec<Value> = (0..n)
         .map(|j| {
             let tj = b.op(Opcode::Fmul, &[t, delta[j]]);
             b.op(Opcode::Fadd, &[x[j], tj])
         })
         .collect();
-    let fn_ = b.calls(body, &with_free(&xn), k);
+    let fn_ = b.calls(body, &xn, k);
     let norm_n = b.norm(&fn_, ys);
     let better = b.op(Opcode::Flt, &[norm_n, norm]);
     let max_h = b.ci(MAX_HALVINGS);
@@ -433,7 +447,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let sign = b.op(Opcode::Fsub, &[one, sign]);
     let swing = b.op(Opcode::Fmul, &[swing, sign]);
     let from = b.op(Opcode::Fsub, &[base, swing]);
-    let mut again_args: Vec<Value> = (0..k)
+    let mut again_args: Vec<Value> = (0..n)
         .map(|j| {
             let stagger = b.c(0.37 * j as f64);
             b.op(Opcode::Fadd, &[from, stagger])
@@ -471,10 +485,6 @@ impl NewtonRule {
             .map_or_else(|| format!("input {j}"), |s| format!("`{s}`"))
     }
 
-    fn free_role(&self, j: usize) -> String {
-        format!("{}, free in a nonlinear system", self.input(j))
-    }
-
     fn start_role(&self, j: usize) -> String {
         format!(
             "{}: Newton's start point (x itself where that gives y)",
@@ -493,20 +503,16 @@ impl InverseRule for NewtonRule {
     }
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
-        let mut thetas: Vec<ThetaDoc> = (self.k..self.n)
-            .map(|j| ThetaDoc::value(pinv_core::ir::Domain::Real, &self.free_role(j)))
+        let thetas: Vec<ThetaDoc> = (0..self.n)
+            .map(|j| ThetaDoc::value(pinv_core::ir::Domain::Real, &self.start_role(j)))
             .collect();
-        thetas.extend(
-            (0..self.k).map(|j| ThetaDoc::value(pinv_core::ir::Domain::Real, &self.start_role(j))),
-        );
         RuleDoc {
             thetas,
             checks: vec![
                 "Newton's method converges to the outputs within the tolerance".to_string(),
             ],
             exact: false,
-            summary: "the free unknowns from θ, the others by Newton's method from a θ start"
-                .to_string(),
+            summary: "Newton's method (steps of least norm) from a θ start".to_string(),
         }
     }
 
@@ -519,25 +525,16 @@ impl InverseRule for NewtonRule {
         if args.len() != self.n || outputs.len() != self.k {
             return Err(RuleError::Uncovered(Pattern::of(args)));
         }
-        let mut free = Vec::new();
-        for j in self.k..self.n {
-            free.push(e.theta(pinv_core::ir::Domain::Real, &self.free_role(j))?);
-        }
-        let mut starts = Vec::new();
-        for j in 0..self.k {
-            starts.push(e.theta(pinv_core::ir::Domain::Real, &self.start_role(j))?);
-        }
         let mut call = outputs.to_vec();
-        call.extend(&free);
-        call.extend(&starts);
+        for j in 0..self.n {
+            call.push(e.theta(pinv_core::ir::Domain::Real, &self.start_role(j))?);
+        }
         let r = e.call(&self.solve, &call)?;
         e.check(
-            r[self.k],
+            r[self.n],
             "Newton's method did not reach y from this start (or met a singular Jacobian)",
         )?;
-        let mut x = r[..self.k].to_vec();
-        x.extend(free);
-        Ok(x)
+        Ok(r[..self.n].to_vec())
     }
 
     fn emit_pgf(
@@ -547,10 +544,7 @@ impl InverseRule for NewtonRule {
         args: &[Value],
         _pattern: &Pattern,
     ) -> Result<(), RuleError> {
-        for (j, &a) in args.iter().enumerate().skip(self.k) {
-            e.record(a, &self.free_role(j))?;
-        }
-        for (j, &a) in args[..self.k].iter().enumerate() {
+        for (j, &a) in args.iter().enumerate() {
             e.record(a, &self.start_role(j))?;
         }
         Ok(())
@@ -602,7 +596,7 @@ mod tests {
         let system = find_system(&p).expect("a system");
         let names: Vec<String> = ["x", "y", "z"].iter().map(|s| s.to_string()).collect();
         let (rewritten, text) = candidate(&p, &system, &names);
-        assert!(text.contains("x, y solved by Newton"), "{text}");
+        assert!(text.contains("system in x, y, solved by Newton"), "{text}");
         assert_eq!(rewritten.outputs.len(), 3);
         let h = rewritten.outputs[0];
         assert!(matches!(
