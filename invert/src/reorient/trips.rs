@@ -1332,23 +1332,41 @@ pub(super) fn build_scan(
         .iter()
         .map(|&a| get(&map, a))
         .collect::<Result<_, _>>()?;
-    // The bounds that leave here, and those that go round.
-    let (elo, ehi, eempty) = set_of(&mut s, go, t, plan.rel, p, !plan.round_on, span);
+    // The bounds that go round, and (only where the exit values give y: most visits do not)
+    // those that leave here.
     let (nlo, nhi, nempty) = set_of(&mut s, go, t, plan.rel, p, plan.round_on, span);
     let (max, min, gt) = match t {
         Type::I64 => (Opcode::Imax, Opcode::Imin, Opcode::Igt),
         _ => (Opcode::Fmax, Opcode::Fmin, Opcode::Fgt),
     };
-    let lo = prim(&mut s, go, max, &[clo, elo]);
-    let hi = prim(&mut s, go, min, &[chi, ehi]);
-    let inverted = prim(&mut s, go, gt, &[lo, hi]);
-    let empty = prim(&mut s, go, Opcode::Bor, &[cempty, eempty]);
-    let empty = prim(&mut s, go, Opcode::Bor, &[empty, inverted]);
-    let mut cand = prim(&mut s, go, Opcode::Bnot, &[empty]);
+    let mut matched = s.ins_const(go, Const::Bool(true), span);
     for (&e, &k) in exits.iter().zip(ks) {
         let same = same_value(&mut s, go, e, k, tolerance, span);
-        cand = prim(&mut s, go, Opcode::Band, &[cand, same]);
+        matched = prim(&mut s, go, Opcode::Band, &[matched, same]);
     }
+    let (bounds, join) = (s.create_block(), s.create_block());
+    let not_cand = s.ins_const(go, Const::Bool(false), span);
+    s.ins_void(
+        go,
+        InstKind::Brif {
+            cond: matched,
+            then_dest: BlockCall::new(bounds, Vec::new()),
+            else_dest: BlockCall::new(join, vec![not_cand, clo, chi]),
+        },
+        span,
+    );
+    let (elo, ehi, eempty) = set_of(&mut s, bounds, t, plan.rel, p, !plan.round_on, span);
+    let lo = prim(&mut s, bounds, max, &[clo, elo]);
+    let hi = prim(&mut s, bounds, min, &[chi, ehi]);
+    let inverted = prim(&mut s, bounds, gt, &[lo, hi]);
+    let empty = prim(&mut s, bounds, Opcode::Bor, &[cempty, eempty]);
+    let empty = prim(&mut s, bounds, Opcode::Bor, &[empty, inverted]);
+    let is_cand = prim(&mut s, bounds, Opcode::Bnot, &[empty]);
+    s.ins_jump(bounds, join, vec![is_cand, lo, hi], span);
+    let cand = s.append_block_param(join, Type::Bool);
+    let lo = s.append_block_param(join, t);
+    let hi = s.append_block_param(join, t);
+    let go = join;
     // Locating: does `n` itself leave here?
     let test = get(&map, plan.cond)?;
     let round_here = match plan.round_on {
