@@ -165,12 +165,11 @@ impl Program {
             .call(id, args)?)
     }
 
-    /// The native code of a function (compiled now, or taken from the cache).
+    /// The native code of a function (compiled now, or taken from the cache); [`Error::Jit`]
+    /// when it cannot be compiled (then [`Program::run`] interprets it).
     pub fn native(&self, name: &str) -> Result<CompiledFunction> {
         let (id, _) = self.function(name)?;
-        self.cache
-            .forward(&self.shared, id)
-            .map_err(|e| Error::Internal(e.to_string()))
+        self.cache.forward(&self.shared, id).map_err(Error::Jit)
     }
 
     /// The overlay stack of this program: the standard layer, and the module's own
