@@ -87,13 +87,7 @@ impl<'f> Emitter<'f> {
 
     /// The constant `v` is, if the function being written defines it with a `const`.
     pub fn constant_of(&self, v: Value) -> Option<Const> {
-        match self.func.values.get(v)?.def {
-            pinv_core::ir::ValueDef::Result(inst, _) => match self.func.insts[inst].kind {
-                InstKind::Const(c) => Some(c),
-                _ => None,
-            },
-            pinv_core::ir::ValueDef::Param(..) => None,
-        }
+        self.func.constant(v)
     }
 
     /// Tells rules bounds `[lo, hi]` (values of the inverse, computed before the rule) that

@@ -43,22 +43,12 @@ fn has_effect(func: &Function, inst: Inst) -> bool {
         InstKind::Const(_) => false,
         InstKind::Prim { op, args } => match op {
             Opcode::Idiv | Opcode::Irem => !matches!(
-                args.get(1).and_then(|&d| constant(func, d)),
+                args.get(1).and_then(|&d| func.constant(d)),
                 Some(Const::I64(d)) if d != 0 && d != -1
             ),
             _ => false,
         },
         _ => true,
-    }
-}
-
-fn constant(func: &Function, v: Value) -> Option<Const> {
-    match func.values[v].def {
-        ValueDef::Result(i, 0) => match func.insts[i].kind {
-            InstKind::Const(c) => Some(c),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -197,7 +187,7 @@ fn fold_branches(func: &mut Function) -> bool {
         } = &func.insts[t].kind
         {
             // Equal edges, or a condition that is a constant: only one way to go.
-            let taken = match constant(func, *cond) {
+            let taken = match func.constant(*cond) {
                 Some(Const::Bool(true)) => Some(then_dest.clone()),
                 Some(Const::Bool(false)) => Some(else_dest.clone()),
                 _ => (then_dest == else_dest).then(|| then_dest.clone()),

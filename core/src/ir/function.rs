@@ -287,6 +287,17 @@ impl Function {
         self.values[v].ty
     }
 
+    /// The constant `v` is defined as by a `const` instruction, if it is one.
+    pub fn constant(&self, v: Value) -> Option<Const> {
+        match self.values.get(v)?.def {
+            ValueDef::Result(inst, _) => match self.insts[inst].kind {
+                InstKind::Const(c) => Some(c),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        }
+    }
+
     /// The terminator of a block: its last instruction, if that is a terminator.
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         let last = *self.blocks[block].insts.last()?;

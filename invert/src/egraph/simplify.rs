@@ -334,7 +334,7 @@ fn fold_on_constants(f: &mut Function, stats: &mut SimplifyStats) {
                 InstKind::Check { cond, .. } | InstKind::Brif { cond, .. } => Some(*cond),
                 _ => None,
             };
-            let k = cond.and_then(|c| constant(f, c));
+            let k = cond.and_then(|c| f.constant(c));
             if k.is_none() || !fold_statement(f, i, &|_| k, stats) {
                 kept.push(i);
             }
@@ -372,17 +372,6 @@ impl UsedIn {
             Some(Uses::Several) => true,
             _ => false,
         }
-    }
-}
-
-/// The constant a value is defined as, if any.
-fn constant(f: &Function, v: Value) -> Option<Const> {
-    match f.values[v].def {
-        pinv_core::ir::ValueDef::Result(i, _) => match f.insts[i].kind {
-            InstKind::Const(c) => Some(c),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -445,7 +434,7 @@ fn simplify_block(
             InstKind::Prim { op, args } => {
                 let ids: Vec<Id> = args
                     .iter()
-                    .map(|&a| match (class.get(&a), constant(f, a)) {
+                    .map(|&a| match (class.get(&a), f.constant(a)) {
                         (Some(&c), _) => c,
                         (None, Some(c)) => runner.egraph.add(Node::num(c)),
                         (None, None) => leaf(&mut runner, f, a),
@@ -609,7 +598,7 @@ impl Plain {
                     }
                     let mut ids = [0; 2];
                     for (k, &a) in args.iter().enumerate() {
-                        let id = match (plain.class.get(a), constant(f, a)) {
+                        let id = match (plain.class.get(a), f.constant(a)) {
                             (Some(c), _) => c,
                             (None, Some(c)) => add(&mut plain.nodes, &mut memo, PlainNode::Num(c)),
                             (None, None) => add(&mut plain.nodes, &mut memo, PlainNode::Leaf(a)),

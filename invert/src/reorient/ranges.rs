@@ -134,11 +134,8 @@ pub(super) fn narrowed(
     let InstKind::Prim { op, args } = &f.insts[test].kind else {
         return range;
     };
-    let constant = |v: Value| match f.values[v].def {
-        pinv_core::ir::ValueDef::Result(i, _) => match f.insts[i].kind {
-            InstKind::Const(Const::F64(c)) if !c.is_nan() => Some(c),
-            _ => None,
-        },
+    let constant = |v: Value| match f.constant(v)? {
+        Const::F64(c) if !c.is_nan() => Some(c),
         _ => None,
     };
     // `a OP c` (or `c OP a`, mirrored) says a is below or above c on this side.

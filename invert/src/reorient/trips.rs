@@ -213,7 +213,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         offsets.run(&seeds, &HashMap::new());
         for k in 0..params.len() {
             let (Some(Const::I64(start)), Some((lo, hi))) = (
-                entry.args.get(k).and_then(|a| const_arg(c, a)),
+                entry.args.get(k).and_then(|a| c.constant(*a)),
                 offsets.latch_step(cfg, k),
             ) else {
                 continue;
@@ -250,7 +250,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
     for (k, &q) in params.iter().enumerate() {
         let i = if k == bound {
             Init::Bound
-        } else if let Some(c0) = const_arg(c, entry.args.get(k)?) {
+        } else if let Some(c0) = c.constant(*entry.args.get(k)?) {
             Init::Const(c0)
         } else if offsets.latch_step(cfg, k) == Some((0, 0)) {
             let at = exit.args.iter().position(|&a| a == q)?;
@@ -417,7 +417,7 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
     let entered = |j: usize| -> Option<Const> {
         let mut cs = entries
             .iter()
-            .map(|e| e.args.get(j).and_then(|a| const_arg(c, a)));
+            .map(|e| e.args.get(j).and_then(|a| c.constant(*a)));
         let first = cs.next()??;
         cs.all(|x| x.is_some_and(|x| x.bits() == first.bits() && x.ty() == first.ty()))
             .then_some(first)
@@ -450,11 +450,14 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
 fn compared(c: &Function, head: Block, t: &ExitTest) -> Option<(usize, Const, Rel)> {
     let params = &c.blocks[head].params;
     let position = |v: Value| params.iter().position(|&q| q == v);
-    match (position(t.a), position(t.b)) {
-        (Some(i), _) if const_arg(c, &t.b).is_some() => Some((i, const_arg(c, &t.b)?, t.rel)),
-        (_, Some(i)) if const_arg(c, &t.a).is_some() => {
-            Some((i, const_arg(c, &t.a)?, t.rel.mirrored()))
-        }
+    match (
+        position(t.a),
+        c.constant(t.b),
+        position(t.b),
+        c.constant(t.a),
+    ) {
+        (Some(i), Some(k), _, _) => Some((i, k, t.rel)),
+        (_, _, Some(i), Some(k)) => Some((i, k, t.rel.mirrored())),
         _ => None,
     }
 }
@@ -476,7 +479,7 @@ pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(u
     let latch = *latch.args.get(param)?;
     let starts: Vec<Const> = entries
         .iter()
-        .map(|e| e.args.get(param).and_then(|a| const_arg(c, a)))
+        .map(|e| e.args.get(param).and_then(|a| c.constant(*a)))
         .collect::<Option<_>>()?;
     let start = *starts.first()?;
     if starts
@@ -773,17 +776,7 @@ fn find_curves(
 
 /// Whether the entry edge passes the head's `k`-th parameter something other than a constant.
 fn entry_arg_is_unknown(c: &Function, entry: &super::facts::Edge, k: usize) -> bool {
-    entry.args.get(k).is_some_and(|a| const_arg(c, a).is_none())
-}
-
-fn const_arg(c: &Function, v: &Value) -> Option<Const> {
-    match c.values[*v].def {
-        ValueDef::Result(i, _) => match c.insts[i].kind {
-            InstKind::Const(k) => Some(k),
-            _ => None,
-        },
-        ValueDef::Param(..) => None,
-    }
+    entry.args.get(k).is_some_and(|a| c.constant(*a).is_none())
 }
 
 /// Whether a loop instruction can run at every visit of a scan without trapping or calling:
@@ -793,7 +786,7 @@ fn may_scan(c: &Function, inst: Inst) -> bool {
         InstKind::Const(_) | InstKind::Jump { .. } | InstKind::Brif { .. } => true,
         InstKind::Prim { op, args } => match op {
             Opcode::Idiv | Opcode::Irem => {
-                matches!(const_arg(c, &args[1]), Some(Const::I64(d)) if d != 0 && d != -1)
+                matches!(c.constant(args[1]), Some(Const::I64(d)) if d != 0 && d != -1)
             }
             _ => true,
         },
@@ -901,12 +894,9 @@ impl<'f> Offsets<'f> {
         if let Some(&r) = self.ranges.get(&v) {
             return Some(r);
         }
-        match self.c.values[v].def {
-            ValueDef::Result(i, _) => match self.c.insts[i].kind {
-                InstKind::Const(Const::I64(k)) => Some((i128::from(k), i128::from(k))),
-                _ => None,
-            },
-            ValueDef::Param(..) => None,
+        match self.c.constant(v)? {
+            Const::I64(k) => Some((i128::from(k), i128::from(k))),
+            _ => None,
         }
     }
 
@@ -914,12 +904,9 @@ impl<'f> Offsets<'f> {
         if let Some(&r) = self.franges.get(&v) {
             return Some(r);
         }
-        match self.c.values[v].def {
-            ValueDef::Result(i, _) => match self.c.insts[i].kind {
-                InstKind::Const(Const::F64(x)) if !x.is_nan() => Some((x, x)),
-                _ => None,
-            },
-            ValueDef::Param(..) => None,
+        match self.c.constant(v)? {
+            Const::F64(x) if !x.is_nan() => Some((x, x)),
+            _ => None,
         }
     }
 
