@@ -783,7 +783,7 @@ fn split_steps(cyclic: bool, params: &[Value]) -> (Option<Value>, &[Value]) {
 }
 
 /// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.
-fn copy_block(
+pub(super) fn copy_block(
     c: &Function,
     p: Block,
     h: &mut Function,

@@ -10,8 +10,9 @@
 //! round at every earlier visit and leaves at this one? Every visit where both hold is a
 //! **candidate**; θ picks one of them (a read narrowed to `0..count`, with no θ at all in effect
 //! when there is one), and then the bound from the interval of `n` that leaves there (narrowed
-//! again: for an i64 counter that is one value). The loop head's values at that visit are then
-//! known, and the walk back over the loop checks them as it goes.
+//! again: for an i64 counter that is one value). The loop is then not walked back: with the
+//! bound known, the inverse goes on before the loop, at the edge that entered it, with the
+//! values it was entered with; the PGF records nothing inside the loop.
 //!
 //! The scan must know when to stop. It stops when no bound can go round any further (the
 //! intervals of the tests are empty), or when a value compared with y has passed it for good:
@@ -25,22 +26,26 @@
 //!
 //! Without such a proof the loop is not scanned (θ reads the bound, as before).
 //!
-//! What this module owns: the recognition ([`plan`]), the helper function it generates for a
-//! loop head `H` of `f`, `f.trips.H` (the scan: H's instructions and the loop body, copied, with
-//! the bookkeeping of candidates around them), and the narrowing of a value compared at a loop's
-//! exit ([`exit_bounds`]). Invariants: the scan contains no θ, no `check` and no call; it runs
-//! at most the iteration limit of visits and says so (status −3) instead of running on; the
-//! candidates it counts, picks and locates are the same list in all three modes, in visit order.
+//! What this module owns: the recognition ([`plan`]), the scan functions it generates for a
+//! loop head `H` of `f` (`f.trips.H.MODE`: H's instructions and the loop body, copied, with the
+//! bookkeeping of candidates around them), the narrowing of a value compared at a loop's exit
+//! ([`exit_bounds`]), and the trajectory of a counter the loop computes from constants alone
+//! ([`test_trajectory`]). Invariants: a scan contains no θ, no `check` and no call; it runs at
+//! most the iteration limit of visits and says so ([`STATUS_LIMIT`]) instead of running on; the
+//! candidates it counts, picks and locates are the same list in every mode, in visit order.
 //!
-//! `f.trips.H(k…, pick, n) -> (status, lo, hi, H's parameters…)`, with `k…` the values known at
-//! the loop's exit:
-//! - `pick = −1`: status is the number of candidates (−3 past the iteration limit), with the
-//!   first candidate's bounds and parameters (θ picks it most often, and then needs no rescan);
-//! - `pick ≥ 0`: status is `pick` and `[lo, hi]` the bounds that leave at that candidate, with
-//!   H's parameters there; −1 if there is no such candidate;
-//! - `pick = −2` (the PGF): status is the index of the candidate at which bound `n` leaves, or −1.
+//! `f.trips.H.MODE(k…, pick, n, from) -> (status, lo, hi, visit, H's parameters…)`, with `k…`
+//! the values known at the loop's exit ([`ScanMode`]):
+//! - `count`: status is the number of candidates before any wrap ([`STATUS_LIMIT`] past the
+//!   iteration limit), with the first candidate's bounds and parameters (θ picks it most
+//!   often, and then needs no rescan);
+//! - `pick`: status is `pick`, `[lo, hi]` the bounds that leave at that candidate, with H's
+//!   parameters there; [`STATUS_NONE`] if there is no such candidate;
+//! - `locate` (the PGF): status is the index of the candidate at which bound `n` leaves
+//!   ([`STATUS_TAIL`] past a wrap, with its visit number), or [`STATUS_NONE`];
+//! - `tail`: the first candidate past a wrap at or after visit `from` ([`STATUS_TAIL`]).
 
-use super::blocks::Trip;
+use super::blocks::{copy_block, Trip};
 use super::facts::Cfg;
 use super::int_ranges::{prim_range, IntRange};
 use super::ranges::{prim_range as float_range, Interval};
@@ -499,6 +504,13 @@ pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(u
     )?;
     Some((param, values))
 }
+
+/// A scan's status past the iteration limit.
+const STATUS_LIMIT: i64 = -3;
+/// A scan's status for a candidate past a wrap-around (the tail).
+const STATUS_TAIL: i64 = -4;
+/// A scan's status where it found no such candidate.
+const STATUS_NONE: i64 = -1;
 
 /// The share of θ's domain that names trip counts past a wrap-around of an i64 sum (the tail):
 /// such counts are real preimages, which completeness needs, but almost no y has one, and
@@ -1101,10 +1113,10 @@ fn copy_body(
     c: &Function,
     plan: &Plan,
     s: &mut Function,
-    map: &mut HashMap<Value, Value>,
+    map: &mut BTreeMap<Value, Value>,
     visit: Block,
     extra: &[Value],
-) -> Result<Block, String> {
+) -> Result<Block, Error> {
     let mut blocks: HashMap<Block, Block> = HashMap::new();
     for &b in &plan.body {
         let nb = s.create_block();
@@ -1115,40 +1127,39 @@ fn copy_body(
         blocks.insert(b, nb);
     }
     for &b in &plan.body {
-        for &inst in &c.blocks[b].insts {
-            let data = &c.insts[inst];
-            let mut kind = data.kind.clone();
-            let mut missing = None;
-            kind.map_args(|v| {
-                map.get(&v).copied().unwrap_or_else(|| {
-                    missing = Some(v);
-                    v
-                })
-            });
-            if let Some(v) = missing {
-                return Err(format!("{v} is not defined in the loop"));
-            }
-            for call in kind.successors_mut() {
-                if call.block == plan.head {
-                    call.block = visit;
-                    call.args.extend_from_slice(extra);
-                } else {
-                    call.block = *blocks
-                        .get(&call.block)
-                        .ok_or_else(|| format!("{} is outside the loop", call.block))?;
-                }
-            }
-            let types: Vec<Type> = data.results.iter().map(|&r| c.value_type(r)).collect();
-            let new = s.append_inst(blocks[&b], kind, &types, data.span);
-            for (&r, &n) in data.results.iter().zip(&s.insts[new].results.clone()) {
-                map.insert(r, n);
+        copy_block(c, b, s, blocks[&b], map)?;
+        // The terminator, with the edges back to the head going to the next visit.
+        let Some(t) = c.terminator(b) else {
+            continue;
+        };
+        let data = &c.insts[t];
+        let mut kind = data.kind.clone();
+        let mut missing = None;
+        kind.map_args(|v| {
+            map.get(&v).copied().unwrap_or_else(|| {
+                missing = Some(v);
+                v
+            })
+        });
+        if let Some(v) = missing {
+            return Err(Error::Internal(format!("{v} is not defined in the loop")));
+        }
+        for call in kind.successors_mut() {
+            if call.block == plan.head {
+                call.block = visit;
+                call.args.extend_from_slice(extra);
+            } else {
+                call.block = *blocks.get(&call.block).ok_or_else(|| {
+                    Error::Internal(format!("{} is outside the loop", call.block))
+                })?;
             }
         }
+        s.append_inst(blocks[&b], kind, &[], data.span);
     }
     blocks
         .get(&plan.round.block)
         .copied()
-        .ok_or_else(|| "the loop body is missing".to_string())
+        .ok_or_else(|| Error::Internal("the loop body is missing".to_string()))
 }
 
 /// What a scan function does ([`build_scan`] makes one per mode, each with only its own tests
@@ -1185,7 +1196,7 @@ pub(super) fn build_scan(
     mode: ScanMode,
     iteration_limit: i64,
     tolerance: f64,
-) -> Result<Function, String> {
+) -> Result<Function, Error> {
     let span = plan.span;
     let head_params = &c.blocks[plan.head].params;
     let head_types: Vec<Type> = head_params.iter().map(|&q| c.value_type(q)).collect();
@@ -1286,32 +1297,20 @@ pub(super) fn build_scan(
     let over = prim(&mut s, visit, Opcode::Igt, &[steps1, limit]);
     let (at_limit, go) = (s.create_block(), s.create_block());
     branch(&mut s, visit, over, at_limit, go);
-    let minus3 = i(&mut s, at_limit, -3);
+    let minus3 = i(&mut s, at_limit, STATUS_LIMIT);
     ret(&mut s, at_limit, minus3, (clo, chi, steps), &hp);
 
     // The head's instructions, on this visit's values.
-    let mut map: HashMap<Value, Value> = head_params
+    let mut map: BTreeMap<Value, Value> = head_params
         .iter()
         .copied()
         .zip(hp.iter().copied())
         .collect();
-    for &inst in &c.blocks[plan.head].insts {
-        let data = &c.insts[inst];
-        if data.kind.is_terminator() {
-            continue;
-        }
-        let mut kind = data.kind.clone();
-        kind.map_args(|v| map.get(&v).copied().unwrap_or(v));
-        let types: Vec<Type> = data.results.iter().map(|&r| c.value_type(r)).collect();
-        let new = s.append_inst(go, kind, &types, data.span);
-        for (&r, &n) in data.results.iter().zip(&s.insts[new].results.clone()) {
-            map.insert(r, n);
-        }
-    }
-    let get = |map: &HashMap<Value, Value>, v: Value| {
+    copy_block(c, plan.head, &mut s, go, &mut map)?;
+    let get = |map: &BTreeMap<Value, Value>, v: Value| {
         map.get(&v)
             .copied()
-            .ok_or_else(|| format!("{v} is not a value of the loop head"))
+            .ok_or_else(|| Error::Internal(format!("{v} is not a value of the loop head")))
     };
     let p = get(&map, plan.p)?;
     let exits: Vec<Value> = plan
@@ -1369,7 +1368,7 @@ pub(super) fn build_scan(
     }
     // status = cand ? (passed ? −4 : idx) : −1, as (at + 1)·cand − 1 with at = idx or −4.
     let c1 = i(&mut s, located, 1);
-    let m4 = i(&mut s, located, -4);
+    let m4 = i(&mut s, located, STATUS_TAIL);
     let tail_at = prim(&mut s, located, Opcode::BoolToI64, &[passed]);
     let keep_idx = prim(&mut s, located, Opcode::Isub, &[c1, tail_at]);
     let at_main = prim(&mut s, located, Opcode::Imul, &[idx, keep_idx]);
@@ -1399,7 +1398,7 @@ pub(super) fn build_scan(
             let is_tail = prim(&mut s, next, Opcode::Band, &[is_tail, cand]);
             let tail_picked = s.create_block();
             branch(&mut s, next, is_tail, tail_picked, onward);
-            let m4 = i(&mut s, tail_picked, -4);
+            let m4 = i(&mut s, tail_picked, STATUS_TAIL);
             ret(&mut s, tail_picked, m4, (lo, hi, steps), &hp);
         }
         ScanMode::Count | ScanMode::Locate => {
@@ -1491,7 +1490,7 @@ pub(super) fn build_scan(
     let status = if mode == ScanMode::Count {
         idx_next
     } else {
-        i(&mut s, stopped, -1)
+        i(&mut s, stopped, STATUS_NONE)
     };
     ret(&mut s, stopped, status, (c_lo, c_hi, steps), &c_state);
     // One trip: the loop body, copied, back to the next visit.
@@ -1618,8 +1617,7 @@ impl Reorienter<'_> {
                     mode,
                     self.options.iteration_limit,
                     self.options.emit.tolerance,
-                )
-                .map_err(Error::Internal)?;
+                )?;
                 self.add(scan)?;
             }
             out.insert(
@@ -1665,13 +1663,14 @@ impl Reorienter<'_> {
         let none = format!("no number of trips round the loop (up to {limit}) gives these values");
         let (state, n) = region
             .emit(self.options, at, "", Some(&self.out), |ie, pe| {
+                // Every scan takes (k…, pick, n, from); only Pick reads `pick`, only Locate `n`,
+                // only Tail `from`.
+                let with = |ks: &[Value], rest: [Value; 3]| [ks, &rest[..]].concat();
                 let dummy = ie.konst(Const::zero(t));
                 let zero = ie.i64(0);
                 let one = ie.i64(1);
-                let count_mode = ie.i64(-1);
-                let mut args = ks.clone();
-                args.extend([count_mode, dummy, zero]);
-                let counted = ie.call(&trip.scan(ScanMode::Count), &args)?;
+                let counted =
+                    ie.call(&trip.scan(ScanMode::Count), &with(&ks, [zero, dummy, zero]))?;
                 let count = counted[0];
                 let types: Vec<Type> = counted[1..].iter().map(|&v| ie.value_type(v)).collect();
                 // Candidate j before any wrap: the first comes with the count.
@@ -1682,9 +1681,8 @@ impl Reorienter<'_> {
                         &types,
                         |_| Ok(counted[1..].to_vec()),
                         |ie| {
-                            let mut args = ks.clone();
-                            args.extend([j, dummy, zero]);
-                            let picked = ie.call(&trip.scan(ScanMode::Pick), &args)?;
+                            let picked =
+                                ie.call(&trip.scan(ScanMode::Pick), &with(&ks, [j, dummy, zero]))?;
                             let found = ie.prim(Opcode::Ieq, &[picked[0], j]);
                             ie.check(found, "the loop's scan lost a candidate")?;
                             Ok(picked[1..].to_vec())
@@ -1706,11 +1704,12 @@ impl Reorienter<'_> {
                             let at = ie.prim(Opcode::Fmul, &[scaled, lim]);
                             let at = ie.prim(Opcode::Floor, &[at]);
                             let from = ie.prim(Opcode::FcvtToI64, &[at]);
-                            let tail_mode = ie.i64(-4);
-                            let mut args = ks.clone();
-                            args.extend([tail_mode, dummy, from]);
-                            let picked = ie.call(&trip.scan(ScanMode::Tail), &args)?;
-                            let found = ie.prim(Opcode::Ieq, &[picked[0], tail_mode]);
+                            let picked = ie.call(
+                                &trip.scan(ScanMode::Tail),
+                                &with(&ks, [zero, dummy, from]),
+                            )?;
+                            let tail = ie.i64(STATUS_TAIL);
+                            let found = ie.prim(Opcode::Ieq, &[picked[0], tail]);
                             ie.check(found, &none)?;
                             Ok(picked[1..].to_vec())
                         },
@@ -1741,15 +1740,11 @@ impl Reorienter<'_> {
                 let n = ie.theta_within(Domain::all(t), picked[0], picked[1], bound)?;
                 // The PGF: where among the candidates the bound stops the loop.
                 let pzero = pe.i64(0);
-                let locate = pe.i64(-2);
-                let mut args = kf.clone();
-                args.extend([locate, nf, pzero]);
-                let located = pe.call(&trip.scan(ScanMode::Locate), &args)?;
+                let located =
+                    pe.call(&trip.scan(ScanMode::Locate), &with(&kf, [pzero, nf, pzero]))?;
                 if plan.tail {
-                    let count_mode = pe.i64(-1);
-                    let mut args = kf.clone();
-                    args.extend([count_mode, nf, pzero]);
-                    let counted = pe.call(&trip.scan(ScanMode::Count), &args)?;
+                    let counted =
+                        pe.call(&trip.scan(ScanMode::Count), &with(&kf, [pzero, nf, pzero]))?;
                     let half = pe.f64(0.5);
                     let share = pe.f64(TAIL_SHARE);
                     let lim = pe.f64(limit as f64);
@@ -1764,8 +1759,8 @@ impl Reorienter<'_> {
                     let width = pe.f64(1.0 - TAIL_SHARE);
                     let u_main = pe.prim(Opcode::Fmul, &[frac, width]);
                     let u_main = pe.prim(Opcode::Fadd, &[u_main, share]);
-                    let m4 = pe.i64(-4);
-                    let in_tail = pe.prim(Opcode::Ieq, &[located[0], m4]);
+                    let tail = pe.i64(STATUS_TAIL);
+                    let in_tail = pe.prim(Opcode::Ieq, &[located[0], tail]);
                     let u = pe.select(in_tail, u_tail, u_main)?;
                     pe.record(u, which)?;
                 } else {
