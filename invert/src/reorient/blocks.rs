@@ -118,22 +118,22 @@ impl Reorienter<'_> {
         ));
         // A counter each trip computes from itself and constants (`i = i + 1.0`) takes known
         // values round the loop: the edges back carry one of them.
+        let trajectories: BTreeMap<Block, super::trips::Trajectory> = cfg
+            .loop_heads
+            .iter()
+            .filter_map(|&h| Some((h, super::trips::test_trajectory(&c, &cfg, h)?)))
+            .collect();
         let mut counter_facts: BTreeMap<(Block, usize), Vec<Fact>> = BTreeMap::new();
-        for &h in &cfg.loop_heads {
-            let Some((k, values)) = super::trips::test_trajectory(&c, &cfg, h) else {
+        for (&h, tr) in &trajectories {
+            let Some(round) = tr.round.as_ref().filter(|r| !r.is_empty()) else {
                 continue;
             };
-            let round: BTreeSet<Const> = values.iter().skip(1).copied().collect();
-            if round.is_empty() || round.len() > super::facts::MAX_SET {
-                continue;
-            }
-            for e in &cfg.preds[&h] {
-                if super::trips::loop_blocks(&c, h).contains(&e.from) {
-                    counter_facts
-                        .entry((e.from, e.slot))
-                        .or_default()
-                        .push(Fact::In(k, round.iter().copied().collect()));
-                }
+            let inside = super::trips::loop_blocks(&c, h);
+            for e in cfg.preds[&h].iter().filter(|e| inside.contains(&e.from)) {
+                counter_facts
+                    .entry((e.from, e.slot))
+                    .or_default()
+                    .push(Fact::In(tr.param, round.iter().copied().collect()));
             }
         }
         let mut facts = Facts::new(&c, &cfg)
@@ -145,7 +145,10 @@ impl Reorienter<'_> {
         let exit_bounds: BTreeMap<Block, Rc<ExitBounds>> = cfg
             .loop_heads
             .iter()
-            .filter_map(|&h| Some((h, Rc::new(super::trips::exit_bounds(&c, &cfg, h)?))))
+            .filter_map(|&h| {
+                let eb = super::trips::exit_bounds(&c, &cfg, h, trajectories.get(&h))?;
+                Some((h, Rc::new(eb)))
+            })
             .collect();
 
         // The PGF: one function, one block per forward block, run forward as the forward code

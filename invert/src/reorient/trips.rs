@@ -346,13 +346,28 @@ pub(super) struct ExitBounds {
 }
 
 /// The [`ExitBounds`] of loop head `head`, when a trip round its loop narrows the value its test
-/// compares with a constant.
-pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBounds> {
+/// compares with a constant; `trajectory` is that value's, if [`test_trajectory`] found one.
+pub(super) fn exit_bounds(
+    c: &Function,
+    cfg: &Cfg,
+    head: Block,
+    trajectory: Option<&Trajectory>,
+) -> Option<ExitBounds> {
     let blocks = loop_blocks(c, head);
     let t = exit_test(c, head, &blocks)?;
     let params = &c.blocks[head].params;
     let position = |v: Value| params.iter().position(|&q| q == v);
     let (param, k, rel) = compared(c, head, &t)?;
+    // A value each trip computes from itself and constants leaves at one known value.
+    if let Some(tr) = trajectory {
+        return Some(ExitBounds {
+            exit_slot: t.exit_slot,
+            param,
+            latch: (tr.exit, tr.exit),
+            entry: Some(tr.exit),
+            entered_when: Vec::new(),
+        });
+    }
     let round_on = t.exit_slot == 1;
     let body = reverse_postorder(c, head, &blocks);
     let mut offsets = Offsets::new(c, head, &body);
@@ -374,17 +389,6 @@ pub(super) fn exit_bounds(c: &Function, cfg: &Cfg, head: Block) -> Option<ExitBo
         .filter(|e| inside(e.from))
         .map(|e| e.args.get(param).copied())
         .collect::<Option<_>>()?;
-    // A value each trip computes from itself and constants leaves at one known value.
-    if let Some((_, values)) = test_trajectory(c, cfg, head) {
-        let v = *values.last()?;
-        return Some(ExitBounds {
-            exit_slot: t.exit_slot,
-            param,
-            latch: (v, v),
-            entry: Some(v),
-            entered_when: Vec::new(),
-        });
-    }
     let latch = match k {
         Const::I64(_) => {
             let rs: Vec<IntRange> = latches
@@ -467,11 +471,22 @@ fn compared(c: &Function, head: Block, t: &ExitTest) -> Option<(usize, Const, Re
     }
 }
 
-/// The values the head's parameter that its exit test compares with a constant takes at every
-/// visit, from the first to the one that leaves, when each trip computes it from itself and
-/// constants alone (`i = i + 1.0`): (its index, the values). The loop then always runs the same
-/// number of trips, and the values are what the forward code computes, bit for bit.
-pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(usize, Vec<Const>)> {
+/// What a loop head's parameter that its exit test compares with a constant does when each
+/// trip computes it from itself and constants alone (`i = i + 1.0`): the loop then always runs
+/// the same number of trips, and the values are what the forward code computes, bit for bit.
+#[derive(Clone, Debug)]
+pub(super) struct Trajectory {
+    /// The parameter's index.
+    pub param: usize,
+    /// Its value when the loop leaves.
+    pub exit: Const,
+    /// The values it comes round the loop with (every visit but the first), when there are at
+    /// most [`super::facts::MAX_SET`] of them.
+    pub round: Option<BTreeSet<Const>>,
+}
+
+/// The [`Trajectory`] of `head`'s compared parameter, if it has one.
+pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<Trajectory> {
     let blocks = loop_blocks(c, head);
     let t = exit_test(c, head, &blocks)?;
     let (param, k, rel) = compared(c, head, &t)?;
@@ -493,7 +508,7 @@ pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(u
     {
         return None;
     }
-    let values = trajectory(
+    let (exit, round) = trajectory(
         c,
         head,
         &blocks,
@@ -502,7 +517,7 @@ pub(super) fn test_trajectory(c: &Function, cfg: &Cfg, head: Block) -> Option<(u
         start,
         (rel, k, t.exit_slot == 1),
     )?;
-    Some((param, values))
+    Some(Trajectory { param, exit, round })
 }
 
 /// A scan's status past the iteration limit.
@@ -520,11 +535,12 @@ pub(super) const TAIL_SHARE: f64 = 1.0 / (1u64 << 20) as f64;
 /// Trips [`trajectory`] runs at most.
 const MAX_SIMULATED: usize = 1 << 20;
 
-/// The trajectory of the head's parameter `param` when each trip computes it from itself and
-/// constants alone (`i = i + 1.0`, `i = i * 3`): from the constant `start`, run here with the
-/// forward code's own semantics, to the first visit whose test `q REL k` lets it out
-/// (`round_on`: the loop goes round when the test holds). `None` when the next value depends on
-/// anything else, or the trip count passes [`MAX_SIMULATED`].
+/// Runs the head's parameter `param` when each trip computes it from itself and constants alone
+/// (`i = i + 1.0`, `i = i * 3`): from the constant `start`, with the forward code's own
+/// semantics, to the first visit whose test `q REL k` lets it out (`round_on`: the loop goes
+/// round when the test holds). Returns the value it leaves with, and the values it comes round
+/// with when few ([`Trajectory::round`]). `None` when the next value depends on anything else,
+/// or the trip count passes [`MAX_SIMULATED`].
 fn trajectory(
     c: &Function,
     head: Block,
@@ -533,7 +549,7 @@ fn trajectory(
     param: usize,
     start: Const,
     (rel, k, round_on): (Rel, Const, bool),
-) -> Option<Vec<Const>> {
+) -> Option<(Const, Option<BTreeSet<Const>>)> {
     use pinv_core::semantics::eval;
     let test = |q: Const| -> Option<bool> {
         let op = match (q, rel) {
@@ -551,14 +567,19 @@ fn trajectory(
             _ => None,
         }
     };
-    let mut values = vec![start];
+    let mut round = Some(BTreeSet::new());
     let mut q = start;
     for _ in 0..MAX_SIMULATED {
         if test(q)? != round_on {
-            return Some(values);
+            return Some((q, round));
         }
         q = eval_trip(c, head, blocks, latch, param, q, 0)?;
-        values.push(q);
+        if let Some(set) = &mut round {
+            set.insert(q);
+            if set.len() > super::facts::MAX_SET {
+                round = None;
+            }
+        }
     }
     None
 }
