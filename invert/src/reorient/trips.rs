@@ -223,9 +223,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
             ) else {
                 continue;
             };
-            let start = i128::from(start);
-            let range = (start + limit * lo.min(0), start + limit * hi.max(0));
-            if i64::try_from(range.0).is_ok() && i64::try_from(range.1).is_ok() {
+            if let Some(range) = reach(i128::from(start), (lo, hi), limit) {
                 seeds.insert(k, range);
             }
         }
@@ -282,9 +280,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         ) else {
             continue;
         };
-        let first = i128::from(start) + off_lo;
-        let last = (first + limit * lo.min(0), first + limit * hi.max(0));
-        let fits = i64::try_from(last.0).is_ok() && i64::try_from(last.1).is_ok();
+        let fits = reach(i128::from(start) + off_lo, (lo, hi), limit).is_some();
         if lo >= 0 && hi > 0 {
             monotone.push((e, true, !fits));
         } else if hi <= 0 && lo < 0 {
@@ -757,11 +753,7 @@ fn find_curves(
             continue;
         };
         // No wrap: every value within the limit's reach fits.
-        let reach = (
-            i128::from(start) + limit * lo.min(0),
-            i128::from(start) + limit * hi.max(0),
-        );
-        if i64::try_from(reach.0).is_err() || i64::try_from(reach.1).is_err() {
+        if reach(i128::from(start), (lo, hi), limit).is_none() {
             continue;
         }
         let Some(&next) = latch.args.get(o) else {
@@ -805,6 +797,13 @@ fn find_curves(
         }
     }
     out
+}
+
+/// Where a value that starts at `start` and changes by `step` at every trip can get to within
+/// `limit` trips (in unbounded arithmetic); `None` if that leaves i64, where it would wrap.
+fn reach(start: i128, (lo, hi): (i128, i128), limit: i128) -> Option<IntRange> {
+    let r = (start + limit * lo.min(0), start + limit * hi.max(0));
+    (i64::try_from(r.0).is_ok() && i64::try_from(r.1).is_ok()).then_some(r)
 }
 
 /// Whether the entry edge passes the head's `k`-th parameter something other than a constant.
