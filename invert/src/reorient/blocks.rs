@@ -635,11 +635,10 @@ impl Reorienter<'_> {
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
+        // Whether this region is the edge leaving P's loop on side `slot` (0: the `then` side).
+        let leaving = |slot: usize| cond.is_some_and(|(_, taken)| taken == (slot == 0));
         // The exit of a loop whose trip count is scanned for.
-        let trip = ctx
-            .trip
-            .as_ref()
-            .filter(|(t, _)| cond.is_some_and(|(_, taken)| taken == (t.plan.exit_slot == 0)));
+        let trip = ctx.trip.as_ref().filter(|(t, _)| leaving(t.plan.exit_slot));
         let known_after: Vec<(Value, Value)> = seed.clone();
         let mut region = Region::new(inv, start, h, at, fwd);
         region.mute_pgf = ctx.muted && trip.is_none();
@@ -673,11 +672,7 @@ impl Reorienter<'_> {
         if let Some((trip, entry_region)) = trip {
             let init = self.emit_trip_scan(c, &mut region, trip, &known_after, span)?;
             entered = Some((*entry_region, init));
-        } else if let Some(eb) = ctx
-            .exit_bounds
-            .as_ref()
-            .filter(|eb| cond.is_some_and(|(_, taken)| taken == (eb.exit_slot == 0)))
-        {
+        } else if let Some(eb) = ctx.exit_bounds.as_ref().filter(|eb| leaving(eb.exit_slot)) {
             self.emit_exit_bounds(c, p, &mut region, eb, &known_after, span)?;
         }
         self.invert_block(c, p, &mut region)?;
@@ -897,7 +892,7 @@ fn facts_hold(
                 // carry rounding), or NaN, which no interval holds.
                 let v = values[*k];
                 let slack = |b: f64| tolerance * b.abs().max(1.0);
-                let mut inside = f.ins_prim(at, Opcode::Fne, vec![v, v], span);
+                let nan = f.ins_prim(at, Opcode::Fne, vec![v, v], span);
                 let mut within = f.ins_const(at, Const::Bool(true), span);
                 if lo.is_finite() {
                     let b = f.ins_const(at, Const::F64(lo - slack(*lo)), span);
@@ -909,8 +904,7 @@ fn facts_hold(
                     let le = f.ins_prim(at, Opcode::Fle, vec![v, b], span);
                     within = f.ins_prim(at, Opcode::Band, vec![within, le], span);
                 }
-                inside = f.ins_prim(at, Opcode::Bor, vec![inside, within], span);
-                inside
+                f.ins_prim(at, Opcode::Bor, vec![nan, within], span)
             }
         };
         all = f.ins_prim(at, Opcode::Band, vec![all, holds], span);
