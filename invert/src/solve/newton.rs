@@ -58,41 +58,32 @@ pub struct System {
     pub params: Vec<u32>,
 }
 
-/// The parameters `v` depends on, or `None` if its code has anything but parameters, constants,
-/// primitives and squares.
-fn inputs(
-    plan: &Plan,
-    v: PVal,
-    memo: &mut HashMap<u32, Option<BTreeSet<u32>>>,
-) -> Option<BTreeSet<u32>> {
-    if let Some(known) = memo.get(&v.inst) {
-        return known.clone();
-    }
-    let inst = &plan.insts[v.inst as usize];
-    let found = match &inst.kind {
-        PKind::Param(p) => Some(BTreeSet::from([*p])),
-        PKind::Const(_) => Some(BTreeSet::new()),
-        PKind::Prim(_) | PKind::Sq => {
-            let mut all = BTreeSet::new();
-            let mut ok = true;
-            for &a in &inst.args {
-                match inputs(plan, a, memo) {
-                    Some(s) => all.extend(s),
-                    None => ok = false,
-                }
+/// Per instruction of `plan`, the parameters it depends on, or `None` if its code has anything
+/// but parameters, constants, primitives and squares (one pass in order: no recursion as deep
+/// as the program).
+fn inputs(plan: &Plan) -> Vec<Option<BTreeSet<u32>>> {
+    let mut out: Vec<Option<BTreeSet<u32>>> = Vec::with_capacity(plan.insts.len());
+    for inst in &plan.insts {
+        let found = match &inst.kind {
+            PKind::Param(p) => Some(BTreeSet::from([*p])),
+            PKind::Const(_) => Some(BTreeSet::new()),
+            PKind::Prim(_) | PKind::Sq => {
+                inst.args.iter().try_fold(BTreeSet::new(), |mut all, a| {
+                    all.extend(out[a.inst as usize].as_ref()?.iter().copied());
+                    Some(all)
+                })
             }
-            ok.then_some(all)
-        }
-        _ => None,
-    };
-    memo.insert(v.inst, found.clone());
-    found
+            _ => None,
+        };
+        out.push(found);
+    }
+    out
 }
 
 /// The nonlinear system among `plan`'s outputs, if there is one (see the module docs).
 pub fn find_system(plan: &Plan) -> Option<System> {
     let dep = plan.depends_on_params();
-    let mut memo = HashMap::new();
+    let used_by = inputs(plan);
     let mut outputs = Vec::new();
     let mut params: BTreeSet<u32> = BTreeSet::new();
     let mut nonlinear = false;
@@ -100,7 +91,7 @@ pub fn find_system(plan: &Plan) -> Option<System> {
         if plan.ty(o) != Type::F64 || !dep[o.inst as usize] {
             continue;
         }
-        let used = inputs(plan, o, &mut memo)?;
+        let used = used_by[o.inst as usize].clone()?;
         if used.iter().any(|&p| plan.params[p as usize] != Type::F64) {
             return None;
         }
