@@ -389,20 +389,22 @@ fn isolate_plan(
             }
         }
     };
+    // A solver's rewrite of a body (`from`, the original's or an e-graph rewrite's θ and numeric
+    // roots carried over) as a candidate.
+    let solved = |(plan, text): (Plan, String), from: Option<&Candidate>| {
+        let sim = simulate(&plan);
+        Some(Candidate {
+            plan,
+            sim,
+            thetas: from.map(|c| c.thetas.clone()).unwrap_or_default(),
+            numeric: from.map(|c| c.numeric.clone()).unwrap_or_default(),
+            joint: vec![text],
+        })
+    };
     // Outputs that share unknowns in a planar chain, a linear system or a sum and a product are
     // solved together: trigonometry and algebra that no rewrite of the e-graph's rules does.
-    for (plan, text) in joint {
-        let sim = simulate(&plan);
-        consider(
-            Some(Candidate {
-                plan,
-                sim,
-                thetas: Vec::new(),
-                numeric: Vec::new(),
-                joint: vec![text],
-            }),
-            &mut best,
-        );
+    for found in joint {
+        consider(solved(found, None), &mut best);
     }
     // The best of the e-graph's rewrites alone, for the solvers to look at again below.
     let mut rewrite: Option<Candidate> = None;
@@ -441,18 +443,8 @@ fn isolate_plan(
     // `m = (a + b)/2` becomes `(a − b)²/4`, a function of one linear form, which with `m` is a
     // linear system. The solvers look at the best rewrite too.
     if let Some(rewritten) = rewrite.filter(|c| !c.perfect()) {
-        for (plan, text) in crate::solve::joint_candidates(&rewritten.plan, names) {
-            let sim = simulate(&plan);
-            consider(
-                Some(Candidate {
-                    plan,
-                    sim,
-                    thetas: rewritten.thetas.clone(),
-                    numeric: rewritten.numeric.clone(),
-                    joint: vec![text],
-                }),
-                &mut best,
-            );
+        for found in crate::solve::joint_candidates(&rewritten.plan, names) {
+            consider(solved(found, Some(&rewritten)), &mut best);
         }
     }
     let original_score = score(&before, ctx.plan.size());
