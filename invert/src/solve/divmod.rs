@@ -25,34 +25,47 @@ use std::collections::HashMap;
 /// The name of the helper.
 pub const DIVMOD: &str = "iso.divmod";
 
-/// The `irem` with the same operands as the `idiv` at instruction `i` (or the other way
-/// round), when the dividend depends on an unknown.
-fn partner(plan: &Plan, i: usize, dep: &[bool]) -> Option<usize> {
-    let inst = &plan.insts[i];
-    let other = match inst.kind {
-        PKind::Prim(Opcode::Idiv) => Opcode::Irem,
-        PKind::Prim(Opcode::Irem) => Opcode::Idiv,
-        _ => return None,
-    };
-    if !dep[inst.args[0].inst as usize] {
-        return None;
+/// The quotient/remainder pairs of `plan`: (the first instruction, the second), for each
+/// `idiv` and `irem` with the same operands whose dividend depends on an unknown.
+fn pairs(plan: &Plan) -> Vec<(usize, usize)> {
+    let dep = plan.depends_on_params();
+    // Operands → (the idiv, the irem) on them.
+    let mut seen: HashMap<&[PVal], (Option<usize>, Option<usize>)> = HashMap::new();
+    for (i, inst) in plan.insts.iter().enumerate() {
+        let slot = match inst.kind {
+            PKind::Prim(Opcode::Idiv) => 0,
+            PKind::Prim(Opcode::Irem) => 1,
+            _ => continue,
+        };
+        if !dep[inst.args[0].inst as usize] {
+            continue;
+        }
+        let entry = seen.entry(inst.args.as_slice()).or_default();
+        let place = if slot == 0 {
+            &mut entry.0
+        } else {
+            &mut entry.1
+        };
+        place.get_or_insert(i);
     }
-    plan.insts
-        .iter()
-        .position(|p| matches!(p.kind, PKind::Prim(op) if op == other) && p.args == inst.args)
+    let mut out: Vec<(usize, usize)> = seen
+        .into_values()
+        .filter_map(|(q, r)| Some((q?.min(r?), q?.max(r?))))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// The plan with every quotient/remainder pair computed by `iso.divmod`, and a description;
 /// `None` if there is no pair.
 pub fn candidate(plan: &Plan, names: &[String]) -> Option<(Plan, String)> {
-    let dep = plan.depends_on_params();
-    let pairs: Vec<(usize, usize)> = (0..plan.insts.len())
-        .filter_map(|i| Some((i, partner(plan, i, &dep)?)))
-        .filter(|&(i, j)| i < j)
-        .collect();
+    let pairs = pairs(plan);
     if pairs.is_empty() {
         return None;
     }
+    // Each instruction of a pair → the pair.
+    let pair_of: HashMap<usize, (usize, usize)> =
+        pairs.iter().flat_map(|&p| [(p.0, p), (p.1, p)]).collect();
     let mut b = PlanBuilder::new(plan.params.clone());
     // Old instruction → its value in the new plan (results beyond the first: a pair's partner).
     let mut map: HashMap<u32, PVal> = HashMap::new();
@@ -65,7 +78,7 @@ pub fn candidate(plan: &Plan, names: &[String]) -> Option<(Plan, String)> {
     };
     let mut described = Vec::new();
     for (i, inst) in plan.insts.iter().enumerate() {
-        if let Some(&(first, second)) = pairs.iter().find(|p| p.0 == i || p.1 == i) {
+        if let Some(&(first, second)) = pair_of.get(&i) {
             if i == second {
                 continue;
             }
