@@ -10,8 +10,9 @@
 //! (rounding is monotone, so the bounds computed in floating point are safe). A block parameter
 //! has the hull of its incoming values, narrowed by the branch that brings each (see
 //! [`analyze`]); a loop head's is unknown (no widening is attempted). A value that may be NaN
-//! has an interval for its other values only; a NaN operand is not in any narrowed θ domain, which only costs
-//! completeness for NaN intermediates, whose outputs `pinv check` skips as non-finite.
+//! has an interval for its other values only; a NaN operand is not in any narrowed θ domain,
+//! which only costs completeness for NaN intermediates, whose outputs `pinv check` skips as
+//! non-finite.
 
 use pinv_core::ir::{Block, Const, FuncId, Function, InstKind, Module, Opcode, Value};
 use std::collections::HashMap;
