@@ -49,6 +49,35 @@ fn every_failure_mode_says_what_went_wrong_in_source_terms() {
             "--theta",
             "3.5",
         ],
+        // The solvers' domain errors: a zero divisor, a remainder no dividend gives, a
+        // negative variance Newton's method cannot reach.
+        &[
+            "invert",
+            "cli/tests/failures.pinv",
+            "divmod",
+            "--y",
+            "1, 2, 0",
+            "--theta",
+            "",
+        ],
+        &[
+            "invert",
+            "cli/tests/failures.pinv",
+            "divmod",
+            "--y",
+            "1, -3, 7",
+            "--theta",
+            "",
+        ],
+        &[
+            "invert",
+            "cli/tests/failures.pinv",
+            "stats3",
+            "--y",
+            "1, -2",
+            "--theta",
+            "0, 1, 2",
+        ],
         // Bad input: exit 2.
         &["run", "tests/corpus/loops.pinv", "triangle", "three"],
         &[
