@@ -304,7 +304,6 @@ fn sum_of(
 pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, String) {
     let n = system.unknowns.len();
     let mut b = PlanBuilder::new(plan.params.clone());
-    let ident = |p: u32| PVal { inst: p, idx: 0 };
     let mut memo = HashMap::new();
     let span = system.outputs.first().map_or(Span::default(), |&o| {
         plan.insts[plan.outputs[o].inst as usize].span
@@ -325,16 +324,7 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
         vec![Type::F64; n],
         span,
     );
-    let mut outputs: Vec<PVal> = Vec::new();
-    for (i, &o) in plan.outputs.iter().enumerate() {
-        match system.outputs.iter().position(|&k| k == i) {
-            Some(r) => outputs.push(PVal {
-                inst: h,
-                idx: r as u32,
-            }),
-            None => outputs.push(b.copy(plan, o, &ident, &mut memo)),
-        }
-    }
+    let mut outputs = b.outputs_replacing(plan, &system.outputs, h, &mut memo);
     // The inputs the coefficients use are read from θ first.
     let name = |p: u32| {
         names

@@ -155,23 +155,13 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     };
 
     let mut b = PlanBuilder::new(plan.params.clone());
-    let ident = |p: u32| PVal { inst: p, idx: 0 };
     let mut memo = HashMap::new();
     let args: Vec<PVal> = system.params.iter().map(|&p| b.param(p as usize)).collect();
     let r = b.add_root(spec);
     let k = system.outputs.len();
     let span = plan.insts[plan.outputs[system.outputs[0]].inst as usize].span;
     let h = b.push(PKind::Newton(r), args, vec![Type::F64; k], span);
-    let mut outputs = Vec::new();
-    for (i, &o) in plan.outputs.iter().enumerate() {
-        match system.outputs.iter().position(|&x| x == i) {
-            Some(j) => outputs.push(PVal {
-                inst: h,
-                idx: j as u32,
-            }),
-            None => outputs.push(b.copy(plan, o, &ident, &mut memo)),
-        }
-    }
+    let outputs = b.outputs_replacing(plan, &system.outputs, h, &mut memo);
     let mut out = b.finish();
     out.outputs = outputs;
     let describe = format!(

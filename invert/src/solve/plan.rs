@@ -387,6 +387,27 @@ impl PlanBuilder {
         }
     }
 
+    /// `from`'s outputs in this plan: output `replaced[r]` is result `r` of helper instruction
+    /// `helper`, every other output is copied (parameters as they are).
+    pub fn outputs_replacing(
+        &mut self,
+        from: &Plan,
+        replaced: &[usize],
+        helper: u32,
+        memo: &mut HashMap<u32, u32>,
+    ) -> Vec<PVal> {
+        let ident = |p: u32| PVal { inst: p, idx: 0 };
+        (0..from.outputs.len())
+            .map(|i| match replaced.iter().position(|&k| k == i) {
+                Some(r) => PVal {
+                    inst: helper,
+                    idx: r as u32,
+                },
+                None => self.copy(from, from.outputs[i], &ident, memo),
+            })
+            .collect()
+    }
+
     /// `c₁·v₁ + … + cₖ·vₖ + last`, with the values `vᵢ` copied from `from` (parameters as
     /// they are): the known part of an output, plus what a helper computes. A coefficient of
     /// ±1 adds or subtracts; others multiply first.
