@@ -334,6 +334,8 @@ pub fn eval(op: Opcode, args: &[Const]) -> Result<Const, EvalError> {
         (FcvtToI64, &[F(x)]) => I(pinv_fcvt_to_i64(x)),
         (FcvtFromI64, &[I(x)]) => F(pinv_fcvt_from_i64(x)),
         (BoolToI64, &[B(b)]) => I(b as i64),
+        (F64Bits, &[F(x)]) => I(x.to_bits() as i64),
+        (F64FromBits, &[I(a)]) => F(f64::from_bits(a as u64)),
         _ => {
             return Err(EvalError::Mismatch {
                 op,

@@ -30,11 +30,21 @@ pub enum Mode {
 pub struct EmitOptions {
     /// Relative tolerance of f64 consistency checks: `|a − b| ≤ tol · max(1, |b|)`.
     pub tolerance: f64,
+    /// f64 steps name the exact float: where several floats give a step's output, θ picks one
+    /// of them (an integer offset among them) instead of taking the closed form, which is only
+    /// within the tolerance ([`crate::rules::settle`]). Code that runs many times over its own
+    /// results (a loop walked back, a recursive function) needs it: there each step's error is
+    /// amplified by the steps before it, and only exact steps keep the inverse complete. Off by
+    /// default: elsewhere the tolerance absorbs it and no θ is spent on it.
+    pub exact_floats: bool,
 }
 
 impl Default for EmitOptions {
     fn default() -> EmitOptions {
-        EmitOptions { tolerance: 1e-9 }
+        EmitOptions {
+            tolerance: 1e-9,
+            exact_floats: false,
+        }
     }
 }
 
@@ -451,6 +461,61 @@ impl<'f> Emitter<'f> {
             self.block = rest;
         }
         self.join(types, ends)
+    }
+
+    /// `while cond(state) { state = body(state) }` over loop-carried values of `types`, from
+    /// `init`; emission continues after the loop, whose final state is returned. The caller
+    /// bounds the trip count (every loop a rule writes halves or doubles something).
+    pub fn while_loop(
+        &mut self,
+        types: &[Type],
+        init: &[Value],
+        cond: impl FnOnce(&mut Emitter<'f>, &[Value]) -> Result<Value, RuleError>,
+        body: impl FnOnce(&mut Emitter<'f>, &[Value]) -> Result<Vec<Value>, RuleError>,
+    ) -> Result<Vec<Value>, RuleError> {
+        if init.len() != types.len() {
+            return Err(RuleError::Malformed(format!(
+                "a loop was given {} initial values for {} loop values",
+                init.len(),
+                types.len()
+            )));
+        }
+        let header = self.func.create_block();
+        let state: Vec<Value> = types
+            .iter()
+            .map(|&ty| self.func.append_block_param(header, ty))
+            .collect();
+        let body_block = self.func.create_block();
+        let exit = self.func.create_block();
+        let out: Vec<Value> = types
+            .iter()
+            .map(|&ty| self.func.append_block_param(exit, ty))
+            .collect();
+        self.func
+            .ins_jump(self.block, header, init.to_vec(), self.span);
+        self.block = header;
+        let go_on = cond(self, &state)?;
+        self.func.ins_void(
+            self.block,
+            InstKind::Brif {
+                cond: go_on,
+                then_dest: BlockCall::new(body_block, Vec::new()),
+                else_dest: BlockCall::new(exit, state.clone()),
+            },
+            self.span,
+        );
+        self.block = body_block;
+        let next = body(self, &state)?;
+        if next.len() != types.len() {
+            return Err(RuleError::Malformed(format!(
+                "a loop body gave {} values for {} loop values",
+                next.len(),
+                types.len()
+            )));
+        }
+        self.func.ins_jump(self.block, header, next, self.span);
+        self.block = exit;
+        Ok(out)
     }
 
     fn join(

@@ -149,6 +149,11 @@ opcodes! {
     FcvtFromI64 = "fcvt_from_i64": (I64) -> F64, Convert;
     /// `b as i64` for bool b: 0 or 1.
     BoolToI64 = "bool_to_i64": (Bool) -> I64, Convert;
+    /// The bits of an f64 as an i64 (`x.to_bits() as i64`): not in the language; inverses use it
+    /// to step between neighbouring floats.
+    F64Bits = "f64_bits": (F64) -> I64, Convert;
+    /// The f64 with these bits (`f64::from_bits(a as u64)`): the inverse of `f64_bits`.
+    F64FromBits = "f64_from_bits": (I64) -> F64, Convert;
 }
 
 impl Opcode {

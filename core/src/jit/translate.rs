@@ -1154,6 +1154,8 @@ impl<'t, 'm> Translator<'t, 'm> {
             FcvtToI64 => self.b.ins().fcvt_to_sint_sat(types::I64, a),
             FcvtFromI64 => self.b.ins().fcvt_from_sint(types::F64, a),
             BoolToI64 => self.b.ins().uextend(types::I64, a),
+            F64Bits => self.b.ins().bitcast(types::I64, MemFlagsData::new(), a),
+            F64FromBits => self.b.ins().bitcast(types::F64, MemFlagsData::new(), a),
         };
         Ok(v)
     }

@@ -48,6 +48,8 @@ struct BlockCtx {
     /// When P is a loop head whose test compares a value with a constant: what its exit and a
     /// trip round it leave in that value.
     exit_bounds: Option<Rc<ExitBounds>>,
+    /// P's f64 steps settle exactly (P is in a loop walked back, or the function is recursive).
+    exact_floats: bool,
 }
 
 /// A loop whose trip count the inverse scans for ([`super::trips`]).
@@ -142,6 +144,16 @@ impl Reorienter<'_> {
             .with_edge_facts(counter_facts);
         let cyclic = cfg.cyclic;
         let trips = self.plan_trips(&c, &cfg)?;
+        // A recursive function settles its f64 steps exactly: the inverse runs it over its own
+        // results, and each level's rounding is amplified by the levels before it
+        // ([`pinv_primitives::EmitOptions::exact_floats`]). Loops walked back need it as much,
+        // but its search costs about 40 steps per step, which a loop of 10⁷ trips cannot pay
+        // within the step limit yet: they settle within the tolerance.
+        let forward = self.forward;
+        let recursive = self
+            .recursive
+            .get_or_insert_with(|| super::recursion::recursive(forward))
+            .contains(&id);
         let exit_bounds: BTreeMap<Block, Rc<ExitBounds>> = cfg
             .loop_heads
             .iter()
@@ -350,9 +362,11 @@ impl Reorienter<'_> {
                     Some((c.blocks[p].params[k], (ind.start, step)))
                 })
                 .collect();
+            let muted = trips.values().any(|t| t.plan.contains(p));
             let ctx = BlockCtx {
                 trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
-                muted: trips.values().any(|t| t.plan.contains(p)),
+                muted,
+                exact_floats: !muted && recursive,
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -642,6 +656,7 @@ impl Reorienter<'_> {
         let known_after: Vec<(Value, Value)> = seed.clone();
         let mut region = Region::new(inv, start, h, at, fwd);
         region.mute_pgf = ctx.muted && trip.is_none();
+        region.exact_floats = ctx.exact_floats;
         region.counters = ctx.counters.clone();
         region.ranges = ctx.ranges.clone();
         for (v, y) in seed {
@@ -1086,13 +1101,17 @@ fn emit_record_choice(
     after
 }
 
-/// The guard of inverse block `target`: a copy of the code the inverse runs from `target` up to
-/// its first θ read, call or return on every path, with every `check` turned into "return
-/// false" — so it tells, without θ, whether `target` can be taken with these values. Branches
-/// are followed on both sides (a rule's "exact or read an offset" diamond, the next region's
-/// test of the branch condition that led here), each path to its own end, within a budget of
-/// copied instructions; a path cut short passes. `shell` is the reserved
-/// function (name, kind, signature) to fill; for a start block its first parameters are y.
+/// The guard of inverse block `target`: a copy of the θ-free code the inverse runs from
+/// `target` on, with every `check` turned into "return false", so it tells, without θ, whether
+/// `target` can be taken with these values. What θ (or a call) gives is unknown to it: code that
+/// needs an unknown value is left out and a check of one passes, and the walk goes on for the
+/// checks that need only known values (a loop's test further back). Branches on known values
+/// are followed on both sides, each copied up to where the sides join and joined there when
+/// they know the same values (else each side goes on alone); branches on unknown values and
+/// small loops that only come back to their head (a rule's search) are stepped over, their
+/// results unknown. A path ends at a `return` (passes), a `fail`, or a block it has seen, or
+/// when the budget of copied instructions runs out (passes). `shell` is the reserved function
+/// (name, kind, signature) to fill; for a start block its first parameters are y.
 /// Instructions a guard copies at most (paths through branches are copied separately).
 const GUARD_BUDGET: usize = 2000;
 
@@ -1105,16 +1124,23 @@ struct GuardWalk<'a> {
     budget: usize,
 }
 
+/// Where a walk that stops at a join arrived: the guard block it ended in, what it knew, and
+/// the guard values of the join's arguments (`None`: not known).
+type Arrival = (Block, BTreeMap<Value, Value>, Vec<Option<Value>>);
+
 impl GuardWalk<'_> {
     /// Copies the θ-free code from inverse block `block` on, into guard block `cur`, with `map`
-    /// from inverse values to guard values; `visited` are the inverse blocks on this path.
+    /// from inverse values to guard values; `visited` are the inverse blocks on this path. A
+    /// walk given a `stop` block returns where it arrives at it (a branch's side, up to the
+    /// join); every other end of a path is written out (returning true or false).
     fn path(
         &mut self,
         mut cur: Block,
         mut block: Block,
         mut map: BTreeMap<Value, Value>,
         mut visited: BTreeSet<Block>,
-    ) {
+        stop: Option<Block>,
+    ) -> Option<Arrival> {
         let span = Span::default();
         let inv = self.inv;
         let pass = 'walk: loop {
@@ -1131,15 +1157,17 @@ impl GuardWalk<'_> {
                         map.insert(data.results[0], v);
                     }
                     InstKind::Prim { op, args } => {
-                        let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() else {
-                            break 'walk true;
-                        };
-                        let v = self.g.ins_prim(cur, *op, args, data.span);
-                        map.insert(data.results[0], v);
+                        // An operand the guard does not know (θ went into it) leaves the
+                        // result unknown; the walk goes on, for the checks that do not need it.
+                        if let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() {
+                            let v = self.g.ins_prim(cur, *op, args, data.span);
+                            map.insert(data.results[0], v);
+                        }
                     }
                     InstKind::Check { cond, .. } => {
+                        // A check of an unknown value may pass.
                         let Some(c) = mapped(cond) else {
-                            break 'walk true;
+                            continue;
                         };
                         let next = self.g.create_block();
                         self.g.ins_void(
@@ -1153,17 +1181,18 @@ impl GuardWalk<'_> {
                         );
                         cur = next;
                     }
+                    // θ and calls give values the guard does not know (a call may also fail,
+                    // which a guard may overlook: it only tells when a path cannot pass).
+                    InstKind::Theta { .. } | InstKind::Choice { .. } | InstKind::Call { .. } => {}
                     InstKind::Jump { dest } => {
-                        let Some(args) = dest.args.iter().map(mapped).collect::<Option<Vec<_>>>()
-                        else {
-                            break 'walk true;
-                        };
+                        let args: Vec<Option<Value>> = dest.args.iter().map(mapped).collect();
+                        if Some(dest.block) == stop {
+                            return Some((cur, map, args));
+                        }
                         if !visited.insert(dest.block) {
                             break 'walk true;
                         }
-                        for (&q, a) in inv.blocks[dest.block].params.iter().zip(args) {
-                            map.insert(q, a);
-                        }
+                        bind(&mut map, &inv.blocks[dest.block].params, args);
                         block = dest.block;
                         continue 'walk;
                     }
@@ -1172,45 +1201,56 @@ impl GuardWalk<'_> {
                         then_dest,
                         else_dest,
                     } => {
-                        let Some(c) = mapped(cond) else {
-                            break 'walk true;
-                        };
-                        let arms: Vec<(Block, Block, Vec<Value>)> = [then_dest, else_dest]
-                            .into_iter()
-                            .filter_map(|d| {
-                                let args = d.args.iter().map(mapped).collect::<Option<Vec<_>>>()?;
-                                Some((self.g.create_block(), d.block, args))
-                            })
-                            .collect();
-                        let [(t, tb, targs), (e, eb, eargs)] = arms.as_slice() else {
-                            break 'walk true;
-                        };
-                        self.g.ins_void(
-                            cur,
-                            InstKind::Brif {
-                                cond: c,
-                                then_dest: BlockCall::new(*t, Vec::new()),
-                                else_dest: BlockCall::new(*e, Vec::new()),
-                            },
-                            data.span,
-                        );
-                        for (arm, dest, args) in [(*t, *tb, targs), (*e, *eb, eargs)] {
-                            let mut seen = visited.clone();
-                            if !seen.insert(dest) {
-                                let yes = self.g.ins_const(arm, Const::Bool(true), span);
-                                self.g.ins_return(arm, vec![yes], span);
-                                continue;
+                        // A loop that only comes back here (the search of a run of floats) is
+                        // stepped over: the walk goes on after it, with its results unknown.
+                        let exit = loop_exit(inv, block, then_dest, else_dest)
+                            .map(|exit| (exit.block, None))
+                            .or_else(|| {
+                                // Two sides that meet again: where the condition is unknown,
+                                // both are stepped over; where it is known, each side is
+                                // copied up to the join, once.
+                                let join = join_of(inv, then_dest.block, else_dest.block)?;
+                                Some((join, mapped(cond)))
+                            });
+                        let Some((next, known_cond)) = exit else {
+                            let Some(c) = mapped(cond) else {
+                                break 'walk true;
+                            };
+                            if stop.is_some() {
+                                // Sides that never meet again inside a side: not followed.
+                                break 'walk true;
                             }
-                            let mut m = map.clone();
-                            for (&q, &a) in inv.blocks[dest].params.iter().zip(args) {
-                                m.insert(q, a);
-                            }
-                            self.path(arm, dest, m, seen);
+                            self.both_sides(cur, c, (then_dest, else_dest), &map, &visited);
+                            return None;
+                        };
+                        if Some(next) == stop || !visited.insert(next) {
+                            break 'walk true;
                         }
-                        return;
+                        match known_cond {
+                            None => {
+                                for q in &inv.blocks[next].params {
+                                    map.remove(q);
+                                }
+                            }
+                            Some(c) => {
+                                let (join, params) = self.diamond(
+                                    cur,
+                                    c,
+                                    (then_dest, else_dest),
+                                    next,
+                                    &map,
+                                    &visited,
+                                    stop,
+                                )?;
+                                cur = join;
+                                bind(&mut map, &inv.blocks[next].params, params);
+                            }
+                        }
+                        block = next;
+                        continue 'walk;
                     }
                     InstKind::Fail { .. } => break 'walk false,
-                    // θ, a call or a return: past here the path is not θ-free.
+                    // A return: the path passes.
                     _ => break 'walk true,
                 }
             }
@@ -1223,6 +1263,247 @@ impl GuardWalk<'_> {
         } else {
             self.g.ins_jump(cur, self.no, Vec::new(), span);
         }
+        None
+    }
+
+    /// Branches on `c` in guard block `cur` and follows each side to its own end.
+    fn both_sides(
+        &mut self,
+        cur: Block,
+        c: Value,
+        (then_dest, else_dest): (&BlockCall, &BlockCall),
+        map: &BTreeMap<Value, Value>,
+        visited: &BTreeSet<Block>,
+    ) {
+        let span = Span::default();
+        let (t, e) = (self.g.create_block(), self.g.create_block());
+        self.g.ins_void(
+            cur,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t, Vec::new()),
+                else_dest: BlockCall::new(e, Vec::new()),
+            },
+            span,
+        );
+        for (arm, dest) in [(t, then_dest), (e, else_dest)] {
+            let mut seen = visited.clone();
+            if !seen.insert(dest.block) {
+                let yes = self.g.ins_const(arm, Const::Bool(true), span);
+                self.g.ins_return(arm, vec![yes], span);
+                continue;
+            }
+            let mut m = map.clone();
+            let args: Vec<Option<Value>> = dest.args.iter().map(|a| map.get(a).copied()).collect();
+            bind(&mut m, &self.inv.blocks[dest.block].params, args);
+            self.path(arm, dest.block, m, seen, None);
+        }
+    }
+
+    /// Branches on `c` in guard block `cur`, copies each side up to inverse block `join`, and
+    /// joins them in a new guard block: that block and the guard values of `join`'s parameters
+    /// (known where every side that arrives gives a known value), or `None` where no side
+    /// arrives (each ended on its own). Outside any other branch's side (`stop` is `None`), sides
+    /// that know different things are not joined: each goes on alone (and `None`).
+    #[allow(clippy::too_many_arguments)]
+    fn diamond(
+        &mut self,
+        cur: Block,
+        c: Value,
+        (then_dest, else_dest): (&BlockCall, &BlockCall),
+        join: Block,
+        map: &BTreeMap<Value, Value>,
+        visited: &BTreeSet<Block>,
+        stop: Option<Block>,
+    ) -> Option<(Block, Vec<Option<Value>>)> {
+        let span = Span::default();
+        let (t, e) = (self.g.create_block(), self.g.create_block());
+        self.g.ins_void(
+            cur,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t, Vec::new()),
+                else_dest: BlockCall::new(e, Vec::new()),
+            },
+            span,
+        );
+        let mut arrivals: Vec<(Block, Vec<Option<Value>>)> = Vec::new();
+        for (arm, dest) in [(t, then_dest), (e, else_dest)] {
+            let args: Vec<Option<Value>> = dest.args.iter().map(|a| map.get(a).copied()).collect();
+            if dest.block == join {
+                arrivals.push((arm, args));
+                continue;
+            }
+            let mut seen = visited.clone();
+            seen.insert(dest.block);
+            let mut m = map.clone();
+            bind(&mut m, &self.inv.blocks[dest.block].params, args);
+            if let Some((end, _, args)) = self.path(arm, dest.block, m, seen, Some(join)) {
+                arrivals.push((end, args));
+            }
+        }
+        if arrivals.is_empty() {
+            return None;
+        }
+        let n = self.inv.blocks[join].params.len();
+        let known: Vec<usize> = (0..n)
+            .filter(|&i| {
+                arrivals
+                    .iter()
+                    .all(|(_, a)| a.get(i).copied().flatten().is_some())
+            })
+            .collect();
+        let some_known = |i: usize| {
+            arrivals
+                .iter()
+                .any(|(_, a)| a.get(i).copied().flatten().is_some())
+        };
+        if stop.is_none()
+            && arrivals.len() > 1
+            && (0..n).any(|i| !known.contains(&i) && some_known(i))
+        {
+            // One side knows what the other does not (`ok ? d : d + θ`): joining would forget
+            // it, so each side goes on alone, as far as the walk goes.
+            for (end, args) in arrivals {
+                let mut m = map.clone();
+                bind(&mut m, &self.inv.blocks[join].params, args);
+                let mut seen = visited.clone();
+                seen.insert(join);
+                self.path(end, join, m, seen, None);
+            }
+            return None;
+        }
+        let g_join = self.g.create_block();
+        let mut params = vec![None; n];
+        for &i in &known {
+            let ty = self.inv.value_type(self.inv.blocks[join].params[i]);
+            params[i] = Some(self.g.append_block_param(g_join, ty));
+        }
+        for (end, args) in arrivals {
+            let pass: Vec<Value> = known.iter().filter_map(|&i| args[i]).collect();
+            self.g.ins_jump(end, g_join, pass, span);
+        }
+        Some((g_join, params))
+    }
+}
+
+/// Binds inverse block parameters `params` to guard values `args` in `map` (an unknown one is
+/// unbound).
+fn bind(map: &mut BTreeMap<Value, Value>, params: &[Value], args: Vec<Option<Value>>) {
+    for (&q, a) in params.iter().zip(args) {
+        match a {
+            Some(v) => map.insert(q, v),
+            None => map.remove(&q),
+        };
+    }
+}
+
+/// Where the two sides of a branch, starting at `a` and `b`, meet again: the first block
+/// reachable from `b` that is reachable from `a` (for the structured branches rules write, the
+/// join), provided neither side can reach a `return` before it. Small branches only (256
+/// blocks a side).
+fn join_of(inv: &Function, a: Block, b: Block) -> Option<Block> {
+    const MAX_BLOCKS: usize = 256;
+    if a == b {
+        return Some(a);
+    }
+    let reach = |from: Block, stop: Option<Block>| -> Option<Vec<Block>> {
+        let mut seen = BTreeSet::from([from]);
+        let mut order = vec![from];
+        let mut i = 0;
+        while let Some(&x) = order.get(i) {
+            i += 1;
+            if Some(x) == stop {
+                continue;
+            }
+            if inv.ends_in_return(x) {
+                return None;
+            }
+            for s in inv.successors(x) {
+                if seen.insert(s) {
+                    if seen.len() > MAX_BLOCKS {
+                        return None;
+                    }
+                    order.push(s);
+                }
+            }
+        }
+        Some(order)
+    };
+    // Both sides breadth first, a block at a time each, until one reaches a block the other
+    // has seen: the join is near both, however far the code after it goes.
+    let mut seen = [BTreeSet::from([a]), BTreeSet::from([b])];
+    let mut queue = [
+        std::collections::VecDeque::from([a]),
+        std::collections::VecDeque::from([b]),
+    ];
+    let join = 'search: loop {
+        let mut moved = false;
+        for side in 0..2 {
+            let Some(x) = queue[side].pop_front() else {
+                continue;
+            };
+            moved = true;
+            for s in inv.successors(x) {
+                if seen[1 - side].contains(&s) {
+                    break 'search s;
+                }
+                if seen[side].insert(s) {
+                    if seen[side].len() > MAX_BLOCKS {
+                        return None;
+                    }
+                    queue[side].push_back(s);
+                }
+            }
+        }
+        if !moved {
+            return None;
+        }
+    };
+    // Neither side returns before the join.
+    reach(a, Some(join))?;
+    reach(b, Some(join))?;
+    Some(join)
+}
+
+/// Where a loop headed by `header` exits, when `header` ends in a branch one of whose sides
+/// (`then` or `else`) can only come back to `header` or fail (it reaches no `return` and no
+/// block it cannot come back from): the other side's block call. Small loops only (64 blocks),
+/// the kind rules write ([`pinv_primitives::Emitter::while_loop`]).
+fn loop_exit<'a>(
+    inv: &Function,
+    header: Block,
+    then_dest: &'a BlockCall,
+    else_dest: &'a BlockCall,
+) -> Option<&'a BlockCall> {
+    const MAX_BLOCKS: usize = 64;
+    let only_back = |from: Block| -> bool {
+        let mut seen = BTreeSet::from([from]);
+        let mut work = vec![from];
+        let mut back = false;
+        while let Some(b) = work.pop() {
+            if inv.ends_in_return(b) {
+                return false;
+            }
+            for s in inv.successors(b) {
+                if s == header {
+                    back = true;
+                } else if seen.insert(s) {
+                    if seen.len() > MAX_BLOCKS {
+                        return false;
+                    }
+                    work.push(s);
+                }
+            }
+        }
+        back
+    };
+    if then_dest.block != header && only_back(then_dest.block) {
+        Some(else_dest)
+    } else if else_dest.block != header && only_back(else_dest.block) {
+        Some(then_dest)
+    } else {
+        None
     }
 }
 
@@ -1254,7 +1535,7 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
         no,
         budget: GUARD_BUDGET,
     };
-    walk.path(entry, target, map, BTreeSet::from([target]));
+    walk.path(entry, target, map, BTreeSet::from([target]), None);
     g.remove_unreachable_blocks();
     g
 }

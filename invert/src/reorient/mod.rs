@@ -15,6 +15,10 @@
 //! whose trip count a forward scan can find (`trips.rs`) is skipped: the scan gives its values
 //! where it was entered.
 //!
+//! A recursive function settles its f64 steps exactly
+//! ([`pinv_primitives::EmitOptions::exact_floats`]): θ names the float among those that give a
+//! step's output, because the levels amplify each other's rounding.
+//!
 //! Before all that, recomputations are merged (CSE), because `(x + 1, exp(x + 1))` uses `x` twice
 //! while `let v = x + 1; (v, exp(v))` does not. A rule for the function itself in the overlay
 //! stack (a declared `inverse`, a user layer) is used instead of its body.
@@ -67,13 +71,18 @@ impl ReorientOptions {
     pub fn hash_key(&self, h: &mut impl std::hash::Hasher) {
         use std::hash::Hash;
         let ReorientOptions {
-            emit: EmitOptions { tolerance },
+            emit:
+                EmitOptions {
+                    tolerance,
+                    exact_floats,
+                },
             iteration_limit,
             isolation,
             step_checks,
             max_instructions,
         } = self;
         tolerance.to_bits().hash(h);
+        exact_floats.hash(h);
         iteration_limit.hash(h);
         step_checks.hash(h);
         max_instructions.hash(h);
@@ -232,6 +241,7 @@ fn reorient_in(
         call_ranges: HashMap::new(),
         step_checks: Vec::new(),
         returning: None,
+        recursive: None,
         int_returns: int_ranges::IntReturns::default(),
     };
     let (inverse, pgf) = pass.invert(function)?;
@@ -305,6 +315,9 @@ pub(crate) struct Reorienter<'a> {
     /// The forward functions some input takes to a `return` ([`recursion::returning`]), worked
     /// out the first time a body is inverted.
     returning: Option<HashSet<FuncId>>,
+    /// The forward functions on a cycle of calls ([`recursion::recursive`]), worked out the
+    /// first time a body is inverted.
+    recursive: Option<HashSet<FuncId>>,
     /// The i64 intervals of each function's results ([`int_ranges`]).
     int_returns: int_ranges::IntReturns,
 }

@@ -58,6 +58,9 @@ pub(super) struct Region<'p> {
     /// The PGF records nothing here: the inverse never walks this block back (it is in a loop
     /// whose trip count it scans for).
     pub mute_pgf: bool,
+    /// The rules settle f64 steps exactly here ([`pinv_primitives::EmitOptions::exact_floats`]),
+    /// whatever the options say.
+    pub exact_floats: bool,
 }
 
 impl<'p> Region<'p> {
@@ -86,6 +89,7 @@ impl<'p> Region<'p> {
             operand_bounds: Vec::new(),
             step_checks: Vec::new(),
             mute_pgf: false,
+            exact_floats: false,
         }
     }
 }
@@ -650,14 +654,18 @@ impl Region<'_> {
         module: Option<&Module>,
         body: impl FnOnce(&mut Emitter<'_>, &mut Emitter<'_>) -> R,
     ) -> R {
+        let emit = pinv_primitives::EmitOptions {
+            exact_floats: options.emit.exact_floats || self.exact_floats,
+            ..options.emit
+        };
         let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span)
             .with_role_prefix(prefix)
-            .with_options(options.emit)
+            .with_options(emit)
             .with_operand_ranges(self.operand_ranges.clone())
             .with_operand_bounds(self.operand_bounds.clone());
         let mut pe = Emitter::new(self.pgf, self.pgf_block, Mode::Pgf, span)
             .with_role_prefix(prefix)
-            .with_options(options.emit)
+            .with_options(emit)
             .with_muted_records(self.mute_pgf);
         if let Some(module) = module {
             ie = ie.with_module(module);

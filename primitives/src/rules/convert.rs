@@ -1,5 +1,7 @@
-//! Conversions: `fcvt_to_i64` (truncating, saturating, NaN → 0), `fcvt_from_i64` (rounding) and
-//! `bool_to_i64`. Exact: every solution is checked with the forward conversion.
+//! Conversions: `fcvt_to_i64` (truncating, saturating, NaN → 0), `fcvt_from_i64` (rounding),
+//! `bool_to_i64`, and the bit casts `f64_bits`/`f64_from_bits` (bijections, inverses use them to
+//! step between neighbouring floats). Exact: every solution is checked with the forward
+//! conversion.
 
 use super::f64_elem::sign_choice;
 use super::ops::Ops;
@@ -14,6 +16,18 @@ pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::FcvtToI64), ToInt);
     layer.add(Callee::Prim(Opcode::FcvtFromI64), FromInt);
     layer.add(Callee::Prim(Opcode::BoolToI64), FromBool);
+    layer.add(
+        Callee::Prim(Opcode::F64Bits),
+        Bits {
+            inverse: Opcode::F64FromBits,
+        },
+    );
+    layer.add(
+        Callee::Prim(Opcode::F64FromBits),
+        Bits {
+            inverse: Opcode::F64Bits,
+        },
+    );
 }
 
 fn not_unknown(a: Arg, args: &[Arg]) -> Result<(), RuleError> {
@@ -394,6 +408,58 @@ impl InverseRule for FromBool {
         let ok = e.bor(z0, z1);
         e.check(ok, "bool as i64 is 0 or 1")?;
         Ok(vec![z1])
+    }
+
+    fn emit_pgf(
+        &self,
+        _: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        _: &Pattern,
+    ) -> Result<(), RuleError> {
+        unary_pgf(outputs, args)?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// f64_bits, f64_from_bits
+
+/// `z = f64_bits(x)` or `z = f64_from_bits(a)`: a bijection between the 2^64 bit patterns, whose
+/// inverse is the other cast (NaN payloads included).
+#[derive(Debug)]
+pub struct Bits {
+    /// The cast that undoes this one.
+    inverse: Opcode,
+}
+
+impl InverseRule for Bits {
+    fn name(&self) -> &str {
+        "bit cast"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        covers_unknown(pattern, 1)
+    }
+
+    fn doc(&self, _: &Pattern) -> RuleDoc {
+        RuleDoc {
+            thetas: Vec::new(),
+            checks: Vec::new(),
+            exact: true,
+            summary: format!("x = {}(z)", self.inverse),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (z, a) = unary(outputs, args)?;
+        not_unknown(a, args)?;
+        Ok(vec![e.prim(self.inverse, &[z])])
     }
 
     fn emit_pgf(

@@ -31,6 +31,7 @@ pub mod bool;
 pub mod compare;
 pub mod consistency;
 pub mod convert;
+pub mod exact;
 pub mod f64_arith;
 pub mod f64_elem;
 pub mod f64_minmax;

@@ -30,6 +30,9 @@
 //! domain error, never a wrong answer: every rule still ends with a forward check (a step check),
 //! and an inverse checks `f(x) = y` before it returns.
 //!
+//! With [`crate::EmitOptions::exact_floats`], a step instead names the exact float: see
+//! [`super::exact`].
+//!
 //! Rules whose candidate is unreliable in known cases (an integer multiple beyond 2^52, a tiny
 //! exponent) pass a `trusted` condition ([`settle_guarded`]); where it fails, the θ is the whole
 //! value. Rules with their own test of the candidate (a discrete solution set) use
@@ -44,6 +47,7 @@
 //!   divisor smaller than δ), the result is still sound, and the rules guard the cases where it
 //!   could be incomplete (`trusted`).
 
+use super::exact;
 use super::ops::Ops;
 use crate::emit::Emitter;
 use crate::rule::{RuleError, ThetaDoc};
@@ -59,13 +63,8 @@ pub const PROBE: f64 = 0.5;
 
 /// Whether candidate `d` pins the solution of `fwd(x) = target` (see the module docs).
 pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
-    let ad = e.fabs(d);
+    let (below, above) = window(e, d);
     let one = e.fc(1.0);
-    let scale = e.op2(pinv_core::ir::Opcode::Fmax, ad, one);
-    let probe = e.fc(PROBE * e.options().tolerance);
-    let delta = e.fmul(probe, scale);
-    let below = e.fsub(d, delta);
-    let above = e.fadd(d, delta);
     let lo = fwd(e, below);
     let hi = fwd(e, above);
     // The probe straddles the target: `lo < target < hi` where `fwd` increases, `hi < target <
@@ -103,6 +102,19 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     let bound = e.fmul(tol, scale);
     let near = e.fle(diff, bound);
     e.band(straddles, near)
+}
+
+/// The probe window around the candidate: `(d − δ, d + δ)` with `δ = PROBE · tolerance ·
+/// max(1, |d|)`.
+pub(super) fn window(e: &mut Emitter<'_>, d: Value) -> (Value, Value) {
+    let ad = e.fabs(d);
+    let one = e.fc(1.0);
+    let scale = e.op2(pinv_core::ir::Opcode::Fmax, ad, one);
+    let probe = e.fc(PROBE * e.options().tolerance);
+    let delta = e.fmul(probe, scale);
+    let below = e.fsub(d, delta);
+    let above = e.fadd(d, delta);
+    (below, above)
 }
 
 /// Which way a forward function goes.
@@ -177,12 +189,41 @@ pub fn settle_guarded(
     role: &str,
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
-    let ok = pins(e, d, target, fwd);
-    let ok = match trusted {
-        Some(t) => e.band(ok, t),
-        None => ok,
+    let loose = |e: &mut Emitter<'_>| {
+        let ok = pins(e, d, target, fwd);
+        let ok = match trusted {
+            Some(t) => e.band(ok, t),
+            None => ok,
+        };
+        offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
     };
-    offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
+    if !e.options().exact_floats {
+        return loose(e);
+    }
+    let run = exact::run(e, d, target, fwd, trusted)?;
+    let r = e.if_else(
+        run.usable,
+        &[Type::F64],
+        |e| {
+            let single = run.single(e);
+            e.if_else(
+                single,
+                &[Type::F64],
+                |e| Ok(vec![exact::from_ord(e, run.anchor)]),
+                |e| {
+                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
+                    Ok(vec![run.at(e, k)])
+                },
+            )
+        },
+        |e| Ok(vec![loose(e)?]),
+    )?;
+    Ok(r[0])
+}
+
+/// The role of the θ that names one float of a run ([`exact`]).
+fn exact_role(role: &str) -> String {
+    format!("{role} (which of the floats that give the output)")
 }
 
 /// Whether the offset is added to `d`, decided where the offset is read: not where `d` is 0 or
@@ -269,12 +310,42 @@ pub fn settle_pgf_guarded(
     role: &str,
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
-    let ok = pins(e, d, target, fwd);
-    let ok = match trusted {
-        Some(t) => e.band(ok, t),
-        None => ok,
+    let loose = |e: &mut Emitter<'_>| {
+        let ok = pins(e, d, target, fwd);
+        let ok = match trusted {
+            Some(t) => e.band(ok, t),
+            None => ok,
+        };
+        record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
     };
-    record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
+    if !e.options().exact_floats {
+        return loose(e);
+    }
+    let run = exact::run(e, d, target, fwd, trusted)?;
+    e.if_else(
+        run.usable,
+        &[],
+        |e| {
+            let single = run.single(e);
+            e.if_else(
+                single,
+                &[],
+                |_| Ok(vec![]),
+                |e| {
+                    let p = exact::ord(e, x);
+                    let k = e.isub(p, run.anchor);
+                    e.record(k, &exact_role(role))?;
+                    Ok(vec![])
+                },
+            )?;
+            Ok(vec![])
+        },
+        |e| {
+            loose(e)?;
+            Ok(vec![])
+        },
+    )?;
+    Ok(())
 }
 
 /// PGF side of [`settle_when`].

@@ -1,0 +1,307 @@
+//! Exact settling: which of the floats that give a step's output the input was.
+//!
+//! [`super::settle`] returns a closed-form candidate `d` wherever every solution of `fwd(x) =
+//! target` lies within the tolerance of `d`. That is complete for one step, but not for a chain
+//! whose inverse amplifies: `x ↦ x · 0.5 + 1` run 69 times takes 7.1 and 2.0 to the same 2.0, and
+//! walking it back doubles a one-ulp difference 69 times. With [`crate::EmitOptions::exact_floats`]
+//! a settle step instead finds the **run** of floats that give `target` exactly, and θ names one
+//! of them, so that every step (and so every chain of steps) is exact:
+//!
+//! - The floats are numbered in their order by [`ord`] (an i64: `−0` just below `+0`), so "the
+//!   next float" is `+1`, and a run is an interval of integers.
+//! - The **anchor** is `d` when `fwd(d)` is `target`; otherwise a bisection over the floats of the
+//!   probe window `d ± δ` (the one [`super::settle::pins`] uses) finds the first float that is not
+//!   below `target` in `fwd`'s direction.
+//! - Each **edge** of the run is found by galloping from the anchor (1, 2, 4, ... floats away)
+//!   and bisecting the last step: at most 64 iterations each, about 2·log₂ of the run's length.
+//! - The run is **usable** when the anchor gives `target` and the run ends inside the window: for
+//!   a `fwd` monotone on the window (what `pins` already assumes), that run then holds every float
+//!   that gives `target`. The inverse returns the anchor where the run is one float long (no θ),
+//!   and otherwise reads θ, an integer offset narrowed to the run, and returns that float. The
+//!   PGF records `ord(x) − ord(anchor)`, which lies in the run because `fwd(x)` is `target`.
+//! - Where the run is not usable (`d` not finite, no float near `d` gives `target`, a run wider
+//!   than the window, a candidate the rule does not trust), the step settles as without the
+//!   option.
+
+use super::ops::Ops;
+use super::settle::{window, Forward};
+use crate::emit::Emitter;
+use crate::rule::RuleError;
+use pinv_core::ir::{Opcode, Type, Value};
+
+/// The position of `x` in the order of the floats, as an i64: the order of the results is the
+/// order of the floats (`−0` is `−1`, `+0` is `0`), and NaNs lie beyond the infinities.
+pub fn ord(e: &mut Emitter<'_>, x: Value) -> Value {
+    let bits = e.op1(Opcode::F64Bits, x);
+    flip_negative(e, bits)
+}
+
+/// The float at position `k` of [`ord`]'s order (its inverse).
+pub fn from_ord(e: &mut Emitter<'_>, k: Value) -> Value {
+    let bits = flip_negative(e, k);
+    e.op1(Opcode::F64FromBits, bits)
+}
+
+/// `a` with its 63 low bits flipped where it is negative: an involution that turns the bits of a
+/// negative float (ordered backwards) into positions ordered forwards, and back.
+fn flip_negative(e: &mut Emitter<'_>, a: Value) -> Value {
+    let c63 = e.ic(63);
+    let sign = e.ishr(a, c63);
+    let max = e.ic(i64::MAX);
+    let mask = e.iand(sign, max);
+    e.ixor(a, mask)
+}
+
+/// `⌊(a + b) / 2⌋` without overflow.
+fn midpoint(e: &mut Emitter<'_>, a: Value, b: Value) -> Value {
+    let one = e.ic(1);
+    let ha = e.ishr(a, one);
+    let hb = e.ishr(b, one);
+    let both = e.iand(a, b);
+    let odd = e.iand(both, one);
+    let sum = e.iadd(ha, hb);
+    e.iadd(sum, odd)
+}
+
+/// The run of floats that give `target`, found around the candidate `d`. Positions are [`ord`]
+/// positions; `lo ≤ 0 ≤ hi` are offsets from the anchor.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// The run is found, holds every float that gives `target`, and the step can use it.
+    pub usable: Value,
+    /// The position of the anchor, a float of the run.
+    pub anchor: Value,
+    /// The first float of the run, as an offset from the anchor (≤ 0).
+    pub lo: Value,
+    /// The last float of the run, as an offset from the anchor (≥ 0).
+    pub hi: Value,
+}
+
+impl Run {
+    /// Whether the run is the anchor alone (so no θ is needed).
+    pub fn single(&self, e: &mut Emitter<'_>) -> Value {
+        let zero = e.ic(0);
+        let lo0 = e.ieq(self.lo, zero);
+        let hi0 = e.ieq(self.hi, zero);
+        e.band(lo0, hi0)
+    }
+
+    /// The float at offset `k` from the anchor.
+    pub fn at(&self, e: &mut Emitter<'_>, k: Value) -> Value {
+        let p = e.iadd(self.anchor, k);
+        from_ord(e, p)
+    }
+}
+
+/// Finds the run of floats `x` with `fwd(x) = target` around `d` (see the module docs); `trusted`
+/// (if given) must hold for the run to be usable.
+pub fn run(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    trusted: Option<Value>,
+) -> Result<Run, RuleError> {
+    let finite = e.is_finite(d);
+    let go = match trusted {
+        Some(t) => e.band(finite, t),
+        None => finite,
+    };
+    let types = [Type::Bool, Type::I64, Type::I64, Type::I64];
+    let r = e.if_else(
+        go,
+        &types,
+        |e| {
+            // The common case first: `d` gives target and its neighbours do not, so the run is
+            // `d` alone (a monotone `fwd` gives target nowhere else), with no search.
+            let od = ord(e, d);
+            let near = |e: &mut Emitter<'_>, k: i64| {
+                let k = e.ic(k);
+                let p = e.iadd(od, k);
+                let x = from_ord(e, p);
+                let fx = fwd(e, x);
+                e.feq(fx, target)
+            };
+            let hit = near(e, 0);
+            let up = near(e, 1);
+            let down = near(e, -1);
+            let neither = e.bor(up, down);
+            let neither = e.bnot(neither);
+            let alone = e.band(hit, neither);
+            e.if_else(
+                alone,
+                &types,
+                |e| {
+                    let yes = e.bc(true);
+                    let zero = e.ic(0);
+                    Ok(vec![yes, od, zero, zero])
+                },
+                |e| search(e, d, target, fwd),
+            )
+        },
+        |e| {
+            let no = e.bc(false);
+            let zero = e.ic(0);
+            Ok(vec![no, zero, zero, zero])
+        },
+    )?;
+    Ok(Run {
+        usable: r[0],
+        anchor: r[1],
+        lo: r[2],
+        hi: r[3],
+    })
+}
+
+/// [`run`]'s search, where the run is not `d` alone: its usable flag, anchor, `lo` and `hi`.
+fn search(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+) -> Result<Vec<Value>, RuleError> {
+    let (below, above) = window(e, d);
+    let od = ord(e, d);
+    let ob = ord(e, below);
+    let oa = ord(e, above);
+    let kmin = e.isub(ob, od);
+    let kmax = e.isub(oa, od);
+    let gives = |e: &mut Emitter<'_>, k: Value| {
+        let p = e.iadd(od, k);
+        let x = from_ord(e, p);
+        let fx = fwd(e, x);
+        e.feq(fx, target)
+    };
+    let zero = e.ic(0);
+    let hit = gives(e, zero);
+    let anchor = e.if_else(
+        hit,
+        &[Type::I64],
+        |e| Ok(vec![e.ic(0)]),
+        |e| {
+            Ok(vec![first_not_below(
+                e,
+                (d, below, above),
+                (kmin, kmax),
+                target,
+                fwd,
+            )?])
+        },
+    )?[0];
+    let found = gives(e, anchor);
+    let oanchor = e.iadd(od, anchor);
+    // The room on each side of the anchor inside the window.
+    let up_room = e.isub(kmax, anchor);
+    let down_room = e.isub(anchor, kmin);
+    let (hi, up_out) = edge(e, oanchor, up_room, 1, target, fwd)?;
+    let (lo_mag, down_out) = edge(e, oanchor, down_room, -1, target, fwd)?;
+    let lo = e.ineg(lo_mag);
+    let inside = e.band(up_out, down_out);
+    let usable = e.band(found, inside);
+    Ok(vec![usable, oanchor, lo, hi])
+}
+
+/// The offset (from `d`, in `(kmin, kmax]`) of the first float of the window that is not below
+/// `target` in `fwd`'s direction, which the window's ends give (`fwd(below) < fwd(above)`:
+/// increasing). A bisection, at most 64 iterations; where the ends do not straddle `target`,
+/// its answer is some float of the window, which [`run`] then tests.
+fn first_not_below(
+    e: &mut Emitter<'_>,
+    (d, below, above): (Value, Value, Value),
+    (kmin, kmax): (Value, Value),
+    target: Value,
+    fwd: Forward<'_>,
+) -> Result<Value, RuleError> {
+    let f_below = fwd(e, below);
+    let f_above = fwd(e, above);
+    let increasing = e.flt(f_below, f_above);
+    let od = ord(e, d);
+    let r = e.while_loop(
+        &[Type::I64, Type::I64],
+        &[kmin, kmax],
+        |e, s| {
+            let one = e.ic(1);
+            let next = e.iadd(s[0], one);
+            Ok(e.ilt(next, s[1]))
+        },
+        |e, s| {
+            let mid = midpoint(e, s[0], s[1]);
+            let p = e.iadd(od, mid);
+            let x = from_ord(e, p);
+            let fx = fwd(e, x);
+            let lt = e.flt(fx, target);
+            let gt = e.fgt(fx, target);
+            let below = e.select(increasing, lt, gt)?;
+            let lo = e.select(below, mid, s[0])?;
+            let hi = e.select(below, s[1], mid)?;
+            Ok(vec![lo, hi])
+        },
+    )?;
+    Ok(r[1])
+}
+
+/// One edge of the run: the largest `j` in `0..=room` such that the floats `anchor + sign·i`
+/// for `i ≤ j` all give `target` (the anchor does), and whether the run ends before `room` (the
+/// float `room` away does not give `target`). Gallops 1, 2, 4, ... floats away, then bisects the
+/// last step: at most 64 iterations each.
+fn edge(
+    e: &mut Emitter<'_>,
+    anchor: Value,
+    room: Value,
+    sign: i64,
+    target: Value,
+    fwd: Forward<'_>,
+) -> Result<(Value, Value), RuleError> {
+    let gives = |e: &mut Emitter<'_>, j: Value| {
+        let s = e.ic(sign);
+        let step = e.imul(j, s);
+        let p = e.iadd(anchor, step);
+        let x = from_ord(e, p);
+        let fx = fwd(e, x);
+        e.feq(fx, target)
+    };
+    let at_room = gives(e, room);
+    let ends = e.bnot(at_room);
+    let zero = e.ic(0);
+    let one = e.ic(1);
+    // Gallop: `inside` gives target, `probe` is the next float tried (never beyond `room`).
+    let first = e.op2(Opcode::Imin, one, room);
+    let g = e.while_loop(
+        &[Type::I64, Type::I64],
+        &[zero, first],
+        |e, s| {
+            let short = e.ilt(s[1], room);
+            let positive = e.igt(s[1], zero);
+            let within = e.band(short, positive);
+            let hit = gives(e, s[1]);
+            Ok(e.band(within, hit))
+        },
+        |e, s| {
+            let one = e.ic(1);
+            let half_room = e.ishr(room, one);
+            let doubled = e.ishl(s[1], one);
+            let far = e.igt(s[1], half_room);
+            let next = e.select(far, room, doubled)?;
+            Ok(vec![s[1], next])
+        },
+    )?;
+    // Bisect: `g[0]` gives target, `g[1]` does not (or is `room`, which does not where the run
+    // ends inside the window).
+    let b = e.while_loop(
+        &[Type::I64, Type::I64],
+        &[g[0], g[1]],
+        |e, s| {
+            let one = e.ic(1);
+            let next = e.iadd(s[0], one);
+            Ok(e.ilt(next, s[1]))
+        },
+        |e, s| {
+            let mid = midpoint(e, s[0], s[1]);
+            let hit = gives(e, mid);
+            let lo = e.select(hit, mid, s[0])?;
+            let hi = e.select(hit, s[1], mid)?;
+            Ok(vec![lo, hi])
+        },
+    )?;
+    Ok((b[0], ends))
+}
