@@ -144,16 +144,19 @@ impl Reorienter<'_> {
             .with_edge_facts(counter_facts);
         let cyclic = cfg.cyclic;
         let trips = self.plan_trips(&c, &cfg)?;
-        // A recursive function settles its f64 steps exactly: the inverse runs it over its own
-        // results, and each level's rounding is amplified by the levels before it
-        // ([`pinv_primitives::EmitOptions::exact_floats`]). Loops walked back need it as much,
-        // but its search costs about 40 steps per step, which a loop of 10⁷ trips cannot pay
-        // within the step limit yet: they settle within the tolerance.
+        // Code the inverse runs many times over its own results (a recursive function, a loop
+        // walked back) settles its f64 steps exactly: there each step's rounding is amplified
+        // by the steps before it ([`pinv_primitives::EmitOptions::exact_floats`]).
         let forward = self.forward;
         let recursive = self
             .recursive
             .get_or_insert_with(|| super::recursion::recursive(forward))
             .contains(&id);
+        let in_cycle: BTreeSet<Block> = cfg
+            .loop_heads
+            .iter()
+            .flat_map(|&h| super::trips::loop_blocks(&c, h))
+            .collect();
         let exit_bounds: BTreeMap<Block, Rc<ExitBounds>> = cfg
             .loop_heads
             .iter()
@@ -366,7 +369,7 @@ impl Reorienter<'_> {
             let ctx = BlockCtx {
                 trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
                 muted,
-                exact_floats: !muted && recursive,
+                exact_floats: !muted && (recursive || in_cycle.contains(&p)),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -1209,7 +1212,7 @@ impl GuardWalk<'_> {
                                 // Two sides that meet again: where the condition is unknown,
                                 // both are stepped over; where it is known, each side is
                                 // copied up to the join, once.
-                                let join = join_of(inv, then_dest.block, else_dest.block)?;
+                                let join = join_of(inv, block, then_dest.block, else_dest.block)?;
                                 Some((join, mapped(cond)))
                             });
                         let Some((next, known_cond)) = exit else {
@@ -1266,6 +1269,21 @@ impl GuardWalk<'_> {
         None
     }
 
+    /// Ends guard block `cur` with a branch on `c` to two new blocks: (`then`, `else`).
+    fn branch(&mut self, cur: Block, c: Value) -> (Block, Block) {
+        let (t, e) = (self.g.create_block(), self.g.create_block());
+        self.g.ins_void(
+            cur,
+            InstKind::Brif {
+                cond: c,
+                then_dest: BlockCall::new(t, Vec::new()),
+                else_dest: BlockCall::new(e, Vec::new()),
+            },
+            Span::default(),
+        );
+        (t, e)
+    }
+
     /// Branches on `c` in guard block `cur` and follows each side to its own end.
     fn both_sides(
         &mut self,
@@ -1276,16 +1294,7 @@ impl GuardWalk<'_> {
         visited: &BTreeSet<Block>,
     ) {
         let span = Span::default();
-        let (t, e) = (self.g.create_block(), self.g.create_block());
-        self.g.ins_void(
-            cur,
-            InstKind::Brif {
-                cond: c,
-                then_dest: BlockCall::new(t, Vec::new()),
-                else_dest: BlockCall::new(e, Vec::new()),
-            },
-            span,
-        );
+        let (t, e) = self.branch(cur, c);
         for (arm, dest) in [(t, then_dest), (e, else_dest)] {
             let mut seen = visited.clone();
             if !seen.insert(dest.block) {
@@ -1317,16 +1326,7 @@ impl GuardWalk<'_> {
         stop: Option<Block>,
     ) -> Option<(Block, Vec<Option<Value>>)> {
         let span = Span::default();
-        let (t, e) = (self.g.create_block(), self.g.create_block());
-        self.g.ins_void(
-            cur,
-            InstKind::Brif {
-                cond: c,
-                then_dest: BlockCall::new(t, Vec::new()),
-                else_dest: BlockCall::new(e, Vec::new()),
-            },
-            span,
-        );
+        let (t, e) = self.branch(cur, c);
         let mut arrivals: Vec<(Block, Vec<Option<Value>>)> = Vec::new();
         for (arm, dest) in [(t, then_dest), (e, else_dest)] {
             let args: Vec<Option<Value>> = dest.args.iter().map(|a| map.get(a).copied()).collect();
@@ -1398,12 +1398,13 @@ fn bind(map: &mut BTreeMap<Value, Value>, params: &[Value], args: Vec<Option<Val
     }
 }
 
-/// Where the two sides of a branch, starting at `a` and `b`, meet again: the first block
-/// reachable from `b` that is reachable from `a` (for the structured branches rules write, the
-/// join), provided neither side can reach a `return` before it. Small branches only (256
-/// blocks a side).
-fn join_of(inv: &Function, a: Block, b: Block) -> Option<Block> {
-    const MAX_BLOCKS: usize = 256;
+/// Where the two sides of the branch ending block `branch`, starting at `a` and `b`, meet again:
+/// the first block both reach without going back through `branch` (so that a loop round the
+/// whole branch does not make the other side look like a join; for the structured branches rules
+/// write, the join), provided neither side can reach a `return` before it. Branches of up to 1,024 blocks
+/// a side.
+fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
+    const MAX_BLOCKS: usize = 1024;
     if a == b {
         return Some(a);
     }
@@ -1445,6 +1446,9 @@ fn join_of(inv: &Function, a: Block, b: Block) -> Option<Block> {
             };
             moved = true;
             for s in inv.successors(x) {
+                if s == branch {
+                    continue;
+                }
                 if seen[1 - side].contains(&s) {
                     break 'search s;
                 }

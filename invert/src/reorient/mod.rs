@@ -15,9 +15,9 @@
 //! whose trip count a forward scan can find (`trips.rs`) is skipped: the scan gives its values
 //! where it was entered.
 //!
-//! A recursive function settles its f64 steps exactly
-//! ([`pinv_primitives::EmitOptions::exact_floats`]): θ names the float among those that give a
-//! step's output, because the levels amplify each other's rounding.
+//! Code the inverse runs over its own results (a recursive function, a loop walked back) settles
+//! its f64 steps exactly ([`pinv_primitives::EmitOptions::exact_floats`]): θ names the float
+//! among those that give a step's output, because walking back amplifies each step's rounding.
 //!
 //! Before all that, recomputations are merged (CSE), because `(x + 1, exp(x + 1))` uses `x` twice
 //! while `let v = x + 1; (v, exp(v))` does not. A rule for the function itself in the overlay

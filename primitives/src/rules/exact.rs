@@ -9,6 +9,8 @@
 //!
 //! - The floats are numbered in their order by [`ord`] (an i64: `−0` just below `+0`), so "the
 //!   next float" is `+1`, and a run is an interval of integers.
+//! - The common case is tested first ([`alone`]): `d` gives `target` and its two neighbours do
+//!   not, so `d` is the answer, with no θ and no search.
 //! - The **anchor** is `d` when `fwd(d)` is `target`; otherwise a bisection over the floats of the
 //!   probe window `d ± δ` (the one [`super::settle::pins`] uses) finds the first float that is not
 //!   below `target` in `fwd`'s direction.
@@ -50,6 +52,24 @@ fn flip_negative(e: &mut Emitter<'_>, a: Value) -> Value {
     let max = e.ic(i64::MAX);
     let mask = e.iand(sign, max);
     e.ixor(a, mask)
+}
+
+/// `c ? a : b` for i64 without a branch (`b ^ ((a ^ b) & −c)`): the searches' loops stay one
+/// block each, which keeps them cheap and lets guards step over them.
+fn pick(e: &mut Emitter<'_>, c: Value, a: Value, b: Value) -> Value {
+    let ci = e.op1(Opcode::BoolToI64, c);
+    let mask = e.ineg(ci);
+    let diff = e.ixor(a, b);
+    let masked = e.iand(diff, mask);
+    e.ixor(b, masked)
+}
+
+/// `c ? a : b` for bools without a branch.
+fn pick_bool(e: &mut Emitter<'_>, c: Value, a: Value, b: Value) -> Value {
+    let ca = e.band(c, a);
+    let not_c = e.bnot(c);
+    let cb = e.band(not_c, b);
+    e.bor(ca, cb)
 }
 
 /// `⌊(a + b) / 2⌋` without overflow.
@@ -111,34 +131,7 @@ pub fn run(
     let r = e.if_else(
         go,
         &types,
-        |e| {
-            // The common case first: `d` gives target and its neighbours do not, so the run is
-            // `d` alone (a monotone `fwd` gives target nowhere else), with no search.
-            let od = ord(e, d);
-            let near = |e: &mut Emitter<'_>, k: i64| {
-                let k = e.ic(k);
-                let p = e.iadd(od, k);
-                let x = from_ord(e, p);
-                let fx = fwd(e, x);
-                e.feq(fx, target)
-            };
-            let hit = near(e, 0);
-            let up = near(e, 1);
-            let down = near(e, -1);
-            let neither = e.bor(up, down);
-            let neither = e.bnot(neither);
-            let alone = e.band(hit, neither);
-            e.if_else(
-                alone,
-                &types,
-                |e| {
-                    let yes = e.bc(true);
-                    let zero = e.ic(0);
-                    Ok(vec![yes, od, zero, zero])
-                },
-                |e| search(e, d, target, fwd),
-            )
-        },
+        |e| search(e, d, target, fwd),
         |e| {
             let no = e.bc(false);
             let zero = e.ic(0);
@@ -153,7 +146,44 @@ pub fn run(
     })
 }
 
-/// [`run`]'s search, where the run is not `d` alone: its usable flag, anchor, `lo` and `hi`.
+/// Whether `d` alone gives `target`: a nonzero float (or an infinity) that gives it, between two
+/// neighbours that do not. A monotone `fwd` then gives `target` nowhere else, so the step needs
+/// no θ and no [`run`]. The neighbours are the bit patterns one above and one below (the next
+/// float in magnitude each way: below `d` and above it, whatever its sign); zero is left out,
+/// because its neighbour of the other sign is not one bit pattern away. About 15 instructions:
+/// the whole cost of the common case, so it comes first.
+pub fn alone(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    trusted: Option<Value>,
+) -> Value {
+    let bits = e.op1(Opcode::F64Bits, d);
+    let one = e.ic(1);
+    let next = e.iadd(bits, one);
+    let prev = e.isub(bits, one);
+    let next = e.op1(Opcode::F64FromBits, next);
+    let prev = e.op1(Opcode::F64FromBits, prev);
+    let at = fwd(e, d);
+    let at_next = fwd(e, next);
+    let at_prev = fwd(e, prev);
+    let hit = e.feq(at, target);
+    let next_hits = e.feq(at_next, target);
+    let prev_hits = e.feq(at_prev, target);
+    let either = e.bor(next_hits, prev_hits);
+    let neither = e.bnot(either);
+    let zero = e.fc(0.0);
+    let nonzero = e.fne(d, zero);
+    let r = e.band(hit, neither);
+    let r = e.band(r, nonzero);
+    match trusted {
+        Some(t) => e.band(r, t),
+        None => r,
+    }
+}
+
+/// [`run`]'s search: its usable flag, anchor, `lo` and `hi`.
 fn search(
     e: &mut Emitter<'_>,
     d: Value,
@@ -231,9 +261,9 @@ fn first_not_below(
             let fx = fwd(e, x);
             let lt = e.flt(fx, target);
             let gt = e.fgt(fx, target);
-            let below = e.select(increasing, lt, gt)?;
-            let lo = e.select(below, mid, s[0])?;
-            let hi = e.select(below, s[1], mid)?;
+            let below = pick_bool(e, increasing, lt, gt);
+            let lo = pick(e, below, mid, s[0]);
+            let hi = pick(e, below, s[1], mid);
             Ok(vec![lo, hi])
         },
     )?;
@@ -281,7 +311,7 @@ fn edge(
             let half_room = e.ishr(room, one);
             let doubled = e.ishl(s[1], one);
             let far = e.igt(s[1], half_room);
-            let next = e.select(far, room, doubled)?;
+            let next = pick(e, far, room, doubled);
             Ok(vec![s[1], next])
         },
     )?;
@@ -298,8 +328,8 @@ fn edge(
         |e, s| {
             let mid = midpoint(e, s[0], s[1]);
             let hit = gives(e, mid);
-            let lo = e.select(hit, mid, s[0])?;
-            let hi = e.select(hit, s[1], mid)?;
+            let lo = pick(e, hit, mid, s[0]);
+            let hi = pick(e, hit, s[1], mid);
             Ok(vec![lo, hi])
         },
     )?;

@@ -200,23 +200,32 @@ pub fn settle_guarded(
     if !e.options().exact_floats {
         return loose(e);
     }
-    let run = exact::run(e, d, target, fwd, trusted)?;
+    let alone = exact::alone(e, d, target, fwd, trusted);
     let r = e.if_else(
-        run.usable,
+        alone,
         &[Type::F64],
+        |_| Ok(vec![d]),
         |e| {
-            let single = run.single(e);
+            let run = exact::run(e, d, target, fwd, trusted)?;
             e.if_else(
-                single,
+                run.usable,
                 &[Type::F64],
-                |e| Ok(vec![exact::from_ord(e, run.anchor)]),
                 |e| {
-                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
-                    Ok(vec![run.at(e, k)])
+                    let single = run.single(e);
+                    e.if_else(
+                        single,
+                        &[Type::F64],
+                        |e| Ok(vec![exact::from_ord(e, run.anchor)]),
+                        |e| {
+                            let role = exact_role(role);
+                            let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
+                            Ok(vec![run.at(e, k)])
+                        },
+                    )
                 },
+                |e| Ok(vec![loose(e)?]),
             )
         },
-        |e| Ok(vec![loose(e)?]),
     )?;
     Ok(r[0])
 }
@@ -321,27 +330,36 @@ pub fn settle_pgf_guarded(
     if !e.options().exact_floats {
         return loose(e);
     }
-    let run = exact::run(e, d, target, fwd, trusted)?;
+    let alone = exact::alone(e, d, target, fwd, trusted);
     e.if_else(
-        run.usable,
+        alone,
         &[],
+        |_| Ok(vec![]),
         |e| {
-            let single = run.single(e);
+            let run = exact::run(e, d, target, fwd, trusted)?;
             e.if_else(
-                single,
+                run.usable,
                 &[],
-                |_| Ok(vec![]),
                 |e| {
-                    let p = exact::ord(e, x);
-                    let k = e.isub(p, run.anchor);
-                    e.record(k, &exact_role(role))?;
+                    let single = run.single(e);
+                    e.if_else(
+                        single,
+                        &[],
+                        |_| Ok(vec![]),
+                        |e| {
+                            let p = exact::ord(e, x);
+                            let k = e.isub(p, run.anchor);
+                            e.record(k, &exact_role(role))?;
+                            Ok(vec![])
+                        },
+                    )?;
+                    Ok(vec![])
+                },
+                |e| {
+                    loose(e)?;
                     Ok(vec![])
                 },
             )?;
-            Ok(vec![])
-        },
-        |e| {
-            loose(e)?;
             Ok(vec![])
         },
     )?;
