@@ -245,3 +245,50 @@ fn an_integer_computed_through_f64_steps_round_trips() {
     assert_eq!(report.status, Status::Ok, "{report:?}");
     assert_eq!(report.completeness.recovered, report.completeness.trials);
 }
+
+#[test]
+fn a_numeric_root_is_the_one_nearest_its_start_point_in_both_engines() {
+    // x³ − x = 0 has three roots; no rewrite leaves x once, so the inverse solves numerically
+    // from the start point θ, scanning outward for the nearest bracket of a root. A θ that is a
+    // root itself comes back unchanged.
+    let program =
+        Program::parse("roots.pinv", "fn f(x: f64) -> f64 { x * x * x - x }").expect("compiles");
+    let y = [Const::F64(0.0)];
+    let cases: [(f64, f64); 9] = [
+        (-3.0, -1.0),
+        (-0.7, -1.0),
+        (-1.0, -1.0),
+        (-0.2, 0.0),
+        (0.0, 0.0),
+        (0.2, 0.0),
+        (0.8, 1.0),
+        (1.0, 1.0),
+        (4e7, 1.0),
+    ];
+    for engine in [pinv::Engine::Interp, pinv::Engine::Jit] {
+        let inverse = program
+            .clone()
+            .with_engine(engine)
+            .invert("f")
+            .expect("invertible");
+        for (s, root) in cases {
+            let x = inverse
+                .call_with_tape(&y, &[Const::F64(s)])
+                .unwrap_or_else(|e| panic!("{engine:?}: θ = {s}: {e}"));
+            assert!(
+                close(x[0], Const::F64(root), 1e-9),
+                "{engine:?}: θ = {s} gave {x:?}, not {root}"
+            );
+        }
+        // A NaN start point still names a root (every distance from it is 0).
+        let x = inverse
+            .call_with_tape(&y, &[Const::F64(f64::NAN)])
+            .unwrap_or_else(|e| panic!("{engine:?}: θ = NaN: {e}"));
+        assert!(
+            [-1.0, 0.0, 1.0]
+                .iter()
+                .any(|&r| close(x[0], Const::F64(r), 1e-9)),
+            "{x:?}"
+        );
+    }
+}

@@ -10,7 +10,10 @@
 //! - `iso.root.N.solve(y, k…, s)`: scans the grid for brackets of `h(x) = T(x, k…) − y` (a grid
 //!   point where `h = 0`, or a sign change between neighbours), takes the one nearest the start
 //!   point `s`, fails with a domain error when there is none, and bisects it to adjacent floats
-//!   (at most 200 steps), returning the end with the smaller `|h|`.
+//!   (at most 200 steps), returning the end with the smaller `|h|`. The scan starts at the grid
+//!   interval holding `s` and goes outward, nearest bracket first, one evaluation of `h` per
+//!   step, until no nearer bracket is left: its cost grows with the distance (in grid steps)
+//!   from `s` to the root, not with the grid (`examples/sampled_latency.rs` times it).
 //!
 //! θ is that start point `s`, a real, and the rule returns `s` itself, without solving, where
 //! `T(s, k…) = y` already holds within the tolerance. So the PGF records x itself, and the
@@ -70,6 +73,54 @@ impl Fb {
         let out = self.op(Opcode::Fmax, &[below, above]);
         let zero = self.c(0.0);
         self.op(Opcode::Fmax, &[out, zero])
+    }
+
+    /// `c ? a : b` for two i64 values already computed.
+    fn select_i(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.select(c, a, b, Type::I64)
+    }
+
+    /// `c ? a : b` for two f64 values already computed.
+    fn select_f(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.select(c, a, b, Type::F64)
+    }
+
+    fn select(&mut self, c: Value, a: Value, b: Value, ty: Type) -> Value {
+        let (t, _) = self.new_block(&[]);
+        let (e, _) = self.new_block(&[]);
+        let (join, p) = self.new_block(&[ty]);
+        self.brif(c, (t, &[]), (e, &[]));
+        self.at(t);
+        self.jump(join, &[a]);
+        self.at(e);
+        self.jump(join, &[b]);
+        self.at(join);
+        p[0]
+    }
+
+    /// The grid point next to `x = x_i` (`x_{i+1}` for `dir = 1`, `x_{i−1}` for `dir = −1`), by
+    /// one multiplication or division by the grid's ratio, and the constants at 0 and ±1e-6.
+    /// Within a few ulps of what `iso.grid` computes: a scan only needs its points in order.
+    fn grid_next(&mut self, i: Value, x: Value, dir: i64) -> Value {
+        let ratio = self.c(10f64.powf(STEP));
+        let grown = self.op(Opcode::Fmul, &[x, ratio]);
+        let shrunk = self.op(Opcode::Fdiv, &[x, ratio]);
+        let side = self.ci(SIDE);
+        // Moving away from 0 grows |x|: up on the positive side, down on the negative one.
+        let away = if dir > 0 {
+            self.op(Opcode::Igt, &[i, side])
+        } else {
+            self.op(Opcode::Ilt, &[i, side])
+        };
+        let next = self.select_f(away, grown, shrunk);
+        // Next to 0 the grid jumps to ±1e-6, and from ±1e-6 to 0.
+        let low = self.c(dir as f64 * 10f64.powf(LOW));
+        let zero = self.c(0.0);
+        let at_zero = self.op(Opcode::Ieq, &[i, side]);
+        let next = self.select_f(at_zero, low, next);
+        let toward = self.ci(SIDE - dir);
+        let at_low = self.op(Opcode::Ieq, &[i, toward]);
+        self.select_f(at_low, zero, next)
     }
 
     /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
@@ -204,9 +255,10 @@ fn h(b: &mut Fb, body: FuncId, x: Value, ks: &[Value], y: Value) -> Value {
 
 /// `iso.root.N.solve(y, k…, s)`: the root of `h` whose bracket is nearest the start point `s`.
 ///
-/// One scan of the grid keeps the bracket `[x_i, x_{i+1})` with a root (`is_root`) at the
-/// smallest distance from `s` (0 when `s` lies in it; the first of equal distances), then
-/// bisects it. The last grid point is a bracket of its own where `h` is 0 there.
+/// A scan outward from the grid interval holding `s` finds the bracket `[x_i, x_{i+1})` with a
+/// root (`is_root`) at the smallest distance from `s` (0 when `s` lies in it; the lower of equal
+/// distances), then bisects it. The last grid point is a bracket of its own where `h` is 0
+/// there.
 fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -> Function {
     let mut params = vec![Type::F64];
     params.extend(k_types.iter().copied());
@@ -225,63 +277,156 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     let ks = ps[1..ps.len() - 1].to_vec();
     let s = ps[ps.len() - 1];
 
-    // Scan: (i, x_i, h_i, best bracket's lower end, its distance from s); best −1: none yet.
+    // Where s lies: the grid interval [x_i, x_{i+1}) holding it, estimated from log|s| and set
+    // right by a step or two either way (a NaN s stays where the estimate puts it, and every
+    // distance from it is 0: the root nearest that index wins).
     let one = b.ci(1);
     let i0 = b.ci(0);
-    let none_yet = b.ci(-1);
     let far = b.c(f64::INFINITY);
-    let x0 = b.call(grid, &[i0]);
-    let h0 = h(&mut b, body, x0, &ks, y);
-    let (scan, sp) = b.new_block(&[Type::I64, Type::F64, Type::F64, Type::I64, Type::F64]);
-    b.jump(scan, &[i0, x0, h0, none_yet, far]);
-    b.at(scan);
-    let (i, xi, hi, best, best_d) = (sp[0], sp[1], sp[2], sp[3], sp[4]);
-    let end = b.ci(2 * SIDE);
-    let done = b.op(Opcode::Ige, &[i, end]);
-    let (body_b, _) = b.new_block(&[]);
-    let (last_b, _) = b.new_block(&[]);
-    b.brif(done, (last_b, &[]), (body_b, &[]));
-    b.at(body_b);
+    let last = b.ci(2 * SIDE - 1);
+    let a = b.op(Opcode::Fabs, &[s]);
+    let l = b.op(Opcode::Log, &[a]);
+    let ln10 = b.c(std::f64::consts::LN_10);
+    let e = b.op(Opcode::Fdiv, &[l, ln10]);
+    let low = b.c(LOW);
+    let e = b.op(Opcode::Fsub, &[e, low]);
+    let step = b.c(STEP);
+    let e = b.op(Opcode::Fdiv, &[e, step]);
+    let e = b.op(Opcode::Floor, &[e]);
+    let j = b.op(Opcode::FcvtToI64, &[e]);
+    let side = b.ci(SIDE);
+    let j = b.op(Opcode::Imin, &[j, side]);
+    let minus_one = b.ci(-1);
+    let j = b.op(Opcode::Imax, &[j, minus_one]);
+    let first_pos = b.ci(SIDE + 1);
+    let p = b.op(Opcode::Iadd, &[first_pos, j]);
+    let p = b.op(Opcode::Imin, &[p, last]);
+    let mirrored = b.op(Opcode::Isub, &[last, p]);
+    let zero = b.c(0.0);
+    let negative = b.op(Opcode::Flt, &[s, zero]);
+    let start = b.select_i(negative, mirrored, p);
+    // Up while x_{i+1} ≤ s, then down while x_i > s.
+    let (up, up_p) = b.new_block(&[Type::I64]);
+    b.jump(up, &[start]);
+    b.at(up);
+    let i = up_p[0];
+    let room = b.op(Opcode::Ilt, &[i, last]);
     let i1 = b.op(Opcode::Iadd, &[i, one]);
     let x1 = b.call(grid, &[i1]);
-    let h1 = h(&mut b, body, x1, &ks, y);
-    let r = b.is_root(hi, h1);
-    let d = b.distance(s, xi, x1);
-    let nearer = b.op(Opcode::Flt, &[d, best_d]);
-    let take = b.op(Opcode::Band, &[r, nearer]);
-    let (take_b, _) = b.new_block(&[]);
-    let (keep_b, _) = b.new_block(&[]);
-    b.brif(take, (take_b, &[]), (keep_b, &[]));
-    b.at(take_b);
-    b.jump(scan, &[i1, x1, h1, i, d]);
-    b.at(keep_b);
-    b.jump(scan, &[i1, x1, h1, best, best_d]);
+    let below = b.op(Opcode::Fle, &[x1, s]);
+    let go = b.op(Opcode::Band, &[room, below]);
+    let (down, down_p) = b.new_block(&[Type::I64]);
+    b.brif(go, (up, &[i1]), (down, &[i]));
+    b.at(down);
+    let i = down_p[0];
+    let room = b.op(Opcode::Igt, &[i, i0]);
+    let xi = b.call(grid, &[i]);
+    let above = b.op(Opcode::Fgt, &[xi, s]);
+    let go = b.op(Opcode::Band, &[room, above]);
+    let i_less = b.op(Opcode::Isub, &[i, one]);
+    let (scan, sp) = b.new_block(&[Type::I64]);
+    b.brif(go, (down, &[i_less]), (scan, &[i]));
 
-    // The last grid point (x_i, h_i here) is a root of its own.
+    // Outward from there: the brackets [x_k, x_{k+1}] above (k = u, u + 1, …) and below (k =
+    // l, l − 1, …) are taken nearest first, and the scan stops once the next ones are no nearer
+    // than the nearest bracket with a root (distances only grow outward). Each side keeps its
+    // frontier point and h there, and steps to the next grid point by one multiplication, so a
+    // step costs one evaluation of h; where s lies near a root, that is a few steps instead of
+    // all 2·SIDE of them.
+    b.at(scan);
+    let x_start = b.call(grid, &[sp[0]]);
+    let h_start = h(&mut b, body, x_start, &ks, y);
+    let nan = b.c(f64::NAN);
+    // (u, x_u, h_u, l + 1, x_{l+1}, h_{l+1}, best lower end, best upper end, h there, its
+    // distance); no best yet: a NaN lower end and an infinite distance.
+    let types = [
+        Type::I64,
+        Type::F64,
+        Type::F64,
+        Type::I64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+    ];
+    let (walk, wp) = b.new_block(&types);
+    b.jump(
+        walk,
+        &[
+            sp[0], x_start, h_start, sp[0], x_start, h_start, nan, nan, nan, far,
+        ],
+    );
+    b.at(walk);
+    let (u, xu, hu, l1, xl1, hl1) = (wp[0], wp[1], wp[2], wp[3], wp[4], wp[5]);
+    let (best_lo, best_hi, best_h, best_d) = (wp[6], wp[7], wp[8], wp[9]);
+    let u_in = b.op(Opcode::Ile, &[u, last]);
+    let xu1 = b.grid_next(u, xu, 1);
+    let du = b.distance(s, xu, xu1);
+    let du = b.select_f(u_in, du, far);
+    let l = b.op(Opcode::Isub, &[l1, one]);
+    let l_in = b.op(Opcode::Ige, &[l, i0]);
+    let xl = b.grid_next(l1, xl1, -1);
+    let dd = b.distance(s, xl, xl1);
+    let dd = b.select_f(l_in, dd, far);
+    let nearest = b.op(Opcode::Fmin, &[du, dd]);
+    let go_on = b.op(Opcode::Flt, &[nearest, best_d]);
+    let (step_b, _) = b.new_block(&[]);
+    let (last_b, _) = b.new_block(&[]);
+    b.brif(go_on, (step_b, &[]), (last_b, &[]));
+    b.at(step_b);
+    // Ties go down (the lower bracket first, as a scan from the bottom would).
+    let take_up = b.op(Opcode::Flt, &[du, dd]);
+    let x_new = b.select_f(take_up, xu1, xl);
+    let h_new = h(&mut b, body, x_new, &ks, y);
+    let lo_x = b.select_f(take_up, xu, xl);
+    let hi_x = b.select_f(take_up, xu1, xl1);
+    let h_lo = b.select_f(take_up, hu, h_new);
+    let h_hi = b.select_f(take_up, h_new, hl1);
+    let d = b.select_f(take_up, du, dd);
+    let r = b.is_root(h_lo, h_hi);
+    let nb_lo = b.select_f(r, lo_x, best_lo);
+    let nb_hi = b.select_f(r, hi_x, best_hi);
+    let nb_h = b.select_f(r, h_lo, best_h);
+    let nd = b.select_f(r, d, best_d);
+    let u_next = b.op(Opcode::Iadd, &[u, one]);
+    let u_next = b.select_i(take_up, u_next, u);
+    let xu_next = b.select_f(take_up, xu1, xu);
+    let hu_next = b.select_f(take_up, h_new, hu);
+    let l1_next = b.select_i(take_up, l1, l);
+    let xl1_next = b.select_f(take_up, xl1, xl);
+    let hl1_next = b.select_f(take_up, hl1, h_new);
+    b.jump(
+        walk,
+        &[
+            u_next, xu_next, hu_next, l1_next, xl1_next, hl1_next, nb_lo, nb_hi, nb_h, nd,
+        ],
+    );
+
+    // The last grid point is a root of its own where h is 0 there.
     b.at(last_b);
-    let zero = b.c(0.0);
-    let at_last = b.op(Opcode::Feq, &[hi, zero]);
-    let d = b.distance(s, xi, xi);
+    let end = b.ci(2 * SIDE);
+    let x_end = b.call(grid, &[end]);
+    let h_end = h(&mut b, body, x_end, &ks, y);
+    let at_end = b.op(Opcode::Feq, &[h_end, zero]);
+    let d = b.distance(s, x_end, x_end);
     let nearer = b.op(Opcode::Flt, &[d, best_d]);
-    let last_wins = b.op(Opcode::Band, &[at_last, nearer]);
-    let (ret_last, _) = b.new_block(&[]);
+    let end_wins = b.op(Opcode::Band, &[at_end, nearer]);
+    let (ret_end, _) = b.new_block(&[]);
     let (pick, _) = b.new_block(&[]);
-    b.brif(last_wins, (ret_last, &[]), (pick, &[]));
-    b.at(ret_last);
-    b.ret(xi);
+    b.brif(end_wins, (ret_end, &[]), (pick, &[]));
+    b.at(ret_end);
+    b.ret(x_end);
     b.at(pick);
-    let zero_i = b.ci(0);
-    let found = b.op(Opcode::Ige, &[best, zero_i]);
+    let found = b.op(Opcode::Flt, &[best_d, far]);
     let (none_b, _) = b.new_block(&[]);
     let (some_b, _) = b.new_block(&[]);
     b.brif(found, (some_b, &[]), (none_b, &[]));
     b.at(none_b);
     b.fail("the equation has no real root in [-1e8, 1e8] (numeric isolation)");
     b.at(some_b);
-    let lo = b.call(grid, &[best]);
-    let next = b.op(Opcode::Iadd, &[best, one]);
-    let hi_x = b.call(grid, &[next]);
-    let hlo = h(&mut b, body, lo, &ks, y);
+    let (lo, hi_x, hlo) = (best_lo, best_hi, best_h);
 
     // Bisection: (lo, hi, h(lo), steps).
     let (bis, bp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::I64]);
