@@ -116,6 +116,8 @@ pub fn run(args: &InvertArgs) -> Outcome {
     let mut results = Vec::new();
     let mut accepted = 0;
     let mut limited = 0;
+    // With one θ drawn, what became of it, said once in the error.
+    let (mut only, mut only_theta): (Option<String>, String) = (None, String::new());
     for _ in 0..args.samples {
         let (x, theta) = inverse.sample(&y, &mut sampler);
         match x {
@@ -140,6 +142,14 @@ pub fn run(args: &InvertArgs) -> Outcome {
                         "theta": theta.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
                         "error": error_json(&loaded, &e),
                     }));
+                } else if args.samples == 1 {
+                    // One θ: the error below says what became of it, once.
+                    only = Some(if limit {
+                        format!("hit a limit: {e}")
+                    } else {
+                        format!("is out of domain: {}", located(&loaded, &e))
+                    });
+                    only_theta = format_tape(&theta);
                 } else if limit {
                     outln!("θ = [{}] hit a limit: {e}", format_tape(&theta));
                 } else {
@@ -167,7 +177,15 @@ pub fn run(args: &InvertArgs) -> Outcome {
     if accepted > 0 || args.samples == 0 {
         Outcome::Success
     } else {
-        if !args.json {
+        if let (false, Some(what)) = (args.json, &only) {
+            let domain = what.strip_prefix("is out of domain: ");
+            if let (true, Some(reason)) = (only_theta.is_empty(), domain) {
+                // It failed before reading any θ, so every θ fails there: y has no preimage.
+                eprintln!("error: y has no preimage: {reason}");
+            } else {
+                eprintln!("error: the θ drawn, [{only_theta}], {what} (try --samples)");
+            }
+        } else if !args.json {
             eprintln!(
                 "error: none of the {} θ drawn gave a preimage of y (try --samples)",
                 args.samples
