@@ -51,7 +51,7 @@ pub enum Error {
     /// `check`, θ out of domain) or a step limit.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// Native code could not be made for a function (the interpreter still runs it).
+    /// Native code could not be made for a function (`Engine::Interp` still runs it).
     #[error("compiling to native code failed: {0}")]
     Jit(#[from] pinv_core::jit::JitError),
     /// A bug in pinv: generated code broke an IR invariant.

@@ -455,9 +455,13 @@ impl Inverse {
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
         if self.engine == Engine::Jit {
-            if let Ok(code) = self.native.get(slot, module, func) {
-                return Ok(code.call_traced(config, args, theta)?.results);
-            }
+            // Native code was asked for: a function that cannot be compiled is an error that
+            // says so (the interpreter, `Engine::Interp`, runs it), not a silent fall back.
+            let code = self
+                .native
+                .get(slot, module, func)
+                .map_err(|e| Error::Jit(e.clone()))?;
+            return Ok(code.call_traced(config, args, theta)?.results);
         }
         Ok(Interpreter::new(module)
             .with_config(*config)
