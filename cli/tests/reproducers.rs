@@ -7,7 +7,8 @@
 //! (`shared-operand-chain-*`: splitmix with a step repeated hundreds of times, whose isolation
 //! walked its DAG of shared operands as a tree, exponentially; `self-calls-*`: a recursive
 //! function calling itself hundreds of times, which isolation's numeric checks ran to the step
-//! limit at every point).
+//! limit at every point; `long-sum-in-a-check-worker`: a sum of 3,000 terms whose plan copy
+//! recursed once per term, past the stack of `check`'s worker threads).
 
 mod common;
 

@@ -154,6 +154,9 @@ fn parse_percent(text: &str) -> Result<f64, String> {
 }
 
 /// `strict`: a low acceptance fails the check (`--min-acceptance`).
+/// The stack of each of `check`'s worker threads.
+const WORKER_STACK: usize = 8 << 20;
+
 /// Checks `names` on `jobs` threads, each with its own copy of the program and code cache (freed
 /// after every function, so memory stays that of `jobs` functions), taking the next function
 /// when it is done. The reports come back in the order of `names`.
@@ -196,7 +199,16 @@ fn check_all(
     } else {
         std::thread::scope(|s| {
             for _ in 0..jobs {
-                s.spawn(work);
+                // The stack the main thread has (8 MiB on Linux), not a spawned thread's
+                // default of 2 MiB: the limits on how deep a program may nest are measured
+                // there, and a worker must cope with whatever the main thread does.
+                let spawned = std::thread::Builder::new()
+                    .stack_size(WORKER_STACK)
+                    .spawn_scoped(s, work);
+                if spawned.is_err() {
+                    // No thread to be had: this one does the work (the others share it).
+                    work();
+                }
             }
         });
     }

@@ -344,7 +344,9 @@ impl PlanBuilder {
     }
 
     /// Copies value `v` of `from` (and what it depends on) into this plan, mapping `from`'s
-    /// parameters through `params`. `memo` maps instructions already copied.
+    /// parameters through `params`. `memo` maps instructions already copied. The walk keeps its
+    /// own stack (a post-order, arguments left to right, as a recursive walk would go), so a
+    /// chain as long as the program costs no call stack.
     pub fn copy(
         &mut self,
         from: &Plan,
@@ -352,38 +354,60 @@ impl PlanBuilder {
         params: &dyn Fn(u32) -> PVal,
         memo: &mut HashMap<u32, u32>,
     ) -> PVal {
-        let inst = &from.insts[v.inst as usize];
-        if let PKind::Param(i) = inst.kind {
+        let pending = |i: u32, memo: &HashMap<u32, u32>| {
+            !matches!(from.insts[i as usize].kind, PKind::Param(_)) && !memo.contains_key(&i)
+        };
+        // (instruction, whether its arguments are copied already)
+        let mut stack: Vec<(u32, bool)> = vec![(v.inst, false)];
+        while let Some((i, ready)) = stack.pop() {
+            if !pending(i, memo) {
+                continue;
+            }
+            let inst = &from.insts[i as usize];
+            if !ready {
+                stack.push((i, true));
+                for a in inst.args.iter().rev() {
+                    if pending(a.inst, memo) {
+                        stack.push((a.inst, false));
+                    }
+                }
+                continue;
+            }
+            let args: Vec<PVal> = inst
+                .args
+                .iter()
+                .map(|&a| Self::copied(from, a, params, memo))
+                .collect();
+            let kind = match &inst.kind {
+                PKind::Root(r) => {
+                    let spec = from.roots[*r].clone();
+                    PKind::Root(self.add_root(spec))
+                }
+                PKind::Newton(r) => {
+                    let spec = from.roots[*r].clone();
+                    PKind::Newton(self.add_root(spec))
+                }
+                k => k.clone(),
+            };
+            let n = self.push(kind, args, inst.tys.clone(), inst.span);
+            memo.insert(i, n);
+        }
+        Self::copied(from, v, params, memo)
+    }
+
+    /// What value `a` of `from` is in this plan, once [`PlanBuilder::copy`] has copied it.
+    fn copied(
+        from: &Plan,
+        a: PVal,
+        params: &dyn Fn(u32) -> PVal,
+        memo: &HashMap<u32, u32>,
+    ) -> PVal {
+        if let PKind::Param(i) = from.insts[a.inst as usize].kind {
             return params(i);
         }
-        if let Some(&n) = memo.get(&v.inst) {
-            return PVal {
-                inst: n,
-                idx: v.idx,
-            };
-        }
-        let args: Vec<PVal> = inst
-            .args
-            .clone()
-            .into_iter()
-            .map(|a| self.copy(from, a, params, memo))
-            .collect();
-        let kind = match &inst.kind {
-            PKind::Root(r) => {
-                let spec = from.roots[*r].clone();
-                PKind::Root(self.add_root(spec))
-            }
-            PKind::Newton(r) => {
-                let spec = from.roots[*r].clone();
-                PKind::Newton(self.add_root(spec))
-            }
-            k => k.clone(),
-        };
-        let n = self.push(kind, args, inst.tys.clone(), inst.span);
-        memo.insert(v.inst, n);
         PVal {
-            inst: n,
-            idx: v.idx,
+            inst: memo.get(&a.inst).copied().unwrap_or(a.inst),
+            idx: a.idx,
         }
     }
 
