@@ -146,6 +146,15 @@ pub struct FunctionReport {
 }
 
 impl FunctionReport {
+    /// Sound (no sampled θ gave a wrong x, and none stopped on an error other than "out of
+    /// domain") and complete (every PGF round trip gave its x back): the two promises, whatever
+    /// the acceptance. A `timeout` or `failed` status may still hold this for the cases done.
+    pub fn sound_and_complete(&self) -> bool {
+        self.soundness.violations == 0
+            && self.soundness.errors == 0
+            && self.completeness.recovered == self.completeness.trials
+    }
+
     /// The share of searched y for which search found a preimage, in percent.
     pub fn search_acceptance(&self) -> Option<f64> {
         self.search

@@ -246,9 +246,29 @@ fn first_not_below(
     let f_above = fwd(e, above);
     let increasing = e.flt(f_below, f_above);
     let od = ord(e, d);
+    let (_, first) = bisect(e, kmin, kmax, |e, mid| {
+        let p = e.iadd(od, mid);
+        let x = from_ord(e, p);
+        let fx = fwd(e, x);
+        let lt = e.flt(fx, target);
+        let gt = e.fgt(fx, target);
+        Ok(pick_bool(e, increasing, lt, gt))
+    })?;
+    Ok(first)
+}
+
+/// Bisects the integers `[lo, hi]`, where `keeps(lo)` holds and `keeps(hi)` does not (for a
+/// `keeps` that holds up to some point and not after), down to two neighbours: the last that
+/// keeps and the first that does not. At most 64 iterations.
+fn bisect(
+    e: &mut Emitter<'_>,
+    lo: Value,
+    hi: Value,
+    keeps: impl FnOnce(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
+) -> Result<(Value, Value), RuleError> {
     let r = e.while_loop(
         &[Type::I64, Type::I64],
-        &[kmin, kmax],
+        &[lo, hi],
         |e, s| {
             let one = e.ic(1);
             let next = e.iadd(s[0], one);
@@ -256,18 +276,13 @@ fn first_not_below(
         },
         |e, s| {
             let mid = midpoint(e, s[0], s[1]);
-            let p = e.iadd(od, mid);
-            let x = from_ord(e, p);
-            let fx = fwd(e, x);
-            let lt = e.flt(fx, target);
-            let gt = e.fgt(fx, target);
-            let below = pick_bool(e, increasing, lt, gt);
-            let lo = pick(e, below, mid, s[0]);
-            let hi = pick(e, below, s[1], mid);
+            let k = keeps(e, mid)?;
+            let lo = pick(e, k, mid, s[0]);
+            let hi = pick(e, k, s[1], mid);
             Ok(vec![lo, hi])
         },
     )?;
-    Ok(r[1])
+    Ok((r[0], r[1]))
 }
 
 /// One edge of the run: the largest `j` in `0..=room` such that the floats `anchor + sign·i`
@@ -317,21 +332,6 @@ fn edge(
     )?;
     // Bisect: `g[0]` gives target, `g[1]` does not (or is `room`, which does not where the run
     // ends inside the window).
-    let b = e.while_loop(
-        &[Type::I64, Type::I64],
-        &[g[0], g[1]],
-        |e, s| {
-            let one = e.ic(1);
-            let next = e.iadd(s[0], one);
-            Ok(e.ilt(next, s[1]))
-        },
-        |e, s| {
-            let mid = midpoint(e, s[0], s[1]);
-            let hit = gives(e, mid);
-            let lo = pick(e, hit, mid, s[0]);
-            let hi = pick(e, hit, s[1], mid);
-            Ok(vec![lo, hi])
-        },
-    )?;
-    Ok((b[0], ends))
+    let (last, _) = bisect(e, g[0], g[1], |e, mid| Ok(gives(e, mid)))?;
+    Ok((last, ends))
 }
