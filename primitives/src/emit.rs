@@ -560,11 +560,13 @@ fn narrow(domain: Domain, (lo, hi): (f64, f64)) -> Domain {
                 domain
             }
         }
-        Domain::NonzeroReal if lo >= 0.0 => Domain::Interval {
+        // A range that is only zero leaves no nonzero value: the domain stays as it is (an
+        // empty one is not a domain; the step's own check then rejects the θ).
+        Domain::NonzeroReal if lo >= 0.0 && hi >= tiny => Domain::Interval {
             lo: lo.max(tiny),
             hi,
         },
-        Domain::NonzeroReal if hi <= 0.0 => Domain::Interval {
+        Domain::NonzeroReal if hi <= 0.0 && lo <= -tiny => Domain::Interval {
             lo,
             hi: hi.min(-tiny),
         },
@@ -575,6 +577,13 @@ fn narrow(domain: Domain, (lo, hi): (f64, f64)) -> Domain {
 #[cfg(test)]
 mod narrow_tests {
     use super::*;
+
+    #[test]
+    fn narrowing_to_zero_alone_leaves_a_nonzero_domain_as_it_is() {
+        for range in [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0)] {
+            assert_eq!(narrow(Domain::NonzeroReal, range), Domain::NonzeroReal);
+        }
+    }
 
     #[test]
     fn narrowing_keeps_the_operand_values() {

@@ -1014,12 +1014,12 @@ pub fn eval_plan(
                 vec![pinv_core::semantics::eval(pinv_core::ir::Opcode::Fmul, &[a[0], a[0]]).ok()?]
             }
             PKind::Given { .. } => vec![a[0]],
-            PKind::Root(r) => eval_plan(&plan.roots[*r].body, &a, module, budget)?,
+            PKind::Root(r) => eval_plan(&plan.roots.get(*r)?.body, &a, module, budget)?,
             PKind::Polar { .. } => crate::solve::polar::eval(&a)?,
             PKind::Linear { rows, matrix, .. } => crate::solve::linear::eval(*rows, matrix, &a)?,
             PKind::SumProduct => crate::solve::sum_product::eval(&a)?,
             PKind::DivMod => crate::solve::divmod::eval(&a)?,
-            PKind::Newton(r) => eval_plan(&plan.roots[*r].body, &a, module, budget)?,
+            PKind::Newton(r) => eval_plan(&plan.roots.get(*r)?.body, &a, module, budget)?,
             PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Affine(spec) => spec.eval(&a)?,
             PKind::LinearRt { n } => crate::solve::linear_rt::eval(*n as usize, &a)?,

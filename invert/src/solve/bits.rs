@@ -571,6 +571,8 @@ pub fn candidate(plan: &Plan, maps: &Maps, names: &[String]) -> Option<(Plan, St
         .map(|&o| copier.value(&mut b, o))
         .collect::<Option<_>>()?;
     let mut out = b.finish();
+    // Copied instructions keep their numeric helpers' indices (no helper is added here).
+    out.roots = plan.roots.clone();
     out.outputs = outputs;
     Some((out.pruned(), descriptions.join("; ")))
 }

@@ -410,6 +410,8 @@ pub fn candidate(plan: &Plan, sums: &Sums, names: &[String]) -> (Plan, String) {
         map.insert(i as u32, n);
     }
     let mut out = b.finish();
+    // Copied instructions keep their numeric helpers' indices (no helper is added here).
+    out.roots = plan.roots.clone();
     out.outputs = plan
         .outputs
         .iter()
