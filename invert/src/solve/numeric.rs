@@ -75,17 +75,9 @@ impl Fb {
         self.op(Opcode::Fmax, &[out, zero])
     }
 
-    /// `c ? a : b` for two i64 values already computed.
-    fn select_i(&mut self, c: Value, a: Value, b: Value) -> Value {
-        self.select(c, a, b, Type::I64)
-    }
-
-    /// `c ? a : b` for two f64 values already computed.
-    fn select_f(&mut self, c: Value, a: Value, b: Value) -> Value {
-        self.select(c, a, b, Type::F64)
-    }
-
-    fn select(&mut self, c: Value, a: Value, b: Value, ty: Type) -> Value {
+    /// `c ? a : b` for two values of one type, already computed.
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let ty = self.f.value_type(a);
         let (t, _) = self.new_block(&[]);
         let (e, _) = self.new_block(&[]);
         let (join, p) = self.new_block(&[ty]);
@@ -112,15 +104,15 @@ impl Fb {
         } else {
             self.op(Opcode::Ilt, &[i, side])
         };
-        let next = self.select_f(away, grown, shrunk);
+        let next = self.select(away, grown, shrunk);
         // Next to 0 the grid jumps to ±1e-6, and from ±1e-6 to 0.
         let low = self.c(dir as f64 * 10f64.powf(LOW));
         let zero = self.c(0.0);
         let at_zero = self.op(Opcode::Ieq, &[i, side]);
-        let next = self.select_f(at_zero, low, next);
+        let next = self.select(at_zero, low, next);
         let toward = self.ci(SIDE - dir);
         let at_low = self.op(Opcode::Ieq, &[i, toward]);
-        self.select_f(at_low, zero, next)
+        self.select(at_low, zero, next)
     }
 
     /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
@@ -304,7 +296,7 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     let mirrored = b.op(Opcode::Isub, &[last, p]);
     let zero = b.c(0.0);
     let negative = b.op(Opcode::Flt, &[s, zero]);
-    let start = b.select_i(negative, mirrored, p);
+    let start = b.select(negative, mirrored, p);
     // Up while x_{i+1} ≤ s, then down while x_i > s.
     let (up, up_p) = b.new_block(&[Type::I64]);
     b.jump(up, &[start]);
@@ -364,12 +356,12 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     let u_in = b.op(Opcode::Ile, &[u, last]);
     let xu1 = b.grid_next(u, xu, 1);
     let du = b.distance(s, xu, xu1);
-    let du = b.select_f(u_in, du, far);
+    let du = b.select(u_in, du, far);
     let l = b.op(Opcode::Isub, &[l1, one]);
     let l_in = b.op(Opcode::Ige, &[l, i0]);
     let xl = b.grid_next(l1, xl1, -1);
     let dd = b.distance(s, xl, xl1);
-    let dd = b.select_f(l_in, dd, far);
+    let dd = b.select(l_in, dd, far);
     let nearest = b.op(Opcode::Fmin, &[du, dd]);
     let go_on = b.op(Opcode::Flt, &[nearest, best_d]);
     let (step_b, _) = b.new_block(&[]);
@@ -378,25 +370,25 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     b.at(step_b);
     // Ties go down (the lower bracket first, as a scan from the bottom would).
     let take_up = b.op(Opcode::Flt, &[du, dd]);
-    let x_new = b.select_f(take_up, xu1, xl);
+    let x_new = b.select(take_up, xu1, xl);
     let h_new = h(&mut b, body, x_new, &ks, y);
-    let lo_x = b.select_f(take_up, xu, xl);
-    let hi_x = b.select_f(take_up, xu1, xl1);
-    let h_lo = b.select_f(take_up, hu, h_new);
-    let h_hi = b.select_f(take_up, h_new, hl1);
-    let d = b.select_f(take_up, du, dd);
+    let lo_x = b.select(take_up, xu, xl);
+    let hi_x = b.select(take_up, xu1, xl1);
+    let h_lo = b.select(take_up, hu, h_new);
+    let h_hi = b.select(take_up, h_new, hl1);
+    let d = b.select(take_up, du, dd);
     let r = b.is_root(h_lo, h_hi);
-    let nb_lo = b.select_f(r, lo_x, best_lo);
-    let nb_hi = b.select_f(r, hi_x, best_hi);
-    let nb_h = b.select_f(r, h_lo, best_h);
-    let nd = b.select_f(r, d, best_d);
+    let nb_lo = b.select(r, lo_x, best_lo);
+    let nb_hi = b.select(r, hi_x, best_hi);
+    let nb_h = b.select(r, h_lo, best_h);
+    let nd = b.select(r, d, best_d);
     let u_next = b.op(Opcode::Iadd, &[u, one]);
-    let u_next = b.select_i(take_up, u_next, u);
-    let xu_next = b.select_f(take_up, xu1, xu);
-    let hu_next = b.select_f(take_up, h_new, hu);
-    let l1_next = b.select_i(take_up, l1, l);
-    let xl1_next = b.select_f(take_up, xl1, xl);
-    let hl1_next = b.select_f(take_up, hl1, h_new);
+    let u_next = b.select(take_up, u_next, u);
+    let xu_next = b.select(take_up, xu1, xu);
+    let hu_next = b.select(take_up, h_new, hu);
+    let l1_next = b.select(take_up, l1, l);
+    let xl1_next = b.select(take_up, xl1, xl);
+    let hl1_next = b.select(take_up, hl1, h_new);
     b.jump(
         walk,
         &[

@@ -26,7 +26,7 @@
 //!   option.
 
 use super::ops::Ops;
-use super::settle::{window, Forward};
+use super::settle::{and_trusted, window, Forward};
 use crate::emit::Emitter;
 use crate::rule::RuleError;
 use pinv_core::ir::{Opcode, Type, Value};
@@ -123,10 +123,7 @@ pub fn run(
     trusted: Option<Value>,
 ) -> Result<Run, RuleError> {
     let finite = e.is_finite(d);
-    let go = match trusted {
-        Some(t) => e.band(finite, t),
-        None => finite,
-    };
+    let go = and_trusted(e, finite, trusted);
     let types = [Type::Bool, Type::I64, Type::I64, Type::I64];
     let r = e.if_else(
         go,
@@ -177,10 +174,7 @@ pub fn alone(
     let nonzero = e.fne(d, zero);
     let r = e.band(hit, neither);
     let r = e.band(r, nonzero);
-    match trusted {
-        Some(t) => e.band(r, t),
-        None => r,
-    }
+    and_trusted(e, r, trusted)
 }
 
 /// [`run`]'s search: its usable flag, anchor, `lo` and `hi`.
@@ -202,8 +196,8 @@ fn search(
         let fx = fwd(e, x);
         e.feq(fx, target)
     };
-    let zero = e.ic(0);
-    let hit = gives(e, zero);
+    let at = fwd(e, d);
+    let hit = e.feq(at, target);
     let anchor = e.if_else(
         hit,
         &[Type::I64],
@@ -211,7 +205,7 @@ fn search(
         |e| {
             Ok(vec![first_not_below(
                 e,
-                (d, below, above),
+                (od, below, above),
                 (kmin, kmax),
                 target,
                 fwd,
@@ -231,13 +225,13 @@ fn search(
     Ok(vec![usable, oanchor, lo, hi])
 }
 
-/// The offset (from `d`, in `(kmin, kmax]`) of the first float of the window that is not below
-/// `target` in `fwd`'s direction, which the window's ends give (`fwd(below) < fwd(above)`:
-/// increasing). A bisection, at most 64 iterations; where the ends do not straddle `target`,
-/// its answer is some float of the window, which [`run`] then tests.
+/// The offset (from `d`, at position `od`, in `(kmin, kmax]`) of the first float of the window
+/// that is not below `target` in `fwd`'s direction, which the window's ends give
+/// (`fwd(below) < fwd(above)`: increasing). A bisection, at most 64 iterations; where the ends
+/// do not straddle `target`, its answer is some float of the window, which [`run`] then tests.
 fn first_not_below(
     e: &mut Emitter<'_>,
-    (d, below, above): (Value, Value, Value),
+    (od, below, above): (Value, Value, Value),
     (kmin, kmax): (Value, Value),
     target: Value,
     fwd: Forward<'_>,
@@ -245,7 +239,6 @@ fn first_not_below(
     let f_below = fwd(e, below);
     let f_above = fwd(e, above);
     let increasing = e.flt(f_below, f_above);
-    let od = ord(e, d);
     let (_, first) = bisect(e, kmin, kmax, |e, mid| {
         let p = e.iadd(od, mid);
         let x = from_ord(e, p);

@@ -190,11 +190,7 @@ pub fn settle_guarded(
     trusted: Option<Value>,
 ) -> Result<Value, RuleError> {
     let loose = |e: &mut Emitter<'_>| {
-        let ok = pins(e, d, target, fwd);
-        let ok = match trusted {
-            Some(t) => e.band(ok, t),
-            None => ok,
-        };
+        let ok = pinned(e, d, target, fwd, trusted);
         offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
     };
     if !e.options().exact_floats {
@@ -256,9 +252,27 @@ fn base_of(
     let zero_solves = e.bor(zero_hits, neg_zero_hits);
     let far = e.bnot(zero_solves);
     let base = e.band(base, far);
+    and_trusted(e, base, trusted)
+}
+
+/// Whether `d` pins the solution ([`pins`]) and the rule trusts it: the decision of a settle
+/// step without [`crate::EmitOptions::exact_floats`], the same in the inverse and the PGF.
+fn pinned(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    trusted: Option<Value>,
+) -> Value {
+    let ok = pins(e, d, target, fwd);
+    and_trusted(e, ok, trusted)
+}
+
+/// `cond`, and `trusted` where the rule gives one.
+pub(super) fn and_trusted(e: &mut Emitter<'_>, cond: Value, trusted: Option<Value>) -> Value {
     match trusted {
-        Some(t) => e.band(base, t),
-        None => base,
+        Some(t) => e.band(cond, t),
+        None => cond,
     }
 }
 
@@ -320,11 +334,7 @@ pub fn settle_pgf_guarded(
     trusted: Option<Value>,
 ) -> Result<(), RuleError> {
     let loose = |e: &mut Emitter<'_>| {
-        let ok = pins(e, d, target, fwd);
-        let ok = match trusted {
-            Some(t) => e.band(ok, t),
-            None => ok,
-        };
+        let ok = pinned(e, d, target, fwd, trusted);
         record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
     };
     if !e.options().exact_floats {
