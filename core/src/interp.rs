@@ -233,7 +233,8 @@ pub fn check_choice(n: u32, value: Const) -> Result<u32, ThetaError> {
 ///
 /// Invariants: every frame starts at or after the one it is nested in, and its cuts are
 /// increasing, between its start and the end of `values`. A cut is kept only where a segment has
-/// values (a loop whose iterations record nothing costs no memory per iteration).
+/// values (a loop whose iterations record nothing costs no memory per iteration). A frame's
+/// captures start at or after its last cut; its stashes hold values no longer in `values`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TapeRecorder {
     values: Vec<Const>,
@@ -246,6 +247,10 @@ pub struct TapeRecorder {
 struct SegmentFrame {
     start: usize,
     cuts: Vec<usize>,
+    /// Where each open `hold` started (at or after the last cut).
+    captures: Vec<usize>,
+    /// The current segment's stashes, by number (a number never stashed holds nothing).
+    stashes: Vec<Vec<Const>>,
 }
 
 impl TapeRecorder {
@@ -287,13 +292,44 @@ impl ThetaSource for TapeRecorder {
         match op {
             SegmentOp::Open => self.frames.push(SegmentFrame {
                 start: end,
-                cuts: Vec::new(),
+                ..SegmentFrame::default()
             }),
             SegmentOp::Cut => {
                 let frame = self.frames.last_mut().ok_or_else(unopened)?;
                 let last = frame.cuts.last().copied().unwrap_or(frame.start);
                 if end > last {
                     frame.cuts.push(end);
+                }
+                frame.captures.clear();
+                frame.stashes.clear();
+            }
+            SegmentOp::Hold => {
+                let frame = self.frames.last_mut().ok_or_else(unopened)?;
+                frame.captures.push(end);
+            }
+            SegmentOp::Stash(k) => {
+                let frame = self.frames.last_mut().ok_or_else(unopened)?;
+                let start = frame.captures.pop().ok_or_else(|| {
+                    ThetaError::Other(
+                        "`segment stash` with no `hold`: the PGF is malformed".to_string(),
+                    )
+                })?;
+                if start > end {
+                    return Err(ThetaError::Other(
+                        "`segment stash` after its `hold`'s values were moved: the PGF is malformed"
+                            .to_string(),
+                    ));
+                }
+                let k = k as usize;
+                if frame.stashes.len() <= k {
+                    frame.stashes.resize_with(k + 1, Vec::new);
+                }
+                frame.stashes[k] = self.values.split_off(start);
+            }
+            SegmentOp::Place(k) => {
+                let frame = self.frames.last_mut().ok_or_else(unopened)?;
+                if let Some(stash) = frame.stashes.get_mut(k as usize) {
+                    self.values.append(stash);
                 }
             }
             SegmentOp::Close => {

@@ -11,7 +11,8 @@
 //!   several in parentheses), bit for bit, in the interpreter and in compiled code alike. Before
 //!   `==`, `theta [V, ...]` gives the θ tape an inverse reads (all of it must be read), and
 //!   instead of `== RESULTS`, `fails "TEXT"` expects a run-time error whose message contains
-//!   TEXT, and `records [V, ...]` the θ tape a PGF records. Values are written as the printer
+//!   TEXT, and `records [V, ...]` the θ tape a PGF records (a PGF always runs with a recorder,
+//!   so `==` and `fails` see its results and errors). Values are written as the printer
 //!   writes constants (`1.5`, `-inf`, `nan:0x…`, `7`, `true`), typed by the signature; a tape
 //!   value with a `.`, an exponent, `inf` or `nan` is an f64, `true`/`false` a bool, else an i64.
 //!
@@ -23,7 +24,7 @@ use pinv_core::ir::constant::{parse_f64, parse_i64};
 use pinv_core::ir::read::parse_module;
 use pinv_core::ir::verify::verify_module;
 use pinv_core::ir::write::{write_module, WriteOptions};
-use pinv_core::ir::{Const, Module, Type};
+use pinv_core::ir::{Const, FuncKind, Module, Type};
 use pinv_core::jit::{Engine, Runner};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -188,9 +189,14 @@ fn execute(run: &Run, module: &Arc<Module>, engine: Engine) -> Result<(), String
     }
     let mut source = run.theta.clone().map(TapeSource::new);
     let mut recorder = TapeRecorder::new();
+    let pgf = matches!(
+        module.functions[id].kind,
+        FuncKind::GeneratedPgf { .. } | FuncKind::Pgf { .. }
+    );
     let theta: Option<&mut dyn pinv_core::interp::ThetaSource> = match (&mut source, &run.expect) {
         (Some(t), _) => Some(t),
         (None, Expect::Records(_)) => Some(&mut recorder),
+        (None, _) if pgf => Some(&mut recorder),
         (None, _) => None,
     };
     let outcome = runner.call_traced(id, &run.args, theta);

@@ -81,28 +81,64 @@ pub enum InstKind {
 /// Frames nest: a callee's PGF that opens and closes its own frame inside a segment of its caller
 /// only reorders its own values. Only the reordered tape is observable, so a recorder may keep the
 /// values anywhere until the outermost `close`.
+///
+/// A PGF that needs a callee's outputs before the inverse reads the callee's θ (the PGF of
+/// `fib(n - 1) + fib(n - 2)` needs both sums to record how y splits, and the inverse reads the
+/// split first) runs the callee's PGF once, where its forward code calls it, and moves what it
+/// recorded to where the inverse reads it:
+///
+/// - `segment hold` starts a capture in the current frame at the current end of the tape;
+/// - `segment stash k` ends the last capture: the values recorded since its `hold` leave the tape
+///   and become the frame's **stash** `k` (replacing what it held);
+/// - `segment place k` puts stash `k` back at the current end of the tape (once: a stash placed
+///   twice gives nothing the second time).
+///
+/// The stashes belong to the frame's current segment: a `cut` or `close` forgets those not
+/// placed. So the forward call runs once and the PGF costs what the forward code costs, where
+/// running the callee forward and then its PGF costs a factor of the call depth (and of the
+/// recursion's size, for a function that calls itself twice).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SegmentOp {
     Open,
     Cut,
     Close,
+    Hold,
+    Stash(u32),
+    Place(u32),
 }
 
 impl SegmentOp {
-    /// The name in the text form (`segment open`).
+    /// The name in the text form (`segment open`; `segment place 2` is `place`).
     pub fn name(self) -> &'static str {
         match self {
             SegmentOp::Open => "open",
             SegmentOp::Cut => "cut",
             SegmentOp::Close => "close",
+            SegmentOp::Hold => "hold",
+            SegmentOp::Stash(_) => "stash",
+            SegmentOp::Place(_) => "place",
         }
     }
 
-    /// The op named `name` in the text form.
+    /// The op named `name` in the text form, for those without an operand (`stash` and `place`
+    /// have a stash number).
     pub fn parse(name: &str) -> Option<SegmentOp> {
-        [SegmentOp::Open, SegmentOp::Cut, SegmentOp::Close]
-            .into_iter()
-            .find(|op| op.name() == name)
+        [
+            SegmentOp::Open,
+            SegmentOp::Cut,
+            SegmentOp::Close,
+            SegmentOp::Hold,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
+    }
+
+    /// The stash number of `stash` and `place`.
+    pub fn stash(self) -> Option<u32> {
+        match self {
+            SegmentOp::Stash(k) | SegmentOp::Place(k) => Some(k),
+            _ => None,
+        }
     }
 }
 

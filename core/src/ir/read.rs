@@ -365,11 +365,16 @@ impl<'a> Parser<'a> {
     fn segment_op(&mut self) -> Result<SegmentOp> {
         let save = self.pos;
         let (w, _) = self.word();
+        match w {
+            "stash" => return Ok(SegmentOp::Stash(self.u32("a stash number")?)),
+            "place" => return Ok(SegmentOp::Place(self.u32("a stash number")?)),
+            _ => {}
+        }
         match SegmentOp::parse(w) {
             Some(op) => Ok(op),
             None => {
                 self.pos = save;
-                self.expected("`open`, `cut` or `close`")
+                self.expected("`open`, `cut`, `close`, `hold`, `stash` or `place`")
             }
         }
     }

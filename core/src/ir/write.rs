@@ -25,7 +25,9 @@
 //! uses to show the offending instruction.
 
 use super::constant::format_f64;
-use super::{Block, BlockCall, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
+use super::{
+    Block, BlockCall, FuncId, FuncKind, Function, Inst, InstKind, Module, SegmentOp, Value,
+};
 use crate::span::Span;
 use std::fmt::{self, Write};
 
@@ -270,6 +272,9 @@ fn write_inst_to(out: &mut String, module: &Module, func: &Function, inst: Inst)
         }
         InstKind::Segment(op) => {
             let _ = write!(out, "segment {}", op.name());
+            if let Some(k) = op.stash() {
+                let _ = write!(out, " {k}");
+            }
         }
         InstKind::Jump { dest } => {
             out.push_str("jump ");
