@@ -25,9 +25,7 @@
 //! uses to show the offending instruction.
 
 use super::constant::format_f64;
-use super::{
-    Block, BlockCall, FuncId, FuncKind, Function, Inst, InstKind, Module, SegmentOp, Value,
-};
+use super::{Block, BlockCall, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
 use crate::span::Span;
 use std::fmt::{self, Write};
 
