@@ -334,17 +334,24 @@ impl ThetaSource for TapeRecorder {
             }
             SegmentOp::Close => {
                 let frame = self.frames.pop().ok_or_else(unopened)?;
-                // The segments, last first; each keeps its own order.
-                let mut bounds = vec![frame.start];
-                bounds.extend(frame.cuts.iter().copied().filter(|&c| c < end));
-                bounds.push(end);
-                if bounds.len() > 2 {
-                    let mut out = Vec::with_capacity(end - frame.start);
-                    for w in bounds.windows(2).rev() {
-                        out.extend_from_slice(&self.values[w[0]..w[1]]);
+                // The segments, last first; each keeps its own order: the frame reversed, then
+                // each segment (now at the mirror of its place) reversed back. In place: a
+                // recursion closes a frame per call.
+                let cuts: Vec<usize> = frame
+                    .cuts
+                    .iter()
+                    .copied()
+                    .filter(|&c| c > frame.start && c < end)
+                    .collect();
+                if !cuts.is_empty() {
+                    let slice = &mut self.values[frame.start..end];
+                    let len = slice.len();
+                    slice.reverse();
+                    let mut from = 0;
+                    for to in cuts.iter().map(|c| c - frame.start).chain([len]) {
+                        slice[len - to..len - from].reverse();
+                        from = to;
                     }
-                    self.values.truncate(frame.start);
-                    self.values.extend(out);
                 }
             }
         }
@@ -527,9 +534,9 @@ impl std::error::Error for RuntimeError {
     }
 }
 
-/// A module function's name as a user knows it: the generated `f.inv` is "the inverse of `f`",
-/// `f.pgf` "the PGF of `f`", the helpers an inverse calls (`f.guard.…`, `f.trips.…`) are part
-/// of f's inverse, and a solver's helper (`iso.…`) says it is one.
+/// A module function's name as a user knows it: the generated `f.inv` (and its unchecked body,
+/// `f.inv.body`) is "the inverse of `f`", `f.pgf` "the PGF of `f`", the helpers an inverse calls
+/// (`f.guard.…`, `f.trips.…`) are part of f's inverse, and a solver's helper (`iso.…`) says it is one.
 pub fn user_name(function: &str) -> String {
     if let Some(f) = function.strip_prefix("inverse:") {
         return format!("the declared inverse of `{f}`");
@@ -542,6 +549,7 @@ pub fn user_name(function: &str) -> String {
     }
     for (suffix, what) in [
         (".inv", "the inverse"),
+        (".inv.body", "the inverse"),
         (".pgf", "the PGF"),
         (".guard.", "the inverse"),
         (".trips.", "the inverse"),
@@ -599,11 +607,21 @@ impl Located for RuntimeError {
     /// The call sites, a run of calls from the same place folded into one
     /// ("called from `fact` × 16"). The backtrace keeps the innermost
     /// [`RuntimeError::BACKTRACE_LEN`] calls, so a run that reaches its end may go on deeper.
+    /// The call of a generated inverse's unchecked body by the inverse (`f.inv` calls
+    /// `f.inv.body`) is one function to the user, not a call.
     fn secondary(&self) -> Vec<(Span, String)> {
         let mut out: Vec<(Span, String)> = Vec::new();
         let mut i = 0;
         while i < self.backtrace.len() {
             let site = &self.backtrace[i];
+            let callee = match i {
+                0 => &self.function,
+                _ => &self.backtrace[i - 1].function,
+            };
+            if callee.strip_suffix(".body") == Some(site.function.as_str()) {
+                i += 1;
+                continue;
+            }
             let run = self.backtrace[i..]
                 .iter()
                 .take_while(|c| *c == site)

@@ -869,6 +869,7 @@ fn repeated_call_sites_are_folded() {
 fn generated_functions_are_named_in_user_terms() {
     use crate::interp::user_name;
     assert_eq!(user_name("triangle.inv"), "the inverse of `triangle`");
+    assert_eq!(user_name("fib.inv.body"), "the inverse of `fib`");
     assert_eq!(user_name("triangle.pgf"), "the PGF of `triangle`");
     assert_eq!(user_name("f.guard.block3"), "the inverse of `f`");
     assert_eq!(user_name("f.trips.block1.count"), "the inverse of `f`");
