@@ -5,6 +5,11 @@
 //! - **soundness**: θ is drawn from its domains; a returned x must satisfy f(x) ≈ y;
 //! - **acceptance**: the share of drawn θ that returned an x at all;
 //! - **completeness**: x = f⁻¹(y, pgf(x₀)) must give back x₀.
+//!
+//! A round trip (the PGF, then the inverse) may take [`ROUND_TRIP_STEPS`] times the steps of the
+//! forward run it undoes, where that is more than the step limit: an inverse costs a constant
+//! factor more than its function (θ reads, dispatch), so an x₀ whose forward run came near the
+//! limit would otherwise fail its round trip for want of steps, not of completeness.
 
 use crate::program::{Inverse, Program};
 use crate::search::SearchConfig;
@@ -35,6 +40,9 @@ pub struct CheckConfig {
     /// ([`FunctionReport::acceptance_ok`]; [`LOW_ACCEPTANCE`] by default).
     pub min_acceptance: f64,
 }
+
+/// How many times the forward run's steps a round trip may take (see the module docs).
+pub const ROUND_TRIP_STEPS: u64 = 64;
 
 /// The acceptance (percent) below which `pinv check` calls an inverse's acceptance low.
 pub const LOW_ACCEPTANCE: f64 = 50.0;
@@ -242,8 +250,8 @@ pub fn check_inverse_with(
             .iter()
             .map(|&ty| sample_input(&mut rng, ty))
             .collect();
-        let y = match inverse.forward(&x0) {
-            Ok(y) => y,
+        let (y, steps) = match inverse.forward_counted(&x0) {
+            Ok(counted) => counted,
             Err(e) if e.is_limit() => {
                 soundness.forward_limits += 1;
                 // A function that never ends within the limits: every case would end so.
@@ -271,7 +279,7 @@ pub fn check_inverse_with(
                         soundness.violations += 1;
                         note(format!(
                             "unsound: θ = [{}] gives x = {} but f(x) = {} ≠ y = {}",
-                            crate::theta::format_tape(&theta),
+                            crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
                             show(&x),
                             show(&fx),
                             show(&y)
@@ -281,7 +289,7 @@ pub fn check_inverse_with(
                         soundness.violations += 1;
                         note(format!(
                             "unsound: θ = [{}] gives x = {} where f fails: {e}",
-                            crate::theta::format_tape(&theta),
+                            crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
                             show(&x)
                         ));
                     }
@@ -321,21 +329,31 @@ pub fn check_inverse_with(
         }
 
         completeness.trials += 1;
-        match inverse.pgf(&x0) {
-            Ok(theta) => match inverse.call_with_tape(&y, &theta) {
+        let limits = inverse.limits();
+        let raised;
+        let round_trip = match limits.step_limit {
+            Some(limit) if steps.saturating_mul(ROUND_TRIP_STEPS) > limit => {
+                raised = inverse
+                    .with_limits(limits.with_step_limit(steps.saturating_mul(ROUND_TRIP_STEPS)));
+                &raised
+            }
+            _ => inverse,
+        };
+        match round_trip.pgf(&x0) {
+            Ok(theta) => match round_trip.call_with_tape(&y, &theta) {
                 Ok(x) if close_all(&x, &x0, config.completeness_tolerance) => {
                     completeness.recovered += 1
                 }
                 Ok(x) => note(format!(
                     "incomplete: x₀ = {}, pgf = [{}] gives back {}",
                     show(&x0),
-                    crate::theta::format_tape(&theta),
+                    crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
                     show(&x)
                 )),
                 Err(e) => note(format!(
                     "incomplete: x₀ = {}, pgf = [{}]: {e}",
                     show(&x0),
-                    crate::theta::format_tape(&theta)
+                    crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES)
                 )),
             },
             Err(e) => note(format!("the PGF failed at x₀ = {}: {e}", show(&x0))),
@@ -399,6 +417,9 @@ pub fn close(a: Const, b: Const, tol: f64) -> bool {
 fn close_all(a: &[Const], b: &[Const], tol: f64) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| close(x, y, tol))
 }
+
+/// How many values of a PGF's tape a message shows.
+const TAPE_IN_MESSAGES: usize = 16;
 
 fn show(values: &[Const]) -> String {
     format!("({})", crate::theta::format_tape(values))

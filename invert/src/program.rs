@@ -14,7 +14,7 @@ use crate::egraph::IsolationReport;
 use crate::error::{Error, Result};
 use crate::reorient::{reorient_deferring_pgfs, Inversion, ReorientOptions};
 use crate::theta::{Sampler, TapeRecorder, ThetaSchema};
-use pinv_core::interp::{InterpConfig, Interpreter, TapeSource, ThetaSource};
+use pinv_core::interp::{InterpConfig, Interpreter, Outcome, TapeSource, ThetaSource};
 use pinv_core::ir::write::{write_function, WriteOptions};
 use pinv_core::ir::{Const, FuncId, FuncKind, Function, Module, Type};
 use pinv_core::jit::{
@@ -454,6 +454,21 @@ impl Inverse {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
+        Ok(self
+            .run_outcome(config, module, slot, func, args, theta)?
+            .results)
+    }
+
+    /// [`Inverse::run_with`], with what the run cost.
+    fn run_outcome(
+        &self,
+        config: &InterpConfig,
+        module: &Arc<Module>,
+        slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
+        func: FuncId,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+    ) -> Result<Outcome> {
         if self.engine == Engine::Jit {
             // Native code was asked for: a function that cannot be compiled is an error that
             // says so (the interpreter, `Engine::Interp`, runs it), not a silent fall back.
@@ -461,18 +476,44 @@ impl Inverse {
                 .native
                 .get(slot, module, func)
                 .map_err(|e| Error::Jit(e.clone()))?;
-            return Ok(code.call_traced(config, args, theta)?.results);
+            return Ok(code.call_traced(config, args, theta)?);
         }
         Ok(Interpreter::new(module)
             .with_config(*config)
-            .call_traced(func, args, theta)?
-            .results)
+            .call_traced(func, args, theta)?)
     }
 
     /// Runs the function forward.
     pub fn forward(&self, x: &[Const]) -> Result<Vec<Const>> {
         check_values("input", &self.function, &self.inputs, x)?;
         self.run(&self.module, &self.native.forward, self.forward, x, None)
+    }
+
+    /// Runs the function forward: its outputs and how many instructions the run took.
+    pub fn forward_counted(&self, x: &[Const]) -> Result<(Vec<Const>, u64)> {
+        check_values("input", &self.function, &self.inputs, x)?;
+        let o = self.run_outcome(
+            &self.config,
+            &self.module,
+            &self.native.forward,
+            self.forward,
+            x,
+            None,
+        )?;
+        Ok((o.results, o.steps))
+    }
+
+    /// The limits every run of this inverse (forward, inverse and PGF) has.
+    pub fn limits(&self) -> InterpConfig {
+        self.config
+    }
+
+    /// This inverse with other limits. Cheap: the copies share their compiled code.
+    pub fn with_limits(&self, config: InterpConfig) -> Inverse {
+        Inverse {
+            config,
+            ..self.clone()
+        }
     }
 
     /// `f⁻¹(y, θ)` with θ read from `theta`. A θ or y outside the inverse's domain is an

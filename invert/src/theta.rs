@@ -466,9 +466,29 @@ pub fn format_tape(values: &[Const]) -> String {
         .join(", ")
 }
 
+/// A tape for a message: the whole tape when it is short, else its first `keep` values and how
+/// many there are (the PGF of a deep recursion records millions).
+pub fn format_tape_brief(values: &[Const], keep: usize) -> String {
+    if values.len() <= keep {
+        return format_tape(values);
+    }
+    format!(
+        "{}, … ({} values)",
+        format_tape(&values[..keep]),
+        values.len()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_tape_is_cut_short_in_messages() {
+        let tape: Vec<Const> = (0..100).map(Const::I64).collect();
+        assert_eq!(format_tape_brief(&tape[..3], 3), "0, 1, 2");
+        assert_eq!(format_tape_brief(&tape, 3), "0, 1, 2, … (100 values)");
+    }
 
     /// The previous implementation (dominator sets by iteration): the reference.
     fn unconditional_by_sets(module: &Module, id: FuncId) -> HashSet<Block> {

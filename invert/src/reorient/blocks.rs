@@ -50,6 +50,10 @@ struct BlockCtx {
     exit_bounds: Option<Rc<ExitBounds>>,
     /// P's f64 steps settle exactly (P is in a loop walked back, or the function is recursive).
     exact_floats: bool,
+    /// The PGF block with P's forward copy.
+    copy_block: Block,
+    /// The inverse checks f(x) = y before it returns (else its wrapper does).
+    final_check: bool,
 }
 
 /// A loop whose trip count the inverse scans for ([`super::trips`]).
@@ -201,6 +205,11 @@ impl Reorienter<'_> {
         }
 
         let mut inv = Self::new_inverse(&c);
+        // Built as the unchecked body when other inverses call it (`reserve_inversion`).
+        let body = self
+            .out
+            .get(&inv.name)
+            .and_then(|i| self.bodies.get(&i).copied());
         let inv_entry = inv.layout[0];
         let ys = inv.blocks[inv_entry].params.clone();
         let param_types = |b: Block| -> Vec<Type> {
@@ -370,6 +379,8 @@ impl Reorienter<'_> {
                 trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
                 muted,
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
+                copy_block: h_entry,
+                final_check: body.is_none(),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -466,7 +477,7 @@ impl Reorienter<'_> {
                     if segmented {
                         h.ins_void(end, InstKind::Segment(SegmentOp::Close), term_span);
                     }
-                    h.ins_return(end, Vec::new(), term_span);
+                    h.ins_return(end, fwd_args, term_span);
                 }
                 InstKind::Jump { dest } => {
                     let (end, args) = self.edge(
@@ -542,6 +553,9 @@ impl Reorienter<'_> {
             }
         }
         h.remove_unreachable_blocks();
+        if !segmented {
+            frame_stashes(&mut h);
+        }
 
         for (&target, &(id, is_start)) in &guards {
             let mut guard = extract_guard(&inv, target, is_start, self.out.functions[id].clone());
@@ -551,7 +565,15 @@ impl Reorienter<'_> {
         let step_checks = self.step_checks.split_off(mark);
         self.drop_step_checks(&mut inv, &step_checks);
         inv.remove_unreachable_blocks();
-        let inv_id = self.add(inv)?;
+        let inv_id = match body {
+            None => self.add(inv)?,
+            Some(body) => {
+                let wrapper = self.checked_wrapper(&c, id, body)?;
+                inv.name = self.out.functions[body].name.clone();
+                self.add(inv)?;
+                self.add(wrapper)?
+            }
+        };
         let pgf = match no_pgf {
             None => {
                 self.add(h)?;
@@ -660,6 +682,7 @@ impl Reorienter<'_> {
         let mut region = Region::new(inv, start, h, at, fwd);
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
+        region.copy_block = Some(ctx.copy_block);
         region.counters = ctx.counters.clone();
         region.ranges = ctx.ranges.clone();
         for (v, y) in seed {
@@ -726,9 +749,12 @@ impl Reorienter<'_> {
         self.step_checks.append(&mut region.step_checks);
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
         match &ctx.cont {
-            Continue::Return(forward, ys) => {
+            Continue::Return(forward, ys) if ctx.final_check => {
                 let at = self.final_check(inv, inv_block, *forward, &values, ys, span)?;
                 inv.ins_return(at, values, span);
+            }
+            Continue::Return(..) => {
+                inv.ins_return(inv_block, values, span);
             }
             Continue::Dispatch(d) => {
                 let mut args: Vec<Value> = steps.into_iter().collect();
@@ -796,6 +822,26 @@ fn split_steps(cyclic: bool, params: &[Value]) -> (Option<Value>, &[Value]) {
     } else {
         (None, params)
     }
+}
+
+/// Gives a PGF that stashes records (`record_call`) but opens no frame of its own one frame
+/// round its whole body: stashes belong to a frame. One segment reversed is itself.
+fn frame_stashes(h: &mut Function) {
+    let holds = h
+        .insts_in_layout()
+        .any(|(_, i)| matches!(h.insts[i].kind, InstKind::Segment(SegmentOp::Hold)));
+    let Some(entry) = h.entry().filter(|_| holds) else {
+        return;
+    };
+    for b in h.layout.clone() {
+        if let Some(ret) = h.terminator(b).filter(|_| h.ends_in_return(b)) {
+            let close = h.create_inst(InstKind::Segment(SegmentOp::Close), &[], h.insts[ret].span);
+            let insts = &mut h.blocks[b].insts;
+            insts.insert(insts.len() - 1, close);
+        }
+    }
+    let open = h.create_inst(InstKind::Segment(SegmentOp::Open), &[], h.span);
+    h.blocks[entry].insts.insert(0, open);
 }
 
 /// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.

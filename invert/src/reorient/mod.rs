@@ -3,7 +3,8 @@
 //! For `f: X → Y` the pass builds, in one walk so that they agree by construction:
 //! - `f.inv` (`FuncKind::GeneratedInverse`): Y in, X out, reading θ from the tape;
 //! - `f.pgf` (`FuncKind::GeneratedPgf`): X in, recording the θ tape that makes `f.inv` give X
-//!   back (a loop as a loop, ordering its θ with `segment`s when `f` has control flow).
+//!   back (a loop as a loop, ordering its θ with `segment`s when `f` has control flow), and
+//!   returning f(X), so that a caller's PGF runs a call once (`region.rs`, `record_call`).
 //!
 //! The function is first put in closed block form (`closed.rs`), so that each block is a
 //! straight-line function of its parameters. The inverse then walks the control-flow graph
@@ -243,6 +244,7 @@ fn reorient_in(
         returning: None,
         recursive: None,
         int_returns: int_ranges::IntReturns::default(),
+        bodies: HashMap::new(),
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -320,6 +322,9 @@ pub(crate) struct Reorienter<'a> {
     recursive: Option<HashSet<FuncId>>,
     /// The i64 intervals of each function's results ([`int_ranges`]).
     int_returns: int_ranges::IntReturns,
+    /// Generated inverse → its unchecked body, for the functions other inverses call
+    /// ([`Reorienter::reserve_inversion`]).
+    bodies: HashMap<FuncId, FuncId>,
 }
 
 impl<'a> Reorienter<'a> {
@@ -361,6 +366,8 @@ impl<'a> Reorienter<'a> {
                 ))),
             };
         }
+        // A function some inverse being built calls gets an unchecked body (below).
+        let called = !self.in_progress.is_empty();
         self.in_progress.insert(id);
         let pattern = Pattern::all_unknown(f.sig.params.len());
         let lookup = self
@@ -372,7 +379,7 @@ impl<'a> Reorienter<'a> {
             Some(found) => self.wrap_rule(id, f, &found.rule),
             None => self
                 .check_returns(id, f)
-                .and_then(|()| self.reserve_inversion(f))
+                .and_then(|()| self.reserve_inversion(id, f, called))
                 .and_then(|()| self.invert_body(id, f)),
         };
         self.in_progress.remove(&id);
@@ -412,12 +419,40 @@ impl<'a> Reorienter<'a> {
 
     /// Reserves `f`'s inverse and PGF before its body is inverted, so that a recursive call met
     /// on the way can call them; [`Reorienter::add`] fills them in.
-    fn reserve_inversion(&mut self, f: &Function) -> Result<(), Error> {
+    ///
+    /// A function that other inverses call (`called`, or itself: it is recursive) also gets an
+    /// unchecked body, `f.inv.body`: the inverse without its last check that f(x) = y, which
+    /// `f.inv` wraps. Callers call the body. Their own last check runs f forward, which runs
+    /// the callee's; checking at every level too would run each level's forward code once
+    /// per level above it (a recursion like `fib`'s would cost n·fib(n) steps). Soundness is
+    /// the outermost check's: f(x) = y for the x returned, whatever the levels below did.
+    fn reserve_inversion(&mut self, id: FuncId, f: &Function, called: bool) -> Result<(), Error> {
         let inv = Self::new_inverse(f);
-        self.reserve(inv.name, inv.kind, inv.sig)?;
+        let sig = inv.sig.clone();
+        let inv_id = self.reserve(inv.name, inv.kind.clone(), inv.sig)?;
         let pgf = Self::new_pgf(f, Self::pgf_name(f), f.sig.params.clone(), Vec::new());
         self.reserve(pgf.name, pgf.kind, pgf.sig)?;
+        let forward = self.forward;
+        let recursive = self
+            .recursive
+            .get_or_insert_with(|| recursion::recursive(forward))
+            .contains(&id);
+        if called || recursive {
+            let body = self.reserve(Self::body_name(f), inv.kind, sig)?;
+            self.bodies.insert(inv_id, body);
+        }
         Ok(())
+    }
+
+    /// The name of the unchecked body of `f`'s generated inverse (`f.inv.body`).
+    fn body_name(f: &Function) -> String {
+        format!("{}.body", Self::inverse_name(f))
+    }
+
+    /// What a caller's inverse calls to invert a call of the function whose inverse is `inv`:
+    /// its unchecked body where it has one.
+    fn callee_inverse(&self, inv: FuncId) -> FuncId {
+        self.bodies.get(&inv).copied().unwrap_or(inv)
     }
 
     /// The function reserved under `name`, or a new reservation.
@@ -515,6 +550,24 @@ impl<'a> Reorienter<'a> {
         Ok(e.block())
     }
 
+    /// `f.inv` for a function with an unchecked body ([`Reorienter::reserve_inversion`]): the
+    /// body, then the check that f(x) = y.
+    fn checked_wrapper(
+        &self,
+        f: &Function,
+        forward: FuncId,
+        body: FuncId,
+    ) -> Result<Function, Error> {
+        let mut inv = Self::new_inverse(f);
+        let entry = inv.layout[0];
+        let ys = inv.blocks[entry].params.clone();
+        let returns = inv.sig.returns.clone();
+        let x = inv.ins_call(entry, body, ys.clone(), &returns, f.span);
+        let at = self.final_check(&mut inv, entry, forward, &x, &ys, f.span)?;
+        inv.ins_return(at, x, f.span);
+        Ok(inv)
+    }
+
     /// Deletes `checks`, step checks of `inv`, unless the options keep them: `inv` checks
     /// `f(x) = y` before every return ([`Reorienter::final_check`]), so they stop no θ that would
     /// give a wrong x. Call it after the dispatch guards are copied from `inv`, so that they keep
@@ -552,6 +605,7 @@ impl<'a> Reorienter<'a> {
     }
 
     /// An empty PGF function for `f` named `name` with parameters `params`, with its entry block.
+    /// It returns what `f` returns.
     fn new_pgf(
         f: &Function,
         name: String,
@@ -563,7 +617,7 @@ impl<'a> Reorienter<'a> {
             FuncKind::GeneratedPgf { of: f.name.clone() },
             Signature {
                 params,
-                returns: Vec::new(),
+                returns: f.sig.returns.clone(),
             },
         );
         pgf.span = f.span;
@@ -611,7 +665,7 @@ impl<'a> Reorienter<'a> {
         let inv_id = self.add(inv)?;
         let pgf_id = match pgf_result {
             Ok(()) => {
-                pgf.ins_return(pgf_block, Vec::new(), f.span);
+                pgf.ins_return(pgf_block, forward_outputs, f.span);
                 Ok(self.add(pgf)?)
             }
             Err(pinv_primitives::RuleError::NoPgf(why)) => Err(why),

@@ -18,8 +18,8 @@
 use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, Value,
-    ValueDef,
+    Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, SegmentOp,
+    Value, ValueDef,
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
@@ -61,6 +61,10 @@ pub(super) struct Region<'p> {
     /// The rules settle f64 steps exactly here ([`pinv_primitives::EmitOptions::exact_floats`]),
     /// whatever the options say.
     pub exact_floats: bool,
+    /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
+    /// whose calls of functions with generated PGFs can become calls of those PGFs
+    /// ([`Reorienter::record_call`]).
+    pub copy_block: Option<Block>,
 }
 
 impl<'p> Region<'p> {
@@ -90,6 +94,7 @@ impl<'p> Region<'p> {
             step_checks: Vec::new(),
             mute_pgf: false,
             exact_floats: false,
+            copy_block: None,
         }
     }
 }
@@ -600,6 +605,7 @@ impl Reorienter<'_> {
             ));
         }
         let (inv_id, pgf_id) = self.invert(callee)?;
+        let inv_id = self.callee_inverse(inv_id);
         if let Err(why) = &pgf_id {
             pair.no_pgf.get_or_insert_with(|| why.clone());
         }
@@ -613,8 +619,7 @@ impl Reorienter<'_> {
             .map(|&a| pair_fwd(&pair.fwd, a))
             .collect::<Result<_, _>>()?;
         if let Ok(pgf_id) = pgf_id {
-            pair.pgf
-                .ins_call(pair.pgf_block, pgf_id, fwd_args, &[], span);
+            self.record_call(pair, pgf_id, results, fwd_args, span);
         }
         for (&a, s) in args.iter().zip(solved) {
             // A known operand (constant or solved elsewhere) is checked against the callee's answer.
@@ -641,6 +646,89 @@ impl Reorienter<'_> {
         }
         Ok(())
     }
+}
+
+impl Reorienter<'_> {
+    /// Writes the PGF code that records a call's θ where the inverse reads them: the callee's
+    /// PGF, on the call's forward operands.
+    ///
+    /// The PGF's copy of the forward block already called the callee, for outputs it needed
+    /// before here (the PGF of `fib(n - 1) + fib(n - 2)` records how y splits, which needs both
+    /// calls' outputs, before the calls' own θ). Calling the callee's PGF here as well would run
+    /// the callee twice, and so every level of a call chain once per level above it: the PGF of
+    /// a recursion as deep as `fib`'s would cost n·fib(n) steps. So the forward call becomes the
+    /// call of the callee's PGF (a generated PGF returns the callee's outputs), its records
+    /// stashed (`segment hold`, `segment stash k`), and here they are placed (`segment place
+    /// k`). Where the copy is not that call (or the PGF records nothing here), the PGF is called
+    /// here as before.
+    fn record_call(
+        &self,
+        pair: &mut Region<'_>,
+        pgf_id: FuncId,
+        results: &[Value],
+        fwd_args: Vec<Value>,
+        span: Span,
+    ) {
+        let returns = self.out.functions[pgf_id].sig.returns.clone();
+        let copy = pair
+            .copy_block
+            .filter(|_| !pair.mute_pgf)
+            .and_then(|block| {
+                let &v = pair.fwd.get(results.first()?)?;
+                let ValueDef::Result(inst, 0) = pair.pgf.values[v].def else {
+                    return None;
+                };
+                let data = &pair.pgf.insts[inst];
+                let InstKind::Call { args, .. } = &data.kind else {
+                    return None;
+                };
+                let types: Vec<_> = data
+                    .results
+                    .iter()
+                    .map(|&r| pair.pgf.value_type(r))
+                    .collect();
+                (*args == fwd_args && types == returns).then_some((block, inst))
+            });
+        let Some((block, inst)) = copy else {
+            pair.pgf
+                .ins_call(pair.pgf_block, pgf_id, fwd_args, &returns, span);
+            return;
+        };
+        let k = stash_call(pair.pgf, block, inst, pgf_id);
+        pair.pgf
+            .ins_void(pair.pgf_block, InstKind::Segment(SegmentOp::Place(k)), span);
+    }
+}
+
+/// Makes `inst`, a call in `block` of `pgf`, a call of `callee` whose records are stashed; the
+/// stash's number. A call already made so (by the region of another edge out of the same
+/// block) keeps its number; a new one gets the next free number in the block.
+fn stash_call(pgf: &mut Function, block: Block, inst: Inst, callee: FuncId) -> u32 {
+    let insts = &pgf.blocks[block].insts;
+    let at = insts.iter().position(|&i| i == inst);
+    let stash_of = |i: Inst| match pgf.insts[i].kind {
+        InstKind::Segment(op @ SegmentOp::Stash(_)) => op.stash(),
+        _ => None,
+    };
+    if let Some(k) = at.and_then(|a| insts.get(a + 1)).and_then(|&i| stash_of(i)) {
+        return k;
+    }
+    let k = insts
+        .iter()
+        .filter_map(|&i| stash_of(i))
+        .max()
+        .map_or(0, |k| k + 1);
+    let span = pgf.insts[inst].span;
+    if let InstKind::Call { callee: c, .. } = &mut pgf.insts[inst].kind {
+        *c = callee;
+    }
+    let hold = pgf.create_inst(InstKind::Segment(SegmentOp::Hold), &[], span);
+    let stash = pgf.create_inst(InstKind::Segment(SegmentOp::Stash(k)), &[], span);
+    let insts = &mut pgf.blocks[block].insts;
+    let a = at.unwrap_or(insts.len());
+    insts.insert(a + 1, stash);
+    insts.insert(a, hold);
+    k
 }
 
 impl Region<'_> {
