@@ -134,6 +134,43 @@ fn fib_round_trips_in_both_engines() {
     }
 }
 
+/// The PGF and the inverse of a recursion cost a constant factor of its forward run: the PGF
+/// calls each callee once (its PGF, which returns the outputs the caller's forward code needs),
+/// and the levels below the top skip the f(x) = y check (`f.inv.body`). Running the callee
+/// forward and then its PGF, or checking at every level, costs a factor that grows with the
+/// depth (n for fib). Counted in instructions by the interpreter: deterministic.
+#[test]
+fn a_recursions_pgf_and_inverse_cost_a_constant_factor_of_its_forward_run() {
+    use pinv_core::interp::{Interpreter, TapeRecorder, TapeSource};
+    let program = load("../programs/recursive.pinv");
+    let inverse = program.invert("fib").unwrap_or_else(|e| panic!("{e}"));
+    let module = inverse.module();
+    let id = |name: &str| module.get(name).unwrap_or_else(|| panic!("no {name}"));
+    let run = Interpreter::new(module);
+    let ratios = |n: i64| -> (f64, f64) {
+        let x = [Const::I64(n)];
+        let forward = run.call_traced(id("fib"), &x, None).unwrap();
+        let mut recorder = TapeRecorder::new();
+        let pgf = run
+            .call_traced(id("fib.pgf"), &x, Some(&mut recorder))
+            .unwrap();
+        let mut tape = TapeSource::new(recorder.into_values());
+        let inv = run
+            .call_traced(id("fib.inv"), &forward.results, Some(&mut tape))
+            .unwrap();
+        assert_eq!(inv.results, x, "fib({n}) round trip");
+        let steps = forward.steps as f64;
+        (pgf.steps as f64 / steps, inv.steps as f64 / steps)
+    };
+    let (pgf_small, inv_small) = ratios(10);
+    let (pgf_big, inv_big) = ratios(20);
+    assert!(
+        pgf_big < 1.1 * pgf_small && inv_big < 1.1 * inv_small,
+        "steps per forward step at n = 10 and 20: PGF {pgf_small:.1} and {pgf_big:.1}, \
+         inverse {inv_small:.1} and {inv_big:.1}"
+    );
+}
+
 #[test]
 fn the_engines_agree_on_every_recursive_inverse() {
     use Const::{F64 as F, I64 as I};
