@@ -4,6 +4,9 @@
 //! trip round the loop leaves. Both keep the inverse sound and complete, accept almost every θ,
 //! and give the same tapes and x in the interpreter and native code.
 //!
+//! A loop inside the scanned loop is run by the scan as part of each trip (nested loops over two
+//! counters).
+//!
 //! `PINV_CHECK_CASES` sets the sampled inputs per function (default 1000; at most 300 here).
 
 use pinv::check::{check_function, CheckConfig};
@@ -37,6 +40,10 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
                 "cool",
                 "sum_squares",
                 "big_steps",
+                "pairs",
+                "pair_sums",
+                "rows",
+                "stairs",
             ],
         ),
     ];
@@ -102,6 +109,13 @@ fn long_loops_round_trip_in_both_engines() {
         round_trip(&trips, "odd_sum", &[I(n)]);
         round_trip(&trips, "even_sum", &[I(n)]);
         round_trip(&trips, "scaled_count", &[F(1.5), I(n)]);
+    }
+    // Nested loops: about n²/2 inner trips, run by the scan.
+    for n in [-2, 0, 1, 2, 3, 50, 300] {
+        round_trip(&trips, "pairs", &[I(n)]);
+        round_trip(&trips, "pair_sums", &[I(n)]);
+        round_trip(&trips, "rows", &[I(n)]);
+        round_trip(&trips, "stairs", &[I(n)]);
     }
 }
 

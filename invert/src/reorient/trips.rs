@@ -47,7 +47,7 @@
 
 use super::blocks::{copy_block, Trip};
 use super::facts::Cfg;
-use super::int_ranges::{prim_range, IntRange};
+use super::int_ranges::{prim_range, IntRange, NEG_INF, POS_INF};
 use super::ranges::{prim_range as float_range, Interval};
 use super::region::{pair_fwd, rule_error, Region};
 use super::Reorienter;
@@ -153,8 +153,12 @@ impl Plan {
     }
 }
 
-/// A loop offset: the value is the head's parameter `param` plus an amount within `[lo, hi]`.
+/// A loop offset: the value is the head's parameter `param` plus an amount within `[lo, hi]`
+/// (a bound may be infinite: [`NEG_INF`], [`POS_INF`]).
 type Offset = (usize, i128, i128);
+
+/// How many rounds [`Offsets::run`] widens the parameters of loops inside a loop's body.
+const WIDENINGS: usize = 4;
 
 /// Recognises a loop head whose exit test alone reads a bound, from constants, with a proof
 /// that the scan stops. `None`: the loop is inverted as before.
@@ -172,11 +176,10 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         b,
     } = exit_test(c, head, &blocks)?;
     let term = c.terminator(head)?;
-    // No other way out, no other way in, no loop inside, nothing that may trap or call.
+    // No other way out, no other way in, nothing that may trap or call. A loop inside is run
+    // by the scan as it is (its trips are part of one visit of the head), and its parameters'
+    // offsets are widened where it moves them ([`Offsets::run`]).
     for &b in &blocks {
-        if b != head && cfg.loop_heads.contains(&b) {
-            return None;
-        }
         for succ in c.successors(b) {
             if !inside(succ) && b != head {
                 return None;
@@ -802,7 +805,10 @@ fn find_curves(
 /// Where a value that starts at `start` and changes by `step` at every trip can get to within
 /// `limit` trips (in unbounded arithmetic); `None` if that leaves i64, where it would wrap.
 fn reach(start: i128, (lo, hi): (i128, i128), limit: i128) -> Option<IntRange> {
-    let r = (start + limit * lo.min(0), start + limit * hi.max(0));
+    let r = (
+        start.checked_add(limit.checked_mul(lo.min(0))?)?,
+        start.checked_add(limit.checked_mul(hi.max(0))?)?,
+    );
     (i64::try_from(r.0).is_ok() && i64::try_from(r.1).is_ok()).then_some(r)
 }
 
@@ -887,6 +893,8 @@ struct Offsets<'f> {
     ranges: HashMap<Value, IntRange>,
     /// The f64 values' intervals (non-NaN values only, as in [`super::ranges`]).
     franges: HashMap<Value, Interval>,
+    /// The parameters of loops inside the body, as widened so far (offsets, i64 range).
+    widened: HashMap<Value, (Vec<Offset>, Option<IntRange>)>,
 }
 
 impl<'f> Offsets<'f> {
@@ -898,6 +906,7 @@ impl<'f> Offsets<'f> {
             offsets: HashMap::new(),
             ranges: HashMap::new(),
             franges: HashMap::new(),
+            widened: HashMap::new(),
         }
     }
 
@@ -944,7 +953,180 @@ impl<'f> Offsets<'f> {
 
     /// Recomputes offsets and ranges, with the head's i64 parameters in `seeds` and its f64
     /// parameters in `fseeds`.
+    /// The offsets and ranges of the loop's values, from `seeds` (ranges of the head's
+    /// parameters).
+    ///
+    /// A loop inside the body goes round any number of times per trip: its head's parameters
+    /// are first taken from the edges that enter it; then, while an edge back to it brings a
+    /// value past that, the bound it passes is widened to infinity (an i64 counted up by one
+    /// per inner trip is the outer value plus `[0, ∞]`), and the pass runs again. Widening
+    /// settles in one round per bound; after [`WIDENINGS`] rounds the inner loops' parameters
+    /// are left unknown.
     fn run(&mut self, seeds: &HashMap<usize, IntRange>, fseeds: &HashMap<usize, Interval>) {
+        self.widened.clear();
+        for round in 0..=WIDENINGS {
+            self.pass(seeds, fseeds);
+            let moved = self.widen();
+            if !moved {
+                return;
+            }
+            if round == WIDENINGS {
+                for v in self.widened.values_mut() {
+                    *v = (Vec::new(), None);
+                }
+                self.pass(seeds, fseeds);
+            }
+        }
+    }
+
+    /// Widens the parameters of the loops inside the body where an incoming edge brings a
+    /// value outside what the pass assumed; whether any moved.
+    fn widen(&mut self) -> bool {
+        let c = self.c;
+        let mut moved = false;
+        for &b in self.body {
+            if !self.is_inner_head(b) {
+                continue;
+            }
+            let incoming = self.incoming(b, None);
+            for (k, &q) in c.blocks[b].params.iter().enumerate() {
+                let args: Vec<_> = incoming.iter().filter_map(|a| a.get(k).copied()).collect();
+                if args.len() < incoming.len() {
+                    continue;
+                }
+                let (hull, range) = self.hull(&args);
+                let now = self.all(q).to_vec();
+                let mut offs = Vec::new();
+                for &(j, lo, hi) in &now {
+                    let Some(&(_, hlo, hhi)) = hull.iter().find(|o| o.0 == j) else {
+                        continue;
+                    };
+                    offs.push((
+                        j,
+                        if hlo < lo { NEG_INF } else { lo },
+                        if hhi > hi { POS_INF } else { hi },
+                    ));
+                }
+                let range = match (range, self.range(q)) {
+                    (Some(r), Some(n)) => Some((
+                        if r.0 < n.0 { NEG_INF } else { n.0 },
+                        if r.1 > n.1 { POS_INF } else { n.1 },
+                    )),
+                    _ => None,
+                };
+                if offs != now || range != self.range(q) {
+                    moved = true;
+                    self.widened.insert(q, (offs, range));
+                }
+            }
+        }
+        moved
+    }
+
+    /// Whether body block `b` heads a loop inside the body: an edge comes to it from itself or
+    /// from a block after it.
+    fn is_inner_head(&self, b: Block) -> bool {
+        let at = |x: Block| self.body.iter().position(|&y| y == x);
+        let Some(here) = at(b) else { return false };
+        std::iter::once(&self.head).chain(self.body).any(|&p| {
+            at(p).is_some_and(|i| i >= here)
+                && self.c.terminator(p).is_some_and(|t| {
+                    self.c.insts[t]
+                        .kind
+                        .successors()
+                        .iter()
+                        .any(|call| call.block == b)
+                })
+        })
+    }
+
+    /// The edges into `b` from the loop's blocks (only from those in `done`, when given): each
+    /// edge's arguments, with the range its branch narrows each to.
+    fn incoming(&self, b: Block, done: Option<&[Block]>) -> Vec<Vec<(Value, Option<IntRange>)>> {
+        let c = self.c;
+        let mut incoming = Vec::new();
+        for &p in std::iter::once(&self.head).chain(self.body) {
+            if done.is_some_and(|d| !d.contains(&p)) {
+                continue;
+            }
+            let Some(t) = c.terminator(p) else { continue };
+            for (side, call) in c.insts[t].kind.successors().iter().enumerate() {
+                if call.block == b {
+                    let args = call.args.iter();
+                    incoming.push(args.map(|&a| (a, self.narrowed(t, side, a))).collect());
+                }
+            }
+        }
+        incoming
+    }
+
+    /// What branch `t` taking side `side` says of `a`, where it tests `a REL k` (or `k REL a`)
+    /// with k an i64 constant: in `while j > 0 { s += j; … }` the body's j is at least 1.
+    fn narrowed(&self, t: Inst, side: usize, a: Value) -> Option<IntRange> {
+        let c = self.c;
+        let InstKind::Brif { cond, .. } = c.insts[t].kind else {
+            return None;
+        };
+        let ValueDef::Result(test, _) = c.values[cond].def else {
+            return None;
+        };
+        let InstKind::Prim { op, args } = &c.insts[test].kind else {
+            return None;
+        };
+        let rel = match op {
+            Opcode::Ilt => Rel::Lt,
+            Opcode::Ile => Rel::Le,
+            Opcode::Igt => Rel::Gt,
+            Opcode::Ige => Rel::Ge,
+            _ => return None,
+        };
+        let constant = |v: Value| match c.constant(v) {
+            Some(Const::I64(k)) => Some(i128::from(k)),
+            _ => None,
+        };
+        let (rel, k) = match *args.as_slice() {
+            [x, y] if x == a => (rel, constant(y)?),
+            [x, y] if y == a => (rel.mirrored(), constant(x)?),
+            _ => return None,
+        };
+        int_set(rel, k, side == 0)
+    }
+
+    /// The offsets every one of `args` has (each the hull), and the hull of their i64 ranges
+    /// (each within what its edge narrows it to).
+    fn hull(&self, args: &[(Value, Option<IntRange>)]) -> (Vec<Offset>, Option<IntRange>) {
+        let mut hulls: Vec<Offset> = Vec::new();
+        if let Some(&(first, _)) = args.first() {
+            for &(k, _, _) in self.all(first) {
+                let each: Option<Vec<(i128, i128)>> =
+                    args.iter().map(|&(a, _)| self.from(a, k)).collect();
+                if let Some(each) = each {
+                    let lo = each.iter().map(|o| o.0).min().unwrap_or(0);
+                    let hi = each.iter().map(|o| o.1).max().unwrap_or(0);
+                    hulls.push((k, lo, hi));
+                }
+            }
+        }
+        let ranges: Option<Vec<IntRange>> = args
+            .iter()
+            .map(|&(a, edge)| match (self.range(a), edge) {
+                // An empty meet is an edge never taken: its own range is still a bound.
+                (Some(r), Some(e)) if r.0.max(e.0) <= r.1.min(e.1) => {
+                    Some((r.0.max(e.0), r.1.min(e.1)))
+                }
+                (r, e) => r.or(e),
+            })
+            .collect();
+        let range = ranges.filter(|rs| !rs.is_empty()).map(|rs| {
+            let lo = rs.iter().map(|r| r.0).min().unwrap_or(0);
+            let hi = rs.iter().map(|r| r.1).max().unwrap_or(0);
+            (lo, hi)
+        });
+        (hulls, range)
+    }
+
+    /// One pass over the head and the body, in order.
+    fn pass(&mut self, seeds: &HashMap<usize, IntRange>, fseeds: &HashMap<usize, Interval>) {
         self.offsets.clear();
         self.ranges.clear();
         self.franges.clear();
@@ -1012,47 +1194,35 @@ impl<'f> Offsets<'f> {
     }
 
     /// A body block's parameters: offsets and ranges that every incoming edge agrees on (the
-    /// hull), from blocks already done.
+    /// hull), from blocks already done. The head of a loop inside the body has edges back from
+    /// blocks not done yet: its parameters are what [`Offsets::widen`] made of them, else what
+    /// the edges entering it bring.
     fn block_params(&mut self, b: Block, done: &[Block]) {
         let c = self.c;
-        let mut incoming: Vec<Vec<Value>> = Vec::new();
-        for &p in std::iter::once(&self.head).chain(self.body) {
-            let Some(t) = c.terminator(p) else { continue };
-            for call in c.insts[t].kind.successors() {
-                if call.block == b {
-                    if !done.contains(&p) {
-                        // An edge back from later in the loop (an inner loop): unknown.
-                        return;
-                    }
-                    incoming.push(call.args.clone());
-                }
-            }
-        }
+        let incoming = self.incoming(b, Some(done));
         for (k, &q) in c.blocks[b].params.iter().enumerate() {
-            let args: Vec<Value> = incoming.iter().filter_map(|a| a.get(k).copied()).collect();
+            if let Some((offs, range)) = self.widened.get(&q).cloned() {
+                if !offs.is_empty() {
+                    self.offsets.insert(q, offs);
+                }
+                if let Some(r) = range {
+                    self.ranges.insert(q, r);
+                }
+                continue;
+            }
+            let args: Vec<_> = incoming.iter().filter_map(|a| a.get(k).copied()).collect();
             if args.is_empty() || args.len() < incoming.len() {
                 continue;
             }
-            let mut hulls: Vec<Offset> = Vec::new();
-            for &(k, _, _) in self.all(args[0]) {
-                let each: Option<Vec<(i128, i128)>> =
-                    args.iter().map(|&a| self.from(a, k)).collect();
-                if let Some(each) = each {
-                    let lo = each.iter().map(|o| o.0).min().unwrap_or(0);
-                    let hi = each.iter().map(|o| o.1).max().unwrap_or(0);
-                    hulls.push((k, lo, hi));
-                }
-            }
+            let (hulls, range) = self.hull(&args);
             if !hulls.is_empty() {
                 self.offsets.insert(q, hulls);
             }
-            let ranges: Option<Vec<IntRange>> = args.iter().map(|&a| self.range(a)).collect();
-            if let Some(rs) = ranges {
-                let lo = rs.iter().map(|r| r.0).min().unwrap_or(0);
-                let hi = rs.iter().map(|r| r.1).max().unwrap_or(0);
-                self.ranges.insert(q, (lo, hi));
+            if let Some(r) = range {
+                self.ranges.insert(q, r);
             }
-            let franges: Option<Vec<Interval>> = args.iter().map(|&a| self.frange(a)).collect();
+            let franges: Option<Vec<Interval>> =
+                args.iter().map(|&(a, _)| self.frange(a)).collect();
             if let Some(rs) = franges {
                 let lo = rs.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
                 let hi = rs.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max);
@@ -1117,13 +1287,30 @@ impl<'f> Offsets<'f> {
     }
 }
 
-/// Offset `o` moved by `d` (`sign` −1: by −d); `None` where a bound is infinite.
+/// Offset `o` moved by `d` (`sign` −1: by −d). An infinite bound stays infinite (a value an
+/// inner loop moves without bound, moved again); `None` where one would be ∞ − ∞.
 fn shift(o: Offset, d: IntRange, sign: i128) -> Option<Offset> {
-    if d.0 == super::int_ranges::NEG_INF || d.1 == super::int_ranges::POS_INF {
-        return None;
+    let neg = |x: i128| match x {
+        NEG_INF => POS_INF,
+        POS_INF => NEG_INF,
+        x => -x,
+    };
+    let (lo, hi) = if sign > 0 {
+        (d.0, d.1)
+    } else {
+        (neg(d.1), neg(d.0))
+    };
+    Some((o.0, bound_add(o.1, lo)?, bound_add(o.2, hi)?))
+}
+
+/// `a + b` for bounds that may be infinite; `None` for ∞ − ∞ or a finite sum past i128.
+fn bound_add(a: i128, b: i128) -> Option<i128> {
+    match (a, b) {
+        (NEG_INF, POS_INF) | (POS_INF, NEG_INF) => None,
+        (NEG_INF, _) | (_, NEG_INF) => Some(NEG_INF),
+        (POS_INF, _) | (_, POS_INF) => Some(POS_INF),
+        _ => a.checked_add(b),
     }
-    let (lo, hi) = if sign > 0 { (d.0, d.1) } else { (-d.1, -d.0) };
-    Some((o.0, o.1.checked_add(lo)?, o.2.checked_add(hi)?))
 }
 
 /// Copies the loop's body (its blocks other than the head) into `s`, with `map` giving the
@@ -1622,10 +1809,22 @@ impl Reorienter<'_> {
         cfg: &Cfg,
     ) -> Result<BTreeMap<Block, Rc<Trip>>, Error> {
         let mut out = BTreeMap::new();
-        for &head in &cfg.loop_heads {
-            let Some(plan) = plan(c, cfg, head, self.options.iteration_limit) else {
-                continue;
-            };
+        let plans: Vec<Plan> = cfg
+            .loop_heads
+            .iter()
+            .filter_map(|&head| plan(c, cfg, head, self.options.iteration_limit))
+            .collect();
+        // A loop inside a scanned loop is run by the scan, never walked back: no scan of its
+        // own (its PGF would record what the inverse never reads).
+        let heads: Vec<(Block, Vec<Block>)> =
+            plans.iter().map(|p| (p.head, p.body.clone())).collect();
+        let nested = |p: &Plan| {
+            heads
+                .iter()
+                .any(|(h, body)| *h != p.head && body.contains(&p.head))
+        };
+        for plan in plans.into_iter().filter(|p| !nested(p)) {
+            let head = plan.head;
             let mut modes = vec![ScanMode::Count, ScanMode::Pick, ScanMode::Locate];
             if plan.tail {
                 modes.push(ScanMode::Tail);
