@@ -187,6 +187,28 @@ fn numeric_fallback_for_one_unknown() {
     assert!(err.is_domain_error(), "{err}");
 }
 
+/// Two roots inside one step of the scan's grid (`|a − b| = y` for a small y: b = a ± y), and a
+/// double root with no sign change at all (`|a − b| = 0`), are found from any start point: the
+/// scan looks into every dip of `|h|` it walks past.
+#[test]
+fn close_roots_and_double_roots_are_found_from_any_start_point() {
+    let program = Program::parse(
+        "dips.pinv",
+        "fn gap(a: f64, b: f64) -> f64 { max(a, b) - min(a, b) }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("gap").expect("invertible");
+    assert_eq!(inverse.isolation()[0].numeric.len(), 1);
+    let mut sampler = Sampler::new(7);
+    for y in [0.0, 1e-3, 0.25] {
+        let draws = 300;
+        let accepted = (0..draws)
+            .filter(|_| inverse.sample(&[Const::F64(y)], &mut sampler).0.is_ok())
+            .count();
+        assert_eq!(accepted, draws, "y = {y}: {accepted} of {draws}");
+    }
+}
+
 #[test]
 fn limits_fall_back_cleanly_and_are_reported() {
     let program = fanout();

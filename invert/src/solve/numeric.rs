@@ -23,14 +23,24 @@
 //! `s` is almost never a root itself, and then names the root nearest it: every θ is accepted
 //! whenever the scan finds a root, and the roots near the sampler's bulk are the likelier.
 //!
+//! - `iso.root.N.dip(y, k…, a, b, h_f)`: where the scan sees `h` keep its sign over three grid
+//!   points in a row and dip in the middle, two roots (`|a − b| = y` for a small y, roots a ± y)
+//!   or a double root (`|a − b| = 0`, or x² = 0) may lie between the outer two, where no
+//!   neighbours change sign. A golden-section search for the smallest `|h|` there (at most
+//!   [`DIP_STEPS`] evaluations) finds a point of the other sign (a bracket with the middle
+//!   point) or one where `|h|` is below `1e-12·max(1, |y|)` (a double root); either is a
+//!   bracket like the others, by its distance from `s`. A dip with no root costs the search
+//!   and gives nothing.
+//!
 //! Limits of the scan (for sampled θ only; completeness does not depend on it): roots beyond
-//! ±1e8, double roots (no sign change) and a second root in one grid step are not found from a
-//! start point that is not itself a root. Soundness is unaffected (the rule checks
-//! `T(x, k…) ≈ y`, and the inverse checks the original function).
+//! ±1e8, and roots in a dip the grid does not show (a narrow spike of the other sign where the
+//! grid's `|h|` is not smallest at a point next to it), are not found from a start point that
+//! is not itself a root. Soundness is unaffected (the rule checks `T(x, k…) ≈ y`, and the inverse
+//! checks the original function).
 
 use super::helpers::{emit_plan, new_function, Fb, RootRule};
 use super::plan::{PKind, RootSpec};
-use pinv_core::ir::{Const, FuncId, Function, Module, Opcode, Type, Value};
+use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::{Callee, Layer};
 
@@ -113,6 +123,29 @@ impl Fb {
         let toward = self.ci(SIDE - dir);
         let at_low = self.op(Opcode::Ieq, &[i, toward]);
         self.select(at_low, zero, next)
+    }
+
+    /// Whether `h_prev`, `h`, `h_next` (three points in a row) have one strict sign and `|h|`
+    /// is the smallest (strictly below `|h_prev|`): a dip that may hide two roots.
+    fn dip(&mut self, h_prev: Value, h: Value, h_next: Value) -> Value {
+        let zero = self.c(0.0);
+        let all = |this: &mut Fb, op: Opcode| {
+            let a = this.op(op, &[h_prev, zero]);
+            let b = this.op(op, &[h, zero]);
+            let c = this.op(op, &[h_next, zero]);
+            let ab = this.op(Opcode::Band, &[a, b]);
+            this.op(Opcode::Band, &[ab, c])
+        };
+        let pos = all(self, Opcode::Fgt);
+        let neg = all(self, Opcode::Flt);
+        let same = self.op(Opcode::Bor, &[pos, neg]);
+        let ap = self.op(Opcode::Fabs, &[h_prev]);
+        let a = self.op(Opcode::Fabs, &[h]);
+        let an = self.op(Opcode::Fabs, &[h_next]);
+        let below_prev = self.op(Opcode::Flt, &[a, ap]);
+        let below_next = self.op(Opcode::Fle, &[a, an]);
+        let low = self.op(Opcode::Band, &[below_prev, below_next]);
+        self.op(Opcode::Band, &[same, low])
     }
 
     /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
@@ -220,8 +253,10 @@ pub fn install_root(
     f.ins_return(entry, out, span);
     let body = module.add(f).expect("a fresh name");
 
+    let dip = build_dip(&format!("{name}.dip"), body, &k_types, span);
+    let dip = module.add(dip).expect("a fresh name");
     let solve = format!("{name}.solve");
-    let f = build(&solve, body, grid, &k_types, span);
+    let f = build(&solve, body, grid, dip, &k_types, span);
     module.add(f).expect("a fresh name");
     layer.add(
         Callee::Function(name.clone()),
@@ -235,6 +270,199 @@ pub fn install_root(
         },
     );
     body
+}
+
+/// What every step of the walk in `iso.root.N.solve` uses.
+struct Walk {
+    walk: Block,
+    dip_fn: FuncId,
+    y: Value,
+    ks: Vec<Value>,
+    s: Value,
+    /// The best bracket so far: lower end, upper end, h at the lower end, distance from `s`.
+    best: [Value; 4],
+}
+
+/// One side's step: the bracket it walks over (lower end, upper end, h at each, distance from
+/// `s`), and its last three points (the one before the frontier, the frontier, the new one).
+struct Side {
+    bracket: (Value, Value, Value, Value, Value),
+    prev: (Value, Value),
+    front: (Value, Value),
+    new: (Value, Value),
+}
+
+impl Walk {
+    /// Ends a step: keeps the bracket if `h` changes sign over it, then looks into a dip at the
+    /// frontier ([`build_dip`]) and keeps what it finds where that is nearer, and goes round the
+    /// walk with the sides' new frontiers (`fronts`: u, x_u, h_u, l + 1, x_{l+1}, h_{l+1}) and
+    /// the points before them (`prevs`).
+    fn step(&self, b: &mut Fb, side: Side, fronts: [Value; 6], prevs: [Value; 4]) {
+        let (lo, hi, h_lo, h_hi, d) = side.bracket;
+        let [best_lo, best_hi, best_h, best_d] = self.best;
+        let r = b.is_root(h_lo, h_hi);
+        let nb_lo = b.select(r, lo, best_lo);
+        let nb_hi = b.select(r, hi, best_hi);
+        let nb_h = b.select(r, h_lo, best_h);
+        let nd = b.select(r, d, best_d);
+        let (x_front, h_front) = side.front;
+        let dip = b.dip(side.prev.1, h_front, side.new.1);
+        let (look, _) = b.new_block(&[]);
+        let (joined, jp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::F64]);
+        b.brif(dip, (look, &[]), (joined, &[nb_lo, nb_hi, nb_h, nd]));
+        b.at(look);
+        let a = b.op(Opcode::Fmin, &[side.prev.0, side.new.0]);
+        let z = b.op(Opcode::Fmax, &[side.prev.0, side.new.0]);
+        let mut args = vec![self.y];
+        args.extend(self.ks.iter().copied());
+        args.extend([a, z, h_front]);
+        let found = b.calls(self.dip_fn, &args, 3);
+        let (dx, dh, kind) = (found[0], found[1], found[2]);
+        // kind 1: dx has the other sign (a bracket with the frontier); 2: dx is a double root.
+        let none = b.c(0.0);
+        let two = b.c(2.0);
+        let double_root = b.op(Opcode::Feq, &[kind, two]);
+        let below_front = b.op(Opcode::Flt, &[dx, x_front]);
+        let lo_d = b.op(Opcode::Fmin, &[dx, x_front]);
+        let hi_d = b.op(Opcode::Fmax, &[dx, x_front]);
+        let lo_d = b.select(double_root, dx, lo_d);
+        let hi_d = b.select(double_root, dx, hi_d);
+        let h_lo_d = b.select(below_front, dh, h_front);
+        let h_lo_d = b.select(double_root, dh, h_lo_d);
+        let d_dip = b.distance(self.s, lo_d, hi_d);
+        let some = b.op(Opcode::Fgt, &[kind, none]);
+        let nearer = b.op(Opcode::Flt, &[d_dip, nd]);
+        let take = b.op(Opcode::Band, &[some, nearer]);
+        let lo2 = b.select(take, lo_d, nb_lo);
+        let hi2 = b.select(take, hi_d, nb_hi);
+        let h2 = b.select(take, h_lo_d, nb_h);
+        let d2 = b.select(take, d_dip, nd);
+        b.jump(joined, &[lo2, hi2, h2, d2]);
+        b.at(joined);
+        let mut args = fronts.to_vec();
+        args.extend_from_slice(&jp);
+        args.extend(prevs);
+        b.jump(self.walk, &args);
+    }
+}
+
+/// Golden-section steps of a dip search (the interval shrinks by 0.618 per step: 80 steps take a
+/// grid step of 10% down to below an ulp).
+pub const DIP_STEPS: i64 = 80;
+
+/// `iso.root.N.dip(y, k…, a, b, h_f) -> (x, h(x), kind)`: inside `[a, b]`, where the scan
+/// saw `h` keep the sign of `h_f` at three grid points and dip in the middle, a golden-section
+/// search for the smallest `|h|`. kind 1: a point where `h` has the other sign or is 0 (a
+/// bracket with the middle point: two roots stepped over); 2: no such point, but `|h|` gets
+/// below `1e-12·max(1, |y|)` (a double root, as `|a − b| = 0` has); 0: nothing.
+fn build_dip(name: &str, body: FuncId, k_types: &[Type], span: Span) -> Function {
+    let mut params = vec![Type::F64];
+    params.extend(k_types.iter().copied());
+    params.extend([Type::F64, Type::F64, Type::F64]);
+    let mut names = vec!["y".to_string()];
+    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
+    names.extend(["a".to_string(), "b".to_string(), "h_f".to_string()]);
+    let (f, entry) = new_function(name, params, vec![Type::F64; 3], names, span);
+    let mut b = Fb {
+        f,
+        block: entry,
+        span,
+    };
+    let ps = b.f.blocks[entry].params.clone();
+    let n = ps.len();
+    let y = ps[0];
+    let ks = ps[1..n - 3].to_vec();
+    let (a, z, hf) = (ps[n - 3], ps[n - 2], ps[n - 1]);
+    let g = b.c(0.618_033_988_749_894_9);
+    let w = b.op(Opcode::Fsub, &[z, a]);
+    let gw = b.op(Opcode::Fmul, &[g, w]);
+    let c = b.op(Opcode::Fsub, &[z, gw]);
+    let d = b.op(Opcode::Fadd, &[a, gw]);
+    let hc = h(&mut b, body, c, &ks, y);
+    let hd = h(&mut b, body, d, &ks, y);
+    let i0 = b.ci(0);
+    let types = [
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::I64,
+    ];
+    let (gs, gp) = b.new_block(&types);
+    b.jump(gs, &[a, z, c, d, hc, hd, i0]);
+    b.at(gs);
+    let (a, z, c, d, hc, hd, k) = (gp[0], gp[1], gp[2], gp[3], gp[4], gp[5], gp[6]);
+    let zero = b.c(0.0);
+    let one_k = b.c(1.0);
+    let f_pos = b.op(Opcode::Fgt, &[hf, zero]);
+    let other = |b: &mut Fb, hx: Value| {
+        let le = b.op(Opcode::Fle, &[hx, zero]);
+        let ge = b.op(Opcode::Fge, &[hx, zero]);
+        b.select(f_pos, le, ge)
+    };
+    let other_c = other(&mut b, hc);
+    let other_d = other(&mut b, hd);
+    let (ret_c, _) = b.new_block(&[]);
+    let (try_d, _) = b.new_block(&[]);
+    b.brif(other_c, (ret_c, &[]), (try_d, &[]));
+    b.at(ret_c);
+    b.f.ins_return(b.block, vec![c, hc, one_k], span);
+    b.at(try_d);
+    let (ret_d, _) = b.new_block(&[]);
+    let (step_b, _) = b.new_block(&[]);
+    b.brif(other_d, (ret_d, &[]), (step_b, &[]));
+    b.at(ret_d);
+    b.f.ins_return(b.block, vec![d, hd, one_k], span);
+    b.at(step_b);
+    let limit = b.ci(DIP_STEPS);
+    let more = b.op(Opcode::Ilt, &[k, limit]);
+    let apart = b.op(Opcode::Flt, &[c, d]);
+    let go = b.op(Opcode::Band, &[more, apart]);
+    let (shrink, _) = b.new_block(&[]);
+    let (finish, _) = b.new_block(&[]);
+    b.brif(go, (shrink, &[]), (finish, &[]));
+    b.at(shrink);
+    let one = b.ci(1);
+    let k1 = b.op(Opcode::Iadd, &[k, one]);
+    let ac = b.op(Opcode::Fabs, &[hc]);
+    let ad = b.op(Opcode::Fabs, &[hd]);
+    let left = b.op(Opcode::Flt, &[ac, ad]);
+    let (lb, _) = b.new_block(&[]);
+    let (rb, _) = b.new_block(&[]);
+    b.brif(left, (lb, &[]), (rb, &[]));
+    // The smallest |h| is in [a, d]: d becomes the upper end, c the new d.
+    b.at(lb);
+    let w = b.op(Opcode::Fsub, &[d, a]);
+    let gw = b.op(Opcode::Fmul, &[g, w]);
+    let nc = b.op(Opcode::Fsub, &[d, gw]);
+    let hnc = h(&mut b, body, nc, &ks, y);
+    b.jump(gs, &[a, d, nc, c, hnc, hc, k1]);
+    // In [c, z]: c becomes the lower end, d the new c.
+    b.at(rb);
+    let w = b.op(Opcode::Fsub, &[z, c]);
+    let gw = b.op(Opcode::Fmul, &[g, w]);
+    let nd = b.op(Opcode::Fadd, &[c, gw]);
+    let hnd = h(&mut b, body, nd, &ks, y);
+    b.jump(gs, &[c, z, d, nd, hd, hnd, k1]);
+    b.at(finish);
+    let ac = b.op(Opcode::Fabs, &[hc]);
+    let ad = b.op(Opcode::Fabs, &[hd]);
+    let c_best = b.op(Opcode::Fle, &[ac, ad]);
+    let x = b.select(c_best, c, d);
+    let hx = b.select(c_best, hc, hd);
+    let ahx = b.op(Opcode::Fabs, &[hx]);
+    let ay = b.op(Opcode::Fabs, &[y]);
+    let one_f = b.c(1.0);
+    let scale = b.op(Opcode::Fmax, &[ay, one_f]);
+    let tiny = b.c(1e-12);
+    let bar = b.op(Opcode::Fmul, &[tiny, scale]);
+    let double = b.op(Opcode::Fle, &[ahx, bar]);
+    let two = b.c(2.0);
+    let kind = b.select(double, two, zero);
+    b.f.ins_return(b.block, vec![x, hx, kind], span);
+    b.f
 }
 
 /// Emits `h(x) = body(x, k…) − y`.
@@ -251,7 +479,14 @@ fn h(b: &mut Fb, body: FuncId, x: Value, ks: &[Value], y: Value) -> Value {
 /// root (`is_root`) at the smallest distance from `s` (0 when `s` lies in it; the lower of equal
 /// distances), then bisects it. The last grid point is a bracket of its own where `h` is 0
 /// there.
-fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -> Function {
+fn build(
+    name: &str,
+    body: FuncId,
+    grid: FuncId,
+    dip_fn: FuncId,
+    k_types: &[Type],
+    span: Span,
+) -> Function {
     let mut params = vec![Type::F64];
     params.extend(k_types.iter().copied());
     params.push(Type::F64);
@@ -330,7 +565,9 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     let h_start = h(&mut b, body, x_start, &ks, y);
     let nan = b.c(f64::NAN);
     // (u, x_u, h_u, l + 1, x_{l+1}, h_{l+1}, best lower end, best upper end, h there, its
-    // distance); no best yet: a NaN lower end and an infinite distance.
+    // distance, the point before x_u and h there, the point before x_{l+1} and h there); no
+    // best yet: a NaN lower end and an infinite distance; a side not moved yet: a NaN point
+    // before its frontier.
     let types = [
         Type::I64,
         Type::F64,
@@ -342,17 +579,23 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
         Type::F64,
         Type::F64,
         Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
+        Type::F64,
     ];
     let (walk, wp) = b.new_block(&types);
     b.jump(
         walk,
         &[
-            sp[0], x_start, h_start, sp[0], x_start, h_start, nan, nan, nan, far,
+            sp[0], x_start, h_start, sp[0], x_start, h_start, nan, nan, nan, far, nan, nan, nan,
+            nan,
         ],
     );
     b.at(walk);
     let (u, xu, hu, l1, xl1, hl1) = (wp[0], wp[1], wp[2], wp[3], wp[4], wp[5]);
     let (best_lo, best_hi, best_h, best_d) = (wp[6], wp[7], wp[8], wp[9]);
+    let (xpu, hpu, xpl, hpl) = (wp[10], wp[11], wp[12], wp[13]);
     let u_in = b.op(Opcode::Ile, &[u, last]);
     let xu1 = b.grid_next(u, xu, 1);
     let du = b.distance(s, xu, xu1);
@@ -370,30 +613,50 @@ fn build(name: &str, body: FuncId, grid: FuncId, k_types: &[Type], span: Span) -
     b.at(step_b);
     // Ties go down (the lower bracket first, as a scan from the bottom would).
     let take_up = b.op(Opcode::Flt, &[du, dd]);
-    let x_new = b.select(take_up, xu1, xl);
-    let h_new = h(&mut b, body, x_new, &ks, y);
-    let lo_x = b.select(take_up, xu, xl);
-    let hi_x = b.select(take_up, xu1, xl1);
-    let h_lo = b.select(take_up, hu, h_new);
-    let h_hi = b.select(take_up, h_new, hl1);
-    let d = b.select(take_up, du, dd);
-    let r = b.is_root(h_lo, h_hi);
-    let nb_lo = b.select(r, lo_x, best_lo);
-    let nb_hi = b.select(r, hi_x, best_hi);
-    let nb_h = b.select(r, h_lo, best_h);
-    let nd = b.select(r, d, best_d);
-    let u_next = b.op(Opcode::Iadd, &[u, one]);
-    let u_next = b.select(take_up, u_next, u);
-    let xu_next = b.select(take_up, xu1, xu);
-    let hu_next = b.select(take_up, h_new, hu);
-    let l1_next = b.select(take_up, l1, l);
-    let xl1_next = b.select(take_up, xl1, xl);
-    let hl1_next = b.select(take_up, hl1, h_new);
-    b.jump(
+    let (up_b, _) = b.new_block(&[]);
+    let (down_b, _) = b.new_block(&[]);
+    b.brif(take_up, (up_b, &[]), (down_b, &[]));
+    let walk = Walk {
         walk,
-        &[
-            u_next, xu_next, hu_next, l1_next, xl1_next, hl1_next, nb_lo, nb_hi, nb_h, nd,
-        ],
+        dip_fn,
+        y,
+        ks: ks.clone(),
+        s,
+        best: [best_lo, best_hi, best_h, best_d],
+    };
+    // Up: [x_u, x_{u+1}], the point before x_u the down side's frontier until up has moved.
+    b.at(up_b);
+    let moved = b.op(Opcode::Feq, &[xpu, xpu]);
+    let x_prev = b.select(moved, xpu, xl1);
+    let h_prev = b.select(moved, hpu, hl1);
+    let h_new = h(&mut b, body, xu1, &ks, y);
+    let u_next = b.op(Opcode::Iadd, &[u, one]);
+    walk.step(
+        &mut b,
+        Side {
+            bracket: (xu, xu1, hu, h_new, du),
+            prev: (x_prev, h_prev),
+            front: (xu, hu),
+            new: (xu1, h_new),
+        },
+        [u_next, xu1, h_new, l1, xl1, hl1],
+        [xu, hu, xpl, hpl],
+    );
+    b.at(down_b);
+    let moved = b.op(Opcode::Feq, &[xpl, xpl]);
+    let x_prev = b.select(moved, xpl, xu);
+    let h_prev = b.select(moved, hpl, hu);
+    let h_new = h(&mut b, body, xl, &ks, y);
+    walk.step(
+        &mut b,
+        Side {
+            bracket: (xl, xl1, h_new, hl1, dd),
+            prev: (x_prev, h_prev),
+            front: (xl1, hl1),
+            new: (xl, h_new),
+        },
+        [u, xu, hu, l, xl, h_new],
+        [xpu, hpu, xl1, hl1],
     );
 
     // The last grid point is a root of its own where h is 0 there.
