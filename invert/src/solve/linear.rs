@@ -26,6 +26,7 @@
 //! that are not constants, and systems that are not linear (`(x + y, x·y)`).
 
 use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use num_traits::Float;
 use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
@@ -314,26 +315,46 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
 
 /// Gauss–Jordan elimination of the columns `cols` of a `rows × n` matrix (partial pivoting):
 /// the pivot columns (indices into `cols`, in order) and the row operations as a matrix `E`
-/// (`rows × rows`) such that `E·A` restricted to `cols` is in reduced row echelon form.
-fn eliminate(matrix: &[f64], rows: usize, n: usize, cols: &[usize]) -> (Vec<usize>, Vec<f64>) {
-    let mut a: Vec<f64> = (0..rows)
+/// (`rows × rows`) such that `E·A` restricted to `cols` is in reduced row echelon form. A
+/// column whose best pivot is below `1e-12` of the largest entry (at least 1) is not a pivot.
+/// Over any [`Float`] (the solver uses f64; a test checks it over f32 too).
+fn eliminate<F: Float>(
+    matrix: &[F],
+    rows: usize,
+    n: usize,
+    cols: &[usize],
+) -> (Vec<usize>, Vec<F>) {
+    let mut a: Vec<F> = (0..rows)
         .flat_map(|r| cols.iter().map(move |&c| matrix[r * n + c]))
         .collect();
     let m = cols.len();
-    let mut e: Vec<f64> = (0..rows * rows)
-        .map(|i| if i / rows == i % rows { 1.0 } else { 0.0 })
+    let mut e: Vec<F> = (0..rows * rows)
+        .map(|i| {
+            if i / rows == i % rows {
+                F::one()
+            } else {
+                F::zero()
+            }
+        })
         .collect();
     let mut pivots = Vec::new();
     let mut row = 0;
-    let scale = a.iter().fold(0.0f64, |s, x| s.max(x.abs())).max(1.0);
+    let scale = a
+        .iter()
+        .fold(F::zero(), |s, x| s.max(x.abs()))
+        .max(F::one());
+    let tiny = F::from(1e-12).unwrap_or_else(F::epsilon);
     for col in 0..m {
         if row == rows {
             break;
         }
-        let best =
-            (row..rows).max_by(|&p, &q| a[p * m + col].abs().total_cmp(&a[q * m + col].abs()));
+        let best = (row..rows).max_by(|&p, &q| {
+            let (x, y) = (a[p * m + col].abs(), a[q * m + col].abs());
+            x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+        });
         let Some(best) = best else { break };
-        if a[best * m + col].abs() <= 1e-12 * scale {
+        let pivot = a[best * m + col].abs();
+        if pivot.is_nan() || pivot <= tiny * scale {
             continue;
         }
         for k in 0..m {
@@ -344,24 +365,24 @@ fn eliminate(matrix: &[f64], rows: usize, n: usize, cols: &[usize]) -> (Vec<usiz
         }
         let p = a[row * m + col];
         for k in 0..m {
-            a[row * m + k] /= p;
+            a[row * m + k] = a[row * m + k] / p;
         }
         for k in 0..rows {
-            e[row * rows + k] /= p;
+            e[row * rows + k] = e[row * rows + k] / p;
         }
         for r in 0..rows {
             if r == row {
                 continue;
             }
             let f = a[r * m + col];
-            if f == 0.0 {
+            if f == F::zero() {
                 continue;
             }
             for k in 0..m {
-                a[r * m + k] -= f * a[row * m + k];
+                a[r * m + k] = a[r * m + k] - f * a[row * m + k];
             }
             for k in 0..rows {
-                e[r * rows + k] -= f * e[row * rows + k];
+                e[r * rows + k] = e[r * rows + k] - f * e[row * rows + k];
             }
         }
         pivots.push(col);
@@ -615,5 +636,34 @@ impl InverseRule for LinearRule {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eliminate;
+
+    /// `E·A` over the eliminated columns is the identity on the pivots (reduced row echelon
+    /// form), in f64 and in f32 alike; a dependent column is no pivot.
+    #[test]
+    fn elimination_is_generic_over_the_float_type() {
+        // Columns 0 and 2 independent, column 1 = 2 × column 0.
+        let a = [2.0, 4.0, 1.0, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0];
+        let (pivots, e) = eliminate(&a, 3, 3, &[0, 1, 2]);
+        assert_eq!(pivots, vec![0, 2]);
+        let apply = |e: &[f64], col: usize| -> Vec<f64> {
+            (0..3)
+                .map(|r| (0..3).map(|k| e[r * 3 + k] * a[k * 3 + col]).sum())
+                .collect()
+        };
+        let close = |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(p, q)| (p - q).abs() < 1e-12);
+        assert!(close(&apply(&e, 0), &[1.0, 0.0, 0.0]), "{e:?}");
+        assert!(close(&apply(&e, 2), &[0.0, 1.0, 0.0]), "{e:?}");
+        let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+        let (pivots32, e32) = eliminate(&a32, 3, 3, &[0, 1, 2]);
+        assert_eq!(pivots32, pivots);
+        for (x, y) in e32.iter().zip(&e) {
+            assert!((f64::from(*x) - y).abs() < 1e-6, "{e32:?} {e:?}");
+        }
     }
 }
