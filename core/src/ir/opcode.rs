@@ -211,6 +211,44 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "abs", "floor", "pow", "atan2", "min", "max",
 ];
 
+impl Opcode {
+    /// How the operation is written in the source language: `+`, `<=`, `sin`, `as i64`. For
+    /// messages a user reads, where the IR name (`fadd`, `ile`) would be our insides.
+    pub fn spelling(self) -> &'static str {
+        use Opcode::*;
+        match self {
+            Fadd | Iadd => "+",
+            Fsub | Isub => "-",
+            Fmul | Imul => "*",
+            Fdiv | Idiv => "/",
+            Frem | Irem => "%",
+            Fneg | Ineg => "unary -",
+            Fabs | Iabs => "abs",
+            Fmin | Imin => "min",
+            Fmax | Imax => "max",
+            Feq | Ieq | Beq => "==",
+            Fne | Ine | Bne => "!=",
+            Flt | Ilt => "<",
+            Fle | Ile => "<=",
+            Fgt | Igt => ">",
+            Fge | Ige => ">=",
+            Iand | Band => "&",
+            Ior | Bor => "|",
+            Ixor | Bxor => "^",
+            Inot | Bnot => "!",
+            Ishl => "<<",
+            Ishr => ">>",
+            FcvtToI64 => "as i64",
+            FcvtFromI64 => "as f64",
+            BoolToI64 => "as i64 (of a bool)",
+            F64Bits => "the bits of an f64",
+            F64FromBits => "the f64 of bits",
+            // The built-in functions are written as their IR names (`sin`, `pow`, ...).
+            other => other.name(),
+        }
+    }
+}
+
 impl fmt::Display for Opcode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -219,6 +257,24 @@ impl fmt::Display for Opcode {
 
 #[cfg(test)]
 mod tests {
+
+    /// Messages name operations as the source writes them: every comparison, bitwise operation
+    /// and conversion has a spelling other than its IR name.
+    #[test]
+    fn operators_are_spelled_as_the_source_writes_them() {
+        assert_eq!(Opcode::Ile.spelling(), "<=");
+        assert_eq!(Opcode::Fadd.spelling(), "+");
+        assert_eq!(Opcode::Ishl.spelling(), "<<");
+        assert_eq!(Opcode::Sin.spelling(), "sin");
+        for &op in Opcode::ALL {
+            if matches!(
+                op.class(),
+                OpClass::Compare | OpClass::Bitwise | OpClass::Convert
+            ) {
+                assert_ne!(op.spelling(), op.name(), "{op:?}");
+            }
+        }
+    }
     use super::*;
 
     #[test]

@@ -86,7 +86,10 @@ impl Table {
             match pairs.len() {
                 0 => {
                     let no = e.bc(false);
-                    e.check(no, &format!("{} is never {}", self.op, arm == 1))?;
+                    e.check(
+                        no,
+                        &format!("`{}` is never {} here", self.op.spelling(), arm == 1),
+                    )?;
                     let f = e.bc(false);
                     Ok(vec![f, f])
                 }
@@ -154,7 +157,10 @@ impl Table {
                     let no = e.bc(false);
                     e.check(
                         no,
-                        &format!("no operand gives {} = {zv} with the other {kv}", self.op),
+                        &format!(
+                            "no operand gives `{}` = {zv} with the other {kv}",
+                            self.op.spelling()
+                        ),
                     )?;
                     Ok(vec![e.bc(false)])
                 }
@@ -220,7 +226,7 @@ impl InverseRule for Table {
                         );
                     }
                     if pairs.is_empty() {
-                        checks.push(format!("{} is never {z}", self.op));
+                        checks.push(format!("`{}` is never {z} here", self.op.spelling()));
                     }
                 }
             }

@@ -24,7 +24,10 @@ impl InverseRule for Consistency {
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
             thetas: Vec::new(),
-            checks: vec![format!("{} of the known operands is the output", self.op)],
+            checks: vec![format!(
+                "`{}` of the known operands is the output",
+                self.op.spelling()
+            )],
             exact: self.op.result_type() != pinv_core::ir::Type::F64,
             summary: "check op(known operands) = z".to_string(),
         }
@@ -50,7 +53,10 @@ impl InverseRule for Consistency {
         e.check_equal(
             again,
             *z,
-            &format!("the known operands of {} do not give the output", self.op),
+            &format!(
+                "`{}` here, of values already known, is not what this path needs",
+                self.op.spelling()
+            ),
         )?;
         Ok(known)
     }

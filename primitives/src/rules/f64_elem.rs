@@ -147,7 +147,10 @@ impl InverseRule for Monotone {
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
         let mut checks: Vec<String> = self.check.iter().map(|c| c.0.to_string()).collect();
-        checks.push(format!("{} of the solution is z", self.op));
+        checks.push(format!(
+            "`{}` of the solution is the output",
+            self.op.spelling()
+        ));
         RuleDoc {
             thetas: vec![settle_doc(OFFSET)],
             checks,

@@ -182,9 +182,15 @@ impl InverseRule for Periodic {
         thetas.push(settle_doc(OFFSET));
         let mut checks = Vec::new();
         if !matches!(self, Periodic::Tan) {
-            checks.push(format!("{} is between -1 and 1", self.op()));
+            checks.push(format!(
+                "the output of `{}` is between -1 and 1",
+                self.op().spelling()
+            ));
         }
-        checks.push(format!("{} of the solution is z", self.op()));
+        checks.push(format!(
+            "`{}` of the solution is the output",
+            self.op().spelling()
+        ));
         let summary = match self {
             Periodic::Sin => "x = asin z or π − asin z, + 2πk",
             Periodic::Cos => "x = ±acos z + 2πk",
@@ -212,7 +218,13 @@ impl InverseRule for Periodic {
             Periodic::Tan => None,
             _ => {
                 let ok = within(e, z, 1.0);
-                e.check(ok, &format!("{} is between -1 and 1", self.op()))?;
+                e.check(
+                    ok,
+                    &format!(
+                        "the output of `{}` is between -1 and 1",
+                        self.op().spelling()
+                    ),
+                )?;
                 Some(e.choice(2, self.branch_role())?)
             }
         };

@@ -524,7 +524,13 @@ impl Shift {
         let s = e.iadd(k, high);
         let again = e.op2(self.op(), a, s);
         let ok = e.ieq(again, z);
-        e.check(ok, &format!("{} by the count is not z", self.op()))?;
+        e.check(
+            ok,
+            &format!(
+                "`{}` by this count does not give the output",
+                self.op().spelling()
+            ),
+        )?;
         Ok(s)
     }
 
@@ -561,7 +567,10 @@ impl InverseRule for Shift {
 
     fn doc(&self, pattern: &Pattern) -> RuleDoc {
         let lost = ThetaDoc::value(Domain::Int, self.lost_role()).when("the count mod 64 is not 0");
-        let count_check = format!("{} by the count is not z", self.op());
+        let count_check = format!(
+            "`{}` by this count does not give the output",
+            self.op().spelling()
+        );
         match unknowns2(pattern) {
             (true, true) => exact_doc(
                 vec![ThetaDoc::value(Domain::Int, COUNT), lost],
