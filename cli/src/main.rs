@@ -59,6 +59,11 @@ enum Command {
     Sample(commands::sample::SampleArgs),
     Plot(commands::plot::PlotArgs),
     Completions(commands::completions::CompletionsArgs),
+    Man(commands::man::ManArgs),
+    /// The function names of a file, one per line, for shell completion (what `pinv completions`
+    /// scripts call); nothing when the file does not compile.
+    #[command(name = "__functions", hide = true)]
+    Functions(commands::completions::FunctionsArgs),
 }
 
 /// How a command ended, and so the process's exit status. Ordered by severity (the worst of
@@ -154,6 +159,8 @@ fn main() -> ExitCode {
         Command::Sample(args) => commands::sample::run(&args),
         Command::Plot(args) => commands::plot::run(&args),
         Command::Completions(args) => commands::completions::run(&args),
+        Command::Man(args) => commands::man::run(&args),
+        Command::Functions(args) => commands::completions::functions(&args),
     };
     outcome.into()
 }

@@ -618,6 +618,79 @@ fn completions_for_each_shell() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `pinv man` prints a man page naming every command.
+#[test]
+fn man_prints_a_man_page() {
+    let o = pinv(&["man"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(page.contains(".TH pinv 1"), "{page}");
+    for command in [
+        "run",
+        "invert",
+        "pgf",
+        "check",
+        "sample",
+        "plot",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            page.contains(command),
+            "{command} missing from the man page"
+        );
+    }
+    assert!(
+        !page.contains("__functions"),
+        "the hidden command is in the man page"
+    );
+}
+
+/// The bash script offers the functions of the file on the command line for FUNCTION (through
+/// the hidden `pinv __functions FILE`), and still the commands for the first word; a file that
+/// does not compile offers nothing and prints nothing.
+#[test]
+fn bash_completes_the_function_names_of_the_file() {
+    let o = pinv(&["__functions", "tests/corpus/straight.pinv"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).lines().any(|l| l == "mul_add"), "{}", stdout(&o));
+    let bad = temp_file("bad_completion.pinv", "fn f(x: f64) -> f64 { x + y }\n");
+    let o = pinv(&["__functions", bad.to_str().unwrap()]);
+    assert_eq!(
+        (o.status.code(), stdout(&o), stderr(&o)),
+        (Some(0), String::new(), String::new())
+    );
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_pinv"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let complete = |words: &str, cword: usize| -> String {
+        let script = format!(
+            "source <(pinv completions bash)\nCOMP_WORDS=({words}); COMP_CWORD={cword}\n\
+             COMP_LINE=\"{words}\"; COMP_POINT=${{#COMP_LINE}}\n\
+             _pinv_with_functions pinv \"${{COMP_WORDS[COMP_CWORD]}}\" \
+             \"${{COMP_WORDS[COMP_CWORD-1]}}\"\necho \"${{COMPREPLY[*]}}\""
+        );
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env("PATH", &path)
+            .current_dir(common::workspace())
+            .output()
+            .expect("bash runs");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(
+        complete("pinv invert tests/corpus/straight.pinv mu", 3),
+        "mul_add"
+    );
+    let all = complete("pinv sample tests/corpus/straight.pinv ''", 3);
+    assert!(all.contains("mul_add") && all.contains("lin"), "{all}");
+    assert_eq!(complete("pinv inv", 1), "invert");
+}
+
 #[test]
 fn compile_errors_show_source_context_in_every_file_command() {
     let bad = temp_file("bad.pinv", "fn f(x: f64) -> f64 {\n    x + y\n}\n");

@@ -1,10 +1,48 @@
 //! `pinv completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell.
+//!
+//! clap_complete writes the subcommands and options. For bash and fish the script also offers
+//! the function names of the file already on the command line where a command takes FUNCTION
+//! after FILE: it asks `pinv __functions FILE` (hidden), which prints them.
 
 use crate::Outcome;
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
+use std::path::PathBuf;
 
-/// Print a shell completion script for pinv's subcommands and options.
+/// The commands whose second positional argument is a function of the file before it.
+const FILE_THEN_FUNCTION: &str = "run show invert pgf bench sample plot check";
+
+/// Bash: wraps clap_complete's `_pinv`, completing the word after FILE with its functions.
+const BASH_FUNCTIONS: &str = r#"
+# The functions of the file on the command line, for FUNCTION (after FILE, before any option
+# that takes a value).
+_pinv_with_functions() {
+    local cur="${COMP_WORDS[COMP_CWORD]}"
+    case " FILE_THEN_FUNCTION " in
+        *" ${COMP_WORDS[1]} "*)
+            local i words=()
+            for ((i = 2; i < COMP_CWORD; i++)); do
+                case "${COMP_WORDS[i]}" in -*) ;; *) words+=("${COMP_WORDS[i]}") ;; esac
+            done
+            if [[ ${#words[@]} -eq 1 && "$cur" != -* ]]; then
+                COMPREPLY=($(compgen -W "$(pinv __functions "${words[0]}" 2>/dev/null)" -- "$cur"))
+                return 0
+            fi
+            ;;
+    esac
+    _pinv "$@"
+}
+complete -F _pinv_with_functions -o bashdefault -o default pinv
+"#;
+
+/// Fish: the third token (after `pinv` and the command) is FILE.
+const FISH_FUNCTIONS: &str = r#"
+# The functions of the file on the command line, for FUNCTION.
+complete -c pinv -n "__fish_seen_subcommand_from FILE_THEN_FUNCTION; and test (count (commandline -opc)) -eq 3" -f -a "(pinv __functions (commandline -opc)[3] 2>/dev/null)"
+"#;
+
+/// Print a shell completion script for pinv's subcommands and options (and, in bash and fish,
+/// the function names of the file on the command line).
 ///
 /// Load it in the current shell, or save it where your shell looks for completions:
 ///
@@ -30,5 +68,31 @@ pub fn run(args: &CompletionsArgs) -> Outcome {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "pinv", &mut script);
     out!("{}", String::from_utf8_lossy(&script));
+    let functions = match args.shell {
+        Shell::Bash => BASH_FUNCTIONS,
+        Shell::Fish => FISH_FUNCTIONS,
+        _ => "",
+    };
+    out!(
+        "{}",
+        functions.replace("FILE_THEN_FUNCTION", FILE_THEN_FUNCTION)
+    );
+    Outcome::Success
+}
+
+/// `pinv __functions FILE`.
+#[derive(Args, Debug)]
+pub struct FunctionsArgs {
+    pub file: PathBuf,
+}
+
+/// Prints the functions of `args.file`, one per line; nothing (and success) when it cannot be
+/// read or compiled: a completion must not print errors into the user's command line.
+pub fn functions(args: &FunctionsArgs) -> Outcome {
+    if let Ok(program) = pinv::Program::load(&args.file) {
+        for name in program.function_names() {
+            outln!("{name}");
+        }
+    }
     Outcome::Success
 }

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod check;
 pub mod completions;
 pub mod invert;
+pub mod man;
 pub mod pgf;
 pub mod plot;
 pub mod primitives;
