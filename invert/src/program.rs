@@ -441,25 +441,12 @@ impl Inverse {
         args: &[Const],
         theta: Option<&mut dyn ThetaSource>,
     ) -> Result<Vec<Const>> {
-        self.run_with(&self.config, module, slot, func, args, theta)
-    }
-
-    /// [`Inverse::run`] with other limits.
-    fn run_with(
-        &self,
-        config: &InterpConfig,
-        module: &Arc<Module>,
-        slot: &OnceLock<std::result::Result<CompiledFunction, JitError>>,
-        func: FuncId,
-        args: &[Const],
-        theta: Option<&mut dyn ThetaSource>,
-    ) -> Result<Vec<Const>> {
         Ok(self
-            .run_outcome(config, module, slot, func, args, theta)?
+            .run_outcome(&self.config, module, slot, func, args, theta)?
             .results)
     }
 
-    /// [`Inverse::run_with`], with what the run cost.
+    /// [`Inverse::run`] with limits `config`, and what the run cost.
     fn run_outcome(
         &self,
         config: &InterpConfig,
@@ -542,7 +529,7 @@ impl Inverse {
         let config = self
             .config
             .with_step_limit(step_limit.min(self.config.step_limit.unwrap_or(u64::MAX)));
-        self.run_with(
+        self.run_outcome(
             &config,
             &self.module,
             &self.native.inverse,
@@ -550,6 +537,7 @@ impl Inverse {
             y,
             Some(theta),
         )
+        .map(|o| o.results)
         .map_err(Error::in_inverse)
     }
 
