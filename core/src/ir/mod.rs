@@ -10,6 +10,7 @@
 //! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`], [`implied`] (checks and
 //!   branches the path already decided); [`dominators`] for them and the verifier.
 
+pub mod closed;
 pub mod compact;
 pub mod constant;
 pub mod cse;

@@ -147,7 +147,7 @@ struct Ctx<'a> {
 /// could not be done is in the report.
 ///
 /// A function with branches or loops is first put in closed block form
-/// ([`crate::reorient::close_blocks`]); then every block that ends in `return` or `jump` is a
+/// ([`pinv_core::ir::closed::close_blocks`]); then every block that ends in `return` or `jump` is a
 /// straight-line function from its parameters to what it returns or passes on, and is isolated
 /// on its own (the blocks that branch are left as they are: the facts the reorientation derives
 /// from their conditions stay intact).
@@ -206,7 +206,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
         }
     }
     // Closed block form: every return block is a function of its parameters.
-    let mut closed = crate::reorient::close_blocks(&body);
+    let mut closed = pinv_core::ir::closed::close_blocks(&body);
     closed.compact();
     let mut report = IsolationReport::skipped(&func.name, "");
     report.outcome = Outcome::NoFanOut;

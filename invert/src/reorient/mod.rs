@@ -6,7 +6,7 @@
 //!   back (a loop as a loop, ordering its θ with `segment`s when `f` has control flow), and
 //!   returning f(X), so that a caller's PGF runs a call once (`region.rs`, `record_call`).
 //!
-//! The function is first put in closed block form (`closed.rs`), so that each block is a
+//! The function is first put in closed block form (`pinv_core::ir::closed`), so that each block is a
 //! straight-line function of its parameters. The inverse then walks the control-flow graph
 //! backwards (`blocks.rs`): it picks the `return` that produced y, inverts that block (`region.rs`),
 //! and at the start of every block picks the edge it was entered by, passing the block's
@@ -25,7 +25,6 @@
 //! stack (a declared `inverse`, a user layer) is used instead of its body.
 
 mod blocks;
-mod closed;
 mod facts;
 mod int_ranges;
 mod ranges;
@@ -41,7 +40,7 @@ use region::{rule_error, Region};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-pub use closed::close_blocks;
+pub use pinv_core::ir::closed::close_blocks;
 
 /// Options of the reorientation pass.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,7 +11,7 @@
 //! the block uses it without defining it, or a successor needs it. The entry block has no live-in
 //! values in verified SSA (every use is dominated by its definition).
 
-use pinv_core::ir::{Block, Function, Value, ValueDef};
+use super::{Block, Function, Value, ValueDef};
 use std::collections::{BTreeSet, HashMap};
 
 /// Returns `f` in closed block form. The entry block and existing parameters keep their values;
@@ -76,7 +76,7 @@ pub fn close_blocks(f: &Function) -> Function {
     // constants wherever they are used.
     let constant = |f: &Function, v: Value| match f.values[v].def {
         ValueDef::Result(inst, _) => match f.insts[inst].kind {
-            pinv_core::ir::InstKind::Const(c) => Some((c, f.insts[inst].span)),
+            crate::ir::InstKind::Const(c) => Some((c, f.insts[inst].span)),
             _ => None,
         },
         ValueDef::Param(..) => None,
@@ -91,12 +91,12 @@ pub fn close_blocks(f: &Function) -> Function {
         let mut copies = Vec::new();
         for &v in &live_in[&b] {
             if let Some((c, span)) = constant(&f, v) {
-                let inst = f.insts.push(pinv_core::ir::InstData {
-                    kind: pinv_core::ir::InstKind::Const(c),
+                let inst = f.insts.push(crate::ir::InstData {
+                    kind: crate::ir::InstKind::Const(c),
                     results: Vec::new(),
                     span,
                 });
-                let r = f.values.push(pinv_core::ir::ValueData {
+                let r = f.values.push(crate::ir::ValueData {
                     ty: c.ty(),
                     def: ValueDef::Result(inst, 0),
                 });
@@ -136,9 +136,9 @@ pub fn close_blocks(f: &Function) -> Function {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pinv_core::ir::read::parse_module;
-    use pinv_core::ir::verify::verify_function_in;
-    use pinv_core::ir::write::{write_function_in, WriteOptions};
+    use crate::ir::read::parse_module;
+    use crate::ir::verify::verify_function_in;
+    use crate::ir::write::{write_function_in, WriteOptions};
 
     #[test]
     fn loop_values_become_parameters() {
