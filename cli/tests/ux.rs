@@ -312,6 +312,77 @@ fn plot_writes_an_svg_with_one_circle_per_preimage() {
     );
 }
 
+/// A bool input's axis is ticked `false` and `true` only, an integer input's at whole numbers
+/// only.
+#[test]
+fn plot_axes_of_bool_and_integer_inputs_are_categorical() {
+    let file = temp_file(
+        "axes.pinv",
+        "fn pick(b: bool, x: f64) -> f64 { if b { x * x } else { x } }\n\
+         fn steps(n: i64, x: f64) -> f64 { (n as f64) * 0.5 + x }\n",
+    );
+    let f = file.to_str().unwrap();
+    let text = |svg: &str| -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>').map(|(_, rest)| rest))
+            .filter_map(|t| {
+                t.split_once("</text>")
+                    .map(|(label, _)| label.trim().to_string())
+            })
+            .collect()
+    };
+    let out = temp_dir().join("pick.svg");
+    let o = pinv(&[
+        "plot",
+        f,
+        "pick",
+        "--y",
+        "4",
+        "--samples",
+        "50",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let labels = text(&std::fs::read_to_string(&out).expect("written"));
+    assert!(
+        labels.iter().any(|l| l == "false") && labels.iter().any(|l| l == "true"),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.iter().any(|l| l == "0.5" || l == "0.2"),
+        "{labels:?}"
+    );
+    // Over n in [0, 3], a real axis would be ticked every 0.5 or less; the y axis (x) is kept
+    // to whole numbers by `--ylim` too, so a fractional label would be n's.
+    let out = temp_dir().join("steps.svg");
+    let o = pinv(&[
+        "plot",
+        f,
+        "steps",
+        "--y",
+        "4",
+        "--samples",
+        "50",
+        "--xlim",
+        "0,3",
+        "--ylim",
+        "-10,10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let labels = text(&std::fs::read_to_string(&out).expect("written"));
+    assert!(
+        labels.iter().any(|l| l == "1") && labels.iter().any(|l| l == "2"),
+        "{labels:?}"
+    );
+    // (The title, `steps(n, x) = 4.0: …`, is no tick.)
+    let mut ticks = labels.iter().filter(|l| !l.contains('='));
+    assert!(!ticks.any(|l| l.contains('.')), "{labels:?}");
+}
+
 #[test]
 fn plot_writes_a_png_and_says_how_many_points() {
     let file = program();

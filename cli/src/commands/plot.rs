@@ -291,12 +291,66 @@ struct Series {
     points: Vec<(f64, f64)>,
 }
 
+/// What an axis shows: reals get ticks anywhere; integers only at whole numbers; bools only at
+/// `false` and `true`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AxisKind {
+    Real,
+    Int,
+    Bool,
+}
+
+impl AxisKind {
+    fn of(ty: Option<pinv::Type>) -> AxisKind {
+        match ty {
+            Some(pinv::Type::I64) => AxisKind::Int,
+            Some(pinv::Type::Bool) => AxisKind::Bool,
+            _ => AxisKind::Real,
+        }
+    }
+
+    /// The tick label at `v`: empty where this kind has no value (a tick's position may be a
+    /// rounding away from a whole number).
+    fn tick(self, v: &f64) -> String {
+        let whole = v.round();
+        let at_whole = (v - whole).abs() <= 1e-9 * whole.abs().max(1.0);
+        match self {
+            AxisKind::Real => tick(v),
+            AxisKind::Int if at_whole => tick(&whole),
+            AxisKind::Bool if at_whole && whole == 0.0 => "false".to_string(),
+            AxisKind::Bool if at_whole && whole == 1.0 => "true".to_string(),
+            AxisKind::Int | AxisKind::Bool => String::new(),
+        }
+    }
+
+    /// How many ticks to ask for: a bool axis needs only its two values (and the halves
+    /// between, unlabelled).
+    fn labels(self) -> usize {
+        match self {
+            AxisKind::Bool => 5,
+            AxisKind::Real | AxisKind::Int => 10,
+        }
+    }
+
+    /// The range drawn, from the data's: bools always show both values; integers get half a
+    /// step of room so that points are not on the frame.
+    fn range(self, (lo, hi): (f64, f64)) -> (f64, f64) {
+        match self {
+            AxisKind::Real => (lo, hi),
+            AxisKind::Bool => (-0.5, 1.5),
+            AxisKind::Int => (lo.floor() - 0.5, hi.ceil() + 0.5),
+        }
+    }
+}
+
 /// Everything the picture shows.
 struct PlotSpec {
     title: String,
     x_name: String,
     /// `None` for a strip of one input.
     y_name: Option<String>,
+    x_kind: AxisKind,
+    y_kind: AxisKind,
     series: Vec<Series>,
     /// Whether θ made any discrete choice (then the legend is drawn).
     legend: bool,
@@ -397,10 +451,15 @@ impl PlotSpec {
                 points: rest.into_iter().flat_map(|(_, p)| p).collect(),
             });
         }
+        let kind = |axis: Option<&usize>| {
+            AxisKind::of(axis.and_then(|&i| draws.preimages.first().map(|p| p.x[i].ty())))
+        };
         PlotSpec {
             title,
             x_name: names[axes[0]].clone(),
             y_name: axes.get(1).map(|&i| names[i].clone()),
+            x_kind: kind(axes.first()),
+            y_kind: kind(axes.get(1)),
             series,
             legend,
             not_finite,
@@ -551,12 +610,20 @@ fn render<DB: DrawingBackend>(
     } else {
         (root.clone(), None)
     };
-    let (x0, x1) = spec.limits.x.unwrap_or_else(|| spec.range(|p| p.0));
+    let (x0, x1) = spec
+        .limits
+        .x
+        .unwrap_or_else(|| spec.x_kind.range(spec.range(|p| p.0)));
     let (y0, y1) = if spec.y_name.is_some() {
-        spec.limits.y.unwrap_or_else(|| spec.range(|p| p.1))
+        spec.limits
+            .y
+            .unwrap_or_else(|| spec.y_kind.range(spec.range(|p| p.1)))
     } else {
         (-1.0, 1.0)
     };
+    let (x_kind, y_kind) = (spec.x_kind, spec.y_kind);
+    let x_tick = move |v: &f64| x_kind.tick(v);
+    let y_tick = move |v: &f64| y_kind.tick(v);
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(&spec.title, ("sans-serif", 20))
         .margin(16)
@@ -567,8 +634,10 @@ fn render<DB: DrawingBackend>(
     {
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(spec.x_name.as_str())
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
+            .x_label_formatter(&x_tick)
+            .y_label_formatter(&y_tick)
+            .x_labels(x_kind.labels())
+            .y_labels(y_kind.labels())
             .axis_desc_style(("sans-serif", 16))
             .label_style(("sans-serif", 13))
             .light_line_style(RGBColor(235, 235, 235));
