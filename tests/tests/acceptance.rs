@@ -39,6 +39,31 @@ fn functions_users_bring_accept_almost_every_theta() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Where an operand is computed from integers (or bools) alone, θ draws those first, from their
+/// own domain, and the rest is solved from them: no θ reads a real that a whole number would then
+/// have to come out of.
+#[test]
+fn integers_an_operand_is_computed_from_are_drawn_first() {
+    use pinv::theta::SlotKind;
+    use pinv_core::ir::{Domain, Type};
+    let program = Program::load(corpus_dir().join("../programs/acceptance.pinv")).expect("loads");
+    for (name, ty) in [("fare", Type::I64), ("surcharge", Type::Bool)] {
+        let inverse = program.invert(name).expect("invertible");
+        let domains: Vec<Domain> = inverse
+            .schema()
+            .slots
+            .iter()
+            .filter(|s| !s.conditional)
+            .filter_map(|s| match s.kind {
+                SlotKind::Value { domain, .. } => Some(domain),
+                _ => None,
+            })
+            .collect();
+        // (Reads "on some paths" name a float where rounding leaves several: not these.)
+        assert_eq!(domains, vec![Domain::all(ty)], "{name}: {domains:?}");
+    }
+}
+
 #[test]
 fn injective_functions_read_no_theta() {
     // For each x, the PGF records nothing: the inverse reads no θ on the path of f(x) (a θ

@@ -19,7 +19,7 @@ use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
     Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, SegmentOp,
-    Value, ValueDef,
+    Type, Value, ValueDef,
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
@@ -146,6 +146,10 @@ impl Reorienter<'_> {
                 !constant && !region.known.contains_key(&a)
             });
             args.dedup();
+            if self.discrete_first(f, body, inst, &args, region)? {
+                self.propagate_forward(f, body, region)?;
+                args.retain(|a| !region.known.contains_key(a));
+            }
             let before = region.known.len();
             self.invert_inst(f, inst, region)?;
             if region.known.len() > before + args.len() {
@@ -167,6 +171,82 @@ impl Reorienter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Before an f64 instruction with several unknown operands is inverted: where some of them
+    /// are computed (in this block) from unknown integers or bools alone (`(n as f64) * 0.5 +
+    /// x`), reads θ for those integers (from their own domain) and says whether it did, so that
+    /// they and what they compute are known before the rule reads θ for the rest.
+    ///
+    /// The rule would otherwise read a real for one operand, and the other must then come out
+    /// as an exact integer: `n = (y − x) / 0.5` for a drawn x almost never is one. Drawing n
+    /// gives x for every n. Where every unknown operand is so computed, the last keeps its
+    /// rule's θ (its integers are solved from the others').
+    fn discrete_first(
+        &mut self,
+        f: &Function,
+        body: &[Inst],
+        inst: Inst,
+        unknown: &[Value],
+        region: &mut Region<'_>,
+    ) -> Result<bool, Error> {
+        let data = &f.insts[inst];
+        let InstKind::Prim { op, .. } = &data.kind else {
+            return Ok(false);
+        };
+        if unknown.len() < 2
+            || op.result_type() != Type::F64
+            || data.results.iter().all(|r| !region.known.contains_key(r))
+        {
+            return Ok(false);
+        }
+        let in_body: BTreeSet<Inst> = body.iter().copied().collect();
+        let slices: Vec<Option<Vec<Value>>> = unknown
+            .iter()
+            .map(|&a| discrete_leaves(f, &in_body, a, region))
+            .collect();
+        let discrete = slices.iter().filter(|s| s.is_some()).count();
+        if discrete == 0 {
+            return Ok(false);
+        }
+        let mut leaves: Vec<Value> = Vec::new();
+        let mut left = discrete;
+        for slice in slices.into_iter().flatten() {
+            if discrete == unknown.len() && left == 1 {
+                break;
+            }
+            left -= 1;
+            leaves.extend(slice);
+        }
+        leaves.sort();
+        leaves.dedup();
+        if leaves.is_empty() {
+            return Ok(false);
+        }
+        let role = format!(
+            "`{}`: an integer an operand is computed from, chosen first",
+            op.spelling()
+        );
+        for leaf in leaves {
+            let ty = f.value_type(leaf);
+            let fv = pair_fwd(&region.fwd, leaf)?;
+            let v = region
+                .emit(self.options, data.span, "", None, |ie, pe| {
+                    let v = ie.theta(Domain::all(ty), &role)?;
+                    pe.record(fv, &role)?;
+                    Ok(v)
+                })
+                .map_err(|e| rule_error(f, e))?;
+            self.solve(
+                f,
+                region,
+                leaf,
+                v,
+                data.span,
+                "an integer chosen first disagrees",
+            )?;
+        }
+        Ok(true)
     }
 
     /// Records that forward value `v` is `solved` in the inverse; if it was already solved (fan-out),
@@ -698,6 +778,61 @@ impl Reorienter<'_> {
         pair.pgf
             .ins_void(pair.pgf_block, InstKind::Segment(SegmentOp::Place(k)), span);
     }
+}
+
+/// The unknown i64 and bool values that `v`, an unknown f64, is computed from by instructions of
+/// `body` alone (with constants and known values), or `None` where it also depends on an
+/// unknown f64 (a block parameter, a call, a value from elsewhere). At most a few dozen
+/// instructions are followed: a long chain is no candidate.
+fn discrete_leaves(
+    f: &Function,
+    body: &BTreeSet<Inst>,
+    v: Value,
+    region: &Region<'_>,
+) -> Option<Vec<Value>> {
+    const MOST: usize = 32;
+    let mut leaves = Vec::new();
+    let mut work = vec![v];
+    let mut seen = BTreeSet::new();
+    while let Some(x) = work.pop() {
+        if !seen.insert(x) || region.known.contains_key(&x) {
+            continue;
+        }
+        if seen.len() > MOST {
+            return None;
+        }
+        let ty = f.value_type(x);
+        if x != v && ty != Type::F64 {
+            // A 0 or 1 from a bool: the bool is the smaller domain to draw from.
+            let from_bool = match f.values[x].def {
+                ValueDef::Result(def, _) if body.contains(&def) => match &f.insts[def].kind {
+                    InstKind::Prim {
+                        op: Opcode::BoolToI64,
+                        args,
+                    } => Some(args[0]),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match from_bool {
+                Some(b) => work.push(b),
+                None => leaves.push(x),
+            }
+            continue;
+        }
+        let ValueDef::Result(def, _) = f.values[x].def else {
+            return None;
+        };
+        if !body.contains(&def) {
+            return None;
+        }
+        match &f.insts[def].kind {
+            InstKind::Const(_) => {}
+            InstKind::Prim { args, .. } => work.extend(args.iter().copied()),
+            _ => return None,
+        }
+    }
+    (!leaves.is_empty()).then_some(leaves)
 }
 
 /// Makes `inst`, a call in `block` of `pgf`, a call of `callee` whose records are stashed; the
