@@ -3,8 +3,9 @@
 //! for random x, the PGF's θ gives x back bit for bit (completeness); for random θ, the inverse
 //! gives an x with f(x) = y or a domain error, never a wrong x (soundness); including the edges:
 //! the i64 extremes for a quotient and remainder, a variance of 0 (the one point where the
-//! system's Jacobian is singular) for Newton's method, random θ that make a linear system with
-//! run-time coefficients singular, and a double root (y = 0) for a numeric root.
+//! system's Jacobian is singular) for Newton's method, a zero matrix (every unknown free) and
+//! random θ that make a matrix singular for a linear system with run-time coefficients, and a
+//! double root (y = 0) for a numeric root.
 //!
 //! `PROPTEST_CASES` sets the cases per property (default 64).
 
@@ -172,13 +173,11 @@ proptest! {
         b in prop_oneof![Just(0.0), -10.0f64..10.0],
         s in proptest::collection::vec(prop_oneof![Just(0.0), -1e3f64..1e3], 4),
     ) {
-        // Not yet at a singular matrix (a = b = 0): the solver refuses it as a domain error, so
-        // an x₀ with a zero matrix is out of the PGF's reach (a known gap: its free unknowns
-        // should be read from θ). Random θ still meet it: sound there.
-        prop_assume!(a != 0.0 || b != 0.0);
         let theta: Vec<Const> = s.iter().map(|&v| Const::F64(v)).collect();
         let f = |v: [f64; 4]| v.map(Const::F64);
         round_trip_close_and_sound("rot2", &f([x, y, a, b]), &theta)?;
+        // The zero matrix: every (x, y) gives (0, 0), and θ names x and y.
+        round_trip_and_sound("rot2", &f([x, y, 0.0, 0.0]), &theta)?;
     }
 
     #[test]

@@ -1022,7 +1022,7 @@ pub fn eval_plan(
             PKind::Newton(r) => eval_plan(&plan.roots.get(*r)?.body, &a, module, budget)?,
             PKind::Bits(spec) => spec.eval(&a)?,
             PKind::Affine(spec) => spec.eval(&a)?,
-            PKind::LinearRt { n } => crate::solve::linear_rt::eval(*n as usize, &a)?,
+            PKind::LinearRt { n, .. } => crate::solve::linear_rt::eval(*n as usize, &a)?,
             PKind::Wrap => {
                 use pinv_core::semantics::eval as ev;
                 let s = ev(pinv_core::ir::Opcode::Sin, &a).ok()?;

@@ -18,16 +18,21 @@
 //!   the coefficients are known when the helper is inverted.
 //! - **The rule** ([`LinearRtRule`]): Gaussian elimination with partial pivoting on the
 //!   run-time matrix (unrolled, the row swaps as selects); a pivot below 10⁻¹² of the matrix's
-//!   largest entry is a singular system, a domain error for that θ. No θ of its own.
+//!   largest entry is a singular system, a domain error for that θ. A zero matrix (every
+//!   coefficient 0) leaves every unknown free: θ names each (read only then), so an x whose
+//!   coefficients are all 0 is in reach. Where a factor of every coefficient is drawn from the
+//!   nonzero reals (a rotation's scale), the matrix cannot be zero and no such read is emitted;
+//!   an x with that factor 0 is out of reach (a gap). Other singular matrices are still a
+//!   domain error.
 //!
 //! The inverse's final check runs the original function, so the regrouping of sums (exact
 //! only up to rounding) never makes an answer wrong.
 
 use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
-use pinv_core::ir::{Const, FuncId, Module, Opcode, Type, Value};
+use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
-use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
 use std::collections::HashMap;
 
 /// The most unknowns one system solves.
@@ -89,6 +94,18 @@ pub struct System {
     /// Those of them that are a factor of every coefficient (zero would make the matrix zero):
     /// read from the nonzero reals.
     nonzero: Vec<u32>,
+}
+
+impl System {
+    /// Whether every coefficient can be 0 at once: none is drawn nonzero through a common
+    /// factor, and none is a nonzero constant (the 1 and −1 of a mix).
+    fn can_be_zero(&self) -> bool {
+        let constant_nonzero = |terms: &Vec<Term>| {
+            terms.iter().all(|(_, factors)| factors.is_empty())
+                && terms.iter().map(|(k, _)| k).sum::<f64>() != 0.0
+        };
+        self.nonzero.is_empty() && !self.matrix.iter().any(constant_nonzero)
+    }
 }
 
 /// Whether `p` is a factor of value `v` (`v` is zero when `p` is).
@@ -319,7 +336,10 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     }
     args.extend(system.unknowns.iter().map(|&p| b.param(p as usize)));
     let h = b.push(
-        PKind::LinearRt { n: n as u32 },
+        PKind::LinearRt {
+            n: n as u32,
+            free: system.can_be_zero(),
+        },
         args,
         vec![Type::F64; n],
         span,
@@ -400,7 +420,7 @@ fn products<O: Ops + ?Sized>(
 }
 
 /// Adds the helper for a [`PKind::LinearRt`] instruction to `module`, and its rule to `layer`.
-pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32) -> FuncId {
+pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32, free: bool) -> FuncId {
     let n = n as usize;
     let params = (0..n * n + 2 * n)
         .map(|i| match i {
@@ -422,7 +442,7 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32) -> 
         sig,
         inst.span,
         body,
-        LinearRtRule { n },
+        LinearRtRule { n, free },
     )
 }
 
@@ -430,9 +450,14 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32) -> 
 #[derive(Debug)]
 pub struct LinearRtRule {
     pub n: usize,
+    /// The matrix can be zero: θ names the unknowns it leaves free (see the module docs).
+    pub free: bool,
 }
 
 const SINGULAR: &str = "the linear system is singular for this θ";
+
+/// The role of the θ that names an unknown a zero matrix leaves free.
+const FREE: &str = "an unknown the zero matrix leaves free";
 
 impl InverseRule for LinearRtRule {
     fn name(&self) -> &str {
@@ -448,7 +473,12 @@ impl InverseRule for LinearRtRule {
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
-            thetas: Vec::new(),
+            thetas: (0..if self.free { self.n } else { 0 })
+                .map(|_| ThetaDoc {
+                    when: Some("every coefficient is 0".to_string()),
+                    ..ThetaDoc::value(Domain::Real, FREE)
+                })
+                .collect(),
             checks: vec![
                 SINGULAR.to_string(),
                 "the outputs are the matrix products at the answer".to_string(),
@@ -474,6 +504,93 @@ impl InverseRule for LinearRtRule {
             .map(|a| a.known().ok_or(RuleError::Uncovered(Pattern::of(args))))
             .collect::<Result<_, _>>()?;
         let (a0, b0) = known.split_at(n * n);
+        if !self.free {
+            let u = self.eliminate(e, a0, b0, outputs)?;
+            return self.checked(e, known, u, outputs);
+        }
+        // A zero matrix leaves every unknown free (the outputs are then the constant parts):
+        // θ names each, as the PGF records them. Otherwise, elimination.
+        let mut largest = e.fc(0.0);
+        for &v in a0 {
+            let m = e.fabs(v);
+            largest = e.op2(Opcode::Fmax, largest, m);
+        }
+        let zero = e.fc(0.0);
+        let all_zero = e.op2(Opcode::Fle, largest, zero);
+        let types = vec![Type::F64; n];
+        let u = e.if_else(
+            all_zero,
+            &types,
+            |e| (0..n).map(|_| e.theta(Domain::Real, FREE)).collect(),
+            |e| self.eliminate(e, a0, b0, outputs),
+        )?;
+        self.checked(e, known, u, outputs)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        _outputs: &[Value],
+        args: &[Value],
+        _pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let n = self.n;
+        if !self.free {
+            return Ok(());
+        }
+        let (a0, rest) = args.split_at(n * n);
+        let u = rest
+            .get(n..2 * n)
+            .ok_or_else(|| RuleError::Malformed("the unknowns' forward values".into()))?;
+        let mut largest = e.fc(0.0);
+        for &v in a0 {
+            let m = e.fabs(v);
+            largest = e.op2(Opcode::Fmax, largest, m);
+        }
+        let zero = e.fc(0.0);
+        let all_zero = e.op2(Opcode::Fle, largest, zero);
+        e.if_else(
+            all_zero,
+            &[],
+            |e| {
+                for &v in u {
+                    e.record(v, FREE)?;
+                }
+                Ok(Vec::new())
+            },
+            |_| Ok(Vec::new()),
+        )?;
+        Ok(())
+    }
+}
+
+impl LinearRtRule {
+    /// The matrix and constants, then `u`, once the outputs are checked to be `A·u + b`.
+    fn checked(
+        &self,
+        e: &mut Emitter<'_>,
+        known: Vec<Value>,
+        u: Vec<Value>,
+        outputs: &[Value],
+    ) -> Result<Vec<Value>, RuleError> {
+        let n = self.n;
+        let again = products(e, n, &known[..n * n], &known[n * n..], &u);
+        for (v, &y) in again.into_iter().zip(outputs) {
+            e.check_step_equal(v, y, "the outputs are not a solution of the linear system")?;
+        }
+        Ok(known.into_iter().chain(u).collect())
+    }
+
+    /// Gaussian elimination with partial pivoting: the unknowns of `A·u + b = outputs`, or a
+    /// domain error where a pivot is below 10⁻¹² of the largest entry.
+    fn eliminate(
+        &self,
+        e: &mut Emitter<'_>,
+        a0: &[Value],
+        b0: &[Value],
+        outputs: &[Value],
+    ) -> Result<Vec<Value>, RuleError> {
+        let n = self.n;
         let mut a: Vec<Value> = a0.to_vec();
         let mut r: Vec<Value> = outputs
             .iter()
@@ -528,21 +645,6 @@ impl InverseRule for LinearRtRule {
             }
             u[k] = Some(e.fdiv(acc, a[k * n + k]));
         }
-        let u: Vec<Value> = super::helpers::solved(u)?;
-        let again = products(e, n, a0, b0, &u);
-        for (v, &y) in again.into_iter().zip(outputs) {
-            e.check_step_equal(v, y, "the outputs are not a solution of the linear system")?;
-        }
-        Ok(known.into_iter().chain(u).collect())
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        _outputs: &[Value],
-        _args: &[Value],
-        _pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        Ok(())
+        super::helpers::solved(u)
     }
 }

@@ -88,6 +88,9 @@ pub enum PKind {
     /// (the helper `iso.linrt.N`, see [`super::linear_rt`]).
     LinearRt {
         n: u32,
+        /// Whether the matrix can be zero (no factor of every coefficient is drawn nonzero):
+        /// then θ names the unknowns it leaves free.
+        free: bool,
     },
 }
 
@@ -1020,7 +1023,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
                     sim.thetas += spec.theta_count(&pattern_of(&known));
                 }
             }
-            PKind::LinearRt { n } => {
+            PKind::LinearRt { n, .. } => {
                 // The rule needs the matrix and the constants known and solves every unknown;
                 // anything else is the helper's body, inverted with checks.
                 let n = *n as usize;
