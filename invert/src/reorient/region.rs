@@ -127,6 +127,7 @@ impl Reorienter<'_> {
         // Which instructions of the body use each value, by position: after an instruction is
         // inverted, only the users of what it solved can have become computable (a rescan of
         // the whole body after each one was quadratic in the block's length).
+        let in_body: BTreeSet<Inst> = body.iter().copied().collect();
         let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
         for (k, &inst) in body.iter().enumerate() {
             f.insts[inst]
@@ -146,7 +147,7 @@ impl Reorienter<'_> {
                 !constant && !region.known.contains_key(&a)
             });
             args.dedup();
-            if self.discrete_first(f, body, inst, &args, region)? {
+            if self.discrete_first(f, &in_body, inst, &args, region)? {
                 self.propagate_forward(f, body, region)?;
                 args.retain(|a| !region.known.contains_key(a));
             }
@@ -185,7 +186,7 @@ impl Reorienter<'_> {
     fn discrete_first(
         &mut self,
         f: &Function,
-        body: &[Inst],
+        in_body: &BTreeSet<Inst>,
         inst: Inst,
         unknown: &[Value],
         region: &mut Region<'_>,
@@ -200,10 +201,9 @@ impl Reorienter<'_> {
         {
             return Ok(false);
         }
-        let in_body: BTreeSet<Inst> = body.iter().copied().collect();
         let slices: Vec<Option<Vec<Value>>> = unknown
             .iter()
-            .map(|&a| discrete_leaves(f, &in_body, a, region))
+            .map(|&a| discrete_leaves(f, in_body, a, region))
             .collect();
         let discrete = slices.iter().filter(|s| s.is_some()).count();
         if discrete == 0 {

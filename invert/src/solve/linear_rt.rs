@@ -510,13 +510,7 @@ impl InverseRule for LinearRtRule {
         }
         // A zero matrix leaves every unknown free (the outputs are then the constant parts):
         // θ names each, as the PGF records them. Otherwise, elimination.
-        let mut largest = e.fc(0.0);
-        for &v in a0 {
-            let m = e.fabs(v);
-            largest = e.op2(Opcode::Fmax, largest, m);
-        }
-        let zero = e.fc(0.0);
-        let all_zero = e.op2(Opcode::Fle, largest, zero);
+        let all_zero = all_zero(e, a0);
         let types = vec![Type::F64; n];
         let u = e.if_else(
             all_zero,
@@ -542,13 +536,7 @@ impl InverseRule for LinearRtRule {
         let u = rest
             .get(n..2 * n)
             .ok_or_else(|| RuleError::Malformed("the unknowns' forward values".into()))?;
-        let mut largest = e.fc(0.0);
-        for &v in a0 {
-            let m = e.fabs(v);
-            largest = e.op2(Opcode::Fmax, largest, m);
-        }
-        let zero = e.fc(0.0);
-        let all_zero = e.op2(Opcode::Fle, largest, zero);
+        let all_zero = all_zero(e, a0);
         e.if_else(
             all_zero,
             &[],
@@ -562,6 +550,18 @@ impl InverseRule for LinearRtRule {
         )?;
         Ok(())
     }
+}
+
+/// Whether every entry of the matrix `a` is 0 (a NaN entry does not count against it: the
+/// check of `A·u + b` then fails), decided alike in the inverse and the PGF.
+fn all_zero(e: &mut Emitter<'_>, a: &[Value]) -> Value {
+    let mut largest = e.fc(0.0);
+    for &v in a {
+        let m = e.fabs(v);
+        largest = e.op2(Opcode::Fmax, largest, m);
+    }
+    let zero = e.fc(0.0);
+    e.op2(Opcode::Fle, largest, zero)
 }
 
 impl LinearRtRule {
