@@ -43,6 +43,9 @@ use crate::span::Span;
 use cranelift_entity::EntityRef;
 use std::fmt;
 
+mod recorder;
+pub use recorder::TapeRecorder;
+
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
@@ -145,6 +148,13 @@ pub trait ThetaSource {
     fn as_tape(&mut self) -> Option<&mut TapeSource> {
         None
     }
+
+    /// The plain [`TapeRecorder`] this source is, if it is one. Compiled code then records into it
+    /// directly instead of calling [`ThetaSource::record`] and [`ThetaSource::segment`] (with the
+    /// same results). A source that adds behaviour of its own must keep the default, `None`.
+    fn as_recorder(&mut self) -> Option<&mut TapeRecorder> {
+        None
+    }
 }
 
 impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
@@ -166,6 +176,10 @@ impl<T: ThetaSource + ?Sized> ThetaSource for &mut T {
 
     fn as_tape(&mut self) -> Option<&mut TapeSource> {
         (**self).as_tape()
+    }
+
+    fn as_recorder(&mut self) -> Option<&mut TapeRecorder> {
+        (**self).as_recorder()
     }
 }
 
@@ -226,141 +240,6 @@ pub fn check_choice(n: u32, value: Const) -> Result<u32, ThetaError> {
             found: other.ty(),
         }),
     }
-}
-
-/// Collects the θ tape that generated PGF code writes with `record` and orders with `segment`;
-/// refuses reads.
-///
-/// Invariants: every frame starts at or after the one it is nested in, and its cuts are
-/// increasing, between its start and the end of `values`. A cut is kept only where a segment has
-/// values (a loop whose iterations record nothing costs no memory per iteration). A frame's
-/// captures start at or after its last cut; its stashes hold values no longer in `values`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TapeRecorder {
-    values: Vec<Const>,
-    frames: Vec<SegmentFrame>,
-}
-
-/// An open `segment` frame: where it starts in the tape, and where each of its segments after the
-/// first starts.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct SegmentFrame {
-    start: usize,
-    cuts: Vec<usize>,
-    /// Where each open `hold` started (at or after the last cut).
-    captures: Vec<usize>,
-    /// The current segment's stashes, by number (a number never stashed holds nothing).
-    stashes: Vec<Vec<Const>>,
-}
-
-impl TapeRecorder {
-    pub fn new() -> TapeRecorder {
-        TapeRecorder::default()
-    }
-
-    /// The values recorded so far, in order.
-    pub fn values(&self) -> &[Const] {
-        &self.values
-    }
-
-    /// The recorded tape.
-    pub fn into_values(self) -> Vec<Const> {
-        self.values
-    }
-}
-
-impl ThetaSource for TapeRecorder {
-    fn theta(&mut self, _: Domain, _: &ThetaAddress<'_>) -> Result<Const, ThetaError> {
-        Err(ThetaError::Other(
-            "a PGF records θ; it does not read it".to_string(),
-        ))
-    }
-
-    fn choice(&mut self, _: u32, _: &ThetaAddress<'_>) -> Result<u32, ThetaError> {
-        Err(ThetaError::Other(
-            "a PGF records θ; it does not read it".to_string(),
-        ))
-    }
-
-    fn record(&mut self, value: Const, _: &ThetaAddress<'_>) -> Result<(), ThetaError> {
-        self.values.push(value);
-        Ok(())
-    }
-
-    fn segment(&mut self, op: SegmentOp) -> Result<(), ThetaError> {
-        let end = self.values.len();
-        match op {
-            SegmentOp::Open => self.frames.push(SegmentFrame {
-                start: end,
-                ..SegmentFrame::default()
-            }),
-            SegmentOp::Cut => {
-                let frame = self.frames.last_mut().ok_or_else(unopened)?;
-                let last = frame.cuts.last().copied().unwrap_or(frame.start);
-                if end > last {
-                    frame.cuts.push(end);
-                }
-                frame.captures.clear();
-                frame.stashes.clear();
-            }
-            SegmentOp::Hold => {
-                let frame = self.frames.last_mut().ok_or_else(unopened)?;
-                frame.captures.push(end);
-            }
-            SegmentOp::Stash(k) => {
-                let frame = self.frames.last_mut().ok_or_else(unopened)?;
-                let start = frame.captures.pop().ok_or_else(|| {
-                    ThetaError::Other(
-                        "`segment stash` with no `hold`: the PGF is malformed".to_string(),
-                    )
-                })?;
-                if start > end {
-                    return Err(ThetaError::Other(
-                        "`segment stash` after its `hold`'s values were moved: the PGF is malformed"
-                            .to_string(),
-                    ));
-                }
-                let k = k as usize;
-                if frame.stashes.len() <= k {
-                    frame.stashes.resize_with(k + 1, Vec::new);
-                }
-                frame.stashes[k] = self.values.split_off(start);
-            }
-            SegmentOp::Place(k) => {
-                let frame = self.frames.last_mut().ok_or_else(unopened)?;
-                if let Some(stash) = frame.stashes.get_mut(k as usize) {
-                    self.values.append(stash);
-                }
-            }
-            SegmentOp::Close => {
-                let frame = self.frames.pop().ok_or_else(unopened)?;
-                // The segments, last first; each keeps its own order: the frame reversed, then
-                // each segment (now at the mirror of its place) reversed back. In place: a
-                // recursion closes a frame per call.
-                let cuts: Vec<usize> = frame
-                    .cuts
-                    .iter()
-                    .copied()
-                    .filter(|&c| c > frame.start && c < end)
-                    .collect();
-                if !cuts.is_empty() {
-                    let slice = &mut self.values[frame.start..end];
-                    let len = slice.len();
-                    slice.reverse();
-                    let mut from = 0;
-                    for to in cuts.iter().map(|c| c - frame.start).chain([len]) {
-                        slice[len - to..len - from].reverse();
-                        from = to;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn unopened() -> ThetaError {
-    ThetaError::Other("`segment` with no open frame: the PGF is malformed".to_string())
 }
 
 /// The simplest θ source: an explicit list of values, read front to back. Each value is checked

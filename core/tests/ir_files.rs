@@ -176,8 +176,46 @@ fn show(values: &[Const]) -> String {
     format!("[{}]", v.join(", "))
 }
 
-/// Runs one directive in `engine`; what went wrong, if anything.
-fn execute(run: &Run, module: &Arc<Module>, engine: Engine) -> Result<(), String> {
+/// A recorder compiled code cannot write directly (it is not a plain [`TapeRecorder`]): every
+/// `record` and `segment` is a callback through the θ source's methods.
+struct Forwarding(TapeRecorder);
+
+impl pinv_core::interp::ThetaSource for Forwarding {
+    fn theta(
+        &mut self,
+        domain: pinv_core::ir::Domain,
+        at: &pinv_core::interp::ThetaAddress<'_>,
+    ) -> Result<Const, pinv_core::interp::ThetaError> {
+        self.0.theta(domain, at)
+    }
+
+    fn choice(
+        &mut self,
+        n: u32,
+        at: &pinv_core::interp::ThetaAddress<'_>,
+    ) -> Result<u32, pinv_core::interp::ThetaError> {
+        self.0.choice(n, at)
+    }
+
+    fn record(
+        &mut self,
+        value: Const,
+        at: &pinv_core::interp::ThetaAddress<'_>,
+    ) -> Result<(), pinv_core::interp::ThetaError> {
+        self.0.record(value, at)
+    }
+
+    fn segment(
+        &mut self,
+        op: pinv_core::ir::SegmentOp,
+    ) -> Result<(), pinv_core::interp::ThetaError> {
+        self.0.segment(op)
+    }
+}
+
+/// Runs one directive in `engine`, a PGF's recorder `wrapped` in [`Forwarding`] or plain; what
+/// went wrong, if anything.
+fn execute(run: &Run, module: &Arc<Module>, engine: Engine, wrapped: bool) -> Result<(), String> {
     let runner = Runner::new(Arc::clone(module), engine).with_config(InterpConfig::default());
     let id = module
         .get(&run.func)
@@ -188,15 +226,18 @@ fn execute(run: &Run, module: &Arc<Module>, engine: Engine) -> Result<(), String
             .map_err(|e| format!("does not compile: {e}"))?;
     }
     let mut source = run.theta.clone().map(TapeSource::new);
-    let mut recorder = TapeRecorder::new();
+    let mut plain = TapeRecorder::new();
+    let mut forwarding = Forwarding(TapeRecorder::new());
+    let recorder: &mut dyn pinv_core::interp::ThetaSource =
+        if wrapped { &mut forwarding } else { &mut plain };
     let pgf = matches!(
         module.functions[id].kind,
         FuncKind::GeneratedPgf { .. } | FuncKind::Pgf { .. }
     );
     let theta: Option<&mut dyn pinv_core::interp::ThetaSource> = match (&mut source, &run.expect) {
         (Some(t), _) => Some(t),
-        (None, Expect::Records(_)) => Some(&mut recorder),
-        (None, _) if pgf => Some(&mut recorder),
+        (None, Expect::Records(_)) => Some(recorder),
+        (None, _) if pgf => Some(recorder),
         (None, _) => None,
     };
     let outcome = runner.call_traced(id, &run.args, theta);
@@ -213,7 +254,11 @@ fn execute(run: &Run, module: &Arc<Module>, engine: Engine) -> Result<(), String
             Ok(())
         }
         (Expect::Records(want), Ok(_)) => {
-            let got = recorder.into_values();
+            let got = if wrapped {
+                forwarding.0.into_values()
+            } else {
+                plain.into_values()
+            };
             if same(&got, want) {
                 Ok(())
             } else {
@@ -307,8 +352,15 @@ fn run(path: &Path, bless: bool) -> Result<(), String> {
     let module = Arc::new(module);
     for text in &header.runs {
         let run = parse_run(text, &module).map_err(|e| format!("run: {text}: {e}"))?;
-        for engine in [Engine::Interp, Engine::Jit] {
-            execute(&run, &module, engine).map_err(|e| format!("run: {text} ({engine:?}): {e}"))?;
+        for (engine, wrapped) in [
+            (Engine::Interp, false),
+            (Engine::Jit, false),
+            (Engine::Jit, true),
+        ] {
+            execute(&run, &module, engine, wrapped).map_err(|e| {
+                let through = if wrapped { ", through callbacks" } else { "" };
+                format!("run: {text} ({engine:?}{through}): {e}")
+            })?;
         }
     }
     Ok(())

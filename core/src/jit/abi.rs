@@ -34,7 +34,8 @@
 //!   [`Host`], reported as a pending failure, and resumed by the host after compiled code returned.
 
 use super::runtime::Host;
-use crate::ir::{Const, FuncId, Inst, Type};
+use crate::interp::{RuntimeErrorKind, TapeRecorder};
+use crate::ir::{Const, FuncId, Inst, SegmentOp, Type};
 use std::mem::offset_of;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -78,6 +79,10 @@ pub(crate) struct Ctx {
     /// Where a θ read's slow path finds the value its callback read: the read shims
     /// (`compile::read_shims`), which clobber no register, leave it here.
     pub scratch: u64,
+    /// The call's θ source when it is a plain [`TapeRecorder`]: [`pinv_jit_record`] and
+    /// [`pinv_jit_segment`] write it without going through the [`Host`] (a recursion's PGF makes
+    /// about ten such calls per level). Null otherwise.
+    pub recorder: *mut TapeRecorder,
 }
 
 /// The tape of a call whose θ source compiled code does not read directly: an end marker.
@@ -260,16 +265,68 @@ pub(crate) extern "C" fn pinv_jit_theta_within(ctx: *mut Ctx, site: u32, lo: u64
     unsafe { with_host(ctx, |h| h.theta_within(site, lo, hi)) }
 }
 
+/// A segment op as compiled code passes it: the op in the low 3 bits, a stash number above.
+/// `None` for a stash number too large to pass (the op is then looked up from the site).
+pub(crate) fn segment_code(op: SegmentOp) -> Option<u32> {
+    let (kind, k) = match op {
+        SegmentOp::Open => (0, 0),
+        SegmentOp::Cut => (1, 0),
+        SegmentOp::Close => (2, 0),
+        SegmentOp::Hold => (3, 0),
+        SegmentOp::Stash(k) => (4, k),
+        SegmentOp::Place(k) => (5, k),
+    };
+    (k < 1 << 28).then_some(kind | k << 3)
+}
+
+/// The op [`segment_code`] gave `code`; `None` for a code it never gives.
+pub(crate) fn segment_op(code: u32) -> Option<SegmentOp> {
+    let k = code >> 3;
+    Some(match code & 7 {
+        0 => SegmentOp::Open,
+        1 => SegmentOp::Cut,
+        2 => SegmentOp::Close,
+        3 => SegmentOp::Hold,
+        4 => SegmentOp::Stash(k),
+        5 => SegmentOp::Place(k),
+        _ => return None,
+    })
+}
+
+/// The type whose [`tape_tag`](crate::interp::tape_tag) is `tag`.
+pub(crate) fn tag_type(tag: u32) -> Option<Type> {
+    [Type::F64, Type::I64, Type::Bool]
+        .into_iter()
+        .find(|&ty| crate::interp::tape_tag(ty) == u64::from(tag))
+}
+
 /// `segment op`: orders the θ being recorded; returns 1 on failure (also flagged as pending).
-pub(crate) extern "C" fn pinv_jit_segment(ctx: *mut Ctx, site: u32) -> u32 {
-    // SAFETY: only compiled code calls this, with its own context.
-    unsafe { with_host(ctx, |h| h.segment(site).map(|()| 0)).max((*ctx).pending) }
+/// `op` is the instruction's op ([`segment_code`]), so that a recorder needs no lookup.
+pub(crate) extern "C" fn pinv_jit_segment(ctx: *mut Ctx, site: u32, op: u32) -> u32 {
+    // SAFETY: only compiled code calls this, with its own context, whose recorder (if any) is
+    // the call's source, borrowed for the call and used by nothing else meanwhile.
+    unsafe {
+        let recorder = (*ctx).recorder;
+        if let (false, Some(op)) = (recorder.is_null(), segment_op(op)) {
+            return match (*recorder).segment_op(op) {
+                Ok(()) => 0,
+                Err(e) => with_host(ctx, |_| Err::<u32, _>(RuntimeErrorKind::Theta(e))).max(1),
+            };
+        }
+        with_host(ctx, |h| h.segment(site, op).map(|()| 0)).max((*ctx).pending)
+    }
 }
 
 /// `record v`: hands a value to the θ source; returns 1 on failure (also flagged as pending).
-pub(crate) extern "C" fn pinv_jit_record(ctx: *mut Ctx, site: u32, bits: u64) -> u32 {
-    // SAFETY: only compiled code calls this, with its own context.
+/// `tag` is v's type's [`tape_tag`](crate::interp::tape_tag).
+pub(crate) extern "C" fn pinv_jit_record(ctx: *mut Ctx, site: u32, bits: u64, tag: u32) -> u32 {
+    // SAFETY: as for `pinv_jit_segment`.
     unsafe {
+        let recorder = (*ctx).recorder;
+        if let (false, Some(ty)) = (recorder.is_null(), tag_type(tag)) {
+            (*recorder).push(decode(ty, bits));
+            return 0;
+        }
         with_host(ctx, |h| h.record(site, bits).map(|()| 0)).max(
             // `with_host` returns the default 0 on failure; the flag tells the caller.
             (*ctx).pending,

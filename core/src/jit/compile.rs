@@ -294,9 +294,13 @@ impl<'m> UnitBuilder<'m> {
             abi::SYM_THETA | abi::SYM_CHOICE => sig.returns.push(AbiParam::new(types::I64)),
             abi::SYM_RECORD => {
                 sig.params.push(AbiParam::new(types::I64));
+                sig.params.push(AbiParam::new(types::I32));
                 sig.returns.push(AbiParam::new(types::I32));
             }
-            abi::SYM_SEGMENT => sig.returns.push(AbiParam::new(types::I32)),
+            abi::SYM_SEGMENT => {
+                sig.params.push(AbiParam::new(types::I32));
+                sig.returns.push(AbiParam::new(types::I32));
+            }
             abi::SYM_THETA_WITHIN => {
                 sig.params.push(AbiParam::new(types::I64));
                 sig.params.push(AbiParam::new(types::I64));

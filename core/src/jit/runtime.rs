@@ -31,13 +31,14 @@
 //! check the stack pointer at entry, so compiled code never overflows the stack.
 
 use super::abi::{
-    decode, encode, Ctx, EntryFn, ErrorCode, Site, NO_TAPE, STATUS_BAD_ARGUMENTS, STATUS_OK,
+    decode, encode, segment_op, Ctx, EntryFn, ErrorCode, Site, NO_TAPE, STATUS_BAD_ARGUMENTS,
+    STATUS_OK,
 };
 use super::compile::{CompiledFunction, Unit};
 use super::compile::{StackNeeds, TIER_UP_CALLS};
 use crate::interp::{
     check_choice, check_domain, CallSite, InterpConfig, Interpreter, Outcome, RuntimeError,
-    RuntimeErrorKind, TapeSource, ThetaAddress, ThetaSource,
+    RuntimeErrorKind, TapeRecorder, TapeSource, ThetaAddress, ThetaSource,
 };
 use crate::ir::{Const, InstKind};
 use crate::span::Span;
@@ -68,6 +69,13 @@ enum Source<'t> {
         tape: &'t mut TapeSource,
         start: usize,
     },
+    /// A plain recorder, which compiled code's `record` and `segment` write directly (see
+    /// [`Ctx::recorder`](super::abi::Ctx)); how many values it had recorded when the call
+    /// started. Held as the pointer compiled code also uses, so that no borrow outlives another.
+    Recorder {
+        recorder: *mut TapeRecorder,
+        start: usize,
+    },
     /// Any other source: every read is a callback.
     Other(&'t mut dyn ThetaSource),
 }
@@ -81,11 +89,19 @@ impl<'t> Source<'t> {
         // SAFETY: `p` comes from `theta`, a unique borrow for `'t`, and exactly one of the two
         // borrows made from it below is kept: the tape if the source is one, else the source
         // itself (the borrow checker cannot see that the first ended when it is `None`).
-        match unsafe { (*p).as_tape() } {
-            Some(tape) => Source::Tape {
+        if let Some(tape) = unsafe { (*p).as_tape() } {
+            return Source::Tape {
                 start: tape.pos(),
                 tape,
+            };
+        }
+        // SAFETY: as above, the borrow `as_tape` made has ended.
+        match unsafe { (*p).as_recorder() } {
+            Some(recorder) => Source::Recorder {
+                start: recorder.recorded(),
+                recorder,
             },
+            // SAFETY: as above.
             None => Source::Other(unsafe { &mut *p }),
         }
     }
@@ -94,6 +110,10 @@ impl<'t> Source<'t> {
         match self {
             Source::None => None,
             Source::Tape { tape, .. } => Some(&mut **tape),
+            // SAFETY: the pointer comes from a unique borrow for `'t`; compiled code, the only
+            // other user, does not run while this borrow lives (callbacks end it before they
+            // return).
+            Source::Recorder { recorder, .. } => Some(unsafe { &mut **recorder }),
             Source::Other(t) => Some(&mut **t),
         }
     }
@@ -234,7 +254,13 @@ impl<'u> Host<'u, '_> {
         Ok(u64::from(k))
     }
 
-    pub fn segment(&mut self, site: u32) -> Result<(), RuntimeErrorKind> {
+    /// `segment op`; `op` is the instruction's op as compiled code passes it
+    /// ([`segment_code`](super::abi::segment_code)).
+    pub fn segment(&mut self, site: u32, op: u32) -> Result<(), RuntimeErrorKind> {
+        if let Some(op) = segment_op(op) {
+            let source = self.source.get().ok_or(RuntimeErrorKind::NoThetaSource)?;
+            return source.segment(op).map_err(RuntimeErrorKind::Theta);
+        }
         let (_, data, _) = self.lookup(site)?;
         let InstKind::Segment(op) = data.kind else {
             return Err(malformed("a segment at a site that is not `segment`"));
@@ -385,6 +411,10 @@ impl CompiledFunction {
             Source::Tape { tape, start } => (tape.slots().as_ptr(), *start as u64),
             _ => (NO_TAPE.as_ptr(), 0),
         };
+        let recorder = match source {
+            Source::Recorder { recorder, .. } => recorder,
+            _ => std::ptr::null_mut(),
+        };
         let mut host = Host {
             unit,
             source,
@@ -405,6 +435,7 @@ impl CompiledFunction {
             tape,
             tape_pos,
             scratch: 0,
+            recorder,
         };
         // SAFETY: `entry` is the unit's entry, whose code lives as long as `self.unit`;
         // `ctx.host` points to `host`, which outlives the call and which nothing else touches
@@ -419,6 +450,8 @@ impl CompiledFunction {
                 tape.set_pos(pos);
                 pos.saturating_sub(*start)
             }
+            // SAFETY: compiled code has returned; the pointer is the source's unique borrow.
+            Source::Recorder { recorder, start } => unsafe { (**recorder).recorded() - *start },
             _ => host.theta_reads,
         };
         if status == STATUS_OK {

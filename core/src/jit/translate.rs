@@ -584,19 +584,24 @@ impl<'t, 'm> Translator<'t, 'm> {
                 let bits = self.as_slot_bits(ty, v);
                 let site = self.site(inst, uncharged);
                 let s = self.b.ins().iconst(types::I32, i64::from(site));
+                let tag = crate::interp::tape_tag(ty) as i64;
+                let tag = self.b.ins().iconst(types::I32, tag);
                 let callee = self.ub.callback(abi::SYM_RECORD)?;
                 let r = self.func_ref(callee);
-                let call = self.b.ins().call(r, &[self.ctx, s, bits]);
+                let call = self.b.ins().call(r, &[self.ctx, s, bits, tag]);
                 let failed = self.b.inst_results(call)[0];
                 self.reload_tape_pos();
                 self.stop_if(failed, ErrorCode::Host, site);
             }
-            InstKind::Segment(_) => {
+            InstKind::Segment(op) => {
                 let site = self.site(inst, uncharged);
                 let s = self.b.ins().iconst(types::I32, i64::from(site));
+                // A code no op has (7) makes the runtime look the op up from the site.
+                let code = abi::segment_code(*op).unwrap_or(7);
+                let code = self.b.ins().iconst(types::I32, i64::from(code));
                 let callee = self.ub.callback(abi::SYM_SEGMENT)?;
                 let r = self.func_ref(callee);
-                let call = self.b.ins().call(r, &[self.ctx, s]);
+                let call = self.b.ins().call(r, &[self.ctx, s, code]);
                 let failed = self.b.inst_results(call)[0];
                 self.reload_tape_pos();
                 self.stop_if(failed, ErrorCode::Host, site);
