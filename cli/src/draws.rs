@@ -3,8 +3,13 @@
 //! θ is drawn from its domains by the seeded [`Sampler`]; a draw for which the inverse reports a
 //! domain error (θ or y outside its domain) is rejected and counted. Drawing stops after `wanted`
 //! preimages or `max_draws` draws, whichever comes first, so it always ends.
+//!
+//! The draws are cut into chunks of [`DRAWS_PER_CHUNK`], each with its own sampler, drawn on
+//! `jobs` threads and used in order ([`pinv::parallel::ordered`]): the preimages, their order
+//! and the counts are the same for any number of threads.
 
 use crate::progress::Progress;
+use std::ops::ControlFlow;
 use pinv::ir::Domain;
 use pinv::{Const, Inverse, Sampler};
 use pinv::{ThetaAddress, ThetaError, ThetaSource};
@@ -38,7 +43,10 @@ pub struct Preimage {
 /// What drawing found.
 #[derive(Clone, Debug, Default)]
 pub struct Draws {
+    /// The preimages found, when they were kept ([`draw`]; [`draw_each`] hands them on).
     pub preimages: Vec<Preimage>,
+    /// Preimages found.
+    pub accepted: usize,
     /// θ drawn in all.
     pub drawn: usize,
     /// Draws the inverse rejected as out of its domain.
@@ -51,22 +59,12 @@ pub struct Draws {
 }
 
 impl Draws {
-    /// How many of the preimages are different x (bit for bit): a sampler that keeps giving
-    /// the same point of a continuous family shows here.
-    pub fn distinct(&self) -> usize {
-        let mut seen = std::collections::HashSet::new();
-        for p in &self.preimages {
-            seen.insert(p.x.iter().map(|c| c.bits()).collect::<Vec<u64>>());
-        }
-        seen.len()
-    }
-
     /// Accepted draws as a share of all draws, in percent.
     pub fn acceptance(&self) -> f64 {
         if self.drawn == 0 {
             0.0
         } else {
-            100.0 * self.preimages.len() as f64 / self.drawn as f64
+            100.0 * self.accepted as f64 / self.drawn as f64
         }
     }
 }
@@ -103,20 +101,65 @@ impl ThetaSource for Observed<'_> {
     }
 }
 
-/// Draws θ until `wanted` preimages of `y` are found or `max_draws` θ were drawn. A draw that
-/// hits a limit is skipped and counted; an error other than a domain error or a limit (a bug)
-/// stops drawing and is returned.
-pub fn draw(
+/// Draws per chunk of work: each chunk has its own sampler, seeded from the seed and the
+/// chunk's number ([`pinv::parallel::chunk_seed`]), so the draws do not depend on the threads.
+pub const DRAWS_PER_CHUNK: usize = 4096;
+
+/// What to draw, and on how many threads.
+#[derive(Clone, Copy, Debug)]
+pub struct DrawConfig {
+    /// Preimages wanted.
+    pub wanted: usize,
+    pub seed: u64,
+    /// Draws at most.
+    pub max_draws: usize,
+    /// Threads drawing at once (the draws are the same for any number).
+    pub jobs: usize,
+}
+
+/// One draw's outcome (an accepted one as the caller's map made it).
+enum Drawn<T> {
+    Accepted(T),
+    Rejected,
+    Limited,
+}
+
+/// The draws of one chunk, in order.
+struct Chunk<T> {
+    drawn: Vec<Drawn<T>>,
+    /// What `map` wrote for the chunk's preimages (one buffer per chunk: the thread that drew
+    /// them allocates and the one that uses them frees it once).
+    text: String,
+    first_rejection: Option<pinv::Error>,
+    /// An error that stops drawing (neither a domain error nor a limit: a bug), after the draws.
+    error: Option<pinv::Error>,
+}
+
+/// Draws chunk `k`: its share of the draws, stopping early once it alone has `wanted`
+/// preimages (no chunk is asked for more); each preimage goes through `map`.
+fn draw_chunk<T>(
     inverse: &Inverse,
     y: &[Const],
-    wanted: usize,
-    seed: u64,
-    max_draws: usize,
-    progress: &Progress,
-) -> Result<Draws, pinv::Error> {
-    let mut sampler = Sampler::new(seed);
-    let mut draws = Draws::default();
-    while draws.preimages.len() < wanted && draws.drawn < max_draws {
+    config: &DrawConfig,
+    k: usize,
+    map: &impl Fn(Preimage, &mut String) -> T,
+) -> Chunk<T> {
+    let start = k.saturating_mul(DRAWS_PER_CHUNK);
+    let end = start
+        .saturating_add(DRAWS_PER_CHUNK)
+        .min(config.max_draws);
+    let mut sampler = Sampler::new(pinv::parallel::chunk_seed(config.seed, k));
+    let mut chunk = Chunk {
+        drawn: Vec::new(),
+        text: String::new(),
+        first_rejection: None,
+        error: None,
+    };
+    let mut accepted = 0;
+    for _ in start..end {
+        if accepted >= config.wanted {
+            break;
+        }
         sampler.take_drawn();
         let mut observed = Observed {
             sampler: &mut sampler,
@@ -125,23 +168,108 @@ pub fn draw(
         let x = inverse.call(y, &mut observed);
         let discrete = observed.discrete;
         let theta = sampler.take_drawn();
-        draws.drawn += 1;
-        match x {
+        chunk.drawn.push(match x {
             Ok(x) => {
-                draws.preimages.push(Preimage { x, theta, discrete });
-                progress.set_position(draws.preimages.len() as u64);
+                accepted += 1;
+                Drawn::Accepted(map(Preimage { x, theta, discrete }, &mut chunk.text))
             }
             Err(e) if e.is_domain_error() => {
-                draws.rejected += 1;
-                draws.first_rejection.get_or_insert(e);
-                if draws.rejected % 256 == 0 {
-                    progress.set_message(format!("{} rejected", draws.rejected));
+                chunk.first_rejection.get_or_insert(e);
+                Drawn::Rejected
+            }
+            Err(e) if e.is_limit() => Drawn::Limited,
+            Err(e) => {
+                chunk.error = Some(e);
+                break;
+            }
+        });
+    }
+    chunk
+}
+
+/// Draws θ until `wanted` preimages of `y` are found or `max_draws` θ were drawn, handing each
+/// preimage to `sink` as it is found (in the same order whatever `jobs`; a `sink` that breaks
+/// stops drawing), and returns the counts (`preimages` is left empty). `map` turns a preimage
+/// into what `sink` takes on the thread that drew it, so that work is shared out too; it may
+/// write text to its chunk's buffer, which `sink` gets with each (formatted lines, say, as
+/// ranges of it). A draw that hits a limit is skipped and counted; an
+/// error other than a domain error or a limit (a bug) stops drawing and is returned.
+pub fn draw_each<T: Send>(
+    inverse: &Inverse,
+    y: &[Const],
+    config: &DrawConfig,
+    progress: &Progress,
+    map: impl Fn(Preimage, &mut String) -> T + Sync,
+    mut sink: impl FnMut(T, &str) -> ControlFlow<()>,
+) -> Result<Draws, pinv::Error> {
+    let mut draws = Draws::default();
+    let mut failed = None;
+    let chunks = config.max_draws.div_ceil(DRAWS_PER_CHUNK);
+    pinv::parallel::ordered(
+        config.jobs,
+        chunks,
+        |k| draw_chunk(inverse, y, config, k, &map),
+        |_, chunk| {
+            for drawn in chunk.drawn {
+                if draws.accepted >= config.wanted {
+                    return ControlFlow::Break(());
+                }
+                draws.drawn += 1;
+                match drawn {
+                    Drawn::Accepted(p) => {
+                        draws.accepted += 1;
+                        progress.set_position(draws.accepted as u64);
+                        sink(p, &chunk.text)?;
+                    }
+                    Drawn::Rejected => {
+                        draws.rejected += 1;
+                        if draws.rejected % 256 == 0 {
+                            progress.set_message(format!("{} rejected", draws.rejected));
+                        }
+                    }
+                    Drawn::Limited => draws.limited += 1,
                 }
             }
-            Err(e) if e.is_limit() => draws.limited += 1,
-            Err(e) => return Err(e),
-        }
-    }
+            if draws.first_rejection.is_none() {
+                draws.first_rejection = chunk.first_rejection;
+            }
+            if let Some(e) = chunk.error {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
+            if draws.accepted >= config.wanted {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    );
     progress.finish();
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(draws),
+    }
+}
+
+/// [`draw_each`], keeping the preimages.
+pub fn draw(
+    inverse: &Inverse,
+    y: &[Const],
+    config: &DrawConfig,
+    progress: &Progress,
+) -> Result<Draws, pinv::Error> {
+    let mut preimages = Vec::new();
+    let mut draws = draw_each(
+        inverse,
+        y,
+        config,
+        progress,
+        |p, _| p,
+        |p, _| {
+            preimages.push(p);
+            ControlFlow::Continue(())
+        },
+    )?;
+    draws.preimages = preimages;
     Ok(draws)
 }

@@ -22,6 +22,7 @@ macro_rules! out {
 mod commands;
 mod draws;
 mod engine;
+mod jobs;
 mod output;
 mod progress;
 mod values;

@@ -20,6 +20,19 @@ impl Loaded {
         self.program.module()
     }
 
+    /// The source names of `function`'s inputs (`x1`, `x2`, … where a name is missing).
+    pub fn input_names(&self, function: &str) -> Result<Vec<String>, pinv::Error> {
+        let (_, f) = self.program.function(function)?;
+        Ok((0..f.sig.params.len())
+            .map(|i| {
+                f.param_names
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("x{}", i + 1))
+            })
+            .collect())
+    }
+
     /// `only` (checked to be a function of the file), or every function, in file order.
     pub fn selected_functions(
         &self,

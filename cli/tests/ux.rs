@@ -198,6 +198,75 @@ fn sample_is_reproducible_from_its_seed() {
 }
 
 #[test]
+fn sample_gives_the_same_samples_on_any_number_of_threads() {
+    let file = program();
+    let f = file.to_str().unwrap();
+    // `shift` rejects about half of θ, so the draws span several chunks with rejections in each.
+    for (function, y, n) in [("f", "1", "9000"), ("shift", "3", "5000")] {
+        let run = |jobs: &str| {
+            let o = pinv(&[
+                "sample", f, function, "--y", y, "-n", n, "--seed", "3", "--jobs", jobs,
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            stdout(&o)
+        };
+        let one = run("1");
+        assert_eq!(one.lines().count(), n.parse::<usize>().unwrap() + 1);
+        assert_eq!(one, run("2"), "{function}");
+        assert_eq!(one, run("3"), "{function}");
+    }
+}
+
+#[test]
+fn sample_streams_json_lines_and_csv() {
+    let file = program();
+    let f = file.to_str().unwrap();
+    let o = pinv(&[
+        "sample", f, "g", "--y", "6", "-n", "50", "--seed", "4", "--format", "jsonl",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 51);
+    for line in &lines[..50] {
+        let x = numbers(&line["x"]);
+        assert_eq!(x.len(), 3);
+        assert!(close(x.iter().sum::<f64>(), 6.0), "{line}");
+        assert!(line["theta"].is_array(), "{line}");
+    }
+    let summary = &lines[50]["summary"];
+    assert_eq!(summary["accepted"], 50, "{summary}");
+    assert_eq!(summary["requested"], 50, "{summary}");
+    // The same samples as `--json` gives, in the same order.
+    let all = pinv(&["sample", f, "g", "--y", "6", "-n", "50", "--seed", "4", "--json"]);
+    assert_eq!(
+        json(&all)["samples"],
+        serde_json::Value::Array(lines[..50].to_vec())
+    );
+
+    let o = pinv(&[
+        "sample", f, "g", "--y", "6", "-n", "20", "--seed", "4", "--format", "csv",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut rows = text.lines();
+    assert_eq!(rows.next(), Some("a,b,c,theta"));
+    let rows: Vec<&str> = rows.collect();
+    assert_eq!(rows.len(), 20);
+    for row in rows {
+        let fields: Vec<&str> = row.split(',').collect();
+        assert_eq!(fields.len(), 4, "{row}");
+        let x: Vec<f64> = fields[..3].iter().map(|v| v.parse().unwrap()).collect();
+        assert!(close(x.iter().sum::<f64>(), 6.0), "{row}");
+        assert!(fields[3].split(' ').all(|t| t.parse::<f64>().is_ok()), "{row}");
+    }
+    // The summary is on standard error, out of the table's way.
+    assert!(stderr(&o).contains("20 preimage(s)"), "{}", stderr(&o));
+}
+
+#[test]
 fn sample_reports_bad_input_with_exit_2() {
     let file = program();
     let f = file.to_str().unwrap();

@@ -51,6 +51,8 @@
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`mod@bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
+//! - [`parallel`]: work over threads in numbered chunks, with results that do not depend on
+//!   the number of threads.
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 //! - [`tutorial`]: a tutorial in pages whose examples run as doctests.
 
@@ -58,6 +60,7 @@ pub mod bench;
 pub mod check;
 pub mod egraph;
 pub mod error;
+pub mod parallel;
 pub mod program;
 pub mod reorient;
 pub mod search;

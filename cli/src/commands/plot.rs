@@ -1,7 +1,7 @@
 //! `pinv plot FILE FUNC --y V[,V...] --out FILE.svg|png`: a picture of the preimage set of y.
 
 use crate::commands::invert::{load_inverse, parse_list};
-use crate::draws::{default_max_draws, draw, DiscreteRead, Draws, Preimage};
+use crate::draws::{default_max_draws, draw, DiscreteRead, DrawConfig, Draws, Preimage};
 use crate::output;
 use crate::progress::Progress;
 use crate::values::{format_value, format_values};
@@ -60,6 +60,8 @@ pub struct PlotArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub jobs: crate::jobs::JobsArg,
+    #[command(flatten)]
     pub engine: crate::engine::EngineArg,
 }
 
@@ -104,15 +106,8 @@ pub fn run(args: &PlotArgs) -> Outcome {
         Ok(y) => y,
         Err(m) => return output::plain_error(args.json, "arguments", &m, Outcome::BadInput),
     };
-    let names: Vec<String> = match loaded.program.function(&args.function) {
-        Ok((_, f)) => (0..f.sig.params.len())
-            .map(|i| {
-                f.param_names
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| format!("x{}", i + 1))
-            })
-            .collect(),
+    let names = match loaded.input_names(&args.function) {
+        Ok(names) => names,
         Err(e) => return output::library_error(&loaded.file, &e, args.json),
     };
     let axes = match choose_inputs(&names, args.inputs.as_deref(), &args.function) {
@@ -128,11 +123,16 @@ pub fn run(args: &PlotArgs) -> Outcome {
             return output::plain_error(args.json, "arguments", &m, Outcome::BadInput)
         }
     };
-    let max_draws = args
-        .max_draws
-        .unwrap_or_else(|| default_max_draws(args.samples));
+    let config = DrawConfig {
+        wanted: args.samples,
+        seed: args.seed,
+        max_draws: args
+            .max_draws
+            .unwrap_or_else(|| default_max_draws(args.samples)),
+        jobs: args.jobs.get(),
+    };
     let progress = Progress::new(args.samples as u64, args.json, "sampling");
-    let draws = match draw(&inverse, &y, args.samples, args.seed, max_draws, &progress) {
+    let draws = match draw(&inverse, &y, &config, &progress) {
         Ok(d) => d,
         Err(e) => return output::library_error(&loaded.file, &e, args.json),
     };
