@@ -9,10 +9,10 @@
 //! and the counts are the same for any number of threads.
 
 use crate::progress::Progress;
-use std::ops::ControlFlow;
 use pinv::ir::Domain;
 use pinv::{Const, Inverse, Sampler};
 use pinv::{ThetaAddress, ThetaError, ThetaSource};
+use std::ops::ControlFlow;
 
 /// The default cap on draws for `wanted` preimages: 100 per preimage, and at least 10 000.
 pub fn default_max_draws(wanted: usize) -> usize {
@@ -145,9 +145,7 @@ fn draw_chunk<T>(
     map: &impl Fn(Preimage, &mut String) -> T,
 ) -> Chunk<T> {
     let start = k.saturating_mul(DRAWS_PER_CHUNK);
-    let end = start
-        .saturating_add(DRAWS_PER_CHUNK)
-        .min(config.max_draws);
+    let end = start.saturating_add(DRAWS_PER_CHUNK).min(config.max_draws);
     let mut sampler = Sampler::new(pinv::parallel::chunk_seed(config.seed, k));
     let mut chunk = Chunk {
         drawn: Vec::new(),

@@ -240,7 +240,9 @@ fn sample_streams_json_lines_and_csv() {
     assert_eq!(summary["accepted"], 50, "{summary}");
     assert_eq!(summary["requested"], 50, "{summary}");
     // The same samples as `--json` gives, in the same order.
-    let all = pinv(&["sample", f, "g", "--y", "6", "-n", "50", "--seed", "4", "--json"]);
+    let all = pinv(&[
+        "sample", f, "g", "--y", "6", "-n", "50", "--seed", "4", "--json",
+    ]);
     assert_eq!(
         json(&all)["samples"],
         serde_json::Value::Array(lines[..50].to_vec())
@@ -260,7 +262,10 @@ fn sample_streams_json_lines_and_csv() {
         assert_eq!(fields.len(), 4, "{row}");
         let x: Vec<f64> = fields[..3].iter().map(|v| v.parse().unwrap()).collect();
         assert!(close(x.iter().sum::<f64>(), 6.0), "{row}");
-        assert!(fields[3].split(' ').all(|t| t.parse::<f64>().is_ok()), "{row}");
+        assert!(
+            fields[3].split(' ').all(|t| t.parse::<f64>().is_ok()),
+            "{row}"
+        );
     }
     // The summary is on standard error, out of the table's way.
     assert!(stderr(&o).contains("20 preimage(s)"), "{}", stderr(&o));
@@ -1218,6 +1223,28 @@ fn check_on_several_threads_reports_what_one_thread_does() {
     let one = run("1");
     assert_eq!(run("2"), one);
     assert_eq!(run("3"), one);
+    // One function on several threads: its cases are checked in chunks side by side (1,000
+    // cases are four chunks, with search on the first 100 trials).
+    let run = |jobs: &str| {
+        let o = pinv(&[
+            "check",
+            "tests/corpus/branches.pinv",
+            "relu",
+            "--cases",
+            "1000",
+            "--search",
+            "100",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let one = run("1");
+    assert!(one.contains("\"trials\":1000"), "{one}");
+    assert_eq!(run("2"), one);
+    assert_eq!(run("4"), one);
     let o = pinv(&["check", "tests/corpus/branches.pinv", "--jobs", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -18,6 +18,7 @@ use pinv_core::ir::{Const, Type};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
+use std::ops::ControlFlow;
 
 /// How to check.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,8 @@ pub struct CheckConfig {
     /// Acceptance, in percent, below which an inverse is poor
     /// ([`FunctionReport::acceptance_ok`]; [`LOW_ACCEPTANCE`] by default).
     pub min_acceptance: f64,
+    /// Threads checking cases at once (1 by default; the report does not depend on it).
+    pub jobs: usize,
 }
 
 /// How many times the forward run's steps a round trip may take (see the module docs).
@@ -61,6 +64,7 @@ impl Default for CheckConfig {
             },
             time_limit: None,
             min_acceptance: LOW_ACCEPTANCE,
+            jobs: 1,
         }
     }
 }
@@ -219,147 +223,70 @@ pub fn check_inverse(inverse: &Inverse, config: &CheckConfig) -> FunctionReport 
 }
 
 /// [`check_inverse`], calling `on_case` with the number of cases done after each sampled case.
+///
+/// The cases come in chunks of [`CASES_PER_CHUNK`], each drawing its inputs and θ from
+/// generators seeded from the seed and its number, checked on [`CheckConfig::jobs`] threads
+/// and counted in order ([`crate::parallel::ordered`]): the report is the same for any number
+/// of threads (but for a `timeout`, which depends on the machine anyway).
 pub fn check_inverse_with(
     inverse: &Inverse,
     config: &CheckConfig,
     on_case: &mut dyn FnMut(usize),
 ) -> FunctionReport {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
-    let mut sampler = Sampler::new(config.seed ^ 0x5eed_5eed_5eed_5eed);
+    let started = std::time::Instant::now();
     let mut soundness = Soundness::default();
     let mut completeness = Completeness::default();
     let mut search = (config.search_cases > 0).then(SearchReport::default);
     let mut message: Option<String> = None;
-    let mut note = |m: String| {
-        message.get_or_insert(m);
-    };
-    let started = std::time::Instant::now();
     let mut timed_out = false;
-    let mut attempts = 0;
-    while soundness.trials < config.cases && attempts < config.cases.saturating_mul(20).max(100) {
-        if config
-            .time_limit
-            .is_some_and(|limit| started.elapsed() > limit)
-        {
-            timed_out = true;
-            break;
-        }
-        attempts += 1;
-        let x0: Vec<Const> = inverse
-            .input_types()
-            .iter()
-            .map(|&ty| sample_input(&mut rng, ty))
-            .collect();
-        let (y, steps) = match inverse.forward_counted(&x0) {
-            Ok(counted) => counted,
-            Err(e) if e.is_limit() => {
-                soundness.forward_limits += 1;
-                // A function that never ends within the limits: every case would end so.
-                if soundness.trials == 0 && soundness.forward_limits >= FORWARD_LIMITS_TO_GIVE_UP {
-                    break;
+    let attempts = config.cases.saturating_mul(20).max(100);
+    let chunks = attempts.div_ceil(CASES_PER_CHUNK * 20);
+    crate::parallel::ordered(
+        config.jobs,
+        chunks,
+        |k| check_chunk(inverse, config, k, started),
+        |_, chunk| {
+            for case in chunk.cases {
+                if soundness.trials >= config.cases {
+                    return ControlFlow::Break(());
                 }
-                continue;
-            }
-            Err(_) => continue,
-        };
-        if y.iter()
-            .any(|v| matches!(v, Const::F64(x) if !x.is_finite()))
-        {
-            continue;
-        }
-
-        soundness.trials += 1;
-        let (x, theta) = inverse.sample(&y, &mut sampler);
-        match x {
-            Ok(x) => {
-                soundness.accepted += 1;
-                match inverse.forward(&x) {
-                    Ok(fx) if close_all(&fx, &y, config.soundness_tolerance) => {}
-                    Ok(fx) => {
-                        soundness.violations += 1;
-                        note(format!(
-                            "unsound: θ = [{}] gives x = {} but f(x) = {} ≠ y = {}",
-                            crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
-                            show(&x),
-                            show(&fx),
-                            show(&y)
-                        ));
+                let Some(trial) = case else {
+                    soundness.forward_limits += 1;
+                    // A function that never ends within the limits: every case would end so.
+                    if soundness.trials == 0
+                        && soundness.forward_limits >= FORWARD_LIMITS_TO_GIVE_UP
+                    {
+                        return ControlFlow::Break(());
                     }
-                    Err(e) => {
-                        soundness.violations += 1;
-                        note(format!(
-                            "unsound: θ = [{}] gives x = {} where f fails: {e}",
-                            crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
-                            show(&x)
-                        ));
+                    continue;
+                };
+                soundness.trials += 1;
+                soundness.accepted += usize::from(trial.accepted);
+                soundness.violations += usize::from(trial.violation);
+                soundness.errors += usize::from(trial.error);
+                soundness.exhausted += usize::from(trial.exhausted);
+                if let (Some(report), Some(found)) = (search.as_mut(), trial.search) {
+                    if report.trials < config.search_cases {
+                        report.trials += 1;
+                        report.runs += found.runs;
+                        report.found += found.found;
+                        report.violations += found.violations;
                     }
                 }
-            }
-            Err(e) if e.is_domain_error() => {}
-            Err(e) if e.is_limit() => soundness.exhausted += 1,
-            Err(e) => {
-                soundness.errors += 1;
-                note(format!("the inverse failed at y = {}: {e}", show(&y)));
-            }
-        }
-
-        if let Some(report) = search.as_mut().filter(|r| r.trials < config.search_cases) {
-            report.trials += 1;
-            let cfg = SearchConfig {
-                seed: config.seed.wrapping_add(report.trials as u64),
-                ..config.search
-            };
-            if let Ok(outcome) = inverse.search(&y, &cfg) {
-                report.runs += outcome.runs;
-                if let Some(found) = outcome.found {
-                    report.found += 1;
-                    match inverse.forward(&found.x) {
-                        Ok(fx) if close_all(&fx, &y, config.soundness_tolerance) => {}
-                        _ => {
-                            report.violations += 1;
-                            note(format!(
-                                "unsound: search found x = {} for y = {}",
-                                show(&found.x),
-                                show(&y)
-                            ));
-                        }
-                    }
+                completeness.trials += 1;
+                completeness.recovered += usize::from(trial.recovered);
+                if let Some(m) = trial.message {
+                    message.get_or_insert(m);
                 }
+                on_case(soundness.trials);
             }
-        }
-
-        completeness.trials += 1;
-        let limits = inverse.limits();
-        let raised;
-        let round_trip = match limits.step_limit {
-            Some(limit) if steps.saturating_mul(ROUND_TRIP_STEPS) > limit => {
-                raised = inverse
-                    .with_limits(limits.with_step_limit(steps.saturating_mul(ROUND_TRIP_STEPS)));
-                &raised
+            if chunk.timed_out {
+                timed_out = true;
+                return ControlFlow::Break(());
             }
-            _ => inverse,
-        };
-        match round_trip.pgf(&x0) {
-            Ok(theta) => match round_trip.call_with_tape(&y, &theta) {
-                Ok(x) if close_all(&x, &x0, config.completeness_tolerance) => {
-                    completeness.recovered += 1
-                }
-                Ok(x) => note(format!(
-                    "incomplete: x₀ = {}, pgf = [{}] gives back {}",
-                    show(&x0),
-                    crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
-                    show(&x)
-                )),
-                Err(e) => note(format!(
-                    "incomplete: x₀ = {}, pgf = [{}]: {e}",
-                    show(&x0),
-                    crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES)
-                )),
-            },
-            Err(e) => note(format!("the PGF failed at x₀ = {}: {e}", show(&x0))),
-        }
-        on_case(soundness.trials);
-    }
+            ControlFlow::Continue(())
+        },
+    );
     let sound = soundness.violations == 0
         && soundness.errors == 0
         && search.as_ref().is_none_or(|s| s.violations == 0)
@@ -398,6 +325,217 @@ pub fn check_inverse_with(
         message,
         acceptance_ok,
     }
+}
+
+/// Cases per chunk of a check (see [`check_inverse_with`]).
+pub const CASES_PER_CHUNK: usize = 256;
+
+/// One trial of a check: an input x₀ whose forward run gave y, and what the inverse did.
+#[derive(Debug, Default)]
+struct Trial {
+    accepted: bool,
+    violation: bool,
+    error: bool,
+    exhausted: bool,
+    search: Option<SearchReport>,
+    recovered: bool,
+    /// The first thing worth saying about the trial (a counterexample, a failure).
+    message: Option<String>,
+}
+
+/// The cases of one chunk, in order: a trial, or `None` for an x₀ whose forward run hit a
+/// limit (x₀ where f fails otherwise, or gives a non-finite output, are not cases).
+struct ChunkCases {
+    cases: Vec<Option<Trial>>,
+    /// The time limit came while the chunk was being checked.
+    timed_out: bool,
+}
+
+/// Checks chunk `k`: up to [`CASES_PER_CHUNK`] trials, from at most 20 times as many sampled
+/// inputs, with generators seeded from the seed and `k` (chunk 0's are the seed itself, so a
+/// check of one chunk samples what it did before checks were cut into chunks).
+fn check_chunk(
+    inverse: &Inverse,
+    config: &CheckConfig,
+    k: usize,
+    started: std::time::Instant,
+) -> ChunkCases {
+    let seed = crate::parallel::chunk_seed(config.seed, k);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut sampler = Sampler::new(seed ^ 0x5eed_5eed_5eed_5eed);
+    let mut chunk = ChunkCases {
+        cases: Vec::new(),
+        timed_out: false,
+    };
+    let (mut trials, mut limits) = (0, 0);
+    for _ in 0..CASES_PER_CHUNK * 20 {
+        if trials >= CASES_PER_CHUNK.min(config.cases) {
+            break;
+        }
+        if config
+            .time_limit
+            .is_some_and(|limit| started.elapsed() > limit)
+        {
+            chunk.timed_out = true;
+            break;
+        }
+        let x0: Vec<Const> = inverse
+            .input_types()
+            .iter()
+            .map(|&ty| sample_input(&mut rng, ty))
+            .collect();
+        let (y, steps) = match inverse.forward_counted(&x0) {
+            Ok(counted) => counted,
+            Err(e) if e.is_limit() => {
+                chunk.cases.push(None);
+                limits += 1;
+                if trials == 0 && limits >= FORWARD_LIMITS_TO_GIVE_UP {
+                    break;
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
+        if y.iter()
+            .any(|v| matches!(v, Const::F64(x) if !x.is_finite()))
+        {
+            continue;
+        }
+        // The search runs on the first `search_cases` trials of the check, as numbered if
+        // every chunk before this one had all its trials.
+        let index = k * CASES_PER_CHUNK + trials;
+        trials += 1;
+        let mut trial = check_case(inverse, config, &x0, &y, steps, &mut sampler);
+        if index < config.search_cases {
+            trial.search = Some(search_case(inverse, config, &y, index, &mut trial.message));
+        }
+        chunk.cases.push(Some(trial));
+    }
+    chunk
+}
+
+/// Checks soundness on one drawn θ, and completeness, at an input x₀ with f(x₀) = y (which
+/// took `steps`).
+fn check_case(
+    inverse: &Inverse,
+    config: &CheckConfig,
+    x0: &[Const],
+    y: &[Const],
+    steps: u64,
+    sampler: &mut Sampler,
+) -> Trial {
+    let mut trial = Trial::default();
+    let mut note = |m: String| {
+        trial.message.get_or_insert(m);
+    };
+    let (x, theta) = inverse.sample(y, sampler);
+    let (mut accepted, mut violation, mut error, mut exhausted) = (false, false, false, false);
+    match x {
+        Ok(x) => {
+            accepted = true;
+            match inverse.forward(&x) {
+                Ok(fx) if close_all(&fx, y, config.soundness_tolerance) => {}
+                Ok(fx) => {
+                    violation = true;
+                    note(format!(
+                        "unsound: θ = [{}] gives x = {} but f(x) = {} ≠ y = {}",
+                        crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
+                        show(&x),
+                        show(&fx),
+                        show(y)
+                    ));
+                }
+                Err(e) => {
+                    violation = true;
+                    note(format!(
+                        "unsound: θ = [{}] gives x = {} where f fails: {e}",
+                        crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
+                        show(&x)
+                    ));
+                }
+            }
+        }
+        Err(e) if e.is_domain_error() => {}
+        Err(e) if e.is_limit() => exhausted = true,
+        Err(e) => {
+            error = true;
+            note(format!("the inverse failed at y = {}: {e}", show(y)));
+        }
+    }
+
+    let limits = inverse.limits();
+    let raised;
+    let round_trip = match limits.step_limit {
+        Some(limit) if steps.saturating_mul(ROUND_TRIP_STEPS) > limit => {
+            raised =
+                inverse.with_limits(limits.with_step_limit(steps.saturating_mul(ROUND_TRIP_STEPS)));
+            &raised
+        }
+        _ => inverse,
+    };
+    let mut recovered = false;
+    match round_trip.pgf(x0) {
+        Ok(theta) => match round_trip.call_with_tape(y, &theta) {
+            Ok(x) if close_all(&x, x0, config.completeness_tolerance) => recovered = true,
+            Ok(x) => note(format!(
+                "incomplete: x₀ = {}, pgf = [{}] gives back {}",
+                show(x0),
+                crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES),
+                show(&x)
+            )),
+            Err(e) => note(format!(
+                "incomplete: x₀ = {}, pgf = [{}]: {e}",
+                show(x0),
+                crate::theta::format_tape_brief(&theta, TAPE_IN_MESSAGES)
+            )),
+        },
+        Err(e) => note(format!("the PGF failed at x₀ = {}: {e}", show(x0))),
+    }
+    Trial {
+        accepted,
+        violation,
+        error,
+        exhausted,
+        recovered,
+        ..trial
+    }
+}
+
+/// A search for discrete θ at y, the check's `index`th trial; a counterexample goes to
+/// `message` (if it holds none yet).
+fn search_case(
+    inverse: &Inverse,
+    config: &CheckConfig,
+    y: &[Const],
+    index: usize,
+    message: &mut Option<String>,
+) -> SearchReport {
+    let mut report = SearchReport {
+        trials: 1,
+        ..SearchReport::default()
+    };
+    let cfg = SearchConfig {
+        seed: config.seed.wrapping_add(index as u64 + 1),
+        ..config.search
+    };
+    if let Ok(outcome) = inverse.search(y, &cfg) {
+        report.runs += outcome.runs;
+        if let Some(found) = outcome.found {
+            report.found += 1;
+            match inverse.forward(&found.x) {
+                Ok(fx) if close_all(&fx, y, config.soundness_tolerance) => {}
+                _ => {
+                    report.violations += 1;
+                    message.get_or_insert(format!(
+                        "unsound: search found x = {} for y = {}",
+                        show(&found.x),
+                        show(y)
+                    ));
+                }
+            }
+        }
+    }
+    report
 }
 
 fn sample_input(rng: &mut Xoshiro256PlusPlus, ty: Type) -> Const {

@@ -255,11 +255,16 @@ mod tests {
     #[test]
     fn every_chunk_is_used_when_nothing_breaks() {
         let mut n = 0;
-        ordered(4, 37, |k| k, |k, v| {
-            assert_eq!(k, v);
-            n += 1;
-            ControlFlow::Continue(())
-        });
+        ordered(
+            4,
+            37,
+            |k| k,
+            |k, v| {
+                assert_eq!(k, v);
+                n += 1;
+                ControlFlow::Continue(())
+            },
+        );
         assert_eq!(n, 37);
     }
 

@@ -61,8 +61,9 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Functions checked at once, each on its own thread (default: one per core). The report
-    /// is the same whatever the number: each function's samples come from the seed alone.
+    /// Threads to check on (default: one per core): functions side by side, and the cases of
+    /// one function in chunks when there are fewer functions than threads. The report is the
+    /// same whatever the number: each chunk of cases is sampled from the seed and its number.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     #[command(flatten)]
@@ -97,14 +98,20 @@ pub fn run(args: &CheckArgs) -> Outcome {
         },
         time_limit: Some(std::time::Duration::from_secs_f64(args.time_limit)),
         min_acceptance: args.min_acceptance.unwrap_or(pinv::check::LOW_ACCEPTANCE),
+        jobs: 1,
     };
     let cases = args.cases as u64;
     let progress = Progress::new(cases * names.len() as u64, args.json, "checking");
-    let jobs = args
+    // Functions are checked side by side; the threads left over check the cases of each.
+    let threads = args
         .jobs
-        .map(|j| j as usize)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, names.len().max(1));
+        .map_or_else(pinv::parallel::default_jobs, |j| j as usize)
+        .max(1);
+    let jobs = threads.clamp(1, names.len().max(1));
+    let config = CheckConfig {
+        jobs: (threads / jobs).max(1),
+        ..config
+    };
     let reports = check_all(&program, &names, &config, jobs, &progress);
     progress.finish();
     if args.json {
@@ -154,8 +161,6 @@ fn parse_percent(text: &str) -> Result<f64, String> {
 }
 
 /// `strict`: a low acceptance fails the check (`--min-acceptance`).
-/// The stack of each of `check`'s worker threads.
-const WORKER_STACK: usize = 8 << 20;
 
 /// Checks `names` on `jobs` threads, each with its own copy of the program and code cache (freed
 /// after every function, so memory stays that of `jobs` functions), taking the next function
@@ -203,7 +208,7 @@ fn check_all(
                 // default of 2 MiB: the limits on how deep a program may nest are measured
                 // there, and a worker must cope with whatever the main thread does.
                 let spawned = std::thread::Builder::new()
-                    .stack_size(WORKER_STACK)
+                    .stack_size(pinv::parallel::WORKER_STACK)
                     .spawn_scoped(s, work);
                 if spawned.is_err() {
                     // No thread to be had: this one does the work (the others share it).
