@@ -30,7 +30,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId as ClFuncId, Linkage, Module as _};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -197,9 +197,35 @@ pub(crate) struct UnitBuilder<'m> {
     registered: HashSet<&'static str>,
 }
 
+/// The address space a unit of `instructions` IR instructions reserves for its code and data:
+/// generously more than it can need (inlining copies callees within a budget), at most 1 GiB.
+/// Reserved, not committed: pages cost memory only once code is written to them.
+fn unit_reservation(instructions: usize) -> usize {
+    instructions
+        .saturating_mul(512)
+        .saturating_add(4 << 20)
+        .min(1 << 30)
+}
+
 impl<'m> UnitBuilder<'m> {
-    fn new(module: &'m Module, single_pass: bool) -> Result<UnitBuilder<'m>, JitError> {
+    /// A builder whose code and data go to one reserved region of `reserve` bytes.
+    ///
+    /// One region, not the system allocator's separate mappings: calls between a unit's
+    /// functions are 32-bit PC-relative on x86-64, and mappings made apart can be more than
+    /// 2 GiB apart in a process with a large heap (a relocation that does not fit panics in
+    /// Cranelift).
+    fn new(
+        module: &'m Module,
+        single_pass: bool,
+        reserve: usize,
+    ) -> Result<UnitBuilder<'m>, JitError> {
         let mut builder = JITBuilder::with_isa(isa(single_pass)?, default_libcall_names());
+        let arena = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| {
+            JitError::Target(format!(
+                "cannot reserve {reserve} bytes of address space for compiled code: {e}"
+            ))
+        })?;
+        builder.memory_provider(Box::new(arena));
         let mut registered = HashSet::new();
         for sym in semantics::extern_symbols() {
             builder.symbol(sym.name, sym.func.addr());
@@ -565,7 +591,8 @@ fn compile_code(
     reach: Vec<FuncId>,
     tier: Tier,
 ) -> Result<Code, JitError> {
-    let mut ub = UnitBuilder::new(m, tier == Tier::Quick)?;
+    let instructions: usize = reach.iter().map(|&g| m.functions[g].insts.len()).sum();
+    let mut ub = UnitBuilder::new(m, tier == Tier::Quick, unit_reservation(instructions))?;
     let graph = CallGraph::new(m, &reach);
     ub.in_cycle = graph.in_cycles();
     ub.inlined = reach
