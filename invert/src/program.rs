@@ -208,6 +208,7 @@ impl Program {
         let (
             Inversion {
                 module,
+                forward,
                 inverse,
                 pgf,
                 consulted,
@@ -229,7 +230,7 @@ impl Program {
         };
         Ok(Inverse {
             function: f.name.clone(),
-            forward: id,
+            forward,
             inputs: f.sig.params.clone(),
             outputs: f.sig.returns.clone(),
             module: Arc::new(module),

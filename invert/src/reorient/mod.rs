@@ -142,7 +142,12 @@ impl ReorientOptions {
 /// generated ones, and which generated functions are the inverse and the PGF.
 #[derive(Clone, Debug)]
 pub struct Inversion {
+    /// The functions the inverse and PGF use: the function inverted and what it reaches, the
+    /// program's declared inverses and PGFs, and the generated functions. Ids are this
+    /// module's own, not the program's.
     pub module: Module,
+    /// The function inverted, in `module`.
+    pub forward: FuncId,
     pub inverse: FuncId,
     /// The PGF, or why there is none (a declared inverse with θ parameters and no `pgf`).
     pub pgf: Result<FuncId, String>,
@@ -219,7 +224,9 @@ fn reorient_in(
             .filter(|(_, f)| f.kind != FuncKind::Fn)
             .map(|(id, _)| id),
     );
-    let mut forward = input.clone_reaching(&roots);
+    // Renumbered: `function` is the first.
+    let (mut forward, _) = input.extract_reaching(&roots);
+    let function = FuncId::from_u32(0);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
     let stack = &isolation.stack(stack);
@@ -283,6 +290,7 @@ fn reorient_in(
     module.clear_unreachable(&used);
     let inversion = Inversion {
         module,
+        forward: function,
         inverse,
         pgf,
         consulted,
