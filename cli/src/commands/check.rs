@@ -160,8 +160,6 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     }
 }
 
-/// `strict`: a low acceptance fails the check (`--min-acceptance`).
-
 /// Checks `names` on `jobs` threads, each with its own copy of the program and code cache (freed
 /// after every function, so memory stays that of `jobs` functions), taking the next function
 /// when it is done. The reports come back in the order of `names`.
@@ -225,6 +223,7 @@ fn check_all(
         .collect()
 }
 
+/// The report as a table; `strict`: a low acceptance fails the check (`--min-acceptance`).
 fn print_table(reports: &[FunctionReport], strict: bool) {
     let width = reports
         .iter()
