@@ -333,7 +333,7 @@ pub struct Inverse {
     module: Arc<Module>,
     deferred: Arc<Deferred>,
     inverse: FuncId,
-    pgf: Result<FuncId, String>,
+    pgf: Result<FuncId, crate::reorient::NoPgf>,
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
     isolation: Vec<IsolationReport>,
@@ -389,7 +389,10 @@ impl Inverse {
 
     /// The generated PGF's id, or why there is none.
     pub fn pgf_id(&self) -> std::result::Result<FuncId, &str> {
-        self.pgf.as_ref().copied().map_err(String::as_str)
+        self.pgf
+            .as_ref()
+            .copied()
+            .map_err(|why| why.reason.as_str())
     }
 
     /// The layers consulted while inverting (misses included).

@@ -23,7 +23,7 @@
 use super::facts::{all_exclusive, Cfg, Fact, Facts};
 use super::region::{pair_fwd, rule_error, Region};
 use super::trips::ExitBounds;
-use super::{close_blocks, PgfId, Reorienter};
+use super::{close_blocks, NoPgf, PgfId, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Type,
@@ -592,7 +592,7 @@ impl Reorienter<'_> {
                     span,
                 );
                 self.add(stub)?;
-                Err(why)
+                Err(NoPgf { reason: why })
             }
         };
         Ok((inv_id, pgf))

@@ -150,7 +150,7 @@ pub struct Inversion {
     pub forward: FuncId,
     pub inverse: FuncId,
     /// The PGF, or why there is none (a declared inverse with θ parameters and no `pgf`).
-    pub pgf: Result<FuncId, String>,
+    pub pgf: Result<FuncId, NoPgf>,
     /// Every layer consulted while inverting (misses included), for cache invalidation.
     pub consulted: BTreeSet<LayerStamp>,
     /// What e-graph isolation did, per function considered ([`crate::egraph`]).
@@ -304,7 +304,16 @@ fn reorient_in(
 pub const MAX_CALL_NESTING: usize = 20_000;
 
 /// A generated PGF, or why there is none.
-type PgfId = Result<FuncId, String>;
+type PgfId = Result<FuncId, NoPgf>;
+
+/// Why an inversion has no PGF: somewhere in it is a declared inverse with θ parameters and
+/// no `pgf` declaration, so nothing can say which θ gives a given x.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct NoPgf {
+    /// What lacks a PGF, in the user's terms.
+    pub reason: String,
+}
 
 pub(crate) struct Reorienter<'a> {
     forward: &'a Module,
@@ -675,7 +684,7 @@ impl<'a> Reorienter<'a> {
                 pgf.ins_return(pgf_block, forward_outputs, f.span);
                 Ok(self.add(pgf)?)
             }
-            Err(pinv_primitives::RuleError::NoPgf(why)) => Err(why),
+            Err(pinv_primitives::RuleError::NoPgf(why)) => Err(NoPgf { reason: why }),
             Err(e) => return Err(rule_error(f, e)),
         };
         Ok((inv_id, pgf_id))

@@ -687,7 +687,7 @@ impl Reorienter<'_> {
         let (inv_id, pgf_id) = self.invert(callee)?;
         let inv_id = self.callee_inverse(inv_id);
         if let Err(why) = &pgf_id {
-            pair.no_pgf.get_or_insert_with(|| why.clone());
+            pair.no_pgf.get_or_insert_with(|| why.reason.clone());
         }
         let outputs = self.outputs(f, pair, results, span, &name)?;
         let inv_sig = self.out.functions[inv_id].sig.clone();
