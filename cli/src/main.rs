@@ -36,6 +36,11 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// After an error, also print what pinv's insides call it: the generated function that was
+    /// running (`f.inv`, `f.guard.block3`, `iso.root.0.solve`), the calls that led there, and the
+    /// error's full internal form.
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
 }
 
 const EXAMPLES: &str = "\
@@ -149,6 +154,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    output::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Show(args) => commands::show::run(&args),

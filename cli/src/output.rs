@@ -8,6 +8,7 @@ use pinv::Program;
 use pinv::SourceFile;
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A program read from a file and compiled.
 pub struct Loaded {
@@ -161,11 +162,43 @@ pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outc
         E::Jit(_) => ("jit", Outcome::Failure),
         E::Internal(_) => ("internal", Outcome::Failure),
     };
+    if VERBOSE.load(Ordering::Relaxed) && !json {
+        let outcome = if error.span().is_some() {
+            located_error(file, error, json, kind, outcome)
+        } else {
+            plain_error(json, kind, &error.to_string(), outcome)
+        };
+        eprint!("{}", internal_detail(error));
+        return outcome;
+    }
     if error.span().is_some() {
         located_error(file, error, json, kind, outcome)
     } else {
         plain_error(json, kind, &error.to_string(), outcome)
     }
+}
+
+/// `--verbose`: errors also show their internal detail ([`internal_detail`]).
+pub static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// What `--verbose` adds to an error: the generated functions by their IR names (the one that
+/// was running, then its callers, innermost first), and the error as the library holds it.
+pub fn internal_detail(error: &pinv::Error) -> String {
+    let mut out = String::new();
+    if let pinv::Error::Runtime(e) = error {
+        out.push_str(&format!(
+            "  = in the IR: `{}` at bytes {}..{}\n",
+            e.function, e.span.start, e.span.end
+        ));
+        for site in &e.backtrace {
+            out.push_str(&format!(
+                "    called from `{}` at bytes {}..{}\n",
+                site.function, site.span.start, site.span.end
+            ));
+        }
+    }
+    out.push_str(&format!("  = internally: {error:?}\n"));
+    out
 }
 
 /// Reports an error with no source location. Returns `outcome` for convenience.

@@ -1304,3 +1304,28 @@ fn a_y_no_return_can_give_is_a_domain_error_in_source_terms() {
     );
     assert!(!text.contains("block"), "{text}");
 }
+
+#[test]
+fn verbose_adds_the_generated_functions_names_to_an_error() {
+    let args = [
+        "invert",
+        "tests/corpus/straight.pinv",
+        "ratio",
+        "--y",
+        "0",
+        "--theta",
+        "1",
+    ];
+    let plain = pinv(&args);
+    assert_eq!(plain.status.code(), Some(1), "{}", stderr(&plain));
+    assert!(!stderr(&plain).contains("ratio.inv"), "{}", stderr(&plain));
+    let mut verbose = args.to_vec();
+    verbose.push("--verbose");
+    let o = pinv(&verbose);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    // The user's message first, then the insides.
+    assert!(err.starts_with(&stderr(&plain)), "{err}");
+    assert!(err.contains("in the IR: `ratio.inv`"), "{err}");
+    assert!(err.contains("internally: Runtime("), "{err}");
+}
