@@ -14,8 +14,6 @@
 //! 10,000).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
 /// A label, the program of size N, and the command run on it.
 type Workload = (&'static str, fn(usize) -> String, &'static [&'static str]);
@@ -95,26 +93,8 @@ fn measure(bin: &Path, file: &Path, cmd: &[&str]) -> (f64, f64, Option<i32>) {
         args.push("f".to_string());
     }
     args.extend(cmd[1..].iter().map(|s| s.to_string()));
-    let started = Instant::now();
-    // Reaped by wait4 below, which also gives its resource usage (std's wait does not).
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(bin)
-        .args(&args)
-        .env("PINV_PROGRESS", "never")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 fills.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet waited for; status and usage are valid pointers.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let secs = started.elapsed().as_secs_f64();
-    let code = (waited == pid && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
-    // ru_maxrss is in kilobytes on Linux.
-    (secs, usage.ru_maxrss as f64 / 1024.0, code)
+    let m = pinv_tests::measure(bin, &args, None);
+    (m.seconds, m.peak_mb, m.code)
 }
 
 fn functions(n: usize) -> String {

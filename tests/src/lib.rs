@@ -51,6 +51,49 @@ impl ExampleArgs {
     }
 }
 
+/// What running a command cost: wall seconds, the child's peak resident memory in MB, and its
+/// exit code.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub seconds: f64,
+    pub peak_mb: f64,
+    pub code: Option<i32>,
+}
+
+/// Runs `bin args` with progress bars off, its standard output to `stdout` (or nowhere), and
+/// measures it (for the examples that print time and memory).
+pub fn measure(
+    bin: &std::path::Path,
+    args: &[String],
+    stdout: Option<std::fs::File>,
+) -> Measured {
+    use std::process::{Command, Stdio};
+    let started = std::time::Instant::now();
+    // Reaped by wait4 below, which also gives its resource usage (std's wait does not).
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(bin)
+        .args(args)
+        .env("PINV_PROGRESS", "never")
+        .stdout(stdout.map_or_else(Stdio::null, Stdio::from))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child, not yet waited for; status and usage are valid pointers.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let seconds = started.elapsed().as_secs_f64();
+    let code = (waited == pid && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
+    Measured {
+        seconds,
+        // ru_maxrss is in kilobytes on Linux.
+        peak_mb: usage.ru_maxrss as f64 / 1024.0,
+        code,
+    }
+}
+
 /// Sampled inputs per function for the `check`-based tests: `PINV_CHECK_CASES`, default 1000.
 /// A test whose functions are slow takes the smaller of this and its own cap.
 pub fn check_cases() -> usize {

@@ -1,0 +1,104 @@
+//! What threads buy: `sample` and `check` of one function on 1 thread and on every core, with
+//! the whole-process speedup, a check that the outputs are identical, and the peak memory of
+//! streaming samples as JSON Lines.
+//!
+//! ```text
+//! cargo build --release -p pinv-cli
+//! cargo run --release -p pinv-tests --example threads -- [--jobs N] [--samples N] [--cases N]
+//! ```
+//!
+//! Defaults: every core, 10^6 samples of `mul_add` at y = 10 (text, JSON Lines), 200,000 cases
+//! of `spread` (`tests/corpus/systems.pinv`), and 10^7 samples as JSON Lines for memory.
+
+use std::path::Path;
+
+fn main() {
+    let args = pinv_tests::ExampleArgs::from_env();
+    let bin = args.binary();
+    let jobs: usize = args.parsed(
+        "--jobs",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    let samples: usize = args.parsed("--samples", 1_000_000);
+    let cases: usize = args.parsed("--cases", 200_000);
+    let corpus = pinv_tests::corpus_dir();
+    let straight = corpus.join("straight.pinv");
+    let systems = corpus.join("systems.pinv");
+    let dir = std::env::temp_dir().join(format!("pinv-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a work directory");
+    println!(
+        "{:<34} {:>10} {:>10} {:>8} {:>10}",
+        "command", "1 thread", format!("{jobs} threads"), "speedup", "identical"
+    );
+    let n = samples.to_string();
+    let c = cases.to_string();
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "sample mul_add (text)",
+            vec!["sample", path(&straight), "mul_add", "--y", "10", "-n", &n],
+        ),
+        (
+            "sample mul_add (jsonl)",
+            vec![
+                "sample", path(&straight), "mul_add", "--y", "10", "-n", &n, "--format", "jsonl",
+            ],
+        ),
+        (
+            "check spread --json",
+            vec!["check", path(&systems), "spread", "--cases", &c, "--json"],
+        ),
+    ];
+    for (label, cmd) in runs {
+        let run = |j: usize| {
+            let out = dir.join(format!("out-{j}"));
+            let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+            args.extend(["--jobs".to_string(), j.to_string()]);
+            let file = std::fs::File::create(&out).expect("an output file");
+            let m = pinv_tests::measure(&bin, &args, Some(file));
+            (m, digest(&out))
+        };
+        let (one, a) = run(1);
+        let (all, b) = run(jobs);
+        println!(
+            "{label:<34} {:>9.2}s {:>9.2}s {:>7.2}× {:>10}",
+            one.seconds,
+            all.seconds,
+            one.seconds / all.seconds.max(1e-9),
+            if a == b && one.code == all.code { "yes" } else { "NO" }
+        );
+    }
+    let stream: Vec<String> = [
+        "sample", path(&straight), "mul_add", "--y", "10", "-n", "10000000", "--format", "jsonl",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let m = pinv_tests::measure(&bin, &stream, None);
+    println!(
+        "sample --samples 10^7 --format jsonl: {:.1} s, peak {:.1} MB",
+        m.seconds, m.peak_mb
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hash of a file's bytes, read in pieces: this process stays small, so the peak memory of
+/// the children it starts (which counts what a child shares with it before `exec`) is theirs.
+fn digest(file: &Path) -> u64 {
+    use std::hash::Hasher;
+    use std::io::Read;
+    let mut h = std::hash::DefaultHasher::new();
+    if let Ok(mut f) = std::fs::File::open(file) {
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = f.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            h.write(&buf[..n]);
+        }
+    }
+    h.finish()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
