@@ -82,6 +82,10 @@ pub struct ThetaSlot {
     pub location: Option<String>,
     /// Whether the read happens only on some paths through the inverse.
     pub conditional: bool,
+    /// Where on the tape the read can be: the positions (from 0) it has on the paths that make
+    /// it, or `None` where they vary without a small bound (a read in a loop, or after one).
+    /// On straight code with no conditional read before it, the slot's own number.
+    pub positions: Option<Vec<usize>>,
 }
 
 /// The reads of an inverse, in the order of the code (the tape order on every path that makes
@@ -95,17 +99,17 @@ impl ThetaSchema {
     /// The schema of the generated inverse `inverse` of `module`, following calls into other
     /// generated inverses (their reads are conditional if the call is).
     pub fn of(module: &Module, inverse: FuncId, source: Option<&SourceFile>) -> ThetaSchema {
-        let mut schema = ThetaSchema::default();
-        let mut stack = Vec::new();
-        collect(
+        let mut collector = Collector {
             module,
-            inverse,
-            false,
             source,
-            &mut schema.slots,
-            &mut stack,
-        );
-        schema
+            out: Vec::new(),
+            stack: Vec::new(),
+            memo: Memo::default(),
+        };
+        collector.collect(inverse, false, &Positions::zero());
+        ThetaSchema {
+            slots: collector.out,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -137,10 +141,22 @@ impl fmt::Display for ThetaSchema {
             return writeln!(f, "no θ: the inverse is a function of y alone");
         }
         for (i, s) in self.slots.iter().enumerate() {
-            let when = if s.conditional {
-                " (on some paths)"
-            } else {
-                ""
+            // Where the read is on the tape, where that is not the slot's own number.
+            let tape = match s.positions.as_deref() {
+                Some([p]) if *p == i => None,
+                Some([p]) => Some(format!("tape position {p}")),
+                Some(ps) => {
+                    let (last, rest) = ps.split_last().unwrap_or((&0, &[]));
+                    let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
+                    Some(format!("tape position {} or {last}", rest.join(", ")))
+                }
+                None => Some("tape position varies".to_string()),
+            };
+            let when = match (s.conditional, tape) {
+                (false, None) => String::new(),
+                (true, None) => " (on some paths)".to_string(),
+                (false, Some(t)) => format!(" ({t})"),
+                (true, Some(t)) => format!(" (on some paths; {t})"),
             };
             let at = s
                 .location
@@ -157,56 +173,228 @@ impl fmt::Display for ThetaSchema {
     }
 }
 
-fn collect(
-    module: &Module,
-    id: FuncId,
-    conditional: bool,
-    source: Option<&SourceFile>,
-    out: &mut Vec<ThetaSlot>,
-    stack: &mut Vec<FuncId>,
-) {
-    if stack.contains(&id) {
-        return;
-    }
-    stack.push(id);
-    let f = &module.functions[id];
-    let always = unconditional_blocks(module, id);
-    for (block, inst) in f.insts_in_layout() {
-        let data = &f.insts[inst];
-        let cond = conditional || !always.contains(&block);
-        let slot = |kind, role: &str| ThetaSlot {
-            function: f.name.clone(),
-            kind,
-            role: role.to_string(),
-            span: data.span,
-            location: source.map(|s| s.location(data.span)),
-            conditional: cond,
-        };
-        match &data.kind {
-            InstKind::Theta {
-                domain,
-                role,
-                within,
-            } => out.push(slot(
-                SlotKind::Value {
-                    domain: *domain,
-                    narrowed: within.is_some(),
-                },
-                role,
-            )),
-            InstKind::Choice { n, role } => out.push(slot(SlotKind::Choice { n: *n }, role)),
-            InstKind::Call { callee, .. } => {
-                if matches!(
-                    module.functions[*callee].kind,
-                    FuncKind::GeneratedInverse { .. }
-                ) {
-                    collect(module, *callee, cond, source, out, stack);
+/// What the schema's walk over the inverse and its callees carries.
+struct Collector<'a> {
+    module: &'a Module,
+    source: Option<&'a SourceFile>,
+    out: Vec<ThetaSlot>,
+    /// The functions being walked (a recursion's reads are listed once).
+    stack: Vec<FuncId>,
+    memo: Memo,
+}
+
+impl Collector<'_> {
+    /// The reads of `id` and of the generated inverses it calls, in the order of the code;
+    /// `conditional` where the call is, and after reads made at `at`.
+    fn collect(&mut self, id: FuncId, conditional: bool, at: &Positions) {
+        if self.stack.contains(&id) {
+            return;
+        }
+        self.stack.push(id);
+        let module = self.module;
+        let f = &module.functions[id];
+        let always = unconditional_blocks(module, id);
+        let relative = relative_positions(module, id, &mut self.memo);
+        for (block, inst) in f.insts_in_layout() {
+            let data = &f.insts[inst];
+            let cond = conditional || !always.contains(&block);
+            let here = at.then(relative.at.get(&inst).unwrap_or(&Positions::Varies));
+            let slot = |kind, role: &str| ThetaSlot {
+                function: f.name.clone(),
+                kind,
+                role: role.to_string(),
+                span: data.span,
+                location: self.source.map(|s| s.location(data.span)),
+                conditional: cond,
+                positions: here.list(),
+            };
+            match &data.kind {
+                InstKind::Theta {
+                    domain,
+                    role,
+                    within,
+                } => {
+                    let slot = slot(
+                        SlotKind::Value {
+                            domain: *domain,
+                            narrowed: within.is_some(),
+                        },
+                        role,
+                    );
+                    self.out.push(slot);
                 }
+                InstKind::Choice { n, role } => {
+                    let slot = slot(SlotKind::Choice { n: *n }, role);
+                    self.out.push(slot);
+                }
+                InstKind::Call { callee, .. } if reads_theta(module, *callee) => {
+                    self.collect(*callee, cond, &here);
+                }
+                _ => {}
             }
-            _ => {}
+        }
+        self.stack.pop();
+    }
+}
+
+/// Whether the schema follows a call into `callee`: a generated inverse's reads are the
+/// caller's.
+fn reads_theta(module: &Module, callee: FuncId) -> bool {
+    matches!(
+        module.functions[callee].kind,
+        FuncKind::GeneratedInverse { .. }
+    )
+}
+
+/// The possible counts of θ reads made so far: a small set, or "varies" (a loop, a recursion,
+/// or more than [`MAX_POSITIONS`] possibilities).
+#[derive(Clone, Debug, PartialEq)]
+enum Positions {
+    Known(std::collections::BTreeSet<usize>),
+    Varies,
+}
+
+/// The most positions a slot lists before the schema says they vary.
+const MAX_POSITIONS: usize = 6;
+
+impl Positions {
+    fn zero() -> Positions {
+        Positions::Known([0].into())
+    }
+
+    /// Counts after `self` and then `then` more reads.
+    fn then(&self, then: &Positions) -> Positions {
+        match (self, then) {
+            (Positions::Known(a), Positions::Known(b)) => Positions::capped(
+                a.iter()
+                    .flat_map(|x| b.iter().map(move |y| x + y))
+                    .collect(),
+            ),
+            _ => Positions::Varies,
         }
     }
-    stack.pop();
+
+    fn union(&self, other: &Positions) -> Positions {
+        match (self, other) {
+            (Positions::Known(a), Positions::Known(b)) => {
+                Positions::capped(a.union(b).copied().collect())
+            }
+            _ => Positions::Varies,
+        }
+    }
+
+    fn capped(set: std::collections::BTreeSet<usize>) -> Positions {
+        if set.len() > MAX_POSITIONS {
+            Positions::Varies
+        } else {
+            Positions::Known(set)
+        }
+    }
+
+    fn list(&self) -> Option<Vec<usize>> {
+        match self {
+            Positions::Known(set) => Some(set.iter().copied().collect()),
+            Positions::Varies => None,
+        }
+    }
+}
+
+/// For a generated function: the reads made before each θ read and each call that reads θ,
+/// counted from its entry, and the reads made by the time it returns.
+struct Relative {
+    at: std::collections::HashMap<pinv_core::ir::Inst, Positions>,
+    total: Positions,
+}
+
+/// The [`Relative`] of each function counted so far, and the functions being counted.
+#[derive(Default)]
+struct Memo {
+    done: std::collections::HashMap<FuncId, std::rc::Rc<Relative>>,
+    stack: Vec<FuncId>,
+}
+
+/// [`Relative`] of `id`: along the blocks in reverse postorder, each block starting with the
+/// counts its predecessors end with, until nothing changes (a loop that reads θ ends up with
+/// "varies"). A function already being counted (a recursion) reads a number that varies.
+fn relative_positions(module: &Module, id: FuncId, memo: &mut Memo) -> std::rc::Rc<Relative> {
+    if let Some(done) = memo.done.get(&id) {
+        return std::rc::Rc::clone(done);
+    }
+    let f = &module.functions[id];
+    let mut at = std::collections::HashMap::new();
+    if memo.stack.contains(&id) {
+        return std::rc::Rc::new(Relative {
+            at,
+            total: Positions::Varies,
+        });
+    }
+    memo.stack.push(id);
+    let doms = pinv_core::ir::dominators::DomTree::compute(f);
+    let order: Vec<Block> = doms.reverse_postorder().collect();
+    let mut preds: std::collections::HashMap<Block, Vec<Block>> = std::collections::HashMap::new();
+    for &b in &order {
+        for s in f.successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    // To a fixed point: a loop whose body reads θ adds a position per pass until there are
+    // too many to list ("varies"); one that reads none settles at once.
+    let mut end: std::collections::HashMap<Block, Positions> = std::collections::HashMap::new();
+    let mut total: Option<Positions> = None;
+    for _ in 0..MAX_POSITIONS + 3 {
+        let mut changed = false;
+        total = None;
+        for (k, &b) in order.iter().enumerate() {
+            let mut cur = if k == 0 {
+                Some(Positions::zero())
+            } else {
+                None
+            };
+            for p in preds.get(&b).into_iter().flatten() {
+                if let Some(from) = end.get(p) {
+                    cur = Some(match cur {
+                        None => from.clone(),
+                        Some(c) => c.union(from),
+                    });
+                }
+            }
+            let Some(mut cur) = cur else { continue };
+            for &i in &f.blocks[b].insts {
+                match &f.insts[i].kind {
+                    InstKind::Theta { .. } | InstKind::Choice { .. } => {
+                        at.insert(i, cur.clone());
+                        cur = cur.then(&Positions::Known([1].into()));
+                    }
+                    InstKind::Call { callee, .. } if reads_theta(module, *callee) => {
+                        at.insert(i, cur.clone());
+                        let inner = relative_positions(module, *callee, memo);
+                        cur = cur.then(&inner.total);
+                    }
+                    _ => {}
+                }
+            }
+            if f.ends_in_return(b) {
+                total = Some(match total {
+                    None => cur.clone(),
+                    Some(t) => t.union(&cur),
+                });
+            }
+            if end.get(&b) != Some(&cur) {
+                changed = true;
+                end.insert(b, cur);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    memo.stack.pop();
+    let relative = std::rc::Rc::new(Relative {
+        at,
+        total: total.unwrap_or(Positions::Varies),
+    });
+    memo.done.insert(id, std::rc::Rc::clone(&relative));
+    relative
 }
 
 /// The blocks every run that returns passes through: those that dominate every `return`.
@@ -482,6 +670,52 @@ pub fn format_tape_brief(values: &[Const], keep: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_says_where_each_read_can_be_on_the_tape() {
+        let program = crate::Program::parse(
+            "t.pinv",
+            "fn mul_add(x: f64, y: f64, z: f64) -> f64 { x * y + z }
+             fn walk(x: f64, n: i64) -> f64 {
+                 let mut a = x;
+                 let mut i = 0;
+                 while i < n { a = a * 0.5; i = i + 1; }
+                 a
+             }",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let inverse = program.invert("mul_add").unwrap_or_else(|e| panic!("{e}"));
+        let slots = &inverse.schema().slots;
+        // z's read comes first on every path; x's (a nonzero factor) after z's and, on the
+        // paths where the settle check fails, after z's offset.
+        assert_eq!(slots[0].positions, Some(vec![0]));
+        let x = slots
+            .iter()
+            .find(|s| {
+                matches!(
+                    s.kind,
+                    SlotKind::Value {
+                        domain: Domain::NonzeroReal,
+                        ..
+                    }
+                )
+            })
+            .expect("a nonzero factor");
+        assert_eq!(x.positions, Some(vec![1, 2]));
+        // The sampled tape agrees: with the settle check passing, x is the second value.
+        let x0 = [Const::F64(2.0), Const::F64(3.0), Const::F64(4.0)];
+        let theta = inverse.pgf(&x0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(theta, [Const::F64(4.0), Const::F64(2.0)]);
+        // Reads in a loop, and after one, are at positions that vary.
+        let inverse = program.invert("walk").unwrap_or_else(|e| panic!("{e}"));
+        let after_loop = inverse
+            .schema()
+            .slots
+            .iter()
+            .filter(|s| s.positions.is_none())
+            .count();
+        assert!(after_loop > 0, "{}", inverse.schema());
+    }
 
     #[test]
     fn a_long_tape_is_cut_short_in_messages() {

@@ -28,7 +28,11 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("a work directory");
     println!(
         "{:<34} {:>10} {:>10} {:>8} {:>10}",
-        "command", "1 thread", format!("{jobs} threads"), "speedup", "identical"
+        "command",
+        "1 thread",
+        format!("{jobs} threads"),
+        "speedup",
+        "identical"
     );
     let n = samples.to_string();
     let c = cases.to_string();
@@ -40,7 +44,15 @@ fn main() {
         (
             "sample mul_add (jsonl)",
             vec![
-                "sample", path(&straight), "mul_add", "--y", "10", "-n", &n, "--format", "jsonl",
+                "sample",
+                path(&straight),
+                "mul_add",
+                "--y",
+                "10",
+                "-n",
+                &n,
+                "--format",
+                "jsonl",
             ],
         ),
         (
@@ -64,11 +76,23 @@ fn main() {
             one.seconds,
             all.seconds,
             one.seconds / all.seconds.max(1e-9),
-            if a == b && one.code == all.code { "yes" } else { "NO" }
+            if a == b && one.code == all.code {
+                "yes"
+            } else {
+                "NO"
+            }
         );
     }
     let stream: Vec<String> = [
-        "sample", path(&straight), "mul_add", "--y", "10", "-n", "10000000", "--format", "jsonl",
+        "sample",
+        path(&straight),
+        "mul_add",
+        "--y",
+        "10",
+        "-n",
+        "10000000",
+        "--format",
+        "jsonl",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -62,11 +62,7 @@ pub struct Measured {
 
 /// Runs `bin args` with progress bars off, its standard output to `stdout` (or nowhere), and
 /// measures it (for the examples that print time and memory).
-pub fn measure(
-    bin: &std::path::Path,
-    args: &[String],
-    stdout: Option<std::fs::File>,
-) -> Measured {
+pub fn measure(bin: &std::path::Path, args: &[String], stdout: Option<std::fs::File>) -> Measured {
     use std::process::{Command, Stdio};
     let started = std::time::Instant::now();
     // Reaped by wait4 below, which also gives its resource usage (std's wait does not).
