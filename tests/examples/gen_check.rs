@@ -2,7 +2,8 @@
 //! --example gen_check -- [COUNT] [FIRST_SEED] [CASES]` inverts every function of COUNT random
 //! valid programs (`pinv_tests::gen`) and checks each with CASES sampled inputs (default 30),
 //! printing the counts the issue asks for and every failure with its seed. `--print SEED`
-//! prints one program.
+//! prints one program. With `GEN_CHECK_EACH` set it prints every function's counts (to diff
+//! two builds).
 
 use pinv::check::{check_inverse, CheckConfig};
 use pinv::{Error, Program};
@@ -52,6 +53,16 @@ fn main() {
             };
             inverted += 1;
             let r = check_inverse(&inverse, &config);
+            if std::env::var_os("GEN_CHECK_EACH").is_some() {
+                println!(
+                    "each {seed} {name}: {} of {} accepted, {}/{} recovered, {} θ",
+                    r.soundness.accepted,
+                    r.soundness.trials,
+                    r.completeness.recovered,
+                    r.completeness.trials,
+                    r.theta
+                );
+            }
             trials += r.soundness.trials;
             accepted += r.soundness.accepted;
             violations += r.soundness.violations;
