@@ -117,6 +117,19 @@ pub struct DrawConfig {
     pub jobs: usize,
 }
 
+impl DrawConfig {
+    /// `wanted` preimages from `seed` on `jobs` threads, with at most `max_draws` draws, by
+    /// default [`default_max_draws`].
+    pub fn new(wanted: usize, seed: u64, max_draws: Option<usize>, jobs: usize) -> DrawConfig {
+        DrawConfig {
+            wanted,
+            seed,
+            max_draws: max_draws.unwrap_or_else(|| default_max_draws(wanted)),
+            jobs,
+        }
+    }
+}
+
 /// One draw's outcome (an accepted one as the caller's map made it).
 enum Drawn<T> {
     Accepted(T),

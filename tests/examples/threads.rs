@@ -36,34 +36,27 @@ fn main() {
     );
     let n = samples.to_string();
     let c = cases.to_string();
-    let runs: [(&str, Vec<&str>); 3] = [
-        (
-            "sample mul_add (text)",
-            vec!["sample", path(&straight), "mul_add", "--y", "10", "-n", &n],
-        ),
-        (
-            "sample mul_add (jsonl)",
-            vec![
-                "sample",
-                path(&straight),
-                "mul_add",
-                "--y",
-                "10",
-                "-n",
-                &n,
-                "--format",
-                "jsonl",
-            ],
-        ),
+    // `sample mul_add --y 10 -n N`, with more options after.
+    let sample = |n: &str, more: &[&str]| -> Vec<String> {
+        let mut args = vec!["sample", path(&straight), "mul_add", "--y", "10", "-n", n];
+        args.extend_from_slice(more);
+        args.iter().map(|s| s.to_string()).collect()
+    };
+    let runs: [(&str, Vec<String>); 3] = [
+        ("sample mul_add (text)", sample(&n, &[])),
+        ("sample mul_add (jsonl)", sample(&n, &["--format", "jsonl"])),
         (
             "check spread --json",
-            vec!["check", path(&systems), "spread", "--cases", &c, "--json"],
+            ["check", path(&systems), "spread", "--cases", &c, "--json"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         ),
     ];
     for (label, cmd) in runs {
         let run = |j: usize| {
             let out = dir.join(format!("out-{j}"));
-            let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+            let mut args = cmd.clone();
             args.extend(["--jobs".to_string(), j.to_string()]);
             let file = std::fs::File::create(&out).expect("an output file");
             let m = pinv_tests::measure(&bin, &args, Some(file));
@@ -83,20 +76,7 @@ fn main() {
             }
         );
     }
-    let stream: Vec<String> = [
-        "sample",
-        path(&straight),
-        "mul_add",
-        "--y",
-        "10",
-        "-n",
-        "10000000",
-        "--format",
-        "jsonl",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let stream = sample("10000000", &["--format", "jsonl"]);
     let m = pinv_tests::measure(&bin, &stream, None);
     println!(
         "sample --samples 10^7 --format jsonl: {:.1} s, peak {:.1} MB",

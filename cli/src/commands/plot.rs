@@ -1,7 +1,7 @@
 //! `pinv plot FILE FUNC --y V[,V...] --out FILE.svg|png`: a picture of the preimage set of y.
 
 use crate::commands::invert::{load_inverse, parse_list};
-use crate::draws::{default_max_draws, draw, DiscreteRead, DrawConfig, Draws, Preimage};
+use crate::draws::{draw, DiscreteRead, DrawConfig, Draws, Preimage};
 use crate::output;
 use crate::progress::Progress;
 use crate::values::{format_value, format_values};
@@ -123,14 +123,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
             return output::plain_error(args.json, "arguments", &m, Outcome::BadInput)
         }
     };
-    let config = DrawConfig {
-        wanted: args.samples,
-        seed: args.seed,
-        max_draws: args
-            .max_draws
-            .unwrap_or_else(|| default_max_draws(args.samples)),
-        jobs: args.jobs.get(),
-    };
+    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get());
     let progress = Progress::new(args.samples as u64, args.json, "sampling");
     let draws = match draw(&inverse, &y, &config, &progress) {
         Ok(d) => d,

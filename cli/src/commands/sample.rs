@@ -1,7 +1,7 @@
 //! `pinv sample FILE FUNC --y V[,V...] --samples N`: N preimages of y from sampled θ.
 
 use crate::commands::invert::{load_inverse, parse_list};
-use crate::draws::{default_max_draws, draw_each, DrawConfig, Draws, Preimage};
+use crate::draws::{draw_each, DrawConfig, Draws, Preimage};
 use crate::output::{self, Loaded};
 use crate::progress::Progress;
 use crate::values::{format_value, format_values, json_value};
@@ -92,14 +92,7 @@ pub fn run(args: &SampleArgs) -> Outcome {
         Ok(names) => names,
         Err(e) => return output::library_error(&loaded.file, &e, json),
     };
-    let config = DrawConfig {
-        wanted: args.samples,
-        seed: args.seed,
-        max_draws: args
-            .max_draws
-            .unwrap_or_else(|| default_max_draws(args.samples)),
-        jobs: args.jobs.get(),
-    };
+    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get());
     let progress = Progress::new(args.samples as u64, format != Format::Text, "sampling");
     // Samples are written as they are found; the text and JSON reports also count the
     // distinct x (JSON keeps every sample anyway).
