@@ -115,3 +115,54 @@ fn injective_functions_read_no_theta() {
         }
     }
 }
+
+/// One i64 unknown used several times with no rewrite that leaves it once: θ is a start point,
+/// the inverse scans the integers outward from it, and the PGF records x itself. A divisor that
+/// depends on the unknown could trap partway through a scan, so such a term is not scanned:
+/// its inverse is still sound and complete.
+#[test]
+fn an_integer_used_several_times_is_found_by_a_scan_from_theta() {
+    use pinv::theta::SlotKind;
+    use pinv_core::ir::Domain;
+    let program = Program::load(corpus_dir().join("../programs/acceptance.pinv")).expect("loads");
+    let config = CheckConfig {
+        cases: pinv_tests::check_cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["handshakes", "square_pixels", "self_mix"] {
+        let inverse = program.invert(name).expect("invertible");
+        // One start point, an integer, read on every path (`handshakes` also has the
+        // remainder of its `/ 2`, read where the product is odd).
+        let starts: Vec<_> = inverse
+            .schema()
+            .slots
+            .iter()
+            .filter(|s| s.role.contains("start point"))
+            .collect();
+        assert!(
+            matches!(
+                starts.as_slice(),
+                [s] if !s.conditional && matches!(s.kind, SlotKind::Value { domain: Domain::Int, .. })
+            ),
+            "{name}: {}",
+            inverse.schema()
+        );
+        let r = check_function(&program, name, &config);
+        assert!(r.sound_and_complete(), "{name}: {:?}", r.message);
+        assert!(r.acceptance() >= 99.0, "{name}: {:.1}%", r.acceptance());
+    }
+    let program =
+        Program::parse("t.pinv", "fn per(n: i64) -> i64 { (n * n + 7) / n }").expect("compiles");
+    let inverse = program.invert("per").expect("invertible");
+    assert!(
+        !inverse
+            .schema()
+            .slots
+            .iter()
+            .any(|s| s.role.contains("start point")),
+        "{}",
+        inverse.schema()
+    );
+    let r = check_function(&program, "per", &config);
+    assert!(r.sound_and_complete(), "{:?}", r.message);
+}

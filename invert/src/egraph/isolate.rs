@@ -28,7 +28,7 @@ use super::analysis::{IsoAnalysis, VarKind};
 use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
 use super::convert::{check_numerically, param_names, to_plan, Dag, Input, Leaf, StepBudget};
 use super::cost::Extracted;
-use super::lang::Node;
+use super::lang::{Node, Num};
 use super::rules::{rules, Rule};
 use crate::solve::plan::{
     plan_text, simulate, Body, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation,
@@ -777,7 +777,10 @@ fn numeric_plan(
     let Leaf::Param(xp) = hook.input.leaves[&x] else {
         return None;
     };
-    if vars[&x].ty != Type::F64 {
+    // An f64 unknown is solved by a scan and bisection over the reals, an i64 one by a scan
+    // over the integers outward from θ.
+    let ty = vars[&x].ty;
+    if !matches!(ty, Type::F64 | Type::I64) {
         return None;
     }
     let occ = ext.occurrences(x);
@@ -785,15 +788,46 @@ fn numeric_plan(
     let [mut t] = holders.as_slice() else {
         return None;
     };
+    // Down from the output to the smallest subterm holding every occurrence of x.
+    let mut path = vec![t];
     loop {
         let node = &ext.nodes[t];
         let kids: Vec<usize> = node.children().iter().map(|&c| usize::from(c)).collect();
         match kids.iter().find(|&&c| occ[c] == occ[t]) {
-            Some(&c) if !matches!(ext.nodes[c], Node::Var(_)) => t = c,
+            Some(&c) if !matches!(ext.nodes[c], Node::Var(_)) => {
+                t = c;
+                path.push(t);
+            }
             _ => break,
         }
     }
-    if hook.plan_ty_of(ext, t) != Some(Type::F64) {
+    if ty == Type::I64 {
+        // Integers are scanned exactly, so the larger the term the better: the largest on the
+        // way down with no other unknown (`n * (n - 1) / 2` whole, not its product and then a
+        // division that guesses its remainder), of type i64 and safe to evaluate anywhere.
+        let other = |i: usize| {
+            let mut seen = vec![false; ext.nodes.len()];
+            let mut stack = vec![i];
+            while let Some(j) = stack.pop() {
+                if std::mem::replace(&mut seen[j], true) {
+                    continue;
+                }
+                match &ext.nodes[j] {
+                    Node::Var(v) if *v != x => {
+                        if matches!(vars.get(v).map(|i| &i.kind), Some(VarKind::Unknown { .. })) {
+                            return true;
+                        }
+                    }
+                    n => stack.extend(n.children().iter().map(|&c| usize::from(c))),
+                }
+            }
+            false
+        };
+        t = path.into_iter().find(|&i| {
+            hook.plan_ty_of(ext, i) == Some(ty) && !other(i) && scannable(ext, i, &occ)
+        })?;
+    }
+    if hook.plan_ty_of(ext, t) != Some(ty) {
         return None;
     }
     // The operands k…: maximal subterms without x that are not constants. The nodes form a
@@ -821,7 +855,7 @@ fn numeric_plan(
         .map(|&k| hook.plan_ty_of(ext, k).unwrap_or(Type::F64))
         .collect();
     // The helper's body: (x, k…) → T.
-    let mut params = vec![Type::F64];
+    let mut params = vec![ty];
     params.extend(k_types.iter().copied());
     let mut body = PlanBuilder::new(params);
     let mut vals: HashMap<usize, PVal> = HashMap::new();
@@ -859,6 +893,35 @@ impl HookCtx {
     fn input_name(&self, s: Symbol) -> String {
         s.to_string()
     }
+}
+
+/// Whether the integer scan may evaluate `t` at any x: no node that depends on x can trap (a
+/// division or remainder by anything but a constant other than 0 and −1, which would stop the
+/// scan with an error at some x instead of moving on) or calls a function (which may loop or
+/// recurse).
+fn scannable(ext: &Extracted, t: usize, occ: &[u64]) -> bool {
+    let mut seen = vec![false; ext.nodes.len()];
+    let mut stack = vec![t];
+    while let Some(i) = stack.pop() {
+        if occ[i] == 0 || std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        match &ext.nodes[i] {
+            // A constant divisor other than 0 and −1 never traps (`n * (n - 1) / 2`).
+            Node::Op(op, kids) if op.can_trap() => {
+                let divisor = kids.get(1).map(|&d| &ext.nodes[usize::from(d)]);
+                let safe =
+                    matches!(divisor, Some(Node::Num(Num(Const::I64(d)))) if *d != 0 && *d != -1);
+                if !safe {
+                    return false;
+                }
+                stack.extend(kids.iter().map(|&c| usize::from(c)));
+            }
+            Node::Call { .. } => return false,
+            n => stack.extend(n.children().iter().map(|&c| usize::from(c))),
+        }
+    }
+    true
 }
 
 /// Whether each node's subterm holds a variable (children come before their parents).
@@ -941,6 +1004,8 @@ fn to_plan_with_root(
     let ident = |p: u32| PVal { inst: p, idx: 0 };
     let mut memo = HashMap::new();
     let mut vals: Vec<Option<PVal>> = vec![None; n];
+    // The helper's result has the unknown's type (its body's first parameter).
+    let root_ty = spec.body.params.first().copied().unwrap_or(Type::F64);
     let mut spec = Some(spec);
     let root_span = span_of(ext.classes[t]).unwrap_or_default();
     for i in 0..n {
@@ -952,7 +1017,7 @@ fn to_plan_with_root(
             let r = b.add_root(spec.take().expect("one root helper"));
             let mut args = vec![b.param(xp as usize)];
             args.extend(ks.iter().map(|&k| vals[k].expect("k… come before T")));
-            vals[i] = Some(b.value(PKind::Root(r), args, Type::F64, root_span));
+            vals[i] = Some(b.value(PKind::Root(r), args, root_ty, root_span));
             continue;
         }
         let node = &ext.nodes[i];

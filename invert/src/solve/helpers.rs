@@ -348,8 +348,12 @@ fn add_helpers(
             PKind::Root(r) => {
                 if root_ids[*r].is_none() {
                     let spec = &plan.roots[*r];
-                    let sq = square(module, layer);
-                    root_ids[*r] = Some(numeric::install_root(module, layer, spec, sq, inst.span));
+                    root_ids[*r] = Some(if spec.body.params.first() == Some(&Type::I64) {
+                        numeric::install_int_root(module, layer, spec, inst.span)
+                    } else {
+                        let sq = square(module, layer);
+                        numeric::install_root(module, layer, spec, sq, inst.span)
+                    });
                 }
                 root_ids[*r]
             }
@@ -570,6 +574,8 @@ pub struct RootRule {
     pub body: String,
     pub solve: String,
     pub role: String,
+    /// The unknown's type: f64 (a real root) or i64 (an integer one).
+    pub ty: Type,
 }
 
 impl InverseRule for RootRule {
@@ -583,7 +589,7 @@ impl InverseRule for RootRule {
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
-            thetas: vec![ThetaDoc::value(Domain::Real, &self.role)],
+            thetas: vec![ThetaDoc::value(Domain::all(self.ty), &self.role)],
             checks: vec![
                 "the equation has a real root in the scanned range".to_string(),
                 "T(x) = y at the root found".to_string(),
@@ -605,14 +611,14 @@ impl InverseRule for RootRule {
         let Some(ks) = ks else {
             return Err(RuleError::Uncovered(Pattern::of(args)));
         };
-        let s = e.theta(Domain::Real, &self.role)?;
+        let s = e.theta(Domain::all(self.ty), &self.role)?;
         let mut at_s = vec![s];
         at_s.extend(ks.iter().copied());
         let ts = e.call(&self.body, &at_s)?[0];
         let is_root = e.close(ts, z);
         let x = e.if_else(
             is_root,
-            &[Type::F64],
+            &[self.ty],
             |_| Ok(vec![s]),
             |e| {
                 let mut call = vec![z];
@@ -785,6 +791,11 @@ impl Fb {
     }
     pub(super) fn call(&mut self, f: FuncId, args: &[Value]) -> Value {
         self.calls(f, args, 1)[0]
+    }
+    /// A call with one result of type `ty`.
+    pub(super) fn call_as(&mut self, f: FuncId, args: &[Value], ty: Type) -> Value {
+        self.f
+            .ins_call(self.block, f, args.to_vec(), &[ty], self.span)[0]
     }
     /// A call with `k` f64 results.
     pub(super) fn calls(&mut self, f: FuncId, args: &[Value], k: usize) -> Vec<Value> {

@@ -32,6 +32,12 @@
 //!   bracket like the others, by its distance from `s`. A dip with no root costs the search
 //!   and gives nothing.
 //!
+//! **Integers.** An i64 unknown gets the same helper with an exact scan instead
+//! ([`install_int_root`]): `iso.root.N.solve` tries s, s + 1, s − 1, … up to [`INT_REACH`]
+//! away. There `T` is the largest term on the way down to the occurrences with no other unknown
+//! (so `n·(n − 1) / 2` is scanned whole rather than leaving a remainder to guess), and it may
+//! not divide by anything that depends on x (a trap would stop the scan).
+//!
 //! Limits of the scan (for sampled θ only; completeness does not depend on it): roots beyond
 //! ±1e8, and roots in a dip the grid does not show (a narrow spike of the other sign where the
 //! grid's `|h|` is not smallest at a point next to it), are not found from a start point that
@@ -261,10 +267,113 @@ pub fn install_root(
     layer.add(
         Callee::Function(name.clone()),
         RootRule {
+            ty: Type::F64,
             body: name,
             solve,
             role: format!(
                 "a start point: x itself where {} = y there, else the root nearest it",
+                spec.text
+            ),
+        },
+    );
+    body
+}
+
+/// The farthest the integer scan goes from its start, each way.
+pub const INT_REACH: i64 = 1 << 14;
+
+/// Adds the helper of an i64 [`PKind::Root`]: the body `iso.root.N(x, k…) = T` (x an i64) and
+/// `iso.root.N.solve(y, k…, s)`, which tries s, s + 1, s − 1, s + 2, … up to [`INT_REACH`]
+/// away and returns the first x with `T(x, k…) = y` (a domain error where there is none). As for
+/// reals, θ is the start point and the PGF records x itself, so every x is reached, and θ near
+/// the sampler's small integers finds the roots near 0. `T` has no operation that traps at
+/// some x (see the isolation's choice of `T`), so the scan never stops on an error.
+pub fn install_int_root(
+    module: &mut Module,
+    layer: &mut Layer,
+    spec: &RootSpec,
+    span: Span,
+) -> FuncId {
+    let name = (0..)
+        .map(|n| format!("iso.root.{n}"))
+        .find(|n| module.get(n).is_none())
+        .expect("a free name");
+    let k = spec.body.params.len() - 1;
+    let k_types = spec.body.params[1..].to_vec();
+    let mut names = vec!["x".to_string()];
+    names.extend((0..k).map(|j| format!("k{j}")));
+    let (mut f, entry) = new_function(
+        &name,
+        spec.body.params.clone(),
+        vec![Type::I64],
+        names,
+        span,
+    );
+    let params = f.blocks[entry].params.clone();
+    let no_helper = |_: usize, _: &PKind| None;
+    let out = emit_plan(&spec.body, &mut f, entry, &params, &no_helper, module);
+    f.ins_return(entry, out, span);
+    let body = module.add(f).expect("a fresh name");
+
+    let solve = format!("{name}.solve");
+    let mut ps = vec![Type::I64];
+    ps.extend(k_types.iter().copied());
+    ps.push(Type::I64);
+    let mut names = vec!["y".to_string()];
+    names.extend((0..k).map(|j| format!("k{j}")));
+    names.push("s".to_string());
+    let (f, entry) = new_function(&solve, ps, vec![Type::I64], names, span);
+    let mut b = Fb {
+        f,
+        block: entry,
+        span,
+    };
+    let ps = b.f.blocks[entry].params.clone();
+    let y = ps[0];
+    let ks = ps[1..ps.len() - 1].to_vec();
+    let s = ps[ps.len() - 1];
+    let zero = b.ci(0);
+    let one = b.ci(1);
+    let reach = b.ci(INT_REACH);
+    let (step, step_p) = b.new_block(&[Type::I64]);
+    b.jump(step, &[zero]);
+    // At distance d: s + d, then s − d (wrapping, like the language's own arithmetic).
+    b.at(step);
+    let d = step_p[0];
+    let up = b.op(Opcode::Iadd, &[s, d]);
+    let (found, found_p) = b.new_block(&[Type::I64]);
+    let (down, _) = b.new_block(&[]);
+    let mut args = vec![up];
+    args.extend(ks.iter().copied());
+    let t = b.call_as(body, &args, Type::I64);
+    let hit = b.op(Opcode::Ieq, &[t, y]);
+    b.brif(hit, (found, &[up]), (down, &[]));
+    b.at(down);
+    let low = b.op(Opcode::Isub, &[s, d]);
+    let mut args = vec![low];
+    args.extend(ks.iter().copied());
+    let t = b.call_as(body, &args, Type::I64);
+    let hit = b.op(Opcode::Ieq, &[t, y]);
+    let (next, _) = b.new_block(&[]);
+    b.brif(hit, (found, &[low]), (next, &[]));
+    b.at(next);
+    let d1 = b.op(Opcode::Iadd, &[d, one]);
+    let more = b.op(Opcode::Ile, &[d1, reach]);
+    let (none, _) = b.new_block(&[]);
+    b.brif(more, (step, &[d1]), (none, &[]));
+    b.at(none);
+    b.fail("no integer x near θ gives the output");
+    b.at(found);
+    b.ret(found_p[0]);
+    module.add(b.f).expect("a fresh name");
+    layer.add(
+        Callee::Function(name.clone()),
+        RootRule {
+            ty: Type::I64,
+            body: name,
+            solve,
+            role: format!(
+                "a start point: x itself where {} = y there, else the integer nearest it that gives y",
                 spec.text
             ),
         },
