@@ -224,6 +224,35 @@ fn grid(module: &mut Module) -> FuncId {
     module.add(b.f).expect("the grid helper is new")
 }
 
+/// Adds the body `iso.root.N(x, k…) = T` of `spec` (T of type `ty`, `sq` the square helper
+/// where T uses one) under the first free name; returns the name, the body's id and the types
+/// of k….
+fn add_body(
+    module: &mut Module,
+    spec: &RootSpec,
+    ty: Type,
+    sq: Option<FuncId>,
+    span: Span,
+) -> (String, FuncId, Vec<Type>) {
+    let name = (0..)
+        .map(|n| format!("iso.root.{n}"))
+        .find(|n| module.get(n).is_none())
+        .expect("a free name");
+    let k_types = spec.body.params[1..].to_vec();
+    let mut names = vec!["x".to_string()];
+    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
+    let (mut f, entry) = new_function(&name, spec.body.params.clone(), vec![ty], names, span);
+    let params = f.blocks[entry].params.clone();
+    let helper = |_: usize, kind: &PKind| match kind {
+        PKind::Sq => sq,
+        _ => None,
+    };
+    let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
+    f.ins_return(entry, out, span);
+    let body = module.add(f).expect("a fresh name");
+    (name, body, k_types)
+}
+
 /// Adds `iso.root.N` (the body), its `solve` helper, and the rule; returns the
 /// body's id.
 pub fn install_root(
@@ -234,30 +263,7 @@ pub fn install_root(
     span: Span,
 ) -> FuncId {
     let grid = grid(module);
-    let name = (0..)
-        .map(|n| format!("iso.root.{n}"))
-        .find(|n| module.get(n).is_none())
-        .expect("a free name");
-    let k = spec.body.params.len() - 1;
-    let k_types = spec.body.params[1..].to_vec();
-    let mut names = vec!["x".to_string()];
-    names.extend((0..k).map(|j| format!("k{j}")));
-    // The body.
-    let (mut f, entry) = new_function(
-        &name,
-        spec.body.params.clone(),
-        vec![Type::F64],
-        names,
-        span,
-    );
-    let params = f.blocks[entry].params.clone();
-    let helper = |_: usize, kind: &PKind| match kind {
-        PKind::Sq => Some(sq),
-        _ => None,
-    };
-    let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
-    f.ins_return(entry, out, span);
-    let body = module.add(f).expect("a fresh name");
+    let (name, body, k_types) = add_body(module, spec, Type::F64, Some(sq), span);
 
     let dip = build_dip(&format!("{name}.dip"), body, &k_types, span);
     let dip = module.add(dip).expect("a fresh name");
@@ -294,26 +300,8 @@ pub fn install_int_root(
     spec: &RootSpec,
     span: Span,
 ) -> FuncId {
-    let name = (0..)
-        .map(|n| format!("iso.root.{n}"))
-        .find(|n| module.get(n).is_none())
-        .expect("a free name");
-    let k = spec.body.params.len() - 1;
-    let k_types = spec.body.params[1..].to_vec();
-    let mut names = vec!["x".to_string()];
-    names.extend((0..k).map(|j| format!("k{j}")));
-    let (mut f, entry) = new_function(
-        &name,
-        spec.body.params.clone(),
-        vec![Type::I64],
-        names,
-        span,
-    );
-    let params = f.blocks[entry].params.clone();
-    let no_helper = |_: usize, _: &PKind| None;
-    let out = emit_plan(&spec.body, &mut f, entry, &params, &no_helper, module);
-    f.ins_return(entry, out, span);
-    let body = module.add(f).expect("a fresh name");
+    let (name, body, k_types) = add_body(module, spec, Type::I64, None, span);
+    let k = k_types.len();
 
     let solve = format!("{name}.solve");
     let mut ps = vec![Type::I64];
