@@ -823,11 +823,14 @@ fn numeric_plan(
             }
             false
         };
+        // T may be an f64 computed from the integer (`(n as f64) * (n as f64)`): the scan
+        // then compares within the tolerance.
         t = path.into_iter().find(|&i| {
-            hook.plan_ty_of(ext, i) == Some(ty) && !other(i) && scannable(ext, i, &occ)
+            matches!(hook.plan_ty_of(ext, i), Some(Type::I64 | Type::F64))
+                && !other(i)
+                && scannable(ext, i, &occ)
         })?;
-    }
-    if hook.plan_ty_of(ext, t) != Some(ty) {
+    } else if hook.plan_ty_of(ext, t) != Some(ty) {
         return None;
     }
     // The operands k…: maximal subterms without x that are not constants. The nodes form a
@@ -1004,8 +1007,7 @@ fn to_plan_with_root(
     let ident = |p: u32| PVal { inst: p, idx: 0 };
     let mut memo = HashMap::new();
     let mut vals: Vec<Option<PVal>> = vec![None; n];
-    // The helper's result has the unknown's type (its body's first parameter).
-    let root_ty = spec.body.params.first().copied().unwrap_or(Type::F64);
+    let root_ty = spec.result_ty();
     let mut spec = Some(spec);
     let root_span = span_of(ext.classes[t]).unwrap_or_default();
     for i in 0..n {

@@ -348,7 +348,7 @@ fn add_helpers(
             PKind::Root(r) => {
                 if root_ids[*r].is_none() {
                     let spec = &plan.roots[*r];
-                    root_ids[*r] = Some(if spec.body.params.first() == Some(&Type::I64) {
+                    root_ids[*r] = Some(if spec.unknown_ty() == Type::I64 {
                         numeric::install_int_root(module, layer, spec, inst.span)
                     } else {
                         let sq = square(module, layer);

@@ -34,7 +34,8 @@
 //!
 //! **Integers.** An i64 unknown gets the same helper with an exact scan instead
 //! ([`install_int_root`]): `iso.root.N.solve` tries s, s + 1, s − 1, … up to [`INT_REACH`]
-//! away. There `T` is the largest term on the way down to the occurrences with no other unknown
+//! away (for an f64 `T` of an integer, `(n as f64) * 0.5`, within the tolerance). There `T` is
+//! the largest term on the way down to the occurrences with no other unknown
 //! (so `n·(n − 1) / 2` is scanned whole rather than leaving a remainder to guess), and it may
 //! not divide by anything that depends on x (a trap would stop the scan).
 //!
@@ -82,6 +83,23 @@ pub fn grid_point(i: i64) -> f64 {
 
 /// What the numeric roots' builder adds.
 impl Fb {
+    /// Whether the integer scan's `t = T(x)` gives `y`: exactly for an i64 `T`; for an f64 one
+    /// within the default tolerance, `|t − y| ≤ 1e-9 · max(1, |y|)` (the rule's own check
+    /// decides with the emitter's tolerance).
+    fn gives(&mut self, t: Value, y: Value) -> Value {
+        if self.f.value_type(t) == Type::I64 {
+            return self.op(Opcode::Ieq, &[t, y]);
+        }
+        let diff = self.op(Opcode::Fsub, &[t, y]);
+        let diff = self.op(Opcode::Fabs, &[diff]);
+        let ay = self.op(Opcode::Fabs, &[y]);
+        let one = self.c(1.0);
+        let scale = self.op(Opcode::Fmax, &[ay, one]);
+        let tol = self.c(1e-9);
+        let bound = self.op(Opcode::Fmul, &[tol, scale]);
+        self.op(Opcode::Fle, &[diff, bound])
+    }
+
     /// The distance from `s` to the interval `[lo, hi]` (0 inside it).
     fn distance(&mut self, s: Value, lo: Value, hi: Value) -> Value {
         let below = self.op(Opcode::Fsub, &[lo, s]);
@@ -300,11 +318,12 @@ pub fn install_int_root(
     spec: &RootSpec,
     span: Span,
 ) -> FuncId {
-    let (name, body, k_types) = add_body(module, spec, Type::I64, None, span);
+    let t_ty = spec.result_ty();
+    let (name, body, k_types) = add_body(module, spec, t_ty, None, span);
     let k = k_types.len();
 
     let solve = format!("{name}.solve");
-    let mut ps = vec![Type::I64];
+    let mut ps = vec![t_ty];
     ps.extend(k_types.iter().copied());
     ps.push(Type::I64);
     let mut names = vec!["y".to_string()];
@@ -333,15 +352,15 @@ pub fn install_int_root(
     let (down, _) = b.new_block(&[]);
     let mut args = vec![up];
     args.extend(ks.iter().copied());
-    let t = b.call_as(body, &args, Type::I64);
-    let hit = b.op(Opcode::Ieq, &[t, y]);
+    let t = b.call_as(body, &args, t_ty);
+    let hit = b.gives(t, y);
     b.brif(hit, (found, &[up]), (down, &[]));
     b.at(down);
     let low = b.op(Opcode::Isub, &[s, d]);
     let mut args = vec![low];
     args.extend(ks.iter().copied());
-    let t = b.call_as(body, &args, Type::I64);
-    let hit = b.op(Opcode::Ieq, &[t, y]);
+    let t = b.call_as(body, &args, t_ty);
+    let hit = b.gives(t, y);
     let (next, _) = b.new_block(&[]);
     b.brif(hit, (found, &[low]), (next, &[]));
     b.at(next);

@@ -116,13 +116,36 @@ pub struct PInst {
     pub span: Span,
 }
 
-/// The body of a [`PKind::Root`] helper: a function of `(x, k…)` with one f64 result, `x` its
-/// only unknown.
+/// The body of a [`PKind::Root`] helper: a function of `(x, k…)` with one result, `x` its only
+/// unknown (an f64 with an f64 result, or an i64 with an i64 or f64 result).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RootSpec {
     pub body: Plan,
     /// What the helper computes, as an s-expression (for reports and θ roles).
     pub text: String,
+}
+
+impl RootSpec {
+    /// The type of the unknown.
+    pub fn unknown_ty(&self) -> Type {
+        self.body.params.first().copied().unwrap_or(Type::F64)
+    }
+
+    /// The type of the helper's result.
+    pub fn result_ty(&self) -> Type {
+        self.body
+            .outputs
+            .first()
+            .and_then(|v| {
+                self.body
+                    .insts
+                    .get(v.inst as usize)?
+                    .tys
+                    .get(v.idx as usize)
+            })
+            .copied()
+            .unwrap_or(Type::F64)
+    }
 }
 
 /// A straight-line body. See the module docs.
