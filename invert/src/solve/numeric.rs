@@ -271,6 +271,33 @@ fn add_body(
     (name, body, k_types)
 }
 
+/// A builder at the entry of a root's `solve(y, k…, s) -> x` (y of type `y_ty`, x and the start
+/// point s of type `x_ty`), and its parameters y, k… and s.
+fn solve_function(
+    name: &str,
+    y_ty: Type,
+    k_types: &[Type],
+    x_ty: Type,
+    span: Span,
+) -> (Fb, Value, Vec<Value>, Value) {
+    let mut params = vec![y_ty];
+    params.extend(k_types.iter().copied());
+    params.push(x_ty);
+    let mut names = vec!["y".to_string()];
+    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
+    names.push("s".to_string());
+    let (f, entry) = new_function(name, params, vec![x_ty], names, span);
+    let b = Fb {
+        f,
+        block: entry,
+        span,
+    };
+    let ps = b.f.blocks[entry].params.clone();
+    let (y, s) = (ps[0], ps[ps.len() - 1]);
+    let ks = ps[1..ps.len() - 1].to_vec();
+    (b, y, ks, s)
+}
+
 /// Adds `iso.root.N` (the body), its `solve` helper, and the rule; returns the
 /// body's id.
 pub fn install_root(
@@ -320,25 +347,9 @@ pub fn install_int_root(
 ) -> FuncId {
     let t_ty = spec.result_ty();
     let (name, body, k_types) = add_body(module, spec, t_ty, None, span);
-    let k = k_types.len();
 
     let solve = format!("{name}.solve");
-    let mut ps = vec![t_ty];
-    ps.extend(k_types.iter().copied());
-    ps.push(Type::I64);
-    let mut names = vec!["y".to_string()];
-    names.extend((0..k).map(|j| format!("k{j}")));
-    names.push("s".to_string());
-    let (f, entry) = new_function(&solve, ps, vec![Type::I64], names, span);
-    let mut b = Fb {
-        f,
-        block: entry,
-        span,
-    };
-    let ps = b.f.blocks[entry].params.clone();
-    let y = ps[0];
-    let ks = ps[1..ps.len() - 1].to_vec();
-    let s = ps[ps.len() - 1];
+    let (mut b, y, ks, s) = solve_function(&solve, t_ty, &k_types, Type::I64, span);
     let zero = b.ci(0);
     let one = b.ci(1);
     let reach = b.ci(INT_REACH);
@@ -603,22 +614,7 @@ fn build(
     k_types: &[Type],
     span: Span,
 ) -> Function {
-    let mut params = vec![Type::F64];
-    params.extend(k_types.iter().copied());
-    params.push(Type::F64);
-    let mut names = vec!["y".to_string()];
-    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
-    names.push("s".to_string());
-    let (f, entry) = new_function(name, params, vec![Type::F64], names, span);
-    let mut b = Fb {
-        f,
-        block: entry,
-        span,
-    };
-    let ps = b.f.blocks[entry].params.clone();
-    let y = ps[0];
-    let ks = ps[1..ps.len() - 1].to_vec();
-    let s = ps[ps.len() - 1];
+    let (mut b, y, ks, s) = solve_function(name, Type::F64, k_types, Type::F64, span);
 
     // Where s lies: the grid interval [x_i, x_{i+1}) holding it, estimated from log|s| and set
     // right by a step or two either way (a NaN s stays where the estimate puts it, and every
