@@ -91,13 +91,18 @@ impl Fb {
             return self.op(Opcode::Ieq, &[t, y]);
         }
         let diff = self.op(Opcode::Fsub, &[t, y]);
-        let diff = self.op(Opcode::Fabs, &[diff]);
+        self.small_beside(diff, y, 1e-9)
+    }
+
+    /// Whether `|d| ≤ tol · max(1, |y|)`: `d` is small beside `y` (false for a NaN `d`).
+    fn small_beside(&mut self, d: Value, y: Value, tol: f64) -> Value {
+        let ad = self.op(Opcode::Fabs, &[d]);
         let ay = self.op(Opcode::Fabs, &[y]);
         let one = self.c(1.0);
         let scale = self.op(Opcode::Fmax, &[ay, one]);
-        let tol = self.c(1e-9);
+        let tol = self.c(tol);
         let bound = self.op(Opcode::Fmul, &[tol, scale]);
-        self.op(Opcode::Fle, &[diff, bound])
+        self.op(Opcode::Fle, &[ad, bound])
     }
 
     /// The distance from `s` to the interval `[lo, hi]` (0 inside it).
@@ -579,13 +584,7 @@ fn build_dip(name: &str, body: FuncId, k_types: &[Type], span: Span) -> Function
     let c_best = b.op(Opcode::Fle, &[ac, ad]);
     let x = b.select(c_best, c, d);
     let hx = b.select(c_best, hc, hd);
-    let ahx = b.op(Opcode::Fabs, &[hx]);
-    let ay = b.op(Opcode::Fabs, &[y]);
-    let one_f = b.c(1.0);
-    let scale = b.op(Opcode::Fmax, &[ay, one_f]);
-    let tiny = b.c(1e-12);
-    let bar = b.op(Opcode::Fmul, &[tiny, scale]);
-    let double = b.op(Opcode::Fle, &[ahx, bar]);
+    let double = b.small_beside(hx, y, 1e-12);
     let two = b.c(2.0);
     let kind = b.select(double, two, zero);
     b.f.ins_return(b.block, vec![x, hx, kind], span);
