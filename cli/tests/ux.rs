@@ -1329,3 +1329,49 @@ fn verbose_adds_the_generated_functions_names_to_an_error() {
     assert!(err.contains("in the IR: `ratio.inv`"), "{err}");
     assert!(err.contains("internally: Runtime("), "{err}");
 }
+
+#[test]
+fn bad_jobs_and_formats_and_an_integer_start_too_far_are_reported() {
+    let o = pinv(&[
+        "sample",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "1",
+        "--jobs",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--jobs"), "{}", stderr(&o));
+    let o = pinv(&[
+        "sample",
+        "tests/corpus/straight.pinv",
+        "mul_add",
+        "--y",
+        "1",
+        "--format",
+        "xml",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("jsonl"), "{}", stderr(&o));
+    // The integer scan reaches 2^14 either way from θ: a start 10^9 away finds no root.
+    let file = "tests/programs/acceptance.pinv";
+    let o = pinv(&[
+        "invert",
+        file,
+        "square_pixels",
+        "--y",
+        "12",
+        "--theta",
+        "1000000000",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no integer within 16384 of θ gives the output"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pinv(&["invert", file, "square_pixels", "--y", "12", "--theta", "7"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "x = 3");
+}

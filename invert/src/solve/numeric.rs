@@ -385,7 +385,9 @@ pub fn install_int_root(
     let (none, _) = b.new_block(&[]);
     b.brif(more, (step, &[d1]), (none, &[]));
     b.at(none);
-    b.fail("no integer x near θ gives the output");
+    b.fail(&format!(
+        "no integer within {INT_REACH} of θ gives the output"
+    ));
     b.at(found);
     b.ret(found_p[0]);
     module.add(b.f).expect("a fresh name");
