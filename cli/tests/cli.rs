@@ -550,3 +550,30 @@ fn show_inverse_reports_isolation() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v["isolation"][0]["outcome"]["kind"], "isolated", "{v}");
 }
+
+#[test]
+fn show_inverse_is_the_same_every_time_and_times_runs_only_when_asked() {
+    let args = ["show", "tests/corpus/systems.pinv", "--inverse"];
+    let first = pinv(&args);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let text = stdout(&first);
+    assert!(text.contains("e-graph isolation"), "{text}");
+    assert!(!text.contains(" ms"), "{text}");
+    assert_eq!(text, stdout(&pinv(&args)));
+    let o = pinv(&[
+        "show",
+        "tests/corpus/systems.pinv",
+        "spread",
+        "--inverse",
+        "--timings",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let timed = stdout(&o);
+    assert!(
+        timed.contains("iterations,") && timed.contains(" ms"),
+        "{timed}"
+    );
+    assert_eq!(timed.matches("θ first: a").count(), 1, "{timed}");
+    let o = pinv(&["show", "tests/corpus/systems.pinv", "--timings"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -30,6 +30,10 @@ pub struct ShowArgs {
     /// Show the inverse, its PGF and its θ schema instead: of FUNC, or of every function.
     #[arg(long)]
     pub inverse: bool,
+    /// With `--inverse`: each e-graph run's iterations, nodes and time (which vary from run to
+    /// run; without it the output is the same every time).
+    #[arg(long, requires = "inverse")]
+    pub timings: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -219,7 +223,12 @@ fn show_one_inverse(args: &ShowArgs, inverse: &pinv::Inverse) {
         outln!(";");
         outln!("; e-graph isolation of reused unknowns:");
         for report in isolation {
-            for line in report.to_string().lines() {
+            let text = if args.timings {
+                format!("{report:#}")
+            } else {
+                report.summary()
+            };
+            for line in text.lines() {
                 outln!(";   {line}");
             }
         }

@@ -266,6 +266,7 @@ impl IsolationReport {
     }
 }
 
+/// The report as `show --inverse` prints it; the alternate form (`{:#}`) adds each run's time.
 impl fmt::Display for IsolationReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -314,12 +315,12 @@ impl fmt::Display for IsolationReport {
             };
             write!(
                 f,
-                "  run ({pivots}): {}, {} iterations, {} nodes, {:.1} ms",
-                r.stop,
-                r.iterations,
-                r.nodes,
-                ms(r.time)
+                "  run ({pivots}): {}, {} iterations, {} nodes",
+                r.stop, r.iterations, r.nodes
             )?;
+            if f.alternate() {
+                write!(f, ", {:.1} ms", ms(r.time))?;
+            }
             if let Some(why) = &r.rejected {
                 write!(f, "; rejected: {why}")?;
             }

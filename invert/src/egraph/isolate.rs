@@ -288,7 +288,11 @@ fn merge_block_report(report: &mut IsolationReport, one: &One, b: pinv_core::ir:
             .rewritten
             .extend(one.rewritten.iter().map(|t| format!("{b}: {t}")));
     }
-    report.thetas.extend(one.thetas.iter().cloned());
+    for t in &one.thetas {
+        if !report.thetas.contains(t) {
+            report.thetas.push(t.clone());
+        }
+    }
     report.numeric.extend(one.numeric.iter().cloned());
     report
         .joint
@@ -671,17 +675,16 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
     }
     report.simulation = Some(sim);
     report.time = t0.elapsed();
-    let thetas = if given {
-        plan.insts
-            .iter()
-            .filter_map(|i| match &i.kind {
-                PKind::Given { pivot, .. } => Some(pivot.clone()),
-                _ => None,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let mut thetas: Vec<String> = Vec::new();
+    if given {
+        for i in &plan.insts {
+            if let PKind::Given { pivot, .. } = &i.kind {
+                if !thetas.contains(pivot) {
+                    thetas.push(pivot.clone());
+                }
+            }
+        }
+    }
     (
         report,
         Some(Candidate {
