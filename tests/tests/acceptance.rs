@@ -129,7 +129,13 @@ fn an_integer_used_several_times_is_found_by_a_scan_from_theta() {
         cases: pinv_tests::check_cases().min(300),
         ..CheckConfig::default()
     };
-    for name in ["handshakes", "square_pixels", "self_mix", "triangle_dots"] {
+    for name in [
+        "handshakes",
+        "square_pixels",
+        "self_mix",
+        "triangle_dots",
+        "power_tower",
+    ] {
         let inverse = program.invert(name).expect("invertible");
         // One start point, an integer, read on every path (`handshakes` also has the
         // remainder of its `/ 2`, read where the product is odd).

@@ -132,6 +132,36 @@ fn tangled_unknowns_choose_a_theta() {
     assert_eq!(report.after.checks, 0);
 }
 
+/// Once θ gives `a`, `a·a + (a + 2)` is computed forward, and as written: the e-graph's
+/// `a + (a² + 2)` differs from it in the last bit for some `a`, and then `y / (a·a + a + 2)` is
+/// no longer the power of two `2ⁿ` the PGF recorded its θ for (about 1% of inputs were lost).
+#[test]
+fn what_theta_gives_alone_is_computed_as_written() {
+    let program = Program::parse(
+        "gain.pinv",
+        "fn octave_gain(a: f64, n: i64) -> f64 { (a * a + (a - -2.0)) * ((1 << n) as f64) }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("octave_gain").expect("invertible");
+    let report = &inverse.isolation()[0];
+    assert_eq!(report.thetas, ["a"], "{report}");
+    assert!(
+        report.rewritten[0].contains("(fadd (fmul a a) (fsub a -2.0))"),
+        "{report}"
+    );
+    let config = CheckConfig {
+        cases: cases().max(1000),
+        ..CheckConfig::default()
+    };
+    let r = check_inverse(&inverse, &config);
+    assert!(
+        r.sound_and_complete(),
+        "{:?}: {:?}",
+        r.completeness,
+        r.message
+    );
+}
+
 #[test]
 fn numeric_fallback_for_one_unknown() {
     let program = Program::parse(

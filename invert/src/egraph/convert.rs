@@ -178,6 +178,21 @@ pub struct Input {
     pub call_types: HashMap<FuncId, Vec<Type>>,
     /// Distinct unknown symbols in the input.
     pub unknowns: usize,
+    /// Node of `expr` → the value of the plan it stands for (operations and calls only).
+    pub originals: Vec<(Id, PVal)>,
+}
+
+/// Where [`to_plan`] keeps the original form of a term that holds no unknown but pivots: such
+/// a term is computed forward once the pivots are read from θ, and its rewrite is equal only up
+/// to rounding (`a·a + (a + 2)` against `a + (a² + 2)`). The PGF runs the forward code, so a
+/// later step that needs the value bit for bit (an integer made a float) must see the same
+/// float in the inverse.
+pub struct KeepOriginals<'a> {
+    /// The e-class of each value of the original plan that has one (canonical ids).
+    pub class_original: &'a HashMap<Id, PVal>,
+    pub vars: &'a HashMap<Symbol, VarInfo>,
+    /// The values read from θ first.
+    pub pivots: &'a [PVal],
 }
 
 /// Unique, readable names for the parameters.
@@ -217,6 +232,7 @@ impl Input {
         let mut leaves = HashMap::new();
         let mut spans = Vec::new();
         let mut call_types = HashMap::new();
+        let mut originals = Vec::new();
         let mut used_names: HashSet<String> = names.iter().cloned().collect();
         let mut leaf = |name: String, info: VarInfo, what: Leaf, expr: &mut RecExpr<Node>| {
             let mut name = name;
@@ -311,6 +327,13 @@ impl Input {
                             },
                             id,
                         );
+                        originals.push((
+                            id,
+                            PVal {
+                                inst: i as u32,
+                                idx: r as u32,
+                            },
+                        ));
                         spans.push((id, inst.span));
                     }
                     expr.add(Node::Call {
@@ -339,6 +362,9 @@ impl Input {
             };
             if !matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
                 spans.push((id, inst.span));
+                if !atoms.contains(&(i as u32)) {
+                    originals.push((id, v0));
+                }
             }
             map.insert(v0, id);
         }
@@ -356,6 +382,7 @@ impl Input {
             spans,
             call_types,
             unknowns,
+            originals,
         }
     }
 }
@@ -368,10 +395,29 @@ pub fn to_plan(
     leaves: &HashMap<Symbol, Leaf>,
     call_types: &HashMap<FuncId, Vec<Type>>,
     span_of: &dyn Fn(Id) -> Option<Span>,
+    keep: Option<&KeepOriginals<'_>>,
 ) -> Plan {
     let mut b = PlanBuilder::new(original.params.clone());
     let mut memo = HashMap::new();
     let mut vals: Vec<PVal> = Vec::with_capacity(ext.nodes.len());
+    let params = |p: u32| PVal { inst: p, idx: 0 };
+    // Per node of `ext`, whether it holds no unknown; per value of `original`, whether it
+    // depends on no parameter but through pivots.
+    let mut no_unknown: Vec<bool> = Vec::with_capacity(ext.nodes.len());
+    let pivots_only: Vec<bool> = match keep {
+        Some(k) => {
+            let mut ok: Vec<bool> = Vec::with_capacity(original.insts.len());
+            for (i, inst) in original.insts.iter().enumerate() {
+                let pivot = k.pivots.iter().any(|p| p.inst as usize == i);
+                let v = pivot
+                    || (!matches!(inst.kind, PKind::Param(_))
+                        && inst.args.iter().all(|a| ok[a.inst as usize]));
+                ok.push(v);
+            }
+            ok
+        }
+        None => Vec::new(),
+    };
     let fallback: Vec<Span> = original
         .outputs
         .iter()
@@ -396,14 +442,29 @@ pub fn to_plan(
         let span = span_of(ext.classes[i])
             .unwrap_or_else(|| fallback.get(owner[i]).copied().unwrap_or_default());
         let arg = |c: Id| vals[usize::from(c)];
+        let free = match (node, keep) {
+            (Node::Var(s), Some(k)) => {
+                !matches!(k.vars.get(s).map(|v| v.kind), Some(VarKind::Unknown { .. }))
+            }
+            _ => node.children().iter().all(|&c| no_unknown[usize::from(c)]),
+        };
+        no_unknown.push(free);
+        let kept = match keep {
+            Some(k) if free && !matches!(node, Node::Var(_) | Node::Num(_)) => k
+                .class_original
+                .get(&ext.classes[i])
+                .filter(|o| pivots_only[o.inst as usize]),
+            _ => None,
+        };
+        if let Some(&o) = kept {
+            vals.push(b.copy(original, o, &params, &mut memo));
+            continue;
+        }
         let v = match node {
             Node::Num(n) => b.konst(n.0),
             Node::Var(s) => match leaves[s] {
                 Leaf::Param(p) => b.param(p as usize),
-                Leaf::Value(v) => {
-                    let params = |p: u32| PVal { inst: p, idx: 0 };
-                    b.copy(original, v, &params, &mut memo)
-                }
+                Leaf::Value(v) => b.copy(original, v, &params, &mut memo),
             },
             Node::Op(op, args) => {
                 let args = args.iter().map(|&c| arg(c)).collect();

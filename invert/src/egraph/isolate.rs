@@ -26,7 +26,9 @@
 
 use super::analysis::{IsoAnalysis, VarKind};
 use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
-use super::convert::{check_numerically, param_names, to_plan, Dag, Input, Leaf, StepBudget};
+use super::convert::{
+    check_numerically, param_names, to_plan, Dag, Input, KeepOriginals, Leaf, StepBudget,
+};
 use super::cost::Extracted;
 use super::lang::{Node, Num};
 use super::rules::{rules, Rule};
@@ -510,16 +512,20 @@ const CONFLICT: &str = "constant conflict";
 struct HookCtx {
     plan: Plan,
     input: Input,
+    /// The e-graph class each node of `input.expr` was added as.
+    ids: Vec<Id>,
     pivots: Vec<(PVal, String)>,
     last: Cell<Option<super::cost::Cost>>,
 }
 
 impl HookCtx {
     /// The plan of an extracted term, with pivots read first if the plan needs it.
+    /// `find` gives the canonical class of an id of the e-graph `ext` was extracted from.
     fn candidate(
         &self,
         ext: &Extracted,
         spans: &dyn Fn(Id) -> Option<Span>,
+        find: &dyn Fn(Id) -> Id,
     ) -> (Plan, Simulation, bool) {
         let plan = to_plan(
             ext,
@@ -527,12 +533,34 @@ impl HookCtx {
             &self.input.leaves,
             &self.input.call_types,
             spans,
+            None,
         );
         let sim = simulate(&plan);
         if perfect(&sim) || self.pivots.is_empty() {
             return (plan, sim, false);
         }
-        let given = with_givens(&plan, &self.plan, &self.pivots);
+        // With the pivots read first, what depends on them alone is computed as written.
+        let mut class_original = HashMap::new();
+        for &(node, v) in &self.input.originals {
+            class_original
+                .entry(find(self.ids[usize::from(node)]))
+                .or_insert(v);
+        }
+        let pivots: Vec<PVal> = self.pivots.iter().map(|(p, _)| *p).collect();
+        let keep = KeepOriginals {
+            class_original: &class_original,
+            vars: &self.input.analysis.vars,
+            pivots: &pivots,
+        };
+        let kept = to_plan(
+            ext,
+            &self.plan,
+            &self.input.leaves,
+            &self.input.call_types,
+            spans,
+            Some(&keep),
+        );
+        let given = with_givens(&kept, &self.plan, &self.pivots);
         let gsim = simulate(&given);
         if score(&gsim, 0) < score(&sim, 0) {
             (given, gsim, true)
@@ -585,6 +613,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
     let hook = Rc::new(HookCtx {
         plan: ctx.plan.clone(),
         input: input.clone(),
+        ids: ids.clone(),
         pivots: pivot_names.clone(),
         last: Cell::new(None),
     });
@@ -602,7 +631,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
                 return Ok(());
             }
             h.last.set(Some(ext.cost));
-            let (_, sim, given) = h.candidate(&ext, &|_| None);
+            let (_, sim, given) = h.candidate(&ext, &|_| None, &|c| runner.egraph.find(c));
             if perfect(&sim) && !given {
                 return Err(ISOLATED.to_string());
             }
@@ -644,7 +673,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
         m
     };
     let span_of = |c: Id| class_span.get(&egraph.find(c)).copied();
-    let (mut plan, mut sim, mut given) = hook.candidate(&ext, &span_of);
+    let (mut plan, mut sim, mut given) = hook.candidate(&ext, &span_of, &|c| egraph.find(c));
     let mut numeric = Vec::new();
     if sim.checks > 0 && ctx.config.numeric {
         if let Some((np, text)) = numeric_plan(&hook, &ext, &span_of) {

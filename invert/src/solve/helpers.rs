@@ -46,7 +46,7 @@ pub const MUL: &str = "iso.mul";
 
 /// Emits `plan` into `func` at `block`, with `args` as the plan's parameters; returns the
 /// outputs. `helper` gives the function to call instead for an instruction (every helper
-/// instruction has one; a primitive may).
+/// instruction has one, except a square, which is otherwise `a · a`; a primitive may).
 pub fn emit_plan(
     plan: &Plan,
     func: &mut Function,
@@ -76,8 +76,9 @@ pub fn emit_plan(
                 let rets = module.functions[*f].sig.returns.clone();
                 func.ins_call(block, *f, a, &rets, inst.span)
             }
-            PKind::Sq
-            | PKind::Given { .. }
+            // A square no helper inverts (in a body that is only run forward): `a · a`.
+            PKind::Sq => vec![func.ins_prim(block, Opcode::Fmul, vec![a[0], a[0]], inst.span)],
+            PKind::Given { .. }
             | PKind::Root(_)
             | PKind::Polar { .. }
             | PKind::Linear { .. }
