@@ -609,12 +609,23 @@ impl Inverse {
         self.generated_ir(|k| matches!(k, FuncKind::GeneratedPgf { .. }))
     }
 
+    /// The helper functions the inverse and the PGF call (the solvers' `iso.…` helpers and the
+    /// pieces shared between steps, `piece.…`) as IR text: the `fn`s whose names no source
+    /// function can have.
+    pub fn helpers_ir(&self) -> String {
+        self.generated_ir_where(|f| f.kind == FuncKind::Fn && f.name.contains('.'))
+    }
+
     fn generated_ir(&self, which: impl Fn(&FuncKind) -> bool) -> String {
+        self.generated_ir_where(|f| which(&f.kind))
+    }
+
+    fn generated_ir_where(&self, which: impl Fn(&pinv_core::ir::Function) -> bool) -> String {
         let opts = WriteOptions::default();
         let module = self.full_module();
         module
             .iter()
-            .filter(|(_, f)| which(&f.kind))
+            .filter(|(_, f)| which(f))
             .map(|(id, _)| write_function(module, id, &opts))
             .collect::<Vec<_>>()
             .join("\n")

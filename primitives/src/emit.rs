@@ -10,6 +10,7 @@
 //! instructions is a bug in the rule, reported as [`RuleError::WrongMode`].
 
 use crate::rule::RuleError;
+use pinv_core::ir::outline::{outline, Mark, Outlined};
 use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, Opcode, Signature,
     Type, Value,
@@ -65,6 +66,8 @@ pub struct Emitter<'f> {
     muted: bool,
     /// The step checks written so far ([`Emitter::check_step`]).
     step_checks: Vec<Inst>,
+    /// Pieces moved into helpers ([`Emitter::outlined`]), whose calls wait for a callee.
+    outlined: Vec<Outlined>,
 }
 
 impl<'f> Emitter<'f> {
@@ -83,6 +86,7 @@ impl<'f> Emitter<'f> {
             operand_bounds: Vec::new(),
             muted: false,
             step_checks: Vec::new(),
+            outlined: Vec::new(),
         }
     }
 
@@ -318,6 +322,42 @@ impl<'f> Emitter<'f> {
     /// The step checks ([`Emitter::check_step`]) written since the last call.
     pub fn take_step_checks(&mut self) -> Vec<Inst> {
         std::mem::take(&mut self.step_checks)
+    }
+
+    /// Emits `body`, then moves what it emitted into a helper function called here
+    /// ([`pinv_core::ir::outline`]): the code being built holds one `call` however long the
+    /// piece, and equal pieces can share one helper. The caller of the emitter adds the helpers
+    /// to the module and sets the calls' callees ([`Emitter::take_outlined`]). A piece that reads
+    /// θ, records, checks or ends the function stays where it is. Returns `body`'s results.
+    pub fn outlined(
+        &mut self,
+        body: impl FnOnce(&mut Emitter<'_>) -> Result<Vec<Value>, RuleError>,
+    ) -> Result<Vec<Value>, RuleError> {
+        let start = self.block;
+        let mark = Mark::at(self.func, start);
+        let checks = self.step_checks.len();
+        let results = body(self)?;
+        if self.step_checks.len() == checks {
+            let name = format!("{}.piece", self.func.name);
+            if let Some(piece) = outline(
+                self.func,
+                mark,
+                self.block,
+                &results,
+                &name,
+                pinv_core::ir::FuncKind::Fn,
+            ) {
+                self.block = start;
+                self.outlined.push(piece);
+            }
+        }
+        Ok(results)
+    }
+
+    /// The pieces [`Emitter::outlined`] moved out since the last call: each helper must be added
+    /// to the module and its call pointed at it ([`Outlined::set_callee`]).
+    pub fn take_outlined(&mut self) -> Vec<Outlined> {
+        std::mem::take(&mut self.outlined)
     }
 
     /// Checks that `actual` equals `expected`: exactly for i64 and bool, within the relative

@@ -242,4 +242,9 @@ fn show_one_inverse(args: &ShowArgs, inverse: &pinv::Inverse) {
         }
         Err(why) => outln!("\n; no PGF: {why}"),
     }
+    let helpers = inverse.helpers_ir();
+    if !helpers.is_empty() {
+        outln!("\n; helpers they call:\n");
+        out!("{helpers}");
+    }
 }

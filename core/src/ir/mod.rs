@@ -7,6 +7,7 @@
 //! - [`write`](mod@write) and [`read`]: the text form, which round-trips; [`dot`]: Graphviz output.
 //! - [`compact`]: dense renumbering in layout order (what the text form's numbers show).
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
+//! - [`outline`]: moving a piece of a function into a helper it calls.
 //! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`], [`implied`] (checks and
 //!   branches the path already decided); [`dominators`] for them and the verifier.
 
@@ -25,6 +26,7 @@ pub mod instr;
 pub mod merge_blocks;
 pub mod module;
 pub mod opcode;
+pub mod outline;
 pub mod read;
 pub mod types;
 pub mod verify;

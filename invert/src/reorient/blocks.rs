@@ -747,6 +747,7 @@ impl Reorienter<'_> {
             no_pgf.get_or_insert(why);
         }
         self.step_checks.append(&mut region.step_checks);
+        self.install_outlined(&mut region)?;
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
         match &ctx.cont {
             Continue::Return(forward, ys) if ctx.final_check => {

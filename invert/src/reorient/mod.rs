@@ -251,6 +251,7 @@ fn reorient_in(
         recursive: None,
         int_returns: int_ranges::IntReturns::default(),
         bodies: HashMap::new(),
+        outlined: HashMap::new(),
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -341,6 +342,8 @@ pub(crate) struct Reorienter<'a> {
     /// Generated inverse → its unchecked body, for the functions other inverses call
     /// ([`Reorienter::reserve_inversion`]).
     bodies: HashMap<FuncId, FuncId>,
+    /// The helpers of outlined pieces, by the piece's text ([`Reorienter::install_outlined`]).
+    outlined: HashMap<String, FuncId>,
 }
 
 impl<'a> Reorienter<'a> {
@@ -675,6 +678,7 @@ impl<'a> Reorienter<'a> {
             .map_err(|e| rule_error(f, e))?;
         let (inv_block, pgf_block) = (region.inv_block, region.pgf_block);
         let step_checks = std::mem::take(&mut region.step_checks);
+        self.install_outlined(&mut region)?;
         let inv_block = self.final_check(&mut inv, inv_block, id, &solved, &outputs, f.span)?;
         inv.ins_return(inv_block, solved, f.span);
         self.drop_step_checks(&mut inv, &step_checks);

@@ -17,6 +17,7 @@
 
 use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
+use pinv_core::ir::outline::Outlined;
 use pinv_core::ir::{
     Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, SegmentOp,
     Type, Value, ValueDef,
@@ -65,6 +66,9 @@ pub(super) struct Region<'p> {
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
     pub copy_block: Option<Block>,
+    /// Pieces the rules moved into helpers ([`Emitter::outlined`]), in the inverse (`false`)
+    /// or the PGF (`true`): [`Reorienter::install_outlined`] adds the helpers to the module.
+    pub outlined: Vec<(bool, Outlined)>,
 }
 
 impl<'p> Region<'p> {
@@ -95,11 +99,45 @@ impl<'p> Region<'p> {
             mute_pgf: false,
             exact_floats: false,
             copy_block: None,
+            outlined: Vec::new(),
         }
     }
 }
 
 impl Reorienter<'_> {
+    /// Adds the helpers of the pieces `region`'s rules outlined to the module, one per distinct
+    /// piece (equal pieces, by their text, share a helper: the run search of every `fmul` step
+    /// of a loop is one function), and points their calls at them.
+    pub(super) fn install_outlined(&mut self, region: &mut Region<'_>) -> Result<(), Error> {
+        for (in_pgf, piece) in std::mem::take(&mut region.outlined) {
+            let key = piece.key();
+            let id = match self.outlined.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let mut helper = piece.helper.clone();
+                    helper.name = (0..)
+                        .map(|n| format!("piece.{n}"))
+                        .find(|n| self.out.get(n).is_none())
+                        .unwrap_or_default();
+                    let name = helper.name.clone();
+                    let id = self
+                        .out
+                        .add(helper)
+                        .map_err(|_| Error::Internal(format!("`{name}` is generated twice")))?;
+                    self.outlined.insert(key, id);
+                    id
+                }
+            };
+            let func = if in_pgf {
+                &mut *region.pgf
+            } else {
+                &mut *region.inv
+            };
+            piece.set_callee(func, id);
+        }
+        Ok(())
+    }
+
     /// Inverts the instructions of `block` (not its terminator) backwards, from what `region`
     /// knows; leaves every value it could solve in `region.known`.
     pub(super) fn invert_block(
@@ -896,6 +934,10 @@ impl Region<'_> {
         }
         let result = body(&mut ie, &mut pe);
         self.step_checks.extend(ie.take_step_checks());
+        let pieces = ie.take_outlined().into_iter().map(|o| (false, o));
+        self.outlined.extend(pieces);
+        let pieces = pe.take_outlined().into_iter().map(|o| (true, o));
+        self.outlined.extend(pieces);
         let (inv_block, pgf_block) = (ie.block(), pe.block());
         self.inv_block = inv_block;
         self.pgf_block = pgf_block;

@@ -122,19 +122,23 @@ pub fn run(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Result<Run, RuleError> {
-    let finite = e.is_finite(d);
-    let go = and_trusted(e, finite, trusted);
-    let types = [Type::Bool, Type::I64, Type::I64, Type::I64];
-    let r = e.if_else(
-        go,
-        &types,
-        |e| search(e, d, target, fwd),
-        |e| {
-            let no = e.bc(false);
-            let zero = e.ic(0);
-            Ok(vec![no, zero, zero, zero])
-        },
-    )?;
+    // About 300 instructions in 36 blocks, the same at every step of a chain or loop of the
+    // same operation: a helper of its own, which those steps share.
+    let r = e.outlined(|e| {
+        let finite = e.is_finite(d);
+        let go = and_trusted(e, finite, trusted);
+        let types = [Type::Bool, Type::I64, Type::I64, Type::I64];
+        e.if_else(
+            go,
+            &types,
+            |e| search(e, d, target, fwd),
+            |e| {
+                let no = e.bc(false);
+                let zero = e.ic(0);
+                Ok(vec![no, zero, zero, zero])
+            },
+        )
+    })?;
     Ok(Run {
         usable: r[0],
         anchor: r[1],
