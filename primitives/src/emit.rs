@@ -10,7 +10,7 @@
 //! instructions is a bug in the rule, reported as [`RuleError::WrongMode`].
 
 use crate::rule::RuleError;
-use pinv_core::ir::outline::{outline, Mark, Outlined};
+use pinv_core::ir::outline::{self, Finished, Outlined};
 use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, Opcode, Signature,
     Type, Value,
@@ -68,6 +68,8 @@ pub struct Emitter<'f> {
     step_checks: Vec<Inst>,
     /// Pieces moved into helpers ([`Emitter::outlined`]), whose calls wait for a callee.
     outlined: Vec<Outlined>,
+    /// The pieces being emitted, outermost first (each holds the arenas it set aside).
+    pieces: Vec<outline::Piece>,
 }
 
 impl<'f> Emitter<'f> {
@@ -87,6 +89,7 @@ impl<'f> Emitter<'f> {
             muted: false,
             step_checks: Vec::new(),
             outlined: Vec::new(),
+            pieces: Vec::new(),
         }
     }
 
@@ -101,7 +104,24 @@ impl<'f> Emitter<'f> {
 
     /// The constant `v` is, if the function being written defines it with a `const`.
     pub fn constant_of(&self, v: Value) -> Option<Const> {
-        self.func.constant(v)
+        match self.defining(v)? {
+            InstKind::Const(c) => Some(*c),
+            _ => None,
+        }
+    }
+
+    /// The instruction that defines `v` in the function being written, if an instruction does
+    /// (also while a piece is emitted for [`Emitter::outlined`], when the caller's instructions
+    /// are set aside).
+    pub fn defining(&self, v: Value) -> Option<&InstKind> {
+        let pinv_core::ir::ValueDef::Result(inst, _) = self.func.values.get(v)?.def else {
+            return None;
+        };
+        let index = v.as_u32() as usize;
+        match self.pieces.iter().find(|p| index < p.values_before()) {
+            Some(piece) => piece.caller_inst(inst).map(|d| &d.kind),
+            None => self.func.insts.get(inst).map(|d| &d.kind),
+        }
     }
 
     /// Tells rules bounds `[lo, hi]` (values of the inverse, computed before the rule) that
@@ -185,7 +205,9 @@ impl<'f> Emitter<'f> {
         self.role_prefix = prefix.into();
     }
 
-    /// The function being written (read-only; use the emitting methods to change it).
+    /// The function being written (read-only; use the emitting methods to change it). While a
+    /// piece is emitted ([`Emitter::outlined`]) it holds only the piece's instructions: look
+    /// definitions up with [`Emitter::defining`].
     pub fn func(&self) -> &Function {
         self.func
     }
@@ -333,25 +355,42 @@ impl<'f> Emitter<'f> {
         &mut self,
         body: impl FnOnce(&mut Emitter<'_>) -> Result<Vec<Value>, RuleError>,
     ) -> Result<Vec<Value>, RuleError> {
-        let start = self.block;
-        let mark = Mark::at(self.func, start);
+        let caller = self.block;
+        let piece = outline::begin(self.func, caller);
+        self.block = piece.entry();
+        self.pieces.push(piece);
         let checks = self.step_checks.len();
-        let results = body(self)?;
-        if self.step_checks.len() == checks {
-            let name = format!("{}.piece", self.func.name);
-            if let Some(piece) = outline(
-                self.func,
-                mark,
-                self.block,
-                &results,
-                &name,
-                pinv_core::ir::FuncKind::Fn,
-            ) {
-                self.block = start;
+        let results = body(self);
+        let piece = self.pieces.pop().expect("the piece begun above");
+        let (end, values) = match &results {
+            Ok(v) => (self.block, v.clone()),
+            // Put the caller back together; the error is returned below.
+            Err(_) => (self.block, Vec::new()),
+        };
+        let name = format!("{}.piece", self.func.name);
+        let kind = pinv_core::ir::FuncKind::Fn;
+        let outlinable = results.is_ok() && self.step_checks.len() == checks;
+        let finished = if outlinable {
+            outline::finish(self.func, piece, end, &values, &name, kind)
+        } else {
+            // A step check (kept by instruction id) stays with its instruction in the caller.
+            outline::splice_back(self.func, piece, end)
+        };
+        match finished {
+            Finished::Outlined(piece) => {
+                self.block = caller;
                 self.outlined.push(piece);
             }
+            Finished::Spliced { block, insts } => {
+                self.block = block;
+                for c in &mut self.step_checks[checks..] {
+                    if let Some(&moved) = insts.get(c) {
+                        *c = moved;
+                    }
+                }
+            }
         }
-        Ok(results)
+        results
     }
 
     /// The pieces [`Emitter::outlined`] moved out since the last call: each helper must be added

@@ -1,53 +1,65 @@
-//! Outlining: moving a single-entry, single-exit piece of a function into a function of its own,
-//! called in its place.
+//! Outlining: emitting a single-entry, single-exit piece of a function as a function of its
+//! own, called in its place.
 //!
 //! Generated inverses repeat the same computation at every step of a chain or a loop body (the
 //! search for the run of floats that give an output is about 300 instructions and 36 blocks
-//! each time). [`outline`] cuts such a piece out of the function being built, so that the caller
-//! holds one `call`, and the piece becomes a function that identical pieces can share (the
-//! caller compares them by their text, [`Outlined::key`]).
+//! each time). A piece is emitted between [`begin`] and [`finish`]: in between, the function's
+//! instruction and block arenas are set aside and the piece is built in fresh ones, while its
+//! value arena is shared, so the caller's values keep their numbers and the piece can read them.
+//! [`finish`] turns the piece into a helper function and leaves one `call` in the caller; equal
+//! pieces can share one helper (the caller compares them by their text, [`Outlined::key`]).
+//! Nothing of the piece stays in the caller's arenas but its values' types (a few bytes each).
 //!
-//! The piece is what was appended since a mark ([`Mark`]): the instructions added to the mark's
-//! block after it, and every block created after it, ending in the block `end` (not yet
-//! terminated) with the piece's results. Invariants it keeps:
+//! Invariants:
 //!
 //! - The caller's values that the piece reads become the helper's parameters, in the order the
-//!   piece first reads them; the results keep their value ids in the caller (the `call` defines
-//!   them), so code emitted after the piece is unchanged.
-//! - Nothing that touches the θ tape, checks or leaves the function (`theta`, `choice`, `check`,
-//!   `record`, `segment`, `return`, `fail`) is ever moved: [`outline`] then leaves the function
-//!   as it was and returns `None`.
-//! - The blocks the piece created are taken out of the layout (their ids stay allocated, empty,
-//!   until [`Function::compact`]).
+//!   piece first reads them; the piece's results keep their value ids in the caller (the `call`
+//!   defines them), so code emitted after the piece is unchanged.
+//! - A piece that touches the θ tape, checks or leaves the function (`theta`, `choice`,
+//!   `check`, `record`, `segment`, `return`, `fail`) is not outlined: [`finish`] splices it
+//!   into the caller instead, as if it had been emitted there.
 
 use super::entities::{Block, FuncId, Inst, Value};
-use super::function::{FuncKind, Function, Signature, ValueDef};
-use super::instr::InstKind;
+use super::function::{BlockData, FuncKind, Function, Signature, ValueDef};
+use super::instr::{InstData, InstKind};
 use super::types::Type;
-use std::collections::HashMap;
+use cranelift_entity::PrimaryMap;
+use std::collections::{HashMap, HashSet};
 
-/// Where a piece to outline starts: a block and how many instructions it had, and how many
-/// blocks the function had.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark {
+/// A piece being emitted: the caller's arenas, set aside by [`begin`].
+#[derive(Debug)]
+pub struct Piece {
+    insts: PrimaryMap<Inst, InstData>,
+    blocks: PrimaryMap<Block, BlockData>,
+    layout: Vec<Block>,
+    /// The caller's block the piece continues.
     block: Block,
-    insts: usize,
-    blocks: usize,
+    /// The piece's entry block (in the piece's arenas).
+    entry: Block,
+    /// The number of values when the piece began.
+    values: usize,
 }
 
-impl Mark {
-    /// The current end of `func`, appending to `block`.
-    pub fn at(func: &Function, block: Block) -> Mark {
-        Mark {
-            block,
-            insts: func.blocks[block].insts.len(),
-            blocks: func.blocks.len(),
-        }
+impl Piece {
+    /// The block the piece starts in: emit there.
+    pub fn entry(&self) -> Block {
+        self.entry
+    }
+
+    /// How many values the function had when the piece began: the caller's, whose
+    /// definitions are in the arenas the piece set aside ([`Piece::caller_inst`]).
+    pub fn values_before(&self) -> usize {
+        self.values
+    }
+
+    /// An instruction of the caller, set aside while the piece is emitted.
+    pub fn caller_inst(&self, inst: Inst) -> Option<&InstData> {
+        self.insts.get(inst)
     }
 }
 
-/// A piece cut out of a function: the `call` left in its place (its callee is a placeholder
-/// until the caller adds `helper` to the module and sets it) and the helper itself.
+/// A piece made a helper: the `call` left in the caller (its callee is a placeholder until the
+/// caller adds `helper` to the module and calls [`Outlined::set_callee`]) and the helper.
 #[derive(Clone, Debug)]
 pub struct Outlined {
     pub call: Inst,
@@ -72,62 +84,76 @@ impl Outlined {
     }
 }
 
-/// Moves the piece appended to `func` since `mark`, which ends in block `end` with `results`,
-/// into a helper named `name` of kind `kind` (see the module docs). Returns `None`, changing
-/// nothing, where the piece cannot be moved: it holds an instruction that must stay, a result is
-/// not computed inside it (or is given twice), or it is empty.
-pub fn outline(
+/// What [`finish`] did with a piece.
+#[derive(Debug)]
+pub enum Finished {
+    /// The piece is a helper, called at the end of the caller's block.
+    Outlined(Outlined),
+    /// The piece stays in the caller (see the module docs): emission continues in `block`;
+    /// `insts` maps the piece's instructions to the caller's.
+    Spliced {
+        block: Block,
+        insts: HashMap<Inst, Inst>,
+    },
+}
+
+/// Starts a piece that continues `block` of `func` (see the module docs).
+pub fn begin(func: &mut Function, block: Block) -> Piece {
+    let insts = std::mem::take(&mut func.insts);
+    let blocks = std::mem::take(&mut func.blocks);
+    let layout = std::mem::take(&mut func.layout);
+    let entry = func.create_block();
+    Piece {
+        insts,
+        blocks,
+        layout,
+        block,
+        entry,
+        values: func.values.len(),
+    }
+}
+
+/// Ends `piece`, emitted into `func` since [`begin`] and ending in block `end` with `results`:
+/// a helper named `name` of kind `kind` where it can be, else spliced into the caller (see the
+/// module docs). The caller's arenas are back in `func` either way.
+pub fn finish(
     func: &mut Function,
-    mark: Mark,
+    piece: Piece,
     end: Block,
     results: &[Value],
     name: &str,
     kind: FuncKind,
-) -> Option<Outlined> {
-    let new_block = |b: Block| cranelift_entity::EntityRef::index(b) >= mark.blocks;
-    if end != mark.block && !new_block(end) {
-        return None;
-    }
-    // The piece's blocks: the mark's block (from the mark on), then the new ones in layout order.
-    let mut blocks: Vec<Block> = vec![mark.block];
-    blocks.extend(func.layout.iter().copied().filter(|&b| new_block(b)));
-    let insts_of = |func: &Function, b: Block| -> Vec<Inst> {
-        let all = &func.blocks[b].insts;
-        if b == mark.block {
-            all[mark.insts.min(all.len())..].to_vec()
-        } else {
-            all.clone()
-        }
-    };
-    let mut defined: std::collections::HashSet<Value> = std::collections::HashSet::new();
-    let mut count = 0;
-    for &b in &blocks {
-        if b != mark.block {
-            defined.extend(func.blocks[b].params.iter().copied());
-        }
-        for i in insts_of(func, b) {
-            count += 1;
-            let kind = &func.insts[i].kind;
-            if kind.is_theta_related()
-                || matches!(kind, InstKind::Return { .. } | InstKind::Fail { .. })
-            {
-                return None;
-            }
-            defined.extend(func.insts[i].results.iter().copied());
+) -> Finished {
+    let insts = std::mem::replace(&mut func.insts, piece.insts);
+    let blocks = std::mem::replace(&mut func.blocks, piece.blocks);
+    let layout = std::mem::replace(&mut func.layout, piece.layout);
+    let movable = insts.values().all(|d| {
+        !d.kind.is_theta_related()
+            && !matches!(d.kind, InstKind::Return { .. } | InstKind::Fail { .. })
+    });
+    // The piece's values: its blocks' parameters and its instructions' results.
+    let mut defined: HashSet<Value> = HashSet::new();
+    for &b in &layout {
+        defined.extend(blocks[b].params.iter().copied());
+        for &i in &blocks[b].insts {
+            defined.extend(insts[i].results.iter().copied());
         }
     }
     let mut distinct = results.to_vec();
     distinct.sort();
     distinct.dedup();
-    if count == 0 || distinct.len() != results.len() || results.iter().any(|r| !defined.contains(r))
-    {
-        return None;
+    let outlinable = movable
+        && distinct.len() == results.len()
+        && results.iter().all(|r| defined.contains(r))
+        && blocks[piece.entry].params.is_empty();
+    if !outlinable {
+        return splice(func, piece.block, (insts, blocks, layout), piece.entry, end);
     }
     // The caller's values the piece reads, in the order it first reads them.
     let mut inputs: Vec<Value> = Vec::new();
-    for &b in &blocks {
-        for i in insts_of(func, b) {
-            func.insts[i].kind.for_each_arg(|a| {
+    for &b in &layout {
+        for &i in &blocks[b].insts {
+            insts[i].kind.for_each_arg(|a| {
                 if !defined.contains(&a) && !inputs.contains(&a) {
                     inputs.push(a);
                 }
@@ -147,21 +173,23 @@ pub fn outline(
         .zip(helper.blocks[entry].params.clone())
         .collect();
     let mut block_map: HashMap<Block, Block> = HashMap::new();
-    block_map.insert(mark.block, entry);
-    for &b in &blocks[1..] {
+    block_map.insert(piece.entry, entry);
+    for &b in &layout {
+        if b == piece.entry {
+            continue;
+        }
         let nb = helper.create_block();
         block_map.insert(b, nb);
-        for &p in &func.blocks[b].params.clone() {
+        for &p in &blocks[b].params {
             let np = helper.append_block_param(nb, func.value_type(p));
             values.insert(p, np);
         }
     }
-    // Copy in layout order; a value is always defined before its uses in a dominance order, but
-    // not necessarily in layout order, so the results are allocated first.
+    // Results are numbered before any use is copied: layout order need not be a dominance order.
     let mut copies: Vec<(Block, Inst)> = Vec::new();
-    for &b in &blocks {
-        for i in insts_of(func, b) {
-            let data = &func.insts[i];
+    for &b in &layout {
+        for &i in &blocks[b].insts {
+            let data = &insts[i];
             let tys: Vec<Type> = data.results.iter().map(|&r| func.value_type(r)).collect();
             let ni = helper.create_inst(data.kind.clone(), &tys, data.span);
             for (&old, &new) in data.results.iter().zip(&helper.insts[ni].results.clone()) {
@@ -181,19 +209,6 @@ pub fn outline(
     let returned: Vec<Value> = results.iter().map(|r| values[r]).collect();
     helper.ins_return(block_map[&end], returned, func.span);
 
-    // The caller: the piece goes, a call takes its place and defines its results. The moved
-    // instructions stay allocated (ids are not reused) but let go of their operand lists.
-    let moved: Vec<Inst> = blocks.iter().flat_map(|&b| insts_of(func, b)).collect();
-    for i in moved {
-        let data = &mut func.insts[i];
-        data.kind = InstKind::Segment(super::instr::SegmentOp::Open);
-        data.results = Vec::new();
-    }
-    func.blocks[mark.block].insts.truncate(mark.insts);
-    for &b in &blocks[1..] {
-        func.blocks[b] = super::function::BlockData::default();
-    }
-    func.layout.retain(|&b| !new_block(b));
     let call = func.create_inst(
         InstKind::Call {
             callee: cranelift_entity::packed_option::ReservedValue::reserved_value(),
@@ -206,44 +221,110 @@ pub fn outline(
         func.values[r].def = ValueDef::Result(call, k as u32);
     }
     func.insts[call].results = results.to_vec();
-    func.blocks[mark.block].insts.push(call);
-    Some(Outlined { call, helper })
+    func.blocks[piece.block].insts.push(call);
+    Finished::Outlined(Outlined { call, helper })
+}
+
+/// Ends `piece` as [`finish`] does where it cannot outline: spliced into the caller, emission
+/// continuing in [`Finished::Spliced`]'s block.
+pub fn splice_back(func: &mut Function, piece: Piece, end: Block) -> Finished {
+    let insts = std::mem::replace(&mut func.insts, piece.insts);
+    let blocks = std::mem::replace(&mut func.blocks, piece.blocks);
+    let layout = std::mem::replace(&mut func.layout, piece.layout);
+    splice(func, piece.block, (insts, blocks, layout), piece.entry, end)
+}
+
+/// Moves a piece's instructions and blocks into the caller (whose arenas are back in `func`):
+/// the entry's instructions continue `block`, the other blocks become new blocks.
+fn splice(
+    func: &mut Function,
+    block: Block,
+    (mut insts, blocks, layout): (
+        PrimaryMap<Inst, InstData>,
+        PrimaryMap<Block, BlockData>,
+        Vec<Block>,
+    ),
+    entry: Block,
+    end: Block,
+) -> Finished {
+    let mut block_map: HashMap<Block, Block> = HashMap::new();
+    block_map.insert(entry, block);
+    for &b in &layout {
+        if b != entry {
+            let nb = func.create_block();
+            block_map.insert(b, nb);
+        }
+    }
+    let mut inst_map: HashMap<Inst, Inst> = HashMap::new();
+    for &b in &layout {
+        let nb = block_map[&b];
+        for (k, &p) in blocks[b].params.iter().enumerate() {
+            func.blocks[nb].params.push(p);
+            func.values[p].def = ValueDef::Param(nb, k as u32);
+        }
+        for &i in &blocks[b].insts {
+            let mut data = std::mem::replace(
+                &mut insts[i],
+                InstData {
+                    kind: InstKind::Segment(super::instr::SegmentOp::Open),
+                    results: Vec::new(),
+                    span: Default::default(),
+                },
+            );
+            for succ in data.kind.successors_mut() {
+                succ.block = block_map[&succ.block];
+            }
+            let results = data.results.clone();
+            let ni = func.insts.push(data);
+            for (k, &r) in results.iter().enumerate() {
+                func.values[r].def = ValueDef::Result(ni, k as u32);
+            }
+            func.blocks[nb].insts.push(ni);
+            inst_map.insert(i, ni);
+        }
+    }
+    Finished::Spliced {
+        block: block_map[&end],
+        insts: inst_map,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::interp::Interpreter;
-    use crate::ir::{parse_module, verify_module, Const, Module, Opcode};
+    use crate::ir::{parse_module, verify_module, BlockCall, Const, Domain, Module, Opcode};
 
-    /// `f(a, b)`: `s = a + b`, then a loop doubling `s` while it is below 100, then `s * a`.
-    /// Everything after `a + b` is the piece.
-    fn build() -> (Module, FuncId, Value, Value) {
-        let mut f = Function::new(
-            "f",
-            FuncKind::Fn,
-            Signature {
-                params: vec![Type::F64, Type::F64],
-                returns: vec![Type::F64],
-            },
-        );
+    fn sig(params: usize) -> Signature {
+        Signature {
+            params: vec![Type::F64; params],
+            returns: vec![Type::F64],
+        }
+    }
+
+    /// `f(a, b)`: `s = a + b`; the piece doubles `s` while it is below 100 and multiplies by
+    /// `a`; then `+ 1`.
+    #[test]
+    fn an_outlined_loop_computes_what_it_did() {
+        let mut f = Function::new("f", FuncKind::Fn, sig(2));
         let entry = f.create_entry();
         let (a, b) = (f.blocks[entry].params[0], f.blocks[entry].params[1]);
         let s = f.ins_prim(entry, Opcode::Fadd, vec![a, b], Default::default());
-        let mark = Mark::at(&f, entry);
+        let piece = begin(&mut f, entry);
+        let start = piece.entry();
         let head = f.create_block();
         let p = f.append_block_param(head, Type::F64);
         let body = f.create_block();
         let exit = f.create_block();
-        f.ins_jump(entry, head, vec![s], Default::default());
+        f.ins_jump(start, head, vec![s], Default::default());
         let hundred = f.ins_const(head, Const::F64(100.0), Default::default());
         let below = f.ins_prim(head, Opcode::Flt, vec![p, hundred], Default::default());
         f.ins_void(
             head,
             InstKind::Brif {
                 cond: below,
-                then_dest: crate::ir::BlockCall::new(body, vec![]),
-                else_dest: crate::ir::BlockCall::new(exit, vec![]),
+                then_dest: BlockCall::new(body, vec![]),
+                else_dest: BlockCall::new(exit, vec![]),
             },
             Default::default(),
         );
@@ -251,24 +332,20 @@ mod tests {
         let twice = f.ins_prim(body, Opcode::Fmul, vec![p, two], Default::default());
         f.ins_jump(body, head, vec![twice], Default::default());
         let out = f.ins_prim(exit, Opcode::Fmul, vec![p, a], Default::default());
-        let mut module = Module::new();
-        let id = module.add(f.clone()).expect("fresh");
-        let piece = outline(&mut f, mark, exit, &[out], "f.piece", FuncKind::Fn).expect("outlined");
-        let end = f.layout[0];
-        let plus_one = f.ins_const(end, Const::F64(1.0), Default::default());
-        let r = f.ins_prim(end, Opcode::Fadd, vec![out, plus_one], Default::default());
-        f.ins_return(end, vec![r], Default::default());
-        let hid = module.add(piece.helper.clone()).expect("fresh");
-        piece.set_callee(&mut f, hid);
+        let Finished::Outlined(piece) =
+            finish(&mut f, piece, exit, &[out], "f.piece", FuncKind::Fn)
+        else {
+            panic!("not outlined");
+        };
+        assert_eq!(f.layout, vec![entry], "the caller keeps its one block");
         assert_eq!(piece.helper.sig.params, vec![Type::F64, Type::F64]);
-        let g = module.get("f").expect("f");
-        module.functions[g] = f;
-        (module, id, s, out)
-    }
-
-    #[test]
-    fn an_outlined_loop_computes_what_it_did() {
-        let (module, id, _, _) = build();
+        let one = f.ins_const(entry, Const::F64(1.0), Default::default());
+        let r = f.ins_prim(entry, Opcode::Fadd, vec![out, one], Default::default());
+        f.ins_return(entry, vec![r], Default::default());
+        let mut module = Module::new();
+        let id = module.add(f).expect("fresh");
+        let hid = module.add(piece.helper.clone()).expect("fresh");
+        piece.set_callee(&mut module.functions[id], hid);
         verify_module(&module).expect("verifies");
         let text = crate::ir::write_module(&module, &Default::default());
         assert_eq!(
@@ -277,57 +354,59 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("call %f.piece"), "{text}");
-        let interp = Interpreter::new(&module);
-        // a = 3, b = 4: s = 7 → 112 after four doublings; 112 · 3 + 1.
-        let got = interp
+        // a = 3, b = 4: s = 7, 112 after four doublings; 112 · 3 + 1.
+        let got = Interpreter::new(&module)
             .call(id, &[Const::F64(3.0), Const::F64(4.0)])
             .expect("runs");
         assert_eq!(got, vec![Const::F64(337.0)]);
     }
 
+    /// A piece that reads θ and branches stays in the caller, and runs as emitted there.
     #[test]
-    fn theta_reads_and_checks_stay_where_they_are() {
+    fn a_piece_that_reads_theta_is_spliced_back() {
         let mut f = Function::new(
             "g.inv",
             FuncKind::GeneratedInverse { of: "g".into() },
-            Signature {
-                params: vec![Type::F64],
-                returns: vec![Type::F64],
-            },
+            sig(1),
         );
         let entry = f.create_entry();
-        let mark = Mark::at(&f, entry);
-        let t = f.ins_theta(
-            entry,
-            crate::ir::Domain::Real,
-            "t".into(),
-            Default::default(),
-        );
-        let before = f.clone();
-        assert!(outline(&mut f, mark, entry, &[t], "g.piece", FuncKind::Fn).is_none());
-        assert_eq!(f, before);
+        let x = f.blocks[entry].params[0];
+        let piece = begin(&mut f, entry);
+        let start = piece.entry();
+        let t = f.ins_theta(start, Domain::Real, "t".into(), Default::default());
+        let join = f.create_block();
+        let j = f.append_block_param(join, Type::F64);
+        let sum = f.ins_prim(start, Opcode::Fadd, vec![x, t], Default::default());
+        f.ins_jump(start, join, vec![sum], Default::default());
+        let Finished::Spliced { block, insts } =
+            finish(&mut f, piece, join, &[j], "p", FuncKind::Fn)
+        else {
+            panic!("outlined a θ read");
+        };
+        assert_eq!(insts.len(), 3);
+        f.ins_return(block, vec![j], Default::default());
+        let mut module = Module::new();
+        module.add(f).expect("fresh");
+        verify_module(&module).expect("verifies");
+        let text = crate::ir::write_module(&module, &Default::default());
+        assert!(text.contains("theta real \"t\""), "{text}");
     }
 
     #[test]
-    fn identical_pieces_have_one_key() {
+    fn equal_pieces_have_one_key() {
         let key = |k: f64| {
-            let mut f = Function::new(
-                "h",
-                FuncKind::Fn,
-                Signature {
-                    params: vec![Type::F64],
-                    returns: vec![Type::F64],
-                },
-            );
+            let mut f = Function::new("h", FuncKind::Fn, sig(1));
             let entry = f.create_entry();
             let x = f.blocks[entry].params[0];
             let c = f.ins_const(entry, Const::F64(k), Default::default());
-            let mark = Mark::at(&f, entry);
-            let y = f.ins_prim(entry, Opcode::Fmul, vec![x, c], Default::default());
-            let z = f.ins_prim(entry, Opcode::Fadd, vec![y, x], Default::default());
-            outline(&mut f, mark, entry, &[z], &format!("h.{k}"), FuncKind::Fn)
-                .expect("outlined")
-                .key()
+            let piece = begin(&mut f, entry);
+            let start = piece.entry();
+            let y = f.ins_prim(start, Opcode::Fmul, vec![x, c], Default::default());
+            let z = f.ins_prim(start, Opcode::Fadd, vec![y, x], Default::default());
+            match finish(&mut f, piece, start, &[z], &format!("h.{k}"), FuncKind::Fn) {
+                Finished::Outlined(o) => o.key(),
+                Finished::Spliced { .. } => panic!("not outlined"),
+            }
         };
         // The constant is the caller's: a parameter of the helper, so the helpers are equal.
         assert_eq!(key(2.0), key(3.0));

@@ -134,13 +134,9 @@ fn direction(
     (below, lo): (Value, Value),
     (above, hi): (Value, Value),
 ) -> Option<Direction> {
-    use pinv_core::ir::{Const, InstKind, Opcode, ValueDef};
-    let f = e.func();
-    let prim = |v: Value| match f.values.get(v)?.def {
-        ValueDef::Result(i, 0) => match &f.insts[i].kind {
-            InstKind::Prim { op, args } if args.len() == 2 => Some((*op, args[0], args[1])),
-            _ => None,
-        },
+    use pinv_core::ir::{Const, InstKind, Opcode};
+    let prim = |v: Value| match e.defining(v)? {
+        InstKind::Prim { op, args } if args.len() == 2 => Some((*op, args[0], args[1])),
         _ => None,
     };
     let (op, l0, l1) = prim(lo)?;
