@@ -70,6 +70,8 @@ pub struct Emitter<'f> {
     outlined: Vec<Outlined>,
     /// The pieces being emitted, outermost first (each holds the arenas it set aside).
     pieces: Vec<outline::Piece>,
+    /// Step checks are written ([`Emitter::without_step_checks`]).
+    step_checks_on: bool,
 }
 
 impl<'f> Emitter<'f> {
@@ -90,6 +92,7 @@ impl<'f> Emitter<'f> {
             step_checks: Vec::new(),
             outlined: Vec::new(),
             pieces: Vec::new(),
+            step_checks_on: true,
         }
     }
 
@@ -317,6 +320,9 @@ impl<'f> Emitter<'f> {
     /// that branches on whether its step is precise uses [`Emitter::close`] and [`Emitter::check`].
     pub fn check_step(&mut self, cond: Value, reason: &str) -> Result<(), RuleError> {
         self.require(Mode::Inverse, "check")?;
+        if !self.step_checks_on {
+            return Ok(());
+        }
         let inst = self.func.ins_void(
             self.block,
             InstKind::Check {
@@ -339,6 +345,20 @@ impl<'f> Emitter<'f> {
     ) -> Result<(), RuleError> {
         let ok = self.close(actual, expected);
         self.check_step(ok, reason)
+    }
+
+    /// An emitter that writes no step checks ([`Emitter::check_step`] does nothing): for code
+    /// whose caller would delete them unread (an inverse with no dispatch guard to copy them
+    /// into, which checks f(x) = y before it returns).
+    pub fn without_step_checks(mut self) -> Emitter<'f> {
+        self.step_checks_on = false;
+        self
+    }
+
+    /// Whether step checks are written: a rule can skip computing what only its step check
+    /// would read.
+    pub fn writes_step_checks(&self) -> bool {
+        self.step_checks_on
     }
 
     /// The step checks ([`Emitter::check_step`]) written since the last call.

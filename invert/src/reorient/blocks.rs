@@ -682,6 +682,9 @@ impl Reorienter<'_> {
         let mut region = Region::new(inv, start, h, at, fwd);
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
+        // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
+        // a function of one block has none, so its rules need not write them.
+        region.step_checks_wanted = self.options.step_checks || c.layout.len() > 1;
         region.copy_block = Some(ctx.copy_block);
         region.counters = ctx.counters.clone();
         region.ranges = ctx.ranges.clone();

@@ -66,6 +66,9 @@ pub(super) struct Region<'p> {
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
     pub copy_block: Option<Block>,
+    /// The rules write step checks here ([`Emitter::without_step_checks`]): the inverse has
+    /// dispatch guards that copy them, or the options keep them.
+    pub step_checks_wanted: bool,
     /// Pieces the rules moved into helpers ([`Emitter::outlined`]), in the inverse (`false`)
     /// or the PGF (`true`): [`Reorienter::install_outlined`] adds the helpers to the module.
     pub outlined: Vec<(bool, Outlined)>,
@@ -99,6 +102,7 @@ impl<'p> Region<'p> {
             mute_pgf: false,
             exact_floats: false,
             copy_block: None,
+            step_checks_wanted: true,
             outlined: Vec::new(),
         }
     }
@@ -919,7 +923,11 @@ impl Region<'_> {
             exact_floats: options.emit.exact_floats || self.exact_floats,
             ..options.emit
         };
-        let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span)
+        let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span);
+        if !self.step_checks_wanted {
+            ie = ie.without_step_checks();
+        }
+        let mut ie = ie
             .with_role_prefix(prefix)
             .with_options(emit)
             .with_operand_ranges(self.operand_ranges.clone())

@@ -80,6 +80,9 @@ pub fn verify_forward(
     args: &[Value],
     z: Value,
 ) -> Result<(), RuleError> {
+    if !e.writes_step_checks() {
+        return Ok(());
+    }
     let again = e.prim(op, args);
     e.check_step_equal(
         again,
