@@ -124,16 +124,16 @@ pub fn finish(
     name: &str,
     kind: FuncKind,
 ) -> Finished {
-    let insts = std::mem::replace(&mut func.insts, piece.insts);
-    let blocks = std::mem::replace(&mut func.blocks, piece.blocks);
-    let layout = std::mem::replace(&mut func.layout, piece.layout);
+    let (block, piece_entry) = (piece.block, piece.entry);
+    let arenas = piece.restore(func);
+    let (insts, blocks, layout) = &arenas;
     let movable = insts.values().all(|d| {
         !d.kind.is_theta_related()
             && !matches!(d.kind, InstKind::Return { .. } | InstKind::Fail { .. })
     });
     // The piece's values: its blocks' parameters and its instructions' results.
     let mut defined: HashSet<Value> = HashSet::new();
-    for &b in &layout {
+    for &b in layout {
         defined.extend(blocks[b].params.iter().copied());
         for &i in &blocks[b].insts {
             defined.extend(insts[i].results.iter().copied());
@@ -145,13 +145,13 @@ pub fn finish(
     let outlinable = movable
         && distinct.len() == results.len()
         && results.iter().all(|r| defined.contains(r))
-        && blocks[piece.entry].params.is_empty();
+        && blocks[piece_entry].params.is_empty();
     if !outlinable {
-        return splice(func, piece.block, (insts, blocks, layout), piece.entry, end);
+        return splice(func, block, arenas, piece_entry, end);
     }
     // The caller's values the piece reads, in the order it first reads them.
     let mut inputs: Vec<Value> = Vec::new();
-    for &b in &layout {
+    for &b in layout {
         for &i in &blocks[b].insts {
             insts[i].kind.for_each_arg(|a| {
                 if !defined.contains(&a) && !inputs.contains(&a) {
@@ -173,9 +173,9 @@ pub fn finish(
         .zip(helper.blocks[entry].params.clone())
         .collect();
     let mut block_map: HashMap<Block, Block> = HashMap::new();
-    block_map.insert(piece.entry, entry);
-    for &b in &layout {
-        if b == piece.entry {
+    block_map.insert(piece_entry, entry);
+    for &b in layout {
+        if b == piece_entry {
             continue;
         }
         let nb = helper.create_block();
@@ -187,7 +187,7 @@ pub fn finish(
     }
     // Results are numbered before any use is copied: layout order need not be a dominance order.
     let mut copies: Vec<(Block, Inst)> = Vec::new();
-    for &b in &layout {
+    for &b in layout {
         for &i in &blocks[b].insts {
             let data = &insts[i];
             let tys: Vec<Type> = data.results.iter().map(|&r| func.value_type(r)).collect();
@@ -221,17 +221,34 @@ pub fn finish(
         func.values[r].def = ValueDef::Result(call, k as u32);
     }
     func.insts[call].results = results.to_vec();
-    func.blocks[piece.block].insts.push(call);
+    func.blocks[block].insts.push(call);
     Finished::Outlined(Outlined { call, helper })
 }
 
 /// Ends `piece` as [`finish`] does where it cannot outline: spliced into the caller, emission
 /// continuing in [`Finished::Spliced`]'s block.
 pub fn splice_back(func: &mut Function, piece: Piece, end: Block) -> Finished {
-    let insts = std::mem::replace(&mut func.insts, piece.insts);
-    let blocks = std::mem::replace(&mut func.blocks, piece.blocks);
-    let layout = std::mem::replace(&mut func.layout, piece.layout);
-    splice(func, piece.block, (insts, blocks, layout), piece.entry, end)
+    let (block, entry) = (piece.block, piece.entry);
+    let arenas = piece.restore(func);
+    splice(func, block, arenas, entry, end)
+}
+
+/// A piece's own instruction and block arenas, and its layout.
+type Arenas = (
+    PrimaryMap<Inst, InstData>,
+    PrimaryMap<Block, BlockData>,
+    Vec<Block>,
+);
+
+impl Piece {
+    /// Puts the caller's arenas back into `func` and returns the piece's.
+    fn restore(self, func: &mut Function) -> Arenas {
+        (
+            std::mem::replace(&mut func.insts, self.insts),
+            std::mem::replace(&mut func.blocks, self.blocks),
+            std::mem::replace(&mut func.layout, self.layout),
+        )
+    }
 }
 
 /// Moves a piece's instructions and blocks into the caller (whose arenas are back in `func`):
