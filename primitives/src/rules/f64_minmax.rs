@@ -18,13 +18,14 @@ pub fn register(layer: &mut Layer) {
 
 /// `z = min(a, b)` (or max).
 /// - both unknown: z NaN: both are NaN; otherwise a choice of which operand is z, and θ for the
-///   other with a check that it is not below z (above, for max; NaN allowed);
+///   other with a check that it is not below z (above, for max; NaN allowed) by more than the
+///   tolerance (z may carry the rounding of the steps before it);
 /// - one known: if z equals it (within the tolerance: z may carry rounding), θ for the other
 ///   (not below z, within the tolerance); otherwise the other is z, with a check that the known
 ///   operand is above z (or NaN). The PGF decides "equals" the same way, on the exact values.
 ///
-/// Exact (no arithmetic, only the operands given back, ±0 alike) with both operands unknown;
-/// up to rounding with one known.
+/// No arithmetic (only the operands given back, ±0 alike), but up to rounding: the other
+/// operand may lie beyond z by the tolerance.
 #[derive(Debug)]
 pub struct MinMax {
     pub min: bool,
@@ -76,32 +77,24 @@ impl MinMax {
         }
     }
 
-    /// θ for the operand that is not the result: not beyond `z`, or (`loose`) not beyond it
-    /// by more than the tolerance.
-    fn bounded(
-        &self,
-        e: &mut Emitter<'_>,
-        role: &str,
-        z: Value,
-        loose: bool,
-    ) -> Result<Value, RuleError> {
-        // Drawn only from the side of z it may be on (NaN stays possible): for max, up to z
-        // (up to z and the tolerance, when loose).
-        let edge = if loose {
-            let mag = e.fabs(z);
-            let one = e.f64(1.0);
-            let scale = e.op2(Opcode::Fmax, mag, one);
-            let largest = e.f64(f64::MAX);
-            let scale = e.op2(Opcode::Fmin, scale, largest);
-            let tol = e.f64(e.options().tolerance);
-            let slack = e.op2(Opcode::Fmul, tol, scale);
-            if self.min {
-                e.op2(Opcode::Fsub, z, slack)
-            } else {
-                e.op2(Opcode::Fadd, z, slack)
-            }
+    /// θ for the operand that is not the result: not beyond `z` by more than the tolerance. `z`
+    /// may carry the rounding of earlier steps (a settle that pinned it within the tolerance),
+    /// so the operand the PGF records (exact, from the forward run) may lie a hair beyond it:
+    /// `min(p, p)` one ulp below z, or a known operand near z.
+    fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
+        // Drawn only from the side of z it may be on, and the tolerance (NaN stays possible):
+        // for max, up to z + tol · max(1, |z|).
+        let mag = e.fabs(z);
+        let one = e.f64(1.0);
+        let scale = e.op2(Opcode::Fmax, mag, one);
+        let largest = e.f64(f64::MAX);
+        let scale = e.op2(Opcode::Fmin, scale, largest);
+        let tol = e.f64(e.options().tolerance);
+        let slack = e.op2(Opcode::Fmul, tol, scale);
+        let edge = if self.min {
+            e.op2(Opcode::Fsub, z, slack)
         } else {
-            z
+            e.op2(Opcode::Fadd, z, slack)
         };
         let (lo, hi) = if self.min {
             (edge, e.f64(f64::INFINITY))
@@ -109,12 +102,10 @@ impl MinMax {
             (e.f64(f64::NEG_INFINITY), edge)
         };
         let o = e.theta_within(Domain::Real, lo, hi, role)?;
-        let mut bad = self.beyond(e, o, z);
-        if loose {
-            let near = e.close(o, z);
-            let far = e.bnot(near);
-            bad = e.band(bad, far);
-        }
+        let beyond = self.beyond(e, o, z);
+        let near = e.close(o, z);
+        let far = e.bnot(near);
+        let bad = e.band(beyond, far);
         let ok = e.bnot(bad);
         e.check(
             ok,
@@ -151,7 +142,7 @@ impl MinMax {
             &[Type::F64],
             // With the known operand near the result, the other may be a hair beyond it (below
             // it, for min) and still give it.
-            |e| Ok(vec![self.bounded(e, role, z, true)?]),
+            |e| Ok(vec![self.bounded(e, role, z)?]),
             |e| {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
@@ -224,9 +215,10 @@ impl InverseRule for MinMax {
         RuleDoc {
             thetas,
             checks,
-            // With one operand known, "z is that operand" is decided within the tolerance, and
-            // the other operand may then be a hair beyond z.
-            exact: unknowns2(pattern) == (true, true),
+            // The other operand may be a hair beyond z (z may carry earlier rounding): with one
+            // operand known, "z is that operand" is decided within the tolerance; with both
+            // unknown, θ's range reaches the tolerance beyond z.
+            exact: false,
             summary,
         }
     }
@@ -247,7 +239,7 @@ impl InverseRule for MinMax {
                     |_| Ok(vec![z, z]),
                     |e| {
                         let c = e.choice(2, &self.which_role())?;
-                        let o = self.bounded(e, &self.other_role(), z, false)?;
+                        let o = self.bounded(e, &self.other_role(), z)?;
                         let zero = e.ic(0);
                         let a_is = e.ieq(c, zero);
                         let a = e.select(a_is, z, o)?;
