@@ -249,8 +249,10 @@ pub fn sample_domain(rng: &mut Rng, domain: Domain) -> Const {
                 return Const::F64(x);
             }
         },
-        Domain::RealWithin { lo, hi } if rng.below(20) == 0 => {
-            let _ = (lo, hi);
+        // NaN is always in a narrowed real, and alone where no number is left.
+        Domain::RealWithin { lo, hi }
+            if rng.below(20) == 0 || lo.is_nan() || hi.is_nan() || lo > hi =>
+        {
             Const::F64(f64::NAN)
         }
         Domain::Interval { lo, hi } | Domain::RealWithin { lo, hi } => {

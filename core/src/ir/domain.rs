@@ -56,7 +56,9 @@ impl Domain {
     /// This domain narrowed to the values between `lo` and `hi` (a `theta … within lo, hi`):
     /// `real` to `real[lo, hi]` (NaN stays in), `int` to `int[lo..=hi]`, an interval or range to
     /// its intersection with `[lo, hi]`. `None` when nothing is left (NaN bounds, `lo > hi`, an
-    /// intersection that is empty) or the domain cannot be narrowed (bool, nonzero, bits).
+    /// intersection that is empty) or the domain cannot be narrowed (bool, nonzero, bits). A
+    /// narrowed `real` is never empty: with no number left it is NaN alone (`p < asin(p)` is
+    /// false for p = −3.5 because asin(−3.5) is NaN, and NaN is the only value left for it).
     pub fn within(self, lo: super::Const, hi: super::Const) -> Option<Domain> {
         use super::Const::{F64, I64};
         let narrowed = match (self, lo, hi) {
@@ -76,10 +78,19 @@ impl Domain {
             },
             _ => return None,
         };
-        let empty = match narrowed {
-            Domain::RealWithin { lo, hi } | Domain::Interval { lo, hi } => {
-                lo.is_nan() || hi.is_nan() || lo > hi
+        // NaN alone, written one way (`real[inf, -inf]`), so that equal domains compare equal.
+        let narrowed = match narrowed {
+            Domain::RealWithin { lo, hi } if lo.is_nan() || hi.is_nan() || lo > hi => {
+                Domain::RealWithin {
+                    lo: f64::INFINITY,
+                    hi: f64::NEG_INFINITY,
+                }
             }
+            other => other,
+        };
+        let empty = match narrowed {
+            Domain::RealWithin { .. } => false,
+            Domain::Interval { lo, hi } => lo.is_nan() || hi.is_nan() || lo > hi,
             Domain::IntRange { lo, hi } => lo > hi,
             _ => false,
         };
