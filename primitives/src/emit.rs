@@ -382,10 +382,11 @@ impl<'f> Emitter<'f> {
         let checks = self.step_checks.len();
         let results = body(self);
         let piece = self.pieces.pop().expect("the piece begun above");
-        let (end, values) = match &results {
-            Ok(v) => (self.block, v.clone()),
-            // Put the caller back together; the error is returned below.
-            Err(_) => (self.block, Vec::new()),
+        // After an error the caller is put back together too; the error is returned below.
+        let end = self.block;
+        let values = match &results {
+            Ok(v) => v.clone(),
+            Err(_) => Vec::new(),
         };
         let name = format!("{}.piece", self.func.name);
         let kind = pinv_core::ir::FuncKind::Fn;

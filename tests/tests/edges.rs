@@ -157,11 +157,10 @@ fn a_min_of_a_rounded_result_takes_back_its_other_operand() {
     let y = inverse.forward(&x).expect("runs");
     // Back within the tolerance (p0 is solved from the rounded z), as `check` counts it.
     let back = inverse.call_with_tape(&y, &theta).expect("x back");
-    let close = |a: &Const, b: &Const| match (a, b) {
-        (Const::F64(a), Const::F64(b)) => pinv_core::ir::f64_close(*a, *b, 1e-9),
-        _ => a == b,
-    };
-    assert!(back.iter().zip(&x).all(|(a, b)| close(a, b)), "{back:?}");
+    assert!(
+        back.len() == x.len() && back.iter().zip(&x).all(|(a, b)| a.close_to(*b, 1e-9)),
+        "{back:?}"
+    );
     let r = check_function(&program, "g0", &config(300));
     assert_eq!(r.completeness.recovered, r.completeness.trials, "{r:?}");
     assert_eq!(r.soundness.violations, 0, "{r:?}");

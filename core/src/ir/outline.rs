@@ -256,11 +256,7 @@ impl Piece {
 fn splice(
     func: &mut Function,
     block: Block,
-    (mut insts, blocks, layout): (
-        PrimaryMap<Inst, InstData>,
-        PrimaryMap<Block, BlockData>,
-        Vec<Block>,
-    ),
+    (mut insts, blocks, layout): Arenas,
     entry: Block,
     end: Block,
 ) -> Finished {

@@ -119,10 +119,7 @@ impl Reorienter<'_> {
                 Some(&id) => id,
                 None => {
                     let mut helper = piece.helper.clone();
-                    helper.name = (0..)
-                        .map(|n| format!("piece.{n}"))
-                        .find(|n| self.out.get(n).is_none())
-                        .unwrap_or_default();
+                    helper.name = crate::solve::helpers::fresh(&self.out, "piece");
                     let name = helper.name.clone();
                     let id = self
                         .out

@@ -127,7 +127,7 @@ pub(super) fn add(module: &mut Module, f: Function) -> FuncId {
 }
 
 /// A name not yet in `module`: `base.N` for the first free N.
-pub(super) fn fresh(module: &Module, base: &str) -> String {
+pub(crate) fn fresh(module: &Module, base: &str) -> String {
     (0..)
         .map(|n| format!("{base}.{n}"))
         .find(|name| module.get(name).is_none())

@@ -45,7 +45,7 @@
 //! is not itself a root. Soundness is unaffected (the rule checks `T(x, k…) ≈ y`, and the inverse
 //! checks the original function).
 
-use super::helpers::{emit_plan, new_function, Fb, RootRule};
+use super::helpers::{emit_plan, fresh, new_function, Fb, RootRule};
 use super::plan::{PKind, RootSpec};
 use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
@@ -257,10 +257,7 @@ fn add_body(
     sq: Option<FuncId>,
     span: Span,
 ) -> (String, FuncId, Vec<Type>) {
-    let name = (0..)
-        .map(|n| format!("iso.root.{n}"))
-        .find(|n| module.get(n).is_none())
-        .expect("a free name");
+    let name = fresh(module, "iso.root");
     let k_types = spec.body.params[1..].to_vec();
     let mut names = vec!["x".to_string()];
     names.extend((0..k_types.len()).map(|j| format!("k{j}")));
