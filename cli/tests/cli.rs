@@ -528,6 +528,21 @@ fn primitives_catalogue_lists_every_opcode() {
     );
 }
 
+/// The catalogue, text and JSON, byte for byte: the standard rules are declared as data, and a
+/// change to how they are declared must not change what they say. After an intended change run
+/// `UPDATE_EXPECT=1 cargo test -p pinv-cli --test cli primitives_catalogue` and review the diff.
+#[test]
+fn primitives_catalogue_is_unchanged() {
+    let o = pinv(&["primitives"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    expect_test::expect_file!["snapshots/primitives.txt"].assert_eq(&stdout(&o));
+    let o = pinv(&["primitives", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let pretty = serde_json::to_string_pretty(&v).expect("JSON") + "\n";
+    expect_test::expect_file!["snapshots/primitives.json"].assert_eq(&pretty);
+}
+
 #[test]
 fn show_inverse_reports_isolation() {
     let o = pinv(&["show", "tests/corpus/fanout.pinv", "quad", "--inverse"]);
