@@ -99,6 +99,26 @@ pub struct RuleDoc {
     pub summary: String,
 }
 
+impl RuleDoc {
+    /// The doc of a rule whose inverse gives the output back exactly.
+    pub fn exact(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
+        RuleDoc {
+            thetas,
+            checks: checks.iter().map(|c| c.to_string()).collect(),
+            exact: true,
+            summary: summary.to_string(),
+        }
+    }
+
+    /// The doc of a rule whose inverse gives the output back up to rounding (f64 rules).
+    pub fn rounded(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
+        RuleDoc {
+            exact: false,
+            ..RuleDoc::exact(thetas, checks, summary)
+        }
+    }
+}
+
 /// An inverse rule. See the module docs for the contract.
 pub trait InverseRule: Send + Sync + fmt::Debug {
     /// A short name, unique among the rules of one callee (such as `sub-theta`).

@@ -231,7 +231,7 @@ fn earlier_rules_of_a_layer_win() {
     let fadd = Callee::Prim(Opcode::Fadd);
     let layer = Layer::new("user")
         .with(fadd.clone(), Copy)
-        .with(fadd.clone(), pinv_primitives::rules::f64_arith::Fadd);
+        .with(fadd.clone(), pinv_primitives::rules::f64_arith::fadd());
     assert_eq!(layer.find(&fadd, &uk()).unwrap().name(), "copy");
     assert_eq!(layer.find(&fadd, &uu()).unwrap().name(), "sub");
     assert_eq!(layer.rules_for(&fadd).len(), 2);

@@ -14,7 +14,8 @@
 //! check both before dividing, so a bad θ is a domain error, never a trap.
 
 use super::ops::Ops;
-use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2};
+use super::spec::Spec;
+use super::{binary, binary_pgf, covers_unknown, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -23,24 +24,15 @@ use num_traits::{PrimInt, WrappingMul, WrappingSub};
 use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Iadd), AddSub { sub: false });
-    layer.add(Callee::Prim(Opcode::Isub), AddSub { sub: true });
-    layer.add(Callee::Prim(Opcode::Imul), Imul);
-    layer.add(Callee::Prim(Opcode::Idiv), Idiv);
-    layer.add(Callee::Prim(Opcode::Irem), Irem);
-    layer.add(Callee::Prim(Opcode::Ineg), Ineg);
-    layer.add(Callee::Prim(Opcode::Iabs), Iabs);
+    layer.add(Callee::Prim(Opcode::Iadd), iadd());
+    layer.add(Callee::Prim(Opcode::Isub), isub());
+    layer.add(Callee::Prim(Opcode::Imul), imul());
+    layer.add(Callee::Prim(Opcode::Idiv), idiv());
+    layer.add(Callee::Prim(Opcode::Irem), irem());
+    layer.add(Callee::Prim(Opcode::Ineg), ineg());
+    layer.add(Callee::Prim(Opcode::Iabs), iabs());
     layer.add(Callee::Prim(Opcode::Imin), IntMinMax { min: true });
     layer.add(Callee::Prim(Opcode::Imax), IntMinMax { min: false });
-}
-
-fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
-    RuleDoc {
-        thetas,
-        checks: checks.iter().map(|c| c.to_string()).collect(),
-        exact: true,
-        summary: summary.to_string(),
-    }
 }
 
 fn uncovered(args: &[Arg]) -> RuleError {
@@ -77,136 +69,33 @@ pub(crate) fn check_division(
 // ---------------------------------------------------------------------------------------------
 // iadd, isub, ineg
 
-const RIGHT: &str = "right operand";
-
-/// `z = a + b` or `z = a − b` (wrapping): the unknown is `z ∓ known`; both unknown, θ is `b`.
-#[derive(Debug)]
-pub struct AddSub {
-    pub sub: bool,
+/// `z = a + b` (wrapping): the unknown is `z − known`; both unknown, θ is `b`.
+pub fn iadd() -> Spec {
+    Spec::each_from_other(
+        "sub",
+        Domain::Int,
+        |e, z, b| e.isub(z, b),
+        |e, z, a| e.isub(z, a),
+        ("a = z − b", "b = z − a"),
+    )
 }
 
-impl AddSub {
-    /// a from z and b.
-    fn left(&self, e: &mut Emitter<'_>, z: Value, b: Value) -> Value {
-        if self.sub {
-            e.iadd(z, b)
-        } else {
-            e.isub(z, b)
-        }
-    }
-
-    /// b from z and a.
-    fn right(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
-        if self.sub {
-            e.isub(a, z)
-        } else {
-            e.isub(z, a)
-        }
-    }
-}
-
-impl InverseRule for AddSub {
-    fn name(&self) -> &str {
-        if self.sub {
-            "add"
-        } else {
-            "sub"
-        }
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let (l, r) = if self.sub {
-            ("a = z + b", "b = a − z")
-        } else {
-            ("a = z − b", "b = z − a")
-        };
-        match unknowns2(pattern) {
-            (true, true) => exact_doc(
-                vec![ThetaDoc::value(Domain::Int, RIGHT)],
-                &[],
-                &format!("b = θ, {l}"),
-            ),
-            (true, false) => exact_doc(Vec::new(), &[], l),
-            _ => exact_doc(Vec::new(), &[], r),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
-                };
-                vec![self.left(e, z, b), b]
-            }
-            (Arg::Known(a), Arg::Unknown) => vec![a, self.right(e, z, a)],
-            _ => return Err(uncovered(args)),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (_, _, b) = binary_pgf(outputs, args)?;
-        if pattern.unknowns() == 2 {
-            e.record(b, RIGHT)?;
-        }
-        Ok(())
-    }
+/// `z = a − b` (wrapping): `a = z + b`, `b = a − z`; both unknown, θ is `b`.
+pub fn isub() -> Spec {
+    Spec::each_from_other(
+        "add",
+        Domain::Int,
+        |e, z, b| e.iadd(z, b),
+        |e, z, a| e.isub(a, z),
+        ("a = z + b", "b = a − z"),
+    )
 }
 
 /// `z = −a` (wrapping): `a = −z`.
-#[derive(Debug)]
-pub struct Ineg;
-
-impl InverseRule for Ineg {
-    fn name(&self) -> &str {
-        "neg"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        exact_doc(Vec::new(), &[], "a = −z")
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, _) = unary(outputs, args)?;
-        Ok(vec![e.ineg(z)])
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        unary_pgf(outputs, args)?;
-        Ok(())
-    }
+pub fn ineg() -> Spec {
+    Spec::unary("neg")
+        .solve(|e, z| Ok(e.ineg(z)))
+        .doc(|_| RuleDoc::exact(Vec::new(), &[], "a = −z"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,59 +104,34 @@ impl InverseRule for Ineg {
 const SIGN: &str = "sign of the operand (1: negative)";
 
 /// `z = |a|` (wrapping at i64::MIN): a sign choice, `a = ±z`.
-#[derive(Debug)]
-pub struct Iabs;
-
-impl InverseRule for Iabs {
-    fn name(&self) -> &str {
-        "sign"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        exact_doc(
-            vec![ThetaDoc::choice(2, SIGN)],
-            &["abs is never negative (except i64::MIN)"],
-            "a = ±z",
-        )
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, _) = unary(outputs, args)?;
-        let zero = e.ic(0);
-        let nonneg = e.ige(z, zero);
-        let min = e.ic(i64::MIN);
-        let is_min = e.ieq(z, min);
-        let ok = e.bor(nonneg, is_min);
-        e.check(ok, "abs is never negative (except i64::MIN)")?;
-        let s = e.choice(2, SIGN)?;
-        let one = e.ic(1);
-        let neg = e.ieq(s, one);
-        let nz = e.ineg(z);
-        Ok(vec![e.select(neg, nz, z)?])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (_, a) = unary_pgf(outputs, args)?;
-        let zero = e.ic(0);
-        let neg = e.ilt(a, zero);
-        let s = e.b_to_i(neg);
-        e.record(s, SIGN)
-    }
+pub fn iabs() -> Spec {
+    Spec::unary("sign")
+        .solve(|e, z| {
+            let zero = e.ic(0);
+            let nonneg = e.ige(z, zero);
+            let min = e.ic(i64::MIN);
+            let is_min = e.ieq(z, min);
+            let ok = e.bor(nonneg, is_min);
+            e.check(ok, "abs is never negative (except i64::MIN)")?;
+            let s = e.choice(2, SIGN)?;
+            let one = e.ic(1);
+            let neg = e.ieq(s, one);
+            let nz = e.ineg(z);
+            e.select(neg, nz, z)
+        })
+        .records(|e, _, a| {
+            let zero = e.ic(0);
+            let neg = e.ilt(a, zero);
+            let s = e.b_to_i(neg);
+            e.record(s, SIGN)
+        })
+        .doc(|_| {
+            RuleDoc::exact(
+                vec![ThetaDoc::choice(2, SIGN)],
+                &["abs is never negative (except i64::MIN)"],
+                "a = ±z",
+            )
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,7 +246,7 @@ impl InverseRule for IntMinMax {
             "the result is beyond the known operand",
         ];
         match unknowns2(pattern) {
-            (true, true) => exact_doc(
+            (true, true) => RuleDoc::exact(
                 vec![
                     ThetaDoc::choice(2, &self.which_role()),
                     ThetaDoc::value(Domain::Int, &self.other_role("the other")),
@@ -390,12 +254,12 @@ impl InverseRule for IntMinMax {
                 &checks,
                 "one operand is z (choice), the other θ",
             ),
-            (true, false) => exact_doc(
+            (true, false) => RuleDoc::exact(
                 vec![ThetaDoc::value(Domain::Int, &self.other_role("left")).when("z = b")],
                 &checks,
                 "a = θ if z = b, else a = z",
             ),
-            _ => exact_doc(
+            _ => RuleDoc::exact(
                 vec![ThetaDoc::value(Domain::Int, &self.other_role("right")).when("z = a")],
                 &checks,
                 "b = θ if z = a, else b = z",
@@ -477,9 +341,8 @@ impl InverseRule for IntMinMax {
 const FREE_FACTOR: &str = "the factor (any: the other is 0)";
 const HIGH_BITS: &str = "high bits of the factor (only the top tz(other) bits are used)";
 
-/// `z = a · b` (wrapping). See the module docs.
-#[derive(Debug)]
-pub struct Imul;
+/// The solutions of [`imul`].
+struct Imul;
 
 /// 0: the known factor is 0; 1: it is odd; 2: it is even, with the trailing zero count.
 fn factor_class(e: &mut Emitter<'_>, c: Value) -> Result<(Value, Value), RuleError> {
@@ -649,78 +512,37 @@ impl Imul {
     }
 }
 
-impl InverseRule for Imul {
-    fn name(&self) -> &str {
-        "mul-inverse"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let mut thetas = Vec::new();
-        if pattern.unknowns() == 2 {
-            thetas.push(ThetaDoc::value(Domain::Int, RIGHT));
-        }
-        thetas.push(ThetaDoc::value(Domain::Int, FREE_FACTOR).when("the known factor is 0"));
-        thetas.push(ThetaDoc::value(Domain::Int, HIGH_BITS).when("the known factor is even"));
-        // (For a constant factor m·2^k the high bits are one read of the k top bits,
-        // `Domain::Bits`, and an odd constant reads nothing.)
-        let summary = match unknowns2(pattern) {
-            (true, true) => "b = θ, a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
-            (true, false) => "a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
-            _ => "b = (z / 2^k)·m⁻¹ + θ·2^(64−k) for a = m·2^k",
-        };
-        exact_doc(
-            thetas,
-            &[
-                "a product with a factor 0 is 0",
-                "z is not a multiple of the power of two that divides the known factor",
-            ],
-            summary,
-        )
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
-                };
-                vec![Imul::solve(e, z, b)?, b]
-            }
-            (Arg::Known(a), Arg::Unknown) => vec![a, Imul::solve(e, z, a)?],
-            _ => return Err(uncovered(args)),
+/// `z = a · b` (wrapping). See the module docs.
+pub fn imul() -> Spec {
+    Spec::binary("mul-inverse")
+        .right_theta("right operand", |e, _| {
+            e.theta(Domain::Int, "right operand")
         })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (_, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, RIGHT)?;
-                }
-                Imul::pgf(e, a, b)
+        .left(Imul::solve, |e, _, a, b| Imul::pgf(e, a, b))
+        .right(Imul::solve, |e, _, a, b| Imul::pgf(e, b, a))
+        .doc(|pattern| {
+            let mut thetas = Vec::new();
+            if pattern.unknowns() == 2 {
+                thetas.push(ThetaDoc::value(Domain::Int, "right operand"));
             }
-            (false, true) => Imul::pgf(e, b, a),
-            (false, false) => Ok(()),
-        }
-    }
+            thetas.push(ThetaDoc::value(Domain::Int, FREE_FACTOR).when("the known factor is 0"));
+            thetas.push(ThetaDoc::value(Domain::Int, HIGH_BITS).when("the known factor is even"));
+            // (For a constant factor m·2^k the high bits are one read of the k top bits,
+            // `Domain::Bits`, and an odd constant reads nothing.)
+            let summary = match unknowns2(pattern) {
+                (true, true) => "b = θ, a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
+                (true, false) => "a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
+                _ => "b = (z / 2^k)·m⁻¹ + θ·2^(64−k) for a = m·2^k",
+            };
+            RuleDoc::exact(
+                thetas,
+                &[
+                    "a product with a factor 0 is 0",
+                    "z is not a multiple of the power of two that divides the known factor",
+                ],
+                summary,
+            )
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -731,9 +553,8 @@ const DIVISOR: &str = "divisor";
 const DIVISOR_FREE: &str = "divisor (|b| > |a|)";
 const DIVISOR_STEP: &str = "steps of the divisor in from |a| / |z|";
 
-/// `z = a / b` (truncating). See the module docs.
-#[derive(Debug)]
-pub struct Idiv;
+/// The solutions of [`idiv`].
+struct Idiv;
 
 /// The divisor of largest magnitude for `a / b = z` (z ≠ 0): `a / z`, or i64::MAX for
 /// `i64::MIN / -1`, computed without trapping.
@@ -857,32 +678,58 @@ impl Idiv {
     }
 }
 
-impl InverseRule for Idiv {
-    fn name(&self) -> &str {
-        "mul-rem"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let checks = [
-            "the divisor is 0",
-            "i64::MIN divided by -1 overflows",
-            "idiv of the solution is z (θ out of range)",
-        ];
-        match unknowns2(pattern) {
-            (true, true) => exact_doc(
-                vec![
-                    ThetaDoc::value(Domain::Int, DIVISOR),
-                    ThetaDoc::value(Domain::Int, REMAINDER),
-                ],
-                &checks,
-                "b = θ, a = z·b + r (r = θ)",
-            ),
-            (true, false) => exact_doc(
-                vec![
+/// `z = a / b` (truncating). See the module docs.
+pub fn idiv() -> Spec {
+    Spec::binary("mul-rem")
+        .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
+        .left(Idiv::solve_dividend, |e, z, a, b| {
+            let zb = e.imul(z, b);
+            let r = e.isub(a, zb);
+            match constant_divisor(e, b) {
+                Some(_) => record_remainder_by_constant(e, z, r),
+                None => e.record(r, REMAINDER),
+            }
+        })
+        .right(Idiv::solve_divisor, |e, z, a, b| {
+            let zero = e.ic(0);
+            let z0 = e.ieq(z, zero);
+            e.if_else(
+                z0,
+                &[],
+                |e| {
+                    e.record(b, DIVISOR_FREE)?;
+                    Ok(vec![])
+                },
+                |e| {
+                    let b0 = outer_divisor(e, a, z)?;
+                    let s = sign(e, b0)?;
+                    let diff = e.isub(b0, b);
+                    let t = e.imul(diff, s);
+                    e.record(t, DIVISOR_STEP)?;
+                    Ok(vec![])
+                },
+            )?;
+            Ok(())
+        })
+        .finish(|e, a, b, z| check_division(e, Opcode::Idiv, a, b, z))
+        .doc(|pattern| {
+            let checks = [
+                "the divisor is 0",
+                "i64::MIN divided by -1 overflows",
+                "idiv of the solution is z (θ out of range)",
+            ];
+            match unknowns2(pattern) {
+                (true, true) => RuleDoc::exact(
+                    vec![
+                        ThetaDoc::value(Domain::Int, DIVISOR),
+                        ThetaDoc::value(Domain::Int, REMAINDER),
+                    ],
+                    &checks,
+                    "b = θ, a = z·b + r (r = θ)",
+                ),
+                (true, false) => {
+                    RuleDoc::exact(
+                        vec![
                     ThetaDoc::value(Domain::Int, REMAINDER)
                         .when("b is not a constant, or z = 0 (then within |b|)"),
                     ThetaDoc::value(
@@ -894,93 +741,27 @@ impl InverseRule for Idiv {
                     )
                     .when("b is a constant c and z ≠ 0 (then below |c|; r takes the sign of z·c)"),
                 ],
-                &checks,
-                "a = z·b + r (r = θ)",
-            ),
-            _ => exact_doc(
-                vec![
-                    ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = 0"),
-                    ThetaDoc::value(
-                        Domain::IntRange {
-                            lo: 0,
-                            hi: i64::MAX,
-                        },
-                        DIVISOR_STEP,
+                        &checks,
+                        "a = z·b + r (r = θ)",
                     )
-                    .when("z ≠ 0"),
-                ],
-                &checks,
-                "z = 0: b = θ; else b = a/z ∓ θ",
-            ),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        let (a, b) = match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, DIVISOR)?,
-                };
-                (Idiv::solve_dividend(e, z, b)?, b)
-            }
-            (Arg::Known(a), Arg::Unknown) => (a, Idiv::solve_divisor(e, z, a)?),
-            _ => return Err(uncovered(args)),
-        };
-        check_division(e, Opcode::Idiv, a, b, z)?;
-        Ok(vec![a, b])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, DIVISOR)?;
                 }
-                let zb = e.imul(z, b);
-                let r = e.isub(a, zb);
-                match constant_divisor(e, b) {
-                    Some(_) => record_remainder_by_constant(e, z, r),
-                    None => e.record(r, REMAINDER),
-                }
+                _ => RuleDoc::exact(
+                    vec![
+                        ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = 0"),
+                        ThetaDoc::value(
+                            Domain::IntRange {
+                                lo: 0,
+                                hi: i64::MAX,
+                            },
+                            DIVISOR_STEP,
+                        )
+                        .when("z ≠ 0"),
+                    ],
+                    &checks,
+                    "z = 0: b = θ; else b = a/z ∓ θ",
+                ),
             }
-            (false, true) => {
-                let zero = e.ic(0);
-                let z0 = e.ieq(z, zero);
-                e.if_else(
-                    z0,
-                    &[],
-                    |e| {
-                        e.record(b, DIVISOR_FREE)?;
-                        Ok(vec![])
-                    },
-                    |e| {
-                        let b0 = outer_divisor(e, a, z)?;
-                        let s = sign(e, b0)?;
-                        let diff = e.isub(b0, b);
-                        let t = e.imul(diff, s);
-                        e.record(t, DIVISOR_STEP)?;
-                        Ok(vec![])
-                    },
-                )?;
-                Ok(())
-            }
-            (false, false) => Ok(()),
-        }
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -990,9 +771,8 @@ const MULTIPLES: &str = "whole multiples of |b| from z to a";
 const QUOTIENT_ANY: &str = "quotient a / b (z = 0)";
 const QUOTIENT: &str = "quotient trunc(a / b) (≠ 0)";
 
-/// `z = a % b` (truncating, the sign of a). See the module docs.
-#[derive(Debug)]
-pub struct Irem;
+/// The solutions of [`irem`].
+struct Irem;
 
 impl Irem {
     fn solve_dividend(e: &mut Emitter<'_>, z: Value, b: Value) -> Result<Value, RuleError> {
@@ -1094,109 +874,65 @@ impl Irem {
     }
 }
 
-impl InverseRule for Irem {
-    fn name(&self) -> &str {
-        "multiple"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let checks = [
-            "the divisor is 0",
-            "a remainder is smaller than the divisor in magnitude",
-            "irem of the solution is z (θ out of range)",
-        ];
-        let dividend = vec![
-            ThetaDoc::value(Domain::Int, QUOTIENT_ANY).when("z = 0"),
-            ThetaDoc::value(
-                Domain::IntRange {
-                    lo: 0,
-                    hi: i64::MAX,
+/// `z = a % b` (truncating, the sign of a). See the module docs.
+pub fn irem() -> Spec {
+    Spec::binary("multiple")
+        .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
+        .left(Irem::solve_dividend, Irem::pgf_dividend)
+        .right(Irem::solve_divisor, |e, z, a, b| {
+            let same = e.ieq(z, a);
+            e.if_else(
+                same,
+                &[],
+                |e| {
+                    e.record(b, DIVISOR_FREE)?;
+                    Ok(vec![])
                 },
-                MULTIPLES,
-            )
-            .when("z ≠ 0"),
-        ];
-        match unknowns2(pattern) {
-            (true, true) => {
-                let mut thetas = vec![ThetaDoc::value(Domain::Int, DIVISOR)];
-                thetas.extend(dividend);
-                exact_doc(thetas, &checks, "b = θ, a = z ± n·|b| (n = θ ≥ 0)")
-            }
-            (true, false) => exact_doc(dividend, &checks, "a = z ± n·|b| (n = θ ≥ 0)"),
-            _ => exact_doc(
-                vec![
-                    ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = a"),
-                    ThetaDoc::value(Domain::Int, QUOTIENT).when("z ≠ a"),
-                ],
-                &[
-                    "the quotient is 0 but z ≠ a",
-                    "a − z is not a multiple of the quotient θ",
-                    "irem of the solution is z (θ out of range)",
-                ],
-                "z = a: b = θ; else b = (a − z) / q (q = θ)",
-            ),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        let (a, b) = match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, DIVISOR)?,
-                };
-                (Irem::solve_dividend(e, z, b)?, b)
-            }
-            (Arg::Known(a), Arg::Unknown) => (a, Irem::solve_divisor(e, z, a)?),
-            _ => return Err(uncovered(args)),
-        };
-        check_division(e, Opcode::Irem, a, b, z)?;
-        Ok(vec![a, b])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, DIVISOR)?;
+                |e| {
+                    let q = e.op2(Opcode::Idiv, a, b);
+                    e.record(q, QUOTIENT)?;
+                    Ok(vec![])
+                },
+            )?;
+            Ok(())
+        })
+        .finish(|e, a, b, z| check_division(e, Opcode::Irem, a, b, z))
+        .doc(|pattern| {
+            let checks = [
+                "the divisor is 0",
+                "a remainder is smaller than the divisor in magnitude",
+                "irem of the solution is z (θ out of range)",
+            ];
+            let dividend = vec![
+                ThetaDoc::value(Domain::Int, QUOTIENT_ANY).when("z = 0"),
+                ThetaDoc::value(
+                    Domain::IntRange {
+                        lo: 0,
+                        hi: i64::MAX,
+                    },
+                    MULTIPLES,
+                )
+                .when("z ≠ 0"),
+            ];
+            match unknowns2(pattern) {
+                (true, true) => {
+                    let mut thetas = vec![ThetaDoc::value(Domain::Int, DIVISOR)];
+                    thetas.extend(dividend);
+                    RuleDoc::exact(thetas, &checks, "b = θ, a = z ± n·|b| (n = θ ≥ 0)")
                 }
-                Irem::pgf_dividend(e, z, a, b)
+                (true, false) => RuleDoc::exact(dividend, &checks, "a = z ± n·|b| (n = θ ≥ 0)"),
+                _ => RuleDoc::exact(
+                    vec![
+                        ThetaDoc::value(Domain::Int, DIVISOR_FREE).when("z = a"),
+                        ThetaDoc::value(Domain::Int, QUOTIENT).when("z ≠ a"),
+                    ],
+                    &[
+                        "the quotient is 0 but z ≠ a",
+                        "a − z is not a multiple of the quotient θ",
+                        "irem of the solution is z (θ out of range)",
+                    ],
+                    "z = a: b = θ; else b = (a − z) / q (q = θ)",
+                ),
             }
-            (false, true) => {
-                let same = e.ieq(z, a);
-                e.if_else(
-                    same,
-                    &[],
-                    |e| {
-                        e.record(b, DIVISOR_FREE)?;
-                        Ok(vec![])
-                    },
-                    |e| {
-                        let q = e.op2(Opcode::Idiv, a, b);
-                        e.record(q, QUOTIENT)?;
-                        Ok(vec![])
-                    },
-                )?;
-                Ok(())
-            }
-            (false, false) => Ok(()),
-        }
-    }
+        })
 }

@@ -15,7 +15,8 @@
 //! A θ that would be ignored (all bits fixed, a zero shift) is not read.
 
 use super::ops::Ops;
-use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2};
+use super::spec::Spec;
+use super::{binary, binary_pgf, covers_unknown, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -25,8 +26,8 @@ use pinv_core::ir::{Domain, Opcode, Type, Value};
 pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::Iand), Bits { or: false });
     layer.add(Callee::Prim(Opcode::Ior), Bits { or: true });
-    layer.add(Callee::Prim(Opcode::Ixor), Ixor);
-    layer.add(Callee::Prim(Opcode::Inot), Inot);
+    layer.add(Callee::Prim(Opcode::Ixor), ixor());
+    layer.add(Callee::Prim(Opcode::Inot), inot());
     layer.add(Callee::Prim(Opcode::Ishl), Shift { left: true });
     layer.add(Callee::Prim(Opcode::Ishr), Shift { left: false });
 }
@@ -278,105 +279,22 @@ impl InverseRule for Bits {
 // ---------------------------------------------------------------------------------------------
 // ixor, inot
 
-const RIGHT: &str = "right operand";
-
 /// `z = a ^ b`: the unknown is `z ^ known`; both unknown, θ is b.
-#[derive(Debug)]
-pub struct Ixor;
-
-impl InverseRule for Ixor {
-    fn name(&self) -> &str {
-        "xor"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        match unknowns2(pattern) {
-            (true, true) => exact_doc(
-                vec![ThetaDoc::value(Domain::Int, RIGHT)],
-                &[],
-                "b = θ, a = z ^ b",
-            ),
-            (true, false) => exact_doc(Vec::new(), &[], "a = z ^ b"),
-            _ => exact_doc(Vec::new(), &[], "b = z ^ a"),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, RIGHT)?,
-                };
-                vec![e.ixor(z, b), b]
-            }
-            (Arg::Known(a), Arg::Unknown) => vec![a, e.ixor(z, a)],
-            _ => return Err(uncovered(args)),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (_, _, b) = binary_pgf(outputs, args)?;
-        if pattern.unknowns() == 2 {
-            e.record(b, RIGHT)?;
-        }
-        Ok(())
-    }
+pub fn ixor() -> Spec {
+    Spec::each_from_other(
+        "xor",
+        Domain::Int,
+        |e, z, b| e.ixor(z, b),
+        |e, z, a| e.ixor(z, a),
+        ("a = z ^ b", "b = z ^ a"),
+    )
 }
 
 /// `z = !a`: `a = !z`.
-#[derive(Debug)]
-pub struct Inot;
-
-impl InverseRule for Inot {
-    fn name(&self) -> &str {
-        "not"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        exact_doc(Vec::new(), &[], "a = !z")
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, _) = unary(outputs, args)?;
-        Ok(vec![e.inot(z)])
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        unary_pgf(outputs, args)?;
-        Ok(())
-    }
+pub fn inot() -> Spec {
+    Spec::unary("not")
+        .solve(|e, z| Ok(e.inot(z)))
+        .doc(|_| RuleDoc::exact(Vec::new(), &[], "a = !z"))
 }
 
 // ---------------------------------------------------------------------------------------------

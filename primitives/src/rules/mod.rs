@@ -40,6 +40,7 @@ pub mod i64_arith;
 pub mod i64_bits;
 pub mod ops;
 pub mod settle;
+pub mod spec;
 
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};

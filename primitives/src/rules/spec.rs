@@ -1,0 +1,453 @@
+//! Standard rules declared as data: a [`Spec`] is a rule's name, its arity, and closures for
+//! what differs from one rule to the next (its doc, how it solves an operand, what its PGF
+//! records). The [`InverseRule`] contract, the operand and output counts, and the shape of the
+//! patterns are handled here once.
+//!
+//! Three shapes cover the standard rules:
+//! - [`Spec::unary`]: `z = op(a)`; `solve(z)` gives a (reading θ as it needs), `pgf(z, a)`
+//!   records those θ.
+//! - [`Spec::binary`]: `z = op(a, b)`, where with both operands unknown θ gives the right one and
+//!   the left is then solved as if the right were known. Each side has a solver and a PGF,
+//!   written with [`Spec::left`] / [`Spec::right`], or, for f64 rules that [settle](super::settle)
+//!   a closed-form candidate, with [`Spec::settled_left`] / [`Spec::settled_right`]. [`Spec::finish`]
+//!   adds what follows either side (for f64 rules, [`Spec::verified`]: the
+//!   [`verify_forward`] step check).
+//! - [`Spec::new`] with [`Spec::inverse`] and [`Spec::pgf`]: anything else (the code for every
+//!   pattern written out), still without the trait's boilerplate.
+//!
+//! ```
+//! use pinv_core::ir::{Domain, Opcode};
+//! use pinv_primitives::rules::ops::Ops;
+//! use pinv_primitives::rules::spec::Spec;
+//! use pinv_primitives::{RuleDoc, ThetaDoc, InverseRule, Pattern};
+//!
+//! // i64 `z = a + b` (wrapping): a = z − b, b = z − a; θ is b when both are unknown.
+//! let add = Spec::binary("sub")
+//!     .right_theta("right operand", |e, _| e.theta(Domain::Int, "right operand"))
+//!     .left(|e, z, b| Ok(e.isub(z, b)), |_, _, _, _| Ok(()))
+//!     .right(|e, z, a| Ok(e.isub(z, a)), |_, _, _, _| Ok(()))
+//!     .doc(|p| {
+//!         let thetas = if p.unknowns() == 2 {
+//!             vec![ThetaDoc::value(Domain::Int, "right operand")]
+//!         } else {
+//!             Vec::new()
+//!         };
+//!         RuleDoc::exact(thetas, &[], "a = z − b")
+//!     });
+//! assert_eq!(add.name(), "sub");
+//! assert!(add.covers(&Pattern::all_unknown(2)));
+//! assert!(!add.covers(&Pattern::all_known(2)));
+//! ```
+
+use super::settle::{settle, settle_pgf};
+use super::verify_forward;
+use crate::emit::Emitter;
+use crate::pattern::{Arg, Pattern};
+use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use pinv_core::ir::{Domain, Opcode, Value};
+use std::fmt;
+
+type DocFn = Box<dyn Fn(&Pattern) -> RuleDoc + Send + Sync>;
+type InverseFn =
+    Box<dyn Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError> + Send + Sync>;
+type PgfFn = Box<
+    dyn Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError> + Send + Sync,
+>;
+/// `solve(e, z, other)`: one operand of a binary rule from the output and the other operand.
+type SolveFn =
+    Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError> + Send + Sync>;
+/// `pgf(e, z, a, b)`: records the θ one side of a binary rule reads.
+type Pgf2Fn =
+    Box<dyn Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// `finish(e, a, b, z)`: what follows the solution of a binary rule.
+type FinishFn =
+    Box<dyn Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// `solve(e, z)`: the operand of a unary rule.
+type Solve1Fn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
+/// `pgf(e, z, a)`: records the θ a unary rule reads.
+type Pgf1Fn = Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// `theta(e, z)`: the right operand read from θ when both are unknown.
+type ThetaFn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
+
+/// A standard rule declared as data. See the module docs.
+pub struct Spec {
+    name: &'static str,
+    arity: usize,
+    doc: DocFn,
+    body: Body,
+}
+
+enum Body {
+    /// Written out: the inverse and the PGF for every pattern.
+    Free { inverse: InverseFn, pgf: PgfFn },
+    /// `z = op(a)`.
+    Unary { solve: Solve1Fn, pgf: Pgf1Fn },
+    /// `z = op(a, b)`, the right operand from θ when both are unknown.
+    Binary(Box<Binary>),
+}
+
+struct Binary {
+    right_role: &'static str,
+    right_theta: ThetaFn,
+    left: SolveFn,
+    pgf_left: Pgf2Fn,
+    right: SolveFn,
+    pgf_right: Pgf2Fn,
+    finish: Option<FinishFn>,
+}
+
+fn missing(name: &'static str, what: &str) -> RuleError {
+    RuleError::Malformed(format!("the rule `{name}` declares no {what}"))
+}
+
+impl Spec {
+    /// A rule of `arity` operands whose inverse and PGF are written out ([`Spec::inverse`],
+    /// [`Spec::pgf`]). It covers every pattern with an unknown operand.
+    pub fn new(name: &'static str, arity: usize) -> Spec {
+        Spec {
+            name,
+            arity,
+            doc: Box::new(|_| RuleDoc::exact(Vec::new(), &[], "")),
+            body: Body::Free {
+                inverse: Box::new(move |_, _, _| Err(missing(name, "inverse"))),
+                pgf: Box::new(|_, _, _, _| Ok(())),
+            },
+        }
+    }
+
+    /// A unary rule: by default `a = z` and nothing recorded; set [`Spec::solve`] and, if it reads
+    /// θ, [`Spec::records`].
+    pub fn unary(name: &'static str) -> Spec {
+        Spec {
+            body: Body::Unary {
+                solve: Box::new(move |_, _| Err(missing(name, "solution"))),
+                pgf: Box::new(|_, _, _| Ok(())),
+            },
+            ..Spec::new(name, 1)
+        }
+    }
+
+    /// A binary rule that reads the right operand from θ when both are unknown
+    /// ([`Spec::right_theta`]) and then solves the left one ([`Spec::left`]) as when the right is
+    /// known; with the left known it solves the right ([`Spec::right`]).
+    pub fn binary(name: &'static str) -> Spec {
+        let absent = move |what: &'static str| -> SolveFn {
+            Box::new(move |_, _, _| Err(missing(name, what)))
+        };
+        Spec {
+            body: Body::Binary(Box::new(Binary {
+                right_role: "right operand",
+                right_theta: Box::new(move |_, _| Err(missing(name, "θ for the right operand"))),
+                left: absent("solution for the left operand"),
+                pgf_left: Box::new(|_, _, _, _| Ok(())),
+                right: absent("solution for the right operand"),
+                pgf_right: Box::new(|_, _, _, _| Ok(())),
+                finish: None,
+            })),
+            ..Spec::new(name, 2)
+        }
+    }
+
+    /// A binary rule in which each operand follows from z and the other, as for wrapping `+`,
+    /// `−` and `^`: `left(e, z, b)` gives a, `right(e, z, a)` gives b, and with both unknown the
+    /// right operand is read from θ in `domain`. `summaries` say how a and b are found. Exact.
+    pub fn each_from_other(
+        name: &'static str,
+        domain: Domain,
+        left: fn(&mut Emitter<'_>, Value, Value) -> Value,
+        right: fn(&mut Emitter<'_>, Value, Value) -> Value,
+        (a, b): (&'static str, &'static str),
+    ) -> Spec {
+        const RIGHT: &str = "right operand";
+        let nothing = |_: &mut Emitter<'_>, _, _, _| Ok(());
+        Spec::binary(name)
+            .right_theta(RIGHT, move |e, _| e.theta(domain, RIGHT))
+            .left(move |e, z, b| Ok(left(e, z, b)), nothing)
+            .right(move |e, z, a| Ok(right(e, z, a)), nothing)
+            .doc(
+                move |pattern| match (pattern.is_known(0), pattern.is_known(1)) {
+                    (false, false) => RuleDoc::exact(
+                        vec![ThetaDoc::value(domain, RIGHT)],
+                        &[],
+                        &format!("b = θ, {a}"),
+                    ),
+                    (false, true) => RuleDoc::exact(Vec::new(), &[], a),
+                    _ => RuleDoc::exact(Vec::new(), &[], b),
+                },
+            )
+    }
+
+    /// What the rule reads and checks, per pattern.
+    pub fn doc(mut self, doc: impl Fn(&Pattern) -> RuleDoc + Send + Sync + 'static) -> Spec {
+        self.doc = Box::new(doc);
+        self
+    }
+
+    /// The inverse of a rule made with [`Spec::new`]: `(e, outputs, operands)`.
+    pub fn inverse(
+        mut self,
+        f: impl Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Body::Free { inverse, .. } = &mut self.body {
+            *inverse = Box::new(f);
+        }
+        self
+    }
+
+    /// The PGF of a rule made with [`Spec::new`]: `(e, outputs, operands, pattern)`.
+    pub fn pgf(
+        mut self,
+        f: impl Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Body::Free { pgf, .. } = &mut self.body {
+            *pgf = Box::new(f);
+        }
+        self
+    }
+
+    /// The operand of a unary rule: `solve(e, z)`.
+    pub fn solve(
+        mut self,
+        f: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
+    ) -> Spec {
+        if let Body::Unary { solve, .. } = &mut self.body {
+            *solve = Box::new(f);
+        }
+        self
+    }
+
+    /// The θ a unary rule's [`Spec::solve`] reads, recorded from the output and the operand:
+    /// `records(e, z, a)`.
+    pub fn records(
+        mut self,
+        f: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync + 'static,
+    ) -> Spec {
+        if let Body::Unary { pgf, .. } = &mut self.body {
+            *pgf = Box::new(f);
+        }
+        self
+    }
+
+    fn binary_mut(&mut self) -> Option<&mut Binary> {
+        match &mut self.body {
+            Body::Binary(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The θ read for the right operand when both are unknown (`theta(e, z)`), and its role: the
+    /// PGF records the right operand itself under it.
+    pub fn right_theta(
+        mut self,
+        role: &'static str,
+        f: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.right_role = role;
+            b.right_theta = Box::new(f);
+        }
+        self
+    }
+
+    /// The left operand from the output and the right one (`solve(e, z, b)`), and the θ it
+    /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
+    pub fn left(
+        mut self,
+        solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
+            + Send
+            + Sync
+            + 'static,
+        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.left = Box::new(solve);
+            b.pgf_left = Box::new(pgf);
+        }
+        self
+    }
+
+    /// The right operand from the output and the left one (`solve(e, z, a)`), and the θ it
+    /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
+    pub fn right(
+        mut self,
+        solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
+            + Send
+            + Sync
+            + 'static,
+        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.right = Box::new(solve);
+            b.pgf_right = Box::new(pgf);
+        }
+        self
+    }
+
+    /// The left operand as a [settled](super::settle) closed form: `candidate(e, z, b)` gives
+    /// the candidate and the forward function of the left operand, `role` names the settle
+    /// offset.
+    pub fn settled_left<C, F>(self, candidate: C, role: &'static str) -> Spec
+    where
+        C: Fn(&mut Emitter<'_>, Value, Value) -> (Value, F) + Copy + Send + Sync + 'static,
+        F: Fn(&mut Emitter<'_>, Value) -> Value,
+    {
+        self.left(
+            move |e, z, b| {
+                let (d, f) = candidate(e, z, b);
+                settle(e, d, z, &f, role)
+            },
+            move |e, z, a, b| {
+                let (d, f) = candidate(e, z, b);
+                settle_pgf(e, d, z, a, &f, role)
+            },
+        )
+    }
+
+    /// The right operand as a [settled](super::settle) closed form: `candidate(e, z, a)`.
+    pub fn settled_right<C, F>(self, candidate: C, role: &'static str) -> Spec
+    where
+        C: Fn(&mut Emitter<'_>, Value, Value) -> (Value, F) + Copy + Send + Sync + 'static,
+        F: Fn(&mut Emitter<'_>, Value) -> Value,
+    {
+        self.right(
+            move |e, z, a| {
+                let (d, f) = candidate(e, z, a);
+                settle(e, d, z, &f, role)
+            },
+            move |e, z, a, b| {
+                let (d, f) = candidate(e, z, a);
+                settle_pgf(e, d, z, b, &f, role)
+            },
+        )
+    }
+
+    /// What follows the solution of a binary rule, whichever operands were unknown:
+    /// `finish(e, a, b, z)`.
+    pub fn finish(
+        mut self,
+        f: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.finish = Some(Box::new(f));
+        }
+        self
+    }
+
+    /// Ends a binary rule with the [`verify_forward`] step check of `op`.
+    pub fn verified(self, op: Opcode) -> Spec {
+        self.finish(move |e, a, b, z| verify_forward(e, op, &[a, b], z))
+    }
+}
+
+impl fmt::Debug for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Spec")
+            .field("name", &self.name)
+            .field("arity", &self.arity)
+            .finish_non_exhaustive()
+    }
+}
+
+fn counts(kind: &str, outputs: usize, operands: usize) -> RuleError {
+    RuleError::Malformed(format!(
+        "a {kind} was given {outputs} outputs and {operands} operands"
+    ))
+}
+
+impl InverseRule for Spec {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        super::covers_unknown(pattern, self.arity)
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        (self.doc)(pattern)
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        match &self.body {
+            Body::Free { inverse, .. } => inverse(e, outputs, args),
+            Body::Unary { solve, .. } => match (outputs, args) {
+                (&[z], &[Arg::Unknown]) => Ok(vec![solve(e, z)?]),
+                (&[_], &[_]) => Err(RuleError::Uncovered(Pattern::of(args))),
+                _ => Err(counts("unary rule", outputs.len(), args.len())),
+            },
+            Body::Binary(rule) => {
+                let (z, a, b) = match (outputs, args) {
+                    (&[z], &[a, b]) => (z, a, b),
+                    _ => return Err(counts("binary rule", outputs.len(), args.len())),
+                };
+                let (a, b) = match (a, b) {
+                    (Arg::Unknown, b) => {
+                        let b = match b {
+                            Arg::Known(b) => b,
+                            Arg::Unknown => (rule.right_theta)(e, z)?,
+                        };
+                        ((rule.left)(e, z, b)?, b)
+                    }
+                    (Arg::Known(a), Arg::Unknown) => (a, (rule.right)(e, z, a)?),
+                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+                };
+                if let Some(finish) = &rule.finish {
+                    finish(e, a, b, z)?;
+                }
+                Ok(vec![a, b])
+            }
+        }
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        match &self.body {
+            Body::Free { pgf, .. } => pgf(e, outputs, args, pattern),
+            Body::Unary { pgf, .. } => match (outputs, args) {
+                (&[z], &[a]) => pgf(e, z, a),
+                _ => Err(counts("unary PGF", outputs.len(), args.len())),
+            },
+            Body::Binary(rule) => {
+                let (z, a, b) = match (outputs, args) {
+                    (&[z], &[a, b]) => (z, a, b),
+                    _ => return Err(counts("binary PGF", outputs.len(), args.len())),
+                };
+                match (!pattern.is_known(0), !pattern.is_known(1)) {
+                    (true, right) => {
+                        if right {
+                            e.record(b, rule.right_role)?;
+                        }
+                        (rule.pgf_left)(e, z, a, b)
+                    }
+                    (false, true) => (rule.pgf_right)(e, z, a, b),
+                    (false, false) => Ok(()),
+                }
+            }
+        }
+    }
+}
