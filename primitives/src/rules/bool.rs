@@ -6,11 +6,12 @@
 //! with both unknown is a choice among (false, false), (false, true), (true, false).
 
 use super::ops::Ops;
-use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2};
+use super::spec::Spec;
+use super::{binary, binary_pgf, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Const, Opcode, Type, Value};
 use pinv_core::semantics;
 
@@ -22,9 +23,9 @@ pub fn register(layer: &mut Layer) {
         Opcode::Beq,
         Opcode::Bne,
     ] {
-        layer.add(Callee::Prim(op), Table { op });
+        layer.add(Callee::Prim(op), Spec::from(Table { op }));
     }
-    layer.add(Callee::Prim(Opcode::Bnot), Bnot);
+    layer.add(Callee::Prim(Opcode::Bnot), bnot());
 }
 
 fn apply(op: Opcode, a: bool, b: bool) -> bool {
@@ -38,7 +39,7 @@ const BOTH_ROLE: &str = "which operand pair gives z";
 const ONE_ROLE: &str = "the operand (0: false, 1: true)";
 
 /// A binary bool operation inverted by its truth table. See the module docs.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Table {
     pub op: Opcode,
 }
@@ -200,136 +201,86 @@ impl Table {
     }
 }
 
-impl InverseRule for Table {
-    fn name(&self) -> &str {
-        "truth-table"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let mut thetas = Vec::new();
-        let mut checks = Vec::new();
-        match unknowns2(pattern) {
-            (true, true) => {
-                for z in [false, true] {
-                    let pairs = self.pairs(z);
-                    if pairs.len() >= 2 {
-                        thetas.push(
-                            ThetaDoc::choice(
-                                pairs.len() as u32,
-                                &format!("{BOTH_ROLE} ({})", Table::describe(&pairs)),
-                            )
-                            .when(&format!("z is {z}")),
-                        );
-                    }
-                    if pairs.is_empty() {
-                        checks.push(format!("`{}` is never {z} here", self.op.spelling()));
-                    }
+impl From<Table> for Spec {
+    fn from(r: Table) -> Spec {
+        Spec::new("truth-table", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                Ok(match (a, b) {
+                    (Arg::Unknown, Arg::Unknown) => r.solve_both(e, z)?,
+                    (Arg::Unknown, Arg::Known(b)) => vec![r.solve_one(e, z, b, false)?, b],
+                    (Arg::Known(a), Arg::Unknown) => vec![a, r.solve_one(e, z, a, true)?],
+                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+                })
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                match unknowns2(pattern) {
+                    (true, true) => r.pgf_both(e, z, a, b),
+                    (true, false) => r.pgf_one(e, z, b, a, false),
+                    (false, true) => r.pgf_one(e, z, a, b, true),
+                    (false, false) => Ok(()),
                 }
-            }
-            (left, _) => {
-                let known_left = !left;
-                let mut whens = Vec::new();
-                for z in [false, true] {
-                    for k in [false, true] {
-                        match self.values(z, k, known_left).len() {
-                            2 => whens.push(format!("z is {z} and the known operand {k}")),
-                            0 => checks.push(format!(
-                                "no operand gives {} = {z} with the other {k}",
-                                self.op
-                            )),
-                            _ => {}
+            })
+            .doc(move |pattern| {
+                let mut thetas = Vec::new();
+                let mut checks = Vec::new();
+                match unknowns2(pattern) {
+                    (true, true) => {
+                        for z in [false, true] {
+                            let pairs = r.pairs(z);
+                            if pairs.len() >= 2 {
+                                thetas.push(
+                                    ThetaDoc::choice(
+                                        pairs.len() as u32,
+                                        &format!("{BOTH_ROLE} ({})", Table::describe(&pairs)),
+                                    )
+                                    .when(&format!("z is {z}")),
+                                );
+                            }
+                            if pairs.is_empty() {
+                                checks.push(format!("`{}` is never {z} here", r.op.spelling()));
+                            }
+                        }
+                    }
+                    (left, _) => {
+                        let known_left = !left;
+                        let mut whens = Vec::new();
+                        for z in [false, true] {
+                            for k in [false, true] {
+                                match r.values(z, k, known_left).len() {
+                                    2 => whens.push(format!("z is {z} and the known operand {k}")),
+                                    0 => checks.push(format!(
+                                        "no operand gives {} = {z} with the other {k}",
+                                        r.op
+                                    )),
+                                    _ => {}
+                                }
+                            }
+                        }
+                        if !whens.is_empty() {
+                            thetas.push(ThetaDoc::choice(2, ONE_ROLE).when(&whens.join(", or ")));
                         }
                     }
                 }
-                if !whens.is_empty() {
-                    thetas.push(ThetaDoc::choice(2, ONE_ROLE).when(&whens.join(", or ")));
+                RuleDoc {
+                    thetas,
+                    checks,
+                    exact: true,
+                    summary: "the operands that give z, from the truth table".into(),
                 }
-            }
-        }
-        RuleDoc {
-            thetas,
-            checks,
-            exact: true,
-            summary: "the operands that give z, from the truth table".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, Arg::Unknown) => self.solve_both(e, z)?,
-            (Arg::Unknown, Arg::Known(b)) => vec![self.solve_one(e, z, b, false)?, b],
-            (Arg::Known(a), Arg::Unknown) => vec![a, self.solve_one(e, z, a, true)?],
-            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, true) => self.pgf_both(e, z, a, b),
-            (true, false) => self.pgf_one(e, z, b, a, false),
-            (false, true) => self.pgf_one(e, z, a, b, true),
-            (false, false) => Ok(()),
-        }
+            })
     }
 }
 
 /// `z = !a`: `a = !z`.
-#[derive(Debug)]
-pub struct Bnot;
-
-impl InverseRule for Bnot {
-    fn name(&self) -> &str {
-        "not"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+pub fn bnot() -> Spec {
+    Spec::unary("not")
+        .solve(|e, z| Ok(e.bnot(z)))
+        .doc(|_| RuleDoc {
             thetas: Vec::new(),
             checks: Vec::new(),
             exact: true,
             summary: "a = !z".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, _) = unary(outputs, args)?;
-        Ok(vec![e.bnot(z)])
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        unary_pgf(outputs, args)?;
-        Ok(())
-    }
+        })
 }

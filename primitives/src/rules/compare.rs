@@ -11,17 +11,18 @@
 
 use super::ops::Ops;
 use super::settle::{settle, settle_doc, settle_pgf};
-use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use super::spec::Spec;
+use super::{binary, binary_pgf, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
     use Opcode::*;
     for op in [Feq, Fne, Flt, Fle, Fgt, Fge, Ieq, Ine, Ilt, Ile, Igt, Ige] {
-        layer.add(Callee::Prim(op), Compare { op });
+        layer.add(Callee::Prim(op), Spec::from(Compare { op }));
     }
 }
 
@@ -114,7 +115,7 @@ fn ne_gap_role(int: bool) -> &'static str {
 }
 
 /// `z = a OP b` for a comparison. See the module docs.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Compare {
     pub op: Opcode,
 }
@@ -350,97 +351,79 @@ impl Compare {
     }
 }
 
-impl InverseRule for Compare {
-    fn name(&self) -> &str {
-        "witness"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let (a_unknown, b_unknown) = unknowns2(pattern);
-        let (thetas, summary) = if b_unknown {
-            // b solved against a (after θ for a, if both are unknown).
-            let (t, f) = self.rels_right();
-            let mut thetas = Vec::new();
-            if a_unknown {
-                thetas.push(ThetaDoc::value(Domain::all(self.ty()), self.anchor_role()));
-            }
-            thetas.extend(self.rel_doc(t, "z is true"));
-            thetas.extend(self.rel_doc(f, "z is false"));
-            let s = if a_unknown {
-                "a = θ, b = a ± gap θ"
-            } else {
-                "b = a ± gap θ"
-            };
-            (thetas, s)
-        } else {
-            let (t, f) = self.rels_left();
-            let mut thetas = self.rel_doc(t, "z is true");
-            thetas.extend(self.rel_doc(f, "z is false"));
-            (thetas, "a = b ± gap θ")
-        };
-        RuleDoc {
-            thetas,
-            checks: vec![format!(
-                "{} of the witnesses is z (a gap absorbed or wrapped fails)",
-                self.op
-            )],
-            exact: true,
-            summary: summary.to_string(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        let (a, b) = match (a, b) {
-            (a, Arg::Unknown) => {
-                let a = match a {
-                    Arg::Known(a) => a,
-                    Arg::Unknown => e.theta(Domain::all(self.ty()), self.anchor_role())?,
+impl From<Compare> for Spec {
+    fn from(r: Compare) -> Spec {
+        Spec::new("witness", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                let (a, b) = match (a, b) {
+                    (a, Arg::Unknown) => {
+                        let a = match a {
+                            Arg::Known(a) => a,
+                            Arg::Unknown => e.theta(Domain::all(r.ty()), r.anchor_role())?,
+                        };
+                        (a, r.solve(e, z, a, r.rels_right(), 1)?)
+                    }
+                    (Arg::Unknown, Arg::Known(b)) => (r.solve(e, z, b, r.rels_left(), 0)?, b),
+                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 };
-                (a, self.solve(e, z, a, self.rels_right(), 1)?)
-            }
-            (Arg::Unknown, Arg::Known(b)) => (self.solve(e, z, b, self.rels_left(), 0)?, b),
-            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-        };
-        let again = e.prim(self.op, &[a, b]);
-        let ok = e.op2(Opcode::Beq, again, z);
-        e.check(
-            ok,
-            &format!(
-                "{} of the witnesses is not z (the gap is absorbed or wraps)",
-                self.op
-            ),
-        )?;
-        Ok(vec![a, b])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (left, true) => {
-                if left {
-                    e.record(a, self.anchor_role())?;
+                let again = e.prim(r.op, &[a, b]);
+                let ok = e.op2(Opcode::Beq, again, z);
+                e.check(
+                    ok,
+                    &format!(
+                        "{} of the witnesses is not z (the gap is absorbed or wraps)",
+                        r.op
+                    ),
+                )?;
+                Ok(vec![a, b])
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                match unknowns2(pattern) {
+                    (left, true) => {
+                        if left {
+                            e.record(a, r.anchor_role())?;
+                        }
+                        r.solve_pgf(e, z, a, b, r.rels_right())
+                    }
+                    (true, false) => r.solve_pgf(e, z, b, a, r.rels_left()),
+                    (false, false) => Ok(()),
                 }
-                self.solve_pgf(e, z, a, b, self.rels_right())
-            }
-            (true, false) => self.solve_pgf(e, z, b, a, self.rels_left()),
-            (false, false) => Ok(()),
-        }
+            })
+            .doc(move |pattern| {
+                let (a_unknown, b_unknown) = unknowns2(pattern);
+                let (thetas, summary) = if b_unknown {
+                    // b solved against a (after θ for a, if both are unknown).
+                    let (t, f) = r.rels_right();
+                    let mut thetas = Vec::new();
+                    if a_unknown {
+                        thetas.push(ThetaDoc::value(Domain::all(r.ty()), r.anchor_role()));
+                    }
+                    thetas.extend(r.rel_doc(t, "z is true"));
+                    thetas.extend(r.rel_doc(f, "z is false"));
+                    let s = if a_unknown {
+                        "a = θ, b = a ± gap θ"
+                    } else {
+                        "b = a ± gap θ"
+                    };
+                    (thetas, s)
+                } else {
+                    let (t, f) = r.rels_left();
+                    let mut thetas = r.rel_doc(t, "z is true");
+                    thetas.extend(r.rel_doc(f, "z is false"));
+                    (thetas, "a = b ± gap θ")
+                };
+                RuleDoc {
+                    thetas,
+                    checks: vec![format!(
+                        "{} of the witnesses is z (a gap absorbed or wrapped fails)",
+                        r.op
+                    )],
+                    exact: true,
+                    summary: summary.to_string(),
+                }
+            })
     }
 }
 

@@ -5,37 +5,28 @@
 
 use super::f64_elem::sign_choice;
 use super::ops::Ops;
-use super::{covers_unknown, unary, unary_pgf};
+use super::spec::Spec;
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::FcvtToI64), ToInt);
-    layer.add(Callee::Prim(Opcode::FcvtFromI64), FromInt);
-    layer.add(Callee::Prim(Opcode::BoolToI64), FromBool);
+    layer.add(Callee::Prim(Opcode::FcvtToI64), to_int());
+    layer.add(Callee::Prim(Opcode::FcvtFromI64), from_int());
+    layer.add(Callee::Prim(Opcode::BoolToI64), from_bool());
     layer.add(
         Callee::Prim(Opcode::F64Bits),
-        Bits {
+        Spec::from(Bits {
             inverse: Opcode::F64FromBits,
-        },
+        }),
     );
     layer.add(
         Callee::Prim(Opcode::F64FromBits),
-        Bits {
+        Spec::from(Bits {
             inverse: Opcode::F64Bits,
-        },
+        }),
     );
-}
-
-fn not_unknown(a: Arg, args: &[Arg]) -> Result<(), RuleError> {
-    if a == Arg::Unknown {
-        Ok(())
-    } else {
-        Err(RuleError::Uncovered(Pattern::of(args)))
-    }
 }
 
 /// 2^63 as an f64.
@@ -50,14 +41,6 @@ const UP: &str = "the operand (at least 2^63: saturates to i64::MAX)";
 const DOWN: &str = "the operand (at most -2^63: saturates to i64::MIN)";
 const ZERO_CASE: &str = "which operand gives 0 (0: in [0, 1), 1: in (-1, 0], 2: NaN)";
 const FRACTION: &str = "fractional part, toward the next integer away from 0";
-
-/// `z = x as i64`:
-/// - `z = i64::MAX`: θ is x in [2^63, ∞] (saturation); `z = i64::MIN`: θ in [−∞, −2^63];
-/// - `z = 0`: a choice of [0, 1), (−1, 0] or NaN, and θ the fraction `|x| ∈ [0, 1)`;
-/// - otherwise z must be an f64; `x = z ± f` away from 0 with θ `f ∈ [0, 1)` (interval and a
-///   check) where |z| < 2^53, `x = z` above.
-#[derive(Debug)]
-pub struct ToInt;
 
 /// 0: z = MAX, 1: z = MIN, 2: z = 0, 3: otherwise.
 fn to_int_class(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
@@ -85,179 +68,156 @@ fn fraction(e: &mut Emitter<'_>) -> Result<Value, RuleError> {
     Ok(f)
 }
 
-impl InverseRule for ToInt {
-    fn name(&self) -> &str {
-        "fraction"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        let frac = Domain::Interval { lo: 0.0, hi: 1.0 };
-        RuleDoc {
-            thetas: vec![
-                ThetaDoc::value(
+/// `z = x as i64`:
+/// - `z = i64::MAX`: θ is x in [2^63, ∞] (saturation); `z = i64::MIN`: θ in [−∞, −2^63];
+/// - `z = 0`: a choice of [0, 1), (−1, 0] or NaN, and θ the fraction `|x| ∈ [0, 1)`;
+/// - otherwise z must be an f64; `x = z ± f` away from 0 with θ `f ∈ [0, 1)` (interval and a
+///   check) where |z| < 2^53, `x = z` above.
+pub fn to_int() -> Spec {
+    Spec::unary("fraction")
+        .solve(|e, z| {
+            let class = to_int_class(e, z)?;
+            let x = e.switch(class, 4, &[Type::F64], |e, arm| match arm {
+                0 => Ok(vec![e.theta(
                     Domain::Interval {
                         lo: TWO_63,
                         hi: f64::INFINITY,
                     },
                     UP,
-                )
-                .when("z = i64::MAX"),
-                ThetaDoc::value(
+                )?]),
+                1 => Ok(vec![e.theta(
                     Domain::Interval {
                         lo: f64::NEG_INFINITY,
                         hi: -TWO_63,
                     },
                     DOWN,
-                )
-                .when("z = i64::MIN"),
-                ThetaDoc::choice(3, ZERO_CASE).when("z = 0"),
-                ThetaDoc::value(frac, FRACTION).when("z = 0 and x is not NaN, or 0 < |z| < 2^53"),
-            ],
-            checks: vec![
-                "z is not the truncation of any f64".into(),
-                "the fractional part is below 1".into(),
-                "the truncation of the solution is z (z ± f rounded to the next integer)".into(),
-            ],
-            exact: true,
-            summary: "x = z ± f (f = θ in [0, 1)); saturation and NaN ends by θ".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        not_unknown(a, args)?;
-        let class = to_int_class(e, z)?;
-        let x = e.switch(class, 4, &[Type::F64], |e, arm| match arm {
-            0 => Ok(vec![e.theta(
-                Domain::Interval {
-                    lo: TWO_63,
-                    hi: f64::INFINITY,
-                },
-                UP,
-            )?]),
-            1 => Ok(vec![e.theta(
-                Domain::Interval {
-                    lo: f64::NEG_INFINITY,
-                    hi: -TWO_63,
-                },
-                DOWN,
-            )?]),
-            2 => {
-                let c = e.choice(3, ZERO_CASE)?;
-                e.switch(c, 3, &[Type::F64], |e, k| match k {
-                    0 => Ok(vec![fraction(e)?]),
-                    1 => {
-                        let f = fraction(e)?;
-                        Ok(vec![e.fneg(f)])
-                    }
-                    _ => Ok(vec![e.fc(f64::NAN)]),
-                })
-            }
-            _ => {
-                let zf = e.i_to_f(z);
-                let back = e.op1(Opcode::FcvtToI64, zf);
-                let same = e.ieq(back, z);
-                e.check(same, "z is not the truncation of any f64")?;
-                let az = e.fabs(zf);
-                let lim = e.fc(TWO_53);
-                let small = e.flt(az, lim);
-                let r = e.if_else(
-                    small,
-                    &[Type::F64],
-                    |e| {
-                        let f = fraction(e)?;
-                        let away = e.with_sign_of(f, zf)?;
-                        Ok(vec![e.fadd(zf, away)])
-                    },
-                    |_| Ok(vec![zf]),
-                )?;
-                Ok(r)
-            }
-        })?[0];
-        let again = e.op1(Opcode::FcvtToI64, x);
-        let ok = e.ieq(again, z);
-        e.check(
-            ok,
-            "the truncation of the solution is not z (the fraction rounds up)",
-        )?;
-        Ok(vec![x])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, x) = unary_pgf(outputs, args)?;
-        let class = to_int_class(e, z)?;
-        e.switch(class, 4, &[], |e, arm| {
-            match arm {
-                0 => e.record(x, UP)?,
-                1 => e.record(x, DOWN)?,
+                )?]),
                 2 => {
-                    let nan = e.is_nan(x);
-                    let s = sign_choice(e, x);
-                    let two = e.ic(2);
-                    let c = e.select(nan, two, s)?;
-                    e.record(c, ZERO_CASE)?;
-                    let not_nan = e.bnot(nan);
-                    let ax = e.fabs(x);
-                    e.if_else(
-                        not_nan,
-                        &[],
-                        |e| {
-                            e.record(ax, FRACTION)?;
-                            Ok(vec![])
-                        },
-                        |_| Ok(vec![]),
-                    )?;
+                    let c = e.choice(3, ZERO_CASE)?;
+                    e.switch(c, 3, &[Type::F64], |e, k| match k {
+                        0 => Ok(vec![fraction(e)?]),
+                        1 => {
+                            let f = fraction(e)?;
+                            Ok(vec![e.fneg(f)])
+                        }
+                        _ => Ok(vec![e.fc(f64::NAN)]),
+                    })
                 }
                 _ => {
                     let zf = e.i_to_f(z);
+                    let back = e.op1(Opcode::FcvtToI64, zf);
+                    let same = e.ieq(back, z);
+                    e.check(same, "z is not the truncation of any f64")?;
                     let az = e.fabs(zf);
                     let lim = e.fc(TWO_53);
                     let small = e.flt(az, lim);
-                    e.if_else(
+                    let r = e.if_else(
                         small,
-                        &[],
+                        &[Type::F64],
                         |e| {
-                            let d = e.fsub(x, zf);
-                            let f = e.fabs(d);
-                            e.record(f, FRACTION)?;
-                            Ok(vec![])
+                            let f = fraction(e)?;
+                            let away = e.with_sign_of(f, zf)?;
+                            Ok(vec![e.fadd(zf, away)])
                         },
-                        |_| Ok(vec![]),
+                        |_| Ok(vec![zf]),
                     )?;
+                    Ok(r)
                 }
+            })?[0];
+            let again = e.op1(Opcode::FcvtToI64, x);
+            let ok = e.ieq(again, z);
+            e.check(
+                ok,
+                "the truncation of the solution is not z (the fraction rounds up)",
+            )?;
+            Ok(x)
+        })
+        .records(|e, z, x| {
+            let class = to_int_class(e, z)?;
+            e.switch(class, 4, &[], |e, arm| {
+                match arm {
+                    0 => e.record(x, UP)?,
+                    1 => e.record(x, DOWN)?,
+                    2 => {
+                        let nan = e.is_nan(x);
+                        let s = sign_choice(e, x);
+                        let two = e.ic(2);
+                        let c = e.select(nan, two, s)?;
+                        e.record(c, ZERO_CASE)?;
+                        let not_nan = e.bnot(nan);
+                        let ax = e.fabs(x);
+                        e.if_else(
+                            not_nan,
+                            &[],
+                            |e| {
+                                e.record(ax, FRACTION)?;
+                                Ok(vec![])
+                            },
+                            |_| Ok(vec![]),
+                        )?;
+                    }
+                    _ => {
+                        let zf = e.i_to_f(z);
+                        let az = e.fabs(zf);
+                        let lim = e.fc(TWO_53);
+                        let small = e.flt(az, lim);
+                        e.if_else(
+                            small,
+                            &[],
+                            |e| {
+                                let d = e.fsub(x, zf);
+                                let f = e.fabs(d);
+                                e.record(f, FRACTION)?;
+                                Ok(vec![])
+                            },
+                            |_| Ok(vec![]),
+                        )?;
+                    }
+                }
+                Ok(vec![])
+            })?;
+            Ok(())
+        })
+        .doc(|_| {
+            let frac = Domain::Interval { lo: 0.0, hi: 1.0 };
+            RuleDoc {
+                thetas: vec![
+                    ThetaDoc::value(
+                        Domain::Interval {
+                            lo: TWO_63,
+                            hi: f64::INFINITY,
+                        },
+                        UP,
+                    )
+                    .when("z = i64::MAX"),
+                    ThetaDoc::value(
+                        Domain::Interval {
+                            lo: f64::NEG_INFINITY,
+                            hi: -TWO_63,
+                        },
+                        DOWN,
+                    )
+                    .when("z = i64::MIN"),
+                    ThetaDoc::choice(3, ZERO_CASE).when("z = 0"),
+                    ThetaDoc::value(frac, FRACTION)
+                        .when("z = 0 and x is not NaN, or 0 < |z| < 2^53"),
+                ],
+                checks: vec![
+                    "z is not the truncation of any f64".into(),
+                    "the fractional part is below 1".into(),
+                    "the truncation of the solution is z (z ± f rounded to the next integer)"
+                        .into(),
+                ],
+                exact: true,
+                summary: "x = z ± f (f = θ in [0, 1)); saturation and NaN ends by θ".into(),
             }
-            Ok(vec![])
-        })?;
-        Ok(())
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
 // fcvt_from_i64
 
 const OFFSET: &str = "offset among the i64s that round to z";
-
-/// `z = x as f64`: z must be at most 2^63 in magnitude; below 2^53, x is the nearest integer
-/// (z within the tolerance of it: z may carry the rounding of earlier steps), and above, where
-/// every f64 is an integer, `z as i64` plus θ in [−1024, 1024] (the i64s that round to the same
-/// f64), checked exactly.
-#[derive(Debug)]
-pub struct FromInt;
 
 /// The i64 nearest to z (ties up; saturating). `z + 0.5` would round to even between 2^52 and
 /// 2^53, so the fraction is taken first (exact below 2^53; above, z is an integer).
@@ -272,17 +232,64 @@ fn rounds(e: &mut Emitter<'_>, z: Value) -> Value {
     e.fge(az, lim)
 }
 
-impl InverseRule for FromInt {
-    fn name(&self) -> &str {
-        "round"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+/// `z = x as f64`: z must be at most 2^63 in magnitude; below 2^53, x is the nearest integer
+/// (z within the tolerance of it: z may carry the rounding of earlier steps), and above, where
+/// every f64 is an integer, `z as i64` plus θ in [−1024, 1024] (the i64s that round to the same
+/// f64), checked exactly.
+pub fn from_int() -> Spec {
+    Spec::unary("round")
+        .solve(|e, z| {
+            let az = e.fabs(z);
+            let lim = e.fc(TWO_63);
+            let fits = e.fle(az, lim);
+            e.check(fits, "z is not the f64 of any i64")?;
+            let d = nearest(e, z)?;
+            let far = rounds(e, z);
+            // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
+            // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
+            // factor of p), so the nearest integer is taken and checked within the tolerance.
+            let x = e.if_else(
+                far,
+                &[Type::I64],
+                |e| {
+                    let t = e.theta(
+                        Domain::IntRange {
+                            lo: -1024,
+                            hi: 1024,
+                        },
+                        OFFSET,
+                    )?;
+                    let x = e.iadd(d, t);
+                    let again = e.i_to_f(x);
+                    let same = e.feq(again, z);
+                    e.check(same, "the offset leaves the i64s that round to z")?;
+                    Ok(vec![x])
+                },
+                |e| {
+                    let again = e.i_to_f(d);
+                    let near = e.close(again, z);
+                    e.check(near, "z is not the f64 of any i64")?;
+                    Ok(vec![d])
+                },
+            )?[0];
+            Ok(x)
+        })
+        .records(|e, z, x| {
+            let far = rounds(e, z);
+            let d = nearest(e, z)?;
+            let t = e.isub(x, d);
+            e.if_else(
+                far,
+                &[],
+                |e| {
+                    e.record(t, OFFSET)?;
+                    Ok(vec![])
+                },
+                |_| Ok(vec![]),
+            )?;
+            Ok(())
+        })
+        .doc(|_| RuleDoc {
             thetas: vec![ThetaDoc::value(
                 Domain::IntRange {
                     lo: -1024,
@@ -297,129 +304,30 @@ impl InverseRule for FromInt {
             ],
             exact: false,
             summary: "x = the i64 nearest z (+ θ above 2^53)".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        not_unknown(a, args)?;
-        let az = e.fabs(z);
-        let lim = e.fc(TWO_63);
-        let fits = e.fle(az, lim);
-        e.check(fits, "z is not the f64 of any i64")?;
-        let d = nearest(e, z)?;
-        let far = rounds(e, z);
-        // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
-        // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
-        // factor of p), so the nearest integer is taken and checked within the tolerance.
-        let x = e.if_else(
-            far,
-            &[Type::I64],
-            |e| {
-                let t = e.theta(
-                    Domain::IntRange {
-                        lo: -1024,
-                        hi: 1024,
-                    },
-                    OFFSET,
-                )?;
-                let x = e.iadd(d, t);
-                let again = e.i_to_f(x);
-                let same = e.feq(again, z);
-                e.check(same, "the offset leaves the i64s that round to z")?;
-                Ok(vec![x])
-            },
-            |e| {
-                let again = e.i_to_f(d);
-                let near = e.close(again, z);
-                e.check(near, "z is not the f64 of any i64")?;
-                Ok(vec![d])
-            },
-        )?[0];
-        Ok(vec![x])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, x) = unary_pgf(outputs, args)?;
-        let far = rounds(e, z);
-        let d = nearest(e, z)?;
-        let t = e.isub(x, d);
-        e.if_else(
-            far,
-            &[],
-            |e| {
-                e.record(t, OFFSET)?;
-                Ok(vec![])
-            },
-            |_| Ok(vec![]),
-        )?;
-        Ok(())
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
 // bool_to_i64
 
 /// `z = b as i64`: z is 0 or 1, `b = (z = 1)`.
-#[derive(Debug)]
-pub struct FromBool;
-
-impl InverseRule for FromBool {
-    fn name(&self) -> &str {
-        "test"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+pub fn from_bool() -> Spec {
+    Spec::unary("test")
+        .solve(|e, z| {
+            let zero = e.ic(0);
+            let one = e.ic(1);
+            let z0 = e.ieq(z, zero);
+            let z1 = e.ieq(z, one);
+            let ok = e.bor(z0, z1);
+            e.check(ok, "bool as i64 is 0 or 1")?;
+            Ok(z1)
+        })
+        .doc(|_| RuleDoc {
             thetas: Vec::new(),
             checks: vec!["bool as i64 is 0 or 1".into()],
             exact: true,
             summary: "b = (z = 1)".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        not_unknown(a, args)?;
-        let zero = e.ic(0);
-        let one = e.ic(1);
-        let z0 = e.ieq(z, zero);
-        let z1 = e.ieq(z, one);
-        let ok = e.bor(z0, z1);
-        e.check(ok, "bool as i64 is 0 or 1")?;
-        Ok(vec![z1])
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        unary_pgf(outputs, args)?;
-        Ok(())
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -427,49 +335,21 @@ impl InverseRule for FromBool {
 
 /// `z = f64_bits(x)` or `z = f64_from_bits(a)`: a bijection between the 2^64 bit patterns, whose
 /// inverse is the other cast (NaN payloads included).
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Bits {
     /// The cast that undoes this one.
     inverse: Opcode,
 }
 
-impl InverseRule for Bits {
-    fn name(&self) -> &str {
-        "bit cast"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
-            thetas: Vec::new(),
-            checks: Vec::new(),
-            exact: true,
-            summary: format!("x = {}(z)", self.inverse),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        not_unknown(a, args)?;
-        Ok(vec![e.prim(self.inverse, &[z])])
-    }
-
-    fn emit_pgf(
-        &self,
-        _: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        unary_pgf(outputs, args)?;
-        Ok(())
+impl From<Bits> for Spec {
+    fn from(r: Bits) -> Spec {
+        Spec::unary("bit cast")
+            .solve(move |e, z| Ok(e.prim(r.inverse, &[z])))
+            .doc(move |_| RuleDoc {
+                thetas: Vec::new(),
+                checks: Vec::new(),
+                exact: true,
+                summary: format!("x = {}(z)", r.inverse),
+            })
     }
 }

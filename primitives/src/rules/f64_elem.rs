@@ -10,11 +10,11 @@ use super::settle::{settle, settle_pgf};
 use super::settle::{
     settle_doc, settle_guarded, settle_pgf_guarded, settle_pgf_when, settle_when, use_base,
 };
-use super::{binary, binary_pgf, covers_unknown, unary, unary_pgf, unknowns2, verify_forward};
+use super::spec::Spec;
+use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 use std::f64::consts::LN_2;
 
@@ -77,12 +77,12 @@ pub fn register(layer: &mut Layer) {
             },
         },
     ] {
-        layer.add(Callee::Prim(rule.op), rule);
+        layer.add(Callee::Prim(rule.op), Spec::from(rule));
     }
-    layer.add(Callee::Prim(Opcode::Cosh), Cosh);
-    layer.add(Callee::Prim(Opcode::Fabs), Fabs);
-    layer.add(Callee::Prim(Opcode::Floor), Floor);
-    layer.add(Callee::Prim(Opcode::Pow), Pow);
+    layer.add(Callee::Prim(Opcode::Cosh), cosh());
+    layer.add(Callee::Prim(Opcode::Fabs), fabs());
+    layer.add(Callee::Prim(Opcode::Floor), floor());
+    layer.add(Callee::Prim(Opcode::Pow), pow());
 }
 
 /// `log(v + sqrt(v² + s))` for v ≥ 0 (s = 1: asinh; s = −1: acosh), as `log v + ln 2` where v²
@@ -125,7 +125,7 @@ pub(crate) const OFFSET: &str = "operand: offset from the closed form";
 
 /// A strictly monotone unary function with a closed-form inverse: `x = closed(z)`, settled and
 /// checked. No θ except the settle offset (saturated outputs, NaN, rounding).
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Monotone {
     pub op: Opcode,
     pub name: &'static str,
@@ -136,61 +136,40 @@ pub struct Monotone {
     pub closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
 }
 
-impl InverseRule for Monotone {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        let mut checks: Vec<String> = self.check.iter().map(|c| c.0.to_string()).collect();
-        checks.push(format!(
-            "`{}` of the solution is the output",
-            self.op.spelling()
-        ));
-        RuleDoc {
-            thetas: vec![settle_doc(OFFSET)],
-            checks,
-            exact: false,
-            summary: self.summary.to_string(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        if a != Arg::Unknown {
-            return Err(RuleError::Uncovered(Pattern::of(args)));
-        }
-        if let Some((reason, ok)) = self.check {
-            let ok = ok(e, z);
-            e.check(ok, reason)?;
-        }
-        let d = (self.closed)(e, z)?;
-        let op = self.op;
-        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
-        verify_forward(e, op, &[x], z)?;
-        Ok(vec![x])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, x) = unary_pgf(outputs, args)?;
-        let d = (self.closed)(e, z)?;
-        let op = self.op;
-        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+impl From<Monotone> for Spec {
+    fn from(m: Monotone) -> Spec {
+        let Monotone {
+            op,
+            name,
+            summary,
+            check,
+            closed,
+        } = m;
+        Spec::unary(name)
+            .solve(move |e, z| {
+                if let Some((reason, ok)) = check {
+                    let ok = ok(e, z);
+                    e.check(ok, reason)?;
+                }
+                let d = closed(e, z)?;
+                let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+                verify_forward(e, op, &[x], z)?;
+                Ok(x)
+            })
+            .records(move |e, z, x| {
+                let d = closed(e, z)?;
+                settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+            })
+            .doc(move |_| {
+                let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
+                checks.push(format!("`{}` of the solution is the output", op.spelling()));
+                RuleDoc {
+                    thetas: vec![settle_doc(OFFSET)],
+                    checks,
+                    exact: false,
+                    summary: summary.to_string(),
+                }
+            })
     }
 }
 
@@ -198,10 +177,6 @@ impl InverseRule for Monotone {
 // cosh
 
 const SIGN: &str = "sign of the operand (1: negative)";
-
-/// `z = cosh x`: a sign choice, `x = ±acosh z`, settled (z near 1 pins x loosely).
-#[derive(Debug)]
-pub struct Cosh;
 
 fn cosh_candidate(e: &mut Emitter<'_>, z: Value, s: Value) -> Result<Value, RuleError> {
     let r = acosh_or_asinh(e, z, -1.0)?;
@@ -217,17 +192,27 @@ pub(crate) fn sign_choice(e: &mut Emitter<'_>, x: Value) -> Value {
     e.b_to_i(sb)
 }
 
-impl InverseRule for Cosh {
-    fn name(&self) -> &str {
-        "acosh"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+/// `z = cosh x`: a sign choice, `x = ±acosh z`, settled (z near 1 pins x loosely).
+pub fn cosh() -> Spec {
+    Spec::unary("acosh")
+        .solve(|e, z| {
+            let one = e.fc(1.0);
+            let low = e.flt(z, one);
+            let ok = e.bnot(low);
+            e.check(ok, "cosh is at least 1")?;
+            let s = e.choice(2, SIGN)?;
+            let d = cosh_candidate(e, z, s)?;
+            let x = settle(e, d, z, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)?;
+            verify_forward(e, Opcode::Cosh, &[x], z)?;
+            Ok(x)
+        })
+        .records(|e, z, x| {
+            let s = sign_choice(e, x);
+            e.record(s, SIGN)?;
+            let d = cosh_candidate(e, z, s)?;
+            settle_pgf(e, d, z, x, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)
+        })
+        .doc(|_| RuleDoc {
             thetas: vec![ThetaDoc::choice(2, SIGN), settle_doc(OFFSET)],
             checks: vec![
                 "cosh is at least 1".into(),
@@ -235,101 +220,35 @@ impl InverseRule for Cosh {
             ],
             exact: false,
             summary: "x = ±acosh z".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        if a != Arg::Unknown {
-            return Err(RuleError::Uncovered(Pattern::of(args)));
-        }
-        let one = e.fc(1.0);
-        let low = e.flt(z, one);
-        let ok = e.bnot(low);
-        e.check(ok, "cosh is at least 1")?;
-        let s = e.choice(2, SIGN)?;
-        let d = cosh_candidate(e, z, s)?;
-        let x = settle(e, d, z, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)?;
-        verify_forward(e, Opcode::Cosh, &[x], z)?;
-        Ok(vec![x])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, x) = unary_pgf(outputs, args)?;
-        let s = sign_choice(e, x);
-        e.record(s, SIGN)?;
-        let d = cosh_candidate(e, z, s)?;
-        settle_pgf(e, d, z, x, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
 // fabs
 
 /// `z = |x|`: a sign choice, `x = ±z`, exactly.
-#[derive(Debug)]
-pub struct Fabs;
-
-impl InverseRule for Fabs {
-    fn name(&self) -> &str {
-        "sign"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+pub fn fabs() -> Spec {
+    Spec::unary("sign")
+        .solve(|e, z| {
+            let neg = e.sign_bit(z);
+            let ok = e.bnot(neg);
+            e.check(ok, "abs is never negative")?;
+            let s = e.choice(2, SIGN)?;
+            let one = e.ic(1);
+            let is_neg = e.ieq(s, one);
+            let nz = e.fneg(z);
+            e.select(is_neg, nz, z)
+        })
+        .records(|e, _, x| {
+            let s = sign_choice(e, x);
+            e.record(s, SIGN)
+        })
+        .doc(|_| RuleDoc {
             thetas: vec![ThetaDoc::choice(2, SIGN)],
             checks: vec!["abs is never negative".into()],
             exact: true,
             summary: "x = ±z".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        if a != Arg::Unknown {
-            return Err(RuleError::Uncovered(Pattern::of(args)));
-        }
-        let neg = e.sign_bit(z);
-        let ok = e.bnot(neg);
-        e.check(ok, "abs is never negative")?;
-        let s = e.choice(2, SIGN)?;
-        let one = e.ic(1);
-        let is_neg = e.ieq(s, one);
-        let nz = e.fneg(z);
-        Ok(vec![e.select(is_neg, nz, z)?])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (_, x) = unary_pgf(outputs, args)?;
-        let s = sign_choice(e, x);
-        e.record(s, SIGN)
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,28 +258,64 @@ const FRACTION: &str = "fractional part x − floor(x)";
 /// Below 2^52 an f64 can have a fractional part.
 const FRACTIONAL: f64 = 4_503_599_627_370_496.0;
 
-/// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
-/// above, and for ±inf and NaN, `x = z`.
-#[derive(Debug)]
-pub struct Floor;
-
 fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
     let az = e.fabs(z);
     let lim = e.fc(FRACTIONAL);
     e.flt(az, lim)
 }
 
-impl InverseRule for Floor {
-    fn name(&self) -> &str {
-        "fraction"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 1)
-    }
-
-    fn doc(&self, _: &Pattern) -> RuleDoc {
-        RuleDoc {
+/// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
+/// above, and for ±inf and NaN, `x = z`.
+pub fn floor() -> Spec {
+    Spec::unary("fraction")
+        .solve(|e, z| {
+            // z may carry the rounding of the steps that computed it (exp of a log): below 2^52
+            // the nearest integer is taken, and must be z within the tolerance; above, every f64
+            // is an integer.
+            let n = super::nearest_integer(e, z)?;
+            let close = e.close(n, z);
+            let nan = e.is_nan(z);
+            let ok = e.bor(close, nan);
+            e.check(ok, "floor gives an integer")?;
+            let z = n;
+            let frac = has_fraction(e, z);
+            let x = e.if_else(
+                frac,
+                &[Type::F64],
+                |e| {
+                    let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
+                    let one = e.fc(1.0);
+                    let below = e.flt(f, one);
+                    e.check(below, "the fractional part is below 1")?;
+                    let zero = e.fc(0.0);
+                    let f0 = e.feq(f, zero);
+                    let sum = e.fadd(z, f);
+                    // f = 0 keeps z as it is (so −0 stays −0).
+                    Ok(vec![e.select(f0, z, sum)?])
+                },
+                |_| Ok(vec![z]),
+            )?[0];
+            verify_forward(e, Opcode::Floor, &[x], z)?;
+            Ok(x)
+        })
+        .records(|e, z, x| {
+            let frac = has_fraction(e, z);
+            e.if_else(
+                frac,
+                &[],
+                |e| {
+                    let f = e.fsub(x, z);
+                    // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
+                    let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
+                    let f = e.op2(Opcode::Fmin, f, below_one);
+                    e.record(f, FRACTION)?;
+                    Ok(vec![])
+                },
+                |_| Ok(vec![]),
+            )?;
+            Ok(())
+        })
+        .doc(|_| RuleDoc {
             thetas: vec![
                 ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52"),
             ],
@@ -371,73 +326,7 @@ impl InverseRule for Floor {
             ],
             exact: false,
             summary: "x = z + f".into(),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a) = unary(outputs, args)?;
-        if a != Arg::Unknown {
-            return Err(RuleError::Uncovered(Pattern::of(args)));
-        }
-        // z may carry the rounding of the steps that computed it (exp of a log): below 2^52
-        // the nearest integer is taken, and must be z within the tolerance; above, every f64
-        // is an integer.
-        let n = super::nearest_integer(e, z)?;
-        let close = e.close(n, z);
-        let nan = e.is_nan(z);
-        let ok = e.bor(close, nan);
-        e.check(ok, "floor gives an integer")?;
-        let z = n;
-        let frac = has_fraction(e, z);
-        let x = e.if_else(
-            frac,
-            &[Type::F64],
-            |e| {
-                let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
-                let one = e.fc(1.0);
-                let below = e.flt(f, one);
-                e.check(below, "the fractional part is below 1")?;
-                let zero = e.fc(0.0);
-                let f0 = e.feq(f, zero);
-                let sum = e.fadd(z, f);
-                // f = 0 keeps z as it is (so −0 stays −0).
-                Ok(vec![e.select(f0, z, sum)?])
-            },
-            |_| Ok(vec![z]),
-        )?[0];
-        verify_forward(e, Opcode::Floor, &[x], z)?;
-        Ok(vec![x])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        _: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, x) = unary_pgf(outputs, args)?;
-        let frac = has_fraction(e, z);
-        e.if_else(
-            frac,
-            &[],
-            |e| {
-                let f = e.fsub(x, z);
-                // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
-                let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
-                let f = e.op2(Opcode::Fmin, f, below_one);
-                e.record(f, FRACTION)?;
-                Ok(vec![])
-            },
-            |_| Ok(vec![]),
-        )?;
-        Ok(())
-    }
+        })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,17 +337,6 @@ const BASE_SIGN: &str = "sign of the base (1: negative)";
 const BASE: &str = "base: offset from the root of z";
 const EXPONENT: &str = "exponent";
 const EXP_OFFSET: &str = "exponent: offset from log|z| / log|a|";
-
-/// `z = pow(a, b)`.
-/// - exponent known (`c`): `c = 0`: the base is free (θ); `c` an even integer (±inf too): a sign
-///   choice and `a = ±z^(1/c)`; otherwise `a = z^(1/c)`, with z's sign for odd `c`; settled.
-/// - base known: `b = log z / log a` for `a ≥ 0` (settled: `a = 1`, `z ∈ {0, ∞}` read the
-///   offset); for `a < 0`, whose powers are defined only at integers, the nearest integer to
-///   `log|z| / log|a|`, used when it is the only integer of its parity that gives z, otherwise
-///   with an offset θ.
-/// - both unknown: θ is the exponent, then as with the exponent known.
-#[derive(Debug)]
-pub struct Pow;
 
 /// The class of a known exponent: 0 (zero), 1 (even integer or ±inf), 2 (anything else).
 fn exponent_class(e: &mut Emitter<'_>, c: Value) -> Result<Value, RuleError> {
@@ -519,6 +397,9 @@ fn root_trusted(e: &mut Emitter<'_>, c: Value) -> Value {
     let lim = e.fc(1e-14);
     e.fgt(ac, lim)
 }
+
+/// The solutions of [`pow`].
+struct Pow;
 
 impl Pow {
     /// The base, given the exponent.
@@ -628,97 +509,63 @@ impl Pow {
     }
 }
 
-impl InverseRule for Pow {
-    fn name(&self) -> &str {
-        "root-log"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let base = vec![
-            ThetaDoc::value(Domain::Real, BASE_FREE).when("the exponent is 0"),
-            ThetaDoc::choice(2, BASE_SIGN).when("the exponent is an even integer"),
-            settle_doc(BASE).when("the exponent is not 0"),
-        ];
-        let checks = vec![
-            "an even power is never negative".to_string(),
-            "only an odd integer power of a negative base is negative".to_string(),
-            "pow of the solution is z".to_string(),
-        ];
-        match unknowns2(pattern) {
-            (true, true) => {
-                let mut thetas = vec![ThetaDoc::value(Domain::Real, EXPONENT)];
-                thetas.extend(base);
-                RuleDoc {
-                    thetas,
-                    checks,
-                    exact: false,
-                    summary: "b = θ, a = ±z^(1/b)".into(),
-                }
-            }
-            (true, false) => RuleDoc {
-                thetas: base,
-                checks,
-                exact: false,
-                summary: "a = ±z^(1/b)".into(),
-            },
-            _ => RuleDoc {
-                thetas: vec![settle_doc(EXP_OFFSET)],
-                checks: vec!["pow of the solution is z".into()],
-                exact: false,
-                summary: "b = log|z| / log|a| (an integer for a < 0)".into(),
-            },
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        let (a, b) = match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Real, EXPONENT)?,
-                };
-                (Pow::solve_base(e, z, b)?, b)
-            }
-            (Arg::Known(a), Arg::Unknown) => {
+/// `z = pow(a, b)`.
+/// - exponent known (`c`): `c = 0`: the base is free (θ); `c` an even integer (±inf too): a sign
+///   choice and `a = ±z^(1/c)`; otherwise `a = z^(1/c)`, with z's sign for odd `c`; settled.
+/// - base known: `b = log z / log a` for `a ≥ 0` (settled: `a = 1`, `z ∈ {0, ∞}` read the
+///   offset); for `a < 0`, whose powers are defined only at integers, the nearest integer to
+///   `log|z| / log|a|`, used when it is the only integer of its parity that gives z, otherwise
+///   with an offset θ.
+/// - both unknown: θ is the exponent, then as with the exponent known.
+pub fn pow() -> Spec {
+    Spec::binary("root-log")
+        .right_theta(EXPONENT, |e, _| e.theta(Domain::Real, EXPONENT))
+        .left(Pow::solve_base, Pow::pgf_base)
+        .right(
+            |e, z, a| {
                 let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
-                (a, settle_when(e, d, ok, base, EXP_OFFSET)?)
-            }
-            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-        };
-        verify_forward(e, Opcode::Pow, &[a, b], z)?;
-        Ok(vec![a, b])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, EXPONENT)?;
-                }
-                Pow::pgf_base(e, z, a, b)
-            }
-            (false, true) => {
+                settle_when(e, d, ok, base, EXP_OFFSET)
+            },
+            |e, z, a, b| {
                 let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
                 settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
+            },
+        )
+        .verified(Opcode::Pow)
+        .doc(|pattern| {
+            let base = vec![
+                ThetaDoc::value(Domain::Real, BASE_FREE).when("the exponent is 0"),
+                ThetaDoc::choice(2, BASE_SIGN).when("the exponent is an even integer"),
+                settle_doc(BASE).when("the exponent is not 0"),
+            ];
+            let checks = vec![
+                "an even power is never negative".to_string(),
+                "only an odd integer power of a negative base is negative".to_string(),
+                "pow of the solution is z".to_string(),
+            ];
+            match unknowns2(pattern) {
+                (true, true) => {
+                    let mut thetas = vec![ThetaDoc::value(Domain::Real, EXPONENT)];
+                    thetas.extend(base);
+                    RuleDoc {
+                        thetas,
+                        checks,
+                        exact: false,
+                        summary: "b = θ, a = ±z^(1/b)".into(),
+                    }
+                }
+                (true, false) => RuleDoc {
+                    thetas: base,
+                    checks,
+                    exact: false,
+                    summary: "a = ±z^(1/b)".into(),
+                },
+                _ => RuleDoc {
+                    thetas: vec![settle_doc(EXP_OFFSET)],
+                    checks: vec!["pow of the solution is z".into()],
+                    exact: false,
+                    summary: "b = log|z| / log|a| (an integer for a < 0)".into(),
+                },
             }
-            (false, false) => Ok(()),
-        }
-    }
+        })
 }

@@ -4,16 +4,20 @@
 //! non-NaN result may be NaN; a NaN result needs both operands NaN.
 
 use super::ops::Ops;
-use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use super::spec::Spec;
+use super::{binary, binary_pgf, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Fmin), MinMax { min: true });
-    layer.add(Callee::Prim(Opcode::Fmax), MinMax { min: false });
+    layer.add(Callee::Prim(Opcode::Fmin), Spec::from(MinMax { min: true }));
+    layer.add(
+        Callee::Prim(Opcode::Fmax),
+        Spec::from(MinMax { min: false }),
+    );
 }
 
 /// `z = min(a, b)` (or max).
@@ -26,7 +30,7 @@ pub fn register(layer: &mut Layer) {
 ///
 /// No arithmetic (only the operands given back, ±0 alike), but up to rounding: the other
 /// operand may lie beyond z by the tolerance.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct MinMax {
     pub min: bool,
 }
@@ -173,139 +177,121 @@ impl MinMax {
     }
 }
 
-impl InverseRule for MinMax {
-    fn name(&self) -> &str {
-        "pick"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let checks = vec![
-            format!(
-                "the other operand of {} is {} it",
-                self.op(),
-                if self.min { "below" } else { "above" }
-            ),
-            format!(
-                "the {} is {} the known operand",
-                self.word(),
-                if self.min { "above" } else { "below" }
-            ),
-        ];
-        let (thetas, summary) = match unknowns2(pattern) {
-            (true, true) => (
-                vec![
-                    ThetaDoc::choice(2, &self.which_role()).when("z is not NaN"),
-                    ThetaDoc::value(Domain::Real, &self.other_role()).when("z is not NaN"),
-                ],
-                "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
-            ),
-            (true, false) => (
-                vec![ThetaDoc::value(Domain::Real, &self.operand_role("left")).when("z = b")],
-                "a = θ if z = b, else a = z".to_string(),
-            ),
-            _ => (
-                vec![ThetaDoc::value(Domain::Real, &self.operand_role("right")).when("z = a")],
-                "b = θ if z = a, else b = z".to_string(),
-            ),
-        };
-        RuleDoc {
-            thetas,
-            checks,
-            // The other operand may be a hair beyond z (z may carry earlier rounding): with one
-            // operand known, "z is that operand" is decided within the tolerance; with both
-            // unknown, θ's range reaches the tolerance beyond z.
-            exact: false,
-            summary,
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        let (a, b) = match (a, b) {
-            (Arg::Unknown, Arg::Unknown) => {
-                let nan = e.is_nan(z);
-                let ab = e.if_else(
-                    nan,
-                    &[Type::F64, Type::F64],
-                    |_| Ok(vec![z, z]),
-                    |e| {
-                        let c = e.choice(2, &self.which_role())?;
-                        let o = self.bounded(e, &self.other_role(), z)?;
-                        let zero = e.ic(0);
-                        let a_is = e.ieq(c, zero);
-                        let a = e.select(a_is, z, o)?;
-                        let b = e.select(a_is, o, z)?;
-                        Ok(vec![a, b])
-                    },
-                )?;
-                (ab[0], ab[1])
-            }
-            (Arg::Unknown, Arg::Known(b)) => {
-                (self.solve_one(e, z, b, &self.operand_role("left"))?, b)
-            }
-            (Arg::Known(a), Arg::Unknown) => {
-                (a, self.solve_one(e, z, a, &self.operand_role("right"))?)
-            }
-            _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-        };
-        Ok(vec![a, b])
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        let nan = e.is_nan(z);
-        match unknowns2(pattern) {
-            (true, true) => {
-                e.if_else(
-                    nan,
-                    &[],
-                    |_| Ok(vec![]),
-                    |e| {
-                        let a_is = MinMax::is_z(e, a, z);
-                        let zero = e.ic(0);
-                        let one = e.ic(1);
-                        let c = e.select(a_is, zero, one)?;
-                        e.record(c, &self.which_role())?;
-                        let o = e.select(a_is, b, a)?;
-                        e.record(o, &self.other_role())?;
-                        Ok(vec![])
-                    },
-                )?;
-            }
-            (left, right) if left != right => {
-                let (known, x, role) = if left {
-                    (b, a, self.operand_role("left"))
-                } else {
-                    (a, b, self.operand_role("right"))
+impl From<MinMax> for Spec {
+    fn from(r: MinMax) -> Spec {
+        Spec::new("pick", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                let (a, b) = match (a, b) {
+                    (Arg::Unknown, Arg::Unknown) => {
+                        let nan = e.is_nan(z);
+                        let ab = e.if_else(
+                            nan,
+                            &[Type::F64, Type::F64],
+                            |_| Ok(vec![z, z]),
+                            |e| {
+                                let c = e.choice(2, &r.which_role())?;
+                                let o = r.bounded(e, &r.other_role(), z)?;
+                                let zero = e.ic(0);
+                                let a_is = e.ieq(c, zero);
+                                let a = e.select(a_is, z, o)?;
+                                let b = e.select(a_is, o, z)?;
+                                Ok(vec![a, b])
+                            },
+                        )?;
+                        (ab[0], ab[1])
+                    }
+                    (Arg::Unknown, Arg::Known(b)) => {
+                        (r.solve_one(e, z, b, &r.operand_role("left"))?, b)
+                    }
+                    (Arg::Known(a), Arg::Unknown) => {
+                        (a, r.solve_one(e, z, a, &r.operand_role("right"))?)
+                    }
+                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 };
-                let same = MinMax::is_known(e, z, known);
-                e.if_else(
-                    same,
-                    &[],
-                    |e| {
-                        e.record(x, &role)?;
-                        Ok(vec![])
-                    },
-                    |_| Ok(vec![]),
-                )?;
-            }
-            _ => {}
-        }
-        Ok(())
+                Ok(vec![a, b])
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                let nan = e.is_nan(z);
+                match unknowns2(pattern) {
+                    (true, true) => {
+                        e.if_else(
+                            nan,
+                            &[],
+                            |_| Ok(vec![]),
+                            |e| {
+                                let a_is = MinMax::is_z(e, a, z);
+                                let zero = e.ic(0);
+                                let one = e.ic(1);
+                                let c = e.select(a_is, zero, one)?;
+                                e.record(c, &r.which_role())?;
+                                let o = e.select(a_is, b, a)?;
+                                e.record(o, &r.other_role())?;
+                                Ok(vec![])
+                            },
+                        )?;
+                    }
+                    (left, right) if left != right => {
+                        let (known, x, role) = if left {
+                            (b, a, r.operand_role("left"))
+                        } else {
+                            (a, b, r.operand_role("right"))
+                        };
+                        let same = MinMax::is_known(e, z, known);
+                        e.if_else(
+                            same,
+                            &[],
+                            |e| {
+                                e.record(x, &role)?;
+                                Ok(vec![])
+                            },
+                            |_| Ok(vec![]),
+                        )?;
+                    }
+                    _ => {}
+                }
+                Ok(())
+            })
+            .doc(move |pattern| {
+                let checks = vec![
+                    format!(
+                        "the other operand of {} is {} it",
+                        r.op(),
+                        if r.min { "below" } else { "above" }
+                    ),
+                    format!(
+                        "the {} is {} the known operand",
+                        r.word(),
+                        if r.min { "above" } else { "below" }
+                    ),
+                ];
+                let (thetas, summary) = match unknowns2(pattern) {
+                    (true, true) => (
+                        vec![
+                            ThetaDoc::choice(2, &r.which_role()).when("z is not NaN"),
+                            ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
+                        ],
+                        "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
+                    ),
+                    (true, false) => (
+                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("left")).when("z = b")],
+                        "a = θ if z = b, else a = z".to_string(),
+                    ),
+                    _ => (
+                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("right")).when("z = a")],
+                        "b = θ if z = a, else b = z".to_string(),
+                    ),
+                };
+                RuleDoc {
+                    thetas,
+                    checks,
+                    // The other operand may be a hair beyond z (z may carry earlier rounding): with one
+                    // operand known, "z is that operand" is decided within the tolerance; with both
+                    // unknown, θ's range reaches the tolerance beyond z.
+                    exact: false,
+                    summary,
+                }
+            })
     }
 }

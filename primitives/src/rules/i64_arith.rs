@@ -15,11 +15,11 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use super::{binary, binary_pgf, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use num_traits::{PrimInt, WrappingMul, WrappingSub};
 use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
 
@@ -31,8 +31,14 @@ pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::Irem), irem());
     layer.add(Callee::Prim(Opcode::Ineg), ineg());
     layer.add(Callee::Prim(Opcode::Iabs), iabs());
-    layer.add(Callee::Prim(Opcode::Imin), IntMinMax { min: true });
-    layer.add(Callee::Prim(Opcode::Imax), IntMinMax { min: false });
+    layer.add(
+        Callee::Prim(Opcode::Imin),
+        Spec::from(IntMinMax { min: true }),
+    );
+    layer.add(
+        Callee::Prim(Opcode::Imax),
+        Spec::from(IntMinMax { min: false }),
+    );
 }
 
 fn uncovered(args: &[Arg]) -> RuleError {
@@ -139,7 +145,7 @@ pub fn iabs() -> Spec {
 
 /// `z = min(a, b)` (or max): which operand is z (a choice, with both unknown), θ for the other,
 /// checked not to be below z (above, for max).
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct IntMinMax {
     pub min: bool,
 }
@@ -231,107 +237,89 @@ impl IntMinMax {
     }
 }
 
-impl InverseRule for IntMinMax {
-    fn name(&self) -> &str {
-        "pick"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let checks = [
-            "the other operand is beyond the result",
-            "the result is beyond the known operand",
-        ];
-        match unknowns2(pattern) {
-            (true, true) => RuleDoc::exact(
-                vec![
-                    ThetaDoc::choice(2, &self.which_role()),
-                    ThetaDoc::value(Domain::Int, &self.other_role("the other")),
-                ],
-                &checks,
-                "one operand is z (choice), the other θ",
-            ),
-            (true, false) => RuleDoc::exact(
-                vec![ThetaDoc::value(Domain::Int, &self.other_role("left")).when("z = b")],
-                &checks,
-                "a = θ if z = b, else a = z",
-            ),
-            _ => RuleDoc::exact(
-                vec![ThetaDoc::value(Domain::Int, &self.other_role("right")).when("z = a")],
-                &checks,
-                "b = θ if z = a, else b = z",
-            ),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, Arg::Unknown) => {
-                let c = e.choice(2, &self.which_role())?;
-                let o = self.bounded(e, &self.other_role("the other"), z)?;
-                let zero = e.ic(0);
-                let a_is = e.ieq(c, zero);
-                let a = e.select(a_is, z, o)?;
-                let b = e.select(a_is, o, z)?;
-                vec![a, b]
-            }
-            (Arg::Unknown, Arg::Known(b)) => {
-                vec![self.solve_one(e, z, b, &self.other_role("left"))?, b]
-            }
-            (Arg::Known(a), Arg::Unknown) => {
-                vec![a, self.solve_one(e, z, a, &self.other_role("right"))?]
-            }
-            _ => return Err(uncovered(args)),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, true) => {
-                let a_is = e.ieq(a, z);
-                let zero = e.ic(0);
-                let one = e.ic(1);
-                let c = e.select(a_is, zero, one)?;
-                e.record(c, &self.which_role())?;
-                let o = e.select(a_is, b, a)?;
-                e.record(o, &self.other_role("the other"))?;
-            }
-            (left, right) if left != right => {
-                let (known, x, role) = if left {
-                    (b, a, self.other_role("left"))
-                } else {
-                    (a, b, self.other_role("right"))
-                };
-                let same = e.ieq(z, known);
-                e.if_else(
-                    same,
-                    &[],
-                    |e| {
-                        e.record(x, &role)?;
-                        Ok(vec![])
-                    },
-                    |_| Ok(vec![]),
-                )?;
-            }
-            _ => {}
-        }
-        Ok(())
+impl From<IntMinMax> for Spec {
+    fn from(r: IntMinMax) -> Spec {
+        Spec::new("pick", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                Ok(match (a, b) {
+                    (Arg::Unknown, Arg::Unknown) => {
+                        let c = e.choice(2, &r.which_role())?;
+                        let o = r.bounded(e, &r.other_role("the other"), z)?;
+                        let zero = e.ic(0);
+                        let a_is = e.ieq(c, zero);
+                        let a = e.select(a_is, z, o)?;
+                        let b = e.select(a_is, o, z)?;
+                        vec![a, b]
+                    }
+                    (Arg::Unknown, Arg::Known(b)) => {
+                        vec![r.solve_one(e, z, b, &r.other_role("left"))?, b]
+                    }
+                    (Arg::Known(a), Arg::Unknown) => {
+                        vec![a, r.solve_one(e, z, a, &r.other_role("right"))?]
+                    }
+                    _ => return Err(uncovered(args)),
+                })
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                match unknowns2(pattern) {
+                    (true, true) => {
+                        let a_is = e.ieq(a, z);
+                        let zero = e.ic(0);
+                        let one = e.ic(1);
+                        let c = e.select(a_is, zero, one)?;
+                        e.record(c, &r.which_role())?;
+                        let o = e.select(a_is, b, a)?;
+                        e.record(o, &r.other_role("the other"))?;
+                    }
+                    (left, right) if left != right => {
+                        let (known, x, role) = if left {
+                            (b, a, r.other_role("left"))
+                        } else {
+                            (a, b, r.other_role("right"))
+                        };
+                        let same = e.ieq(z, known);
+                        e.if_else(
+                            same,
+                            &[],
+                            |e| {
+                                e.record(x, &role)?;
+                                Ok(vec![])
+                            },
+                            |_| Ok(vec![]),
+                        )?;
+                    }
+                    _ => {}
+                }
+                Ok(())
+            })
+            .doc(move |pattern| {
+                let checks = [
+                    "the other operand is beyond the result",
+                    "the result is beyond the known operand",
+                ];
+                match unknowns2(pattern) {
+                    (true, true) => RuleDoc::exact(
+                        vec![
+                            ThetaDoc::choice(2, &r.which_role()),
+                            ThetaDoc::value(Domain::Int, &r.other_role("the other")),
+                        ],
+                        &checks,
+                        "one operand is z (choice), the other θ",
+                    ),
+                    (true, false) => RuleDoc::exact(
+                        vec![ThetaDoc::value(Domain::Int, &r.other_role("left")).when("z = b")],
+                        &checks,
+                        "a = θ if z = b, else a = z",
+                    ),
+                    _ => RuleDoc::exact(
+                        vec![ThetaDoc::value(Domain::Int, &r.other_role("right")).when("z = a")],
+                        &checks,
+                        "b = θ if z = a, else b = z",
+                    ),
+                }
+            })
     }
 }
 

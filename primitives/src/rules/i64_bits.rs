@@ -16,20 +16,23 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, covers_unknown, unknowns2};
+use super::{binary, binary_pgf, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
-use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
+use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Iand), Bits { or: false });
-    layer.add(Callee::Prim(Opcode::Ior), Bits { or: true });
+    layer.add(Callee::Prim(Opcode::Iand), Spec::from(Bits { or: false }));
+    layer.add(Callee::Prim(Opcode::Ior), Spec::from(Bits { or: true }));
     layer.add(Callee::Prim(Opcode::Ixor), ixor());
     layer.add(Callee::Prim(Opcode::Inot), inot());
-    layer.add(Callee::Prim(Opcode::Ishl), Shift { left: true });
-    layer.add(Callee::Prim(Opcode::Ishr), Shift { left: false });
+    layer.add(Callee::Prim(Opcode::Ishl), Spec::from(Shift { left: true }));
+    layer.add(
+        Callee::Prim(Opcode::Ishr),
+        Spec::from(Shift { left: false }),
+    );
 }
 
 fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
@@ -83,7 +86,7 @@ fn record_if(e: &mut Emitter<'_>, cond: Value, v: Value, role: &str) -> Result<(
 // iand, ior
 
 /// `z = a & b` or `z = a | b`. See the module docs.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Bits {
     pub or: bool,
 }
@@ -191,88 +194,68 @@ impl Bits {
     }
 }
 
-impl InverseRule for Bits {
-    fn name(&self) -> &str {
-        "mask"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let (when_free, summary) = if self.or {
-            (
-                "the known operand is not 0",
-                "x = (z & !c) | (θ & c) for known c ⊆ z",
-            )
-        } else {
-            (
-                "the known operand is not -1",
-                "x = z | (θ & !c) for known c ⊇ z",
-            )
-        };
-        let mut thetas = Vec::new();
-        if pattern.unknowns() == 2 {
-            thetas.push(
-                ThetaDoc::value(Domain::Int, self.first_role()).when(if self.or {
-                    "z is not 0"
-                } else {
-                    "z is not -1"
-                }),
-            );
-        }
-        thetas.push(ThetaDoc::value(Domain::Int, self.free_role()).when(when_free));
-        let summary = if pattern.unknowns() == 2 {
-            if self.or {
-                "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
-            } else {
-                "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
-            }
-        } else {
-            summary.to_string()
-        };
-        exact_doc(thetas, &[self.reason()], &summary)
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (a, Arg::Unknown) => {
-                let a = match a {
-                    Arg::Known(a) => a,
-                    Arg::Unknown => self.first(e, z)?,
-                };
-                vec![a, self.solve(e, z, a)?]
-            }
-            (Arg::Unknown, Arg::Known(b)) => vec![self.solve(e, z, b)?, b],
-            _ => return Err(uncovered(args)),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (left, true) => {
-                if left {
-                    self.first_pgf(e, z, a)?;
+impl From<Bits> for Spec {
+    fn from(r: Bits) -> Spec {
+        Spec::new("mask", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                Ok(match (a, b) {
+                    (a, Arg::Unknown) => {
+                        let a = match a {
+                            Arg::Known(a) => a,
+                            Arg::Unknown => r.first(e, z)?,
+                        };
+                        vec![a, r.solve(e, z, a)?]
+                    }
+                    (Arg::Unknown, Arg::Known(b)) => vec![r.solve(e, z, b)?, b],
+                    _ => return Err(uncovered(args)),
+                })
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                match unknowns2(pattern) {
+                    (left, true) => {
+                        if left {
+                            r.first_pgf(e, z, a)?;
+                        }
+                        r.pgf(e, b, a)
+                    }
+                    (true, false) => r.pgf(e, a, b),
+                    (false, false) => Ok(()),
                 }
-                self.pgf(e, b, a)
-            }
-            (true, false) => self.pgf(e, a, b),
-            (false, false) => Ok(()),
-        }
+            })
+            .doc(move |pattern| {
+                let (when_free, summary) = if r.or {
+                    (
+                        "the known operand is not 0",
+                        "x = (z & !c) | (θ & c) for known c ⊆ z",
+                    )
+                } else {
+                    (
+                        "the known operand is not -1",
+                        "x = z | (θ & !c) for known c ⊇ z",
+                    )
+                };
+                let mut thetas = Vec::new();
+                if pattern.unknowns() == 2 {
+                    thetas.push(ThetaDoc::value(Domain::Int, r.first_role()).when(if r.or {
+                        "z is not 0"
+                    } else {
+                        "z is not -1"
+                    }));
+                }
+                thetas.push(ThetaDoc::value(Domain::Int, r.free_role()).when(when_free));
+                let summary = if pattern.unknowns() == 2 {
+                    if r.or {
+                        "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
+                    } else {
+                        "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
+                    }
+                } else {
+                    summary.to_string()
+                };
+                exact_doc(thetas, &[r.reason()], &summary)
+            })
     }
 }
 
@@ -305,7 +288,7 @@ const COUNT_LOW: &str = "shift count mod 64";
 const COUNT_HIGH: &str = "shift count div 64 (the count is taken mod 64)";
 
 /// `z = a << b` or `z = a >> b` (arithmetic). See the module docs.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Shift {
     pub left: bool,
 }
@@ -474,89 +457,72 @@ fn redundant_sign_bits(e: &mut Emitter<'_>, x: Value) -> Value {
     e.isub(lz, one)
 }
 
-impl InverseRule for Shift {
-    fn name(&self) -> &str {
-        "unshift"
-    }
-
-    fn covers(&self, pattern: &Pattern) -> bool {
-        covers_unknown(pattern, 2)
-    }
-
-    fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let lost = ThetaDoc::value(Domain::Int, self.lost_role()).when("the count mod 64 is not 0");
-        let count_check = format!(
-            "`{}` by this count does not give the output",
-            self.op().spelling()
-        );
-        match unknowns2(pattern) {
-            (true, true) => exact_doc(
-                vec![ThetaDoc::value(Domain::Int, COUNT), lost],
-                &[self.reason()],
-                if self.left {
-                    "b = θ, a = (z >>> k) | (θ << (64 − k))"
-                } else {
-                    "b = θ, a = (z << k) | (θ & (2^k − 1))"
-                },
-            ),
-            (true, false) => exact_doc(
-                vec![lost],
-                &[self.reason()],
-                if self.left {
-                    "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
-                } else {
-                    "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
-                },
-            ),
-            _ => exact_doc(
-                vec![
-                    ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
-                        .when(if self.left { "z = 0" } else { "z is 0 or -1" }),
-                    ThetaDoc::value(Domain::Int, COUNT_HIGH),
-                ],
-                &[&count_check],
-                "b = k + 64·θ, k from the bit counts of z and a",
-            ),
-        }
-    }
-
-    fn emit_inverse(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Arg],
-    ) -> Result<Vec<Value>, RuleError> {
-        let (z, a, b) = binary(outputs, args)?;
-        Ok(match (a, b) {
-            (Arg::Unknown, b) => {
-                let b = match b {
-                    Arg::Known(b) => b,
-                    Arg::Unknown => e.theta(Domain::Int, COUNT)?,
-                };
-                vec![self.solve_value(e, z, b)?, b]
-            }
-            (Arg::Known(a), Arg::Unknown) => vec![a, self.solve_count(e, z, a)?],
-            _ => return Err(uncovered(args)),
-        })
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (z, a, b) = binary_pgf(outputs, args)?;
-        match unknowns2(pattern) {
-            (true, right) => {
-                if right {
-                    e.record(b, COUNT)?;
+impl From<Shift> for Spec {
+    fn from(r: Shift) -> Spec {
+        Spec::new("unshift", 2)
+            .inverse(move |e, outputs, args| {
+                let (z, a, b) = binary(outputs, args)?;
+                Ok(match (a, b) {
+                    (Arg::Unknown, b) => {
+                        let b = match b {
+                            Arg::Known(b) => b,
+                            Arg::Unknown => e.theta(Domain::Int, COUNT)?,
+                        };
+                        vec![r.solve_value(e, z, b)?, b]
+                    }
+                    (Arg::Known(a), Arg::Unknown) => vec![a, r.solve_count(e, z, a)?],
+                    _ => return Err(uncovered(args)),
+                })
+            })
+            .pgf(move |e, outputs, args, pattern| {
+                let (z, a, b) = binary_pgf(outputs, args)?;
+                match unknowns2(pattern) {
+                    (true, right) => {
+                        if right {
+                            e.record(b, COUNT)?;
+                        }
+                        r.pgf_value(e, a, b)
+                    }
+                    (false, true) => r.pgf_count(e, z, b),
+                    (false, false) => Ok(()),
                 }
-                self.pgf_value(e, a, b)
-            }
-            (false, true) => self.pgf_count(e, z, b),
-            (false, false) => Ok(()),
-        }
+            })
+            .doc(move |pattern| {
+                let lost =
+                    ThetaDoc::value(Domain::Int, r.lost_role()).when("the count mod 64 is not 0");
+                let count_check = format!(
+                    "`{}` by this count does not give the output",
+                    r.op().spelling()
+                );
+                match unknowns2(pattern) {
+                    (true, true) => exact_doc(
+                        vec![ThetaDoc::value(Domain::Int, COUNT), lost],
+                        &[r.reason()],
+                        if r.left {
+                            "b = θ, a = (z >>> k) | (θ << (64 − k))"
+                        } else {
+                            "b = θ, a = (z << k) | (θ & (2^k − 1))"
+                        },
+                    ),
+                    (true, false) => exact_doc(
+                        vec![lost],
+                        &[r.reason()],
+                        if r.left {
+                            "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
+                        } else {
+                            "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
+                        },
+                    ),
+                    _ => exact_doc(
+                        vec![
+                            ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
+                                .when(if r.left { "z = 0" } else { "z is 0 or -1" }),
+                            ThetaDoc::value(Domain::Int, COUNT_HIGH),
+                        ],
+                        &[&count_check],
+                        "b = k + 64·θ, k from the bit counts of z and a",
+                    ),
+                }
+            })
     }
 }

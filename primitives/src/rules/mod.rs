@@ -105,18 +105,6 @@ pub(crate) fn nearest_integer(e: &mut Emitter<'_>, z: Value) -> Result<Value, Ru
     e.select(up, f1, f)
 }
 
-/// The output and the operand of a unary rule.
-pub(crate) fn unary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg), RuleError> {
-    match (outputs, args) {
-        (&[z], &[a]) => Ok((z, a)),
-        _ => Err(RuleError::Malformed(format!(
-            "a unary rule was given {} outputs and {} operands",
-            outputs.len(),
-            args.len()
-        ))),
-    }
-}
-
 /// The output and the operands of a binary rule.
 pub(crate) fn binary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg, Arg), RuleError> {
     match (outputs, args) {
@@ -126,16 +114,6 @@ pub(crate) fn binary(outputs: &[Value], args: &[Arg]) -> Result<(Value, Arg, Arg
             outputs.len(),
             args.len()
         ))),
-    }
-}
-
-/// The output and the operand values of a unary rule's PGF.
-pub(crate) fn unary_pgf(outputs: &[Value], args: &[Value]) -> Result<(Value, Value), RuleError> {
-    match (outputs, args) {
-        (&[z], &[a]) => Ok((z, a)),
-        _ => Err(RuleError::Malformed(
-            "a unary PGF needs one output and one operand".into(),
-        )),
     }
 }
 
