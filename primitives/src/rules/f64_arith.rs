@@ -11,7 +11,7 @@ use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, small_multiple,
 };
-use super::spec::Spec;
+use super::spec::{Closed, Spec};
 use super::{binary, binary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -28,116 +28,114 @@ pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::Fneg), fneg());
 }
 
-/// The doc of a binary rule that reads the right operand from θ when both are unknown:
-/// `right` is that read, `left` and `right_alone` the settle offsets of each side alone.
-fn right_first_doc(
-    pattern: &Pattern,
-    checks: &[&str],
-    right: Vec<ThetaDoc>,
-    (left, left_summary): (&str, &str),
-    (right_alone, right_summary): (&str, &str),
-) -> RuleDoc {
-    match unknowns2(pattern) {
-        (true, true) => {
-            let mut thetas = right;
-            thetas.push(settle_doc(left));
-            let summary = format!("b = θ, {left_summary}");
-            RuleDoc::rounded(thetas, checks, &summary)
-        }
-        (true, false) => RuleDoc::rounded(vec![settle_doc(left)], checks, left_summary),
-        _ => RuleDoc::rounded(vec![settle_doc(right_alone)], checks, right_summary),
+/// A binary rule whose operands each have a closed form by one primitive, settled against `op`;
+/// with both unknown θ gives the right operand (`right`: its role and reads, `right_theta`: how).
+struct ClosedForms {
+    op: Opcode,
+    name: &'static str,
+    check: &'static str,
+    /// The left operand's closed form, settle offset and summary.
+    left: (Closed, &'static str, &'static str),
+    /// The same for the right operand.
+    right: (Closed, &'static str, &'static str),
+}
+
+impl ClosedForms {
+    fn spec(
+        self,
+        (role, right): (&'static str, Vec<ThetaDoc>),
+        right_theta: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        let ClosedForms {
+            op,
+            name,
+            check,
+            left: (lc, l_role, l_summary),
+            right: (rc, r_role, r_summary),
+        } = self;
+        Spec::binary(name)
+            .right_theta(role, right_theta)
+            .settled_left(op, lc, l_role)
+            .settled_right(op, rc, r_role)
+            .verified(op)
+            .doc(move |pattern| {
+                let (thetas, summary) = match unknowns2(pattern) {
+                    (true, true) => {
+                        let mut thetas = right.clone();
+                        thetas.push(settle_doc(l_role));
+                        (thetas, format!("b = θ, {l_summary}"))
+                    }
+                    (true, false) => (vec![settle_doc(l_role)], l_summary.to_string()),
+                    _ => (vec![settle_doc(r_role)], r_summary.to_string()),
+                };
+                RuleDoc::rounded(thetas, &[check], &summary)
+            })
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// fadd
-
-const FADD_A: &str = "left operand: offset from z − b";
-const FADD_B: &str = "right operand: offset from z − a";
-
-fn fadd_a(
-    e: &mut Emitter<'_>,
-    z: Value,
-    b: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fsub(z, b);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fadd(x, b))
+/// The right operand as any real.
+fn any_right(e: &mut Emitter<'_>, _: Value) -> Result<Value, RuleError> {
+    e.theta(Domain::Real, RIGHT)
 }
 
-fn fadd_b(
-    e: &mut Emitter<'_>,
-    z: Value,
-    a: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fsub(z, a);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fadd(a, x))
-}
+const RIGHT: &str = "right operand";
 
 /// `z = a + b`: with both unknown, θ is the right operand and `a = z − b`; with one known, the
 /// other is `z − known`, settled (an offset θ where the known operand absorbs the unknown one, or
 /// z is not finite). Exact only up to rounding, so every solution is checked.
 pub fn fadd() -> Spec {
-    Spec::binary("sub")
-        .right_theta("right operand", |e, _| {
-            e.theta(Domain::Real, "right operand")
-        })
-        .settled_left(fadd_a, FADD_A)
-        .settled_right(fadd_b, FADD_B)
-        .verified(Opcode::Fadd)
-        .doc(|p| {
-            right_first_doc(
-                p,
-                &["a + b = z (θ too large for z loses precision)"],
-                vec![ThetaDoc::value(Domain::Real, "right operand")],
-                (FADD_A, "a = z − b"),
-                (FADD_B, "b = z − a"),
-            )
-        })
-}
-
-// ---------------------------------------------------------------------------------------------
-// fsub
-
-const FSUB_A: &str = "left operand: offset from z + b";
-const FSUB_B: &str = "right operand: offset from a − z";
-
-fn fsub_a(
-    e: &mut Emitter<'_>,
-    z: Value,
-    b: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fadd(z, b);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fsub(x, b))
-}
-
-fn fsub_b(
-    e: &mut Emitter<'_>,
-    z: Value,
-    a: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fsub(a, z);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fsub(a, x))
+    use Closed::ZThen;
+    let left = (
+        ZThen(Opcode::Fsub),
+        "left operand: offset from z − b",
+        "a = z − b",
+    );
+    let right = (
+        ZThen(Opcode::Fsub),
+        "right operand: offset from z − a",
+        "b = z − a",
+    );
+    let check = "a + b = z (θ too large for z loses precision)";
+    let (op, name) = (Opcode::Fadd, "sub");
+    let reads = vec![ThetaDoc::value(Domain::Real, RIGHT)];
+    ClosedForms {
+        op,
+        name,
+        check,
+        left,
+        right,
+    }
+    .spec((RIGHT, reads), any_right)
 }
 
 /// `z = a − b`: with both unknown, θ is the right operand and `a = z + b`; with one known,
 /// `a = z + b` or `b = a − z`, settled.
 pub fn fsub() -> Spec {
-    Spec::binary("add")
-        .right_theta("right operand", |e, _| {
-            e.theta(Domain::Real, "right operand")
-        })
-        .settled_left(fsub_a, FSUB_A)
-        .settled_right(fsub_b, FSUB_B)
-        .verified(Opcode::Fsub)
-        .doc(|p| {
-            right_first_doc(
-                p,
-                &["a − b = z (θ too large for z loses precision)"],
-                vec![ThetaDoc::value(Domain::Real, "right operand")],
-                (FSUB_A, "a = z + b"),
-                (FSUB_B, "b = a − z"),
-            )
-        })
+    use Closed::{OtherThen, ZThen};
+    let left = (
+        ZThen(Opcode::Fadd),
+        "left operand: offset from z + b",
+        "a = z + b",
+    );
+    let right = (
+        OtherThen(Opcode::Fsub),
+        "right operand: offset from a − z",
+        "b = a − z",
+    );
+    let check = "a − b = z (θ too large for z loses precision)";
+    let (op, name) = (Opcode::Fsub, "add");
+    let reads = vec![ThetaDoc::value(Domain::Real, RIGHT)];
+    ClosedForms {
+        op,
+        name,
+        check,
+        left,
+        right,
+    }
+    .spec((RIGHT, reads), any_right)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,61 +296,48 @@ fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<()
 // ---------------------------------------------------------------------------------------------
 // fdiv
 
-const FDIV_A: &str = "dividend: offset from z · b";
-const FDIV_B: &str = "divisor: offset from a / z";
-
-fn fdiv_a(
-    e: &mut Emitter<'_>,
-    z: Value,
-    b: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fmul(z, b);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fdiv(x, b))
-}
-
-fn fdiv_b(
-    e: &mut Emitter<'_>,
-    z: Value,
-    a: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
-    let d = e.fdiv(a, z);
-    (d, move |e: &mut Emitter<'_>, x: Value| e.fdiv(a, x))
-}
-
 /// `z = a / b`: `a = z · b` or `b = a / z`, settled; both unknown, θ is the divisor (nonzero when
 /// z is finite, since only ±inf and NaN come from dividing by 0) and `a = z · b`.
 pub fn fdiv() -> Spec {
-    Spec::binary("mul")
-        .right_theta("divisor", |e, z| {
-            let finite = e.is_finite(z);
-            Ok(e.if_else(
-                finite,
-                &[Type::F64],
-                |e| {
-                    Ok(vec![e.theta_for_operand(
-                        1,
-                        Domain::NonzeroReal,
-                        "divisor",
-                    )?])
-                },
-                |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
-            )?[0])
-        })
-        .settled_left(fdiv_a, FDIV_A)
-        .settled_right(fdiv_b, FDIV_B)
-        .verified(Opcode::Fdiv)
-        .doc(|p| {
-            right_first_doc(
-                p,
-                &["a / b = z (a θ divisor that is too large or small fails)"],
-                vec![
-                    ThetaDoc::value(Domain::NonzeroReal, "divisor").when("z is finite"),
-                    ThetaDoc::value(Domain::Real, "divisor").when("z is ±inf or NaN"),
-                ],
-                (FDIV_A, "a = z · b"),
-                (FDIV_B, "b = a / z"),
-            )
-        })
+    use Closed::{OtherThen, ZThen};
+    let left = (
+        ZThen(Opcode::Fmul),
+        "dividend: offset from z · b",
+        "a = z · b",
+    );
+    let right = (
+        OtherThen(Opcode::Fdiv),
+        "divisor: offset from a / z",
+        "b = a / z",
+    );
+    let check = "a / b = z (a θ divisor that is too large or small fails)";
+    let (op, name) = (Opcode::Fdiv, "mul");
+    let reads = vec![
+        ThetaDoc::value(Domain::NonzeroReal, "divisor").when("z is finite"),
+        ThetaDoc::value(Domain::Real, "divisor").when("z is ±inf or NaN"),
+    ];
+    ClosedForms {
+        op,
+        name,
+        check,
+        left,
+        right,
+    }
+    .spec(("divisor", reads), |e, z| {
+        let finite = e.is_finite(z);
+        Ok(e.if_else(
+            finite,
+            &[Type::F64],
+            |e| {
+                Ok(vec![e.theta_for_operand(
+                    1,
+                    Domain::NonzeroReal,
+                    "divisor",
+                )?])
+            },
+            |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
+        )?[0])
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

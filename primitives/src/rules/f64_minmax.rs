@@ -5,7 +5,7 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2};
+use super::{binary, binary_pgf, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -36,49 +36,28 @@ pub struct MinMax {
 }
 
 impl MinMax {
+    fn ext(&self) -> Extremum {
+        Extremum { min: self.min }
+    }
+
     fn op(&self) -> Opcode {
-        if self.min {
-            Opcode::Fmin
-        } else {
-            Opcode::Fmax
-        }
-    }
-
-    fn word(&self) -> &'static str {
-        if self.min {
-            "minimum"
-        } else {
-            "maximum"
-        }
-    }
-
-    fn which_role(&self) -> String {
-        format!("which operand is the {} (0: a, 1: b)", self.word())
+        self.ext().op(Type::F64)
     }
 
     fn other_role(&self) -> String {
         format!(
             "the other operand (not {} the {}; NaN allowed)",
-            if self.min { "below" } else { "above" },
-            self.word()
+            self.ext().wrong_side(),
+            self.ext().word()
         )
     }
 
     fn operand_role(&self, which: &str) -> String {
         format!(
             "{which} operand (not {} the {}; NaN allowed)",
-            if self.min { "below" } else { "above" },
-            self.word()
+            self.ext().wrong_side(),
+            self.ext().word()
         )
-    }
-
-    /// Whether `o` is on the wrong side of `z` (below it for min).
-    fn beyond(&self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
-        if self.min {
-            e.flt(o, z)
-        } else {
-            e.fgt(o, z)
-        }
     }
 
     /// θ for the operand that is not the result: not beyond `z` by more than the tolerance. `z`
@@ -106,7 +85,7 @@ impl MinMax {
             (e.f64(f64::NEG_INFINITY), edge)
         };
         let o = e.theta_within(Domain::Real, lo, hi, role)?;
-        let beyond = self.beyond(e, o, z);
+        let beyond = self.ext().beyond(e, o, z);
         let near = e.close(o, z);
         let far = e.bnot(near);
         let bad = e.band(beyond, far);
@@ -116,7 +95,7 @@ impl MinMax {
             &format!(
                 "the other operand of {} is {} it",
                 self.op(),
-                if self.min { "below" } else { "above" }
+                self.ext().wrong_side()
             ),
         )?;
         Ok(o)
@@ -151,14 +130,14 @@ impl MinMax {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
                 let kn = e.is_nan(k);
-                let beyond = self.beyond(e, z, k); // z < k for min
+                let beyond = self.ext().beyond(e, z, k); // z < k for min
                 let ok = e.bor(beyond, kn);
                 e.check(
                     ok,
                     &format!(
                         "the {} is {} the known operand",
-                        self.word(),
-                        if self.min { "above" } else { "below" }
+                        self.ext().word(),
+                        self.ext().other_side()
                     ),
                 )?;
                 Ok(vec![z])
@@ -190,7 +169,7 @@ impl From<MinMax> for Spec {
                             &[Type::F64, Type::F64],
                             |_| Ok(vec![z, z]),
                             |e| {
-                                let c = e.choice(2, &r.which_role())?;
+                                let c = e.choice(2, &r.ext().which_role())?;
                                 let o = r.bounded(e, &r.other_role(), z)?;
                                 let zero = e.ic(0);
                                 let a_is = e.ieq(c, zero);
@@ -225,7 +204,7 @@ impl From<MinMax> for Spec {
                                 let zero = e.ic(0);
                                 let one = e.ic(1);
                                 let c = e.select(a_is, zero, one)?;
-                                e.record(c, &r.which_role())?;
+                                e.record(c, &r.ext().which_role())?;
                                 let o = e.select(a_is, b, a)?;
                                 e.record(o, &r.other_role())?;
                                 Ok(vec![])
@@ -258,18 +237,18 @@ impl From<MinMax> for Spec {
                     format!(
                         "the other operand of {} is {} it",
                         r.op(),
-                        if r.min { "below" } else { "above" }
+                        r.ext().wrong_side()
                     ),
                     format!(
                         "the {} is {} the known operand",
-                        r.word(),
-                        if r.min { "above" } else { "below" }
+                        r.ext().word(),
+                        r.ext().other_side()
                     ),
                 ];
                 let (thetas, summary) = match unknowns2(pattern) {
                     (true, true) => (
                         vec![
-                            ThetaDoc::choice(2, &r.which_role()).when("z is not NaN"),
+                            ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
                             ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
                         ],
                         "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),

@@ -15,7 +15,7 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2};
+use super::{binary, binary_pgf, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -151,40 +151,20 @@ pub struct IntMinMax {
 }
 
 impl IntMinMax {
+    fn ext(&self) -> Extremum {
+        Extremum { min: self.min }
+    }
+
     fn op(&self) -> Opcode {
-        if self.min {
-            Opcode::Imin
-        } else {
-            Opcode::Imax
-        }
-    }
-
-    fn word(&self) -> &'static str {
-        if self.min {
-            "minimum"
-        } else {
-            "maximum"
-        }
-    }
-
-    fn which_role(&self) -> String {
-        format!("which operand is the {} (0: a, 1: b)", self.word())
+        self.ext().op(Type::I64)
     }
 
     fn other_role(&self, which: &str) -> String {
         format!(
             "{which} operand (not {} the {})",
-            if self.min { "below" } else { "above" },
-            self.word()
+            self.ext().wrong_side(),
+            self.ext().word()
         )
-    }
-
-    fn beyond(&self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
-        if self.min {
-            e.ilt(o, z)
-        } else {
-            e.igt(o, z)
-        }
     }
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
@@ -195,14 +175,14 @@ impl IntMinMax {
             (e.ic(i64::MIN), z)
         };
         let o = e.theta_within(Domain::Int, lo, hi, role)?;
-        let bad = self.beyond(e, o, z);
+        let bad = self.ext().beyond(e, o, z);
         let ok = e.bnot(bad);
         e.check(
             ok,
             &format!(
                 "the other operand of {} is {} it",
                 self.op(),
-                if self.min { "below" } else { "above" }
+                self.ext().wrong_side()
             ),
         )?;
         Ok(o)
@@ -221,13 +201,13 @@ impl IntMinMax {
             &[Type::I64],
             |e| Ok(vec![self.bounded(e, role, z)?]),
             |e| {
-                let ok = self.beyond(e, z, k);
+                let ok = self.ext().beyond(e, z, k);
                 e.check(
                     ok,
                     &format!(
                         "the {} is {} the known operand",
-                        self.word(),
-                        if self.min { "above" } else { "below" }
+                        self.ext().word(),
+                        self.ext().other_side()
                     ),
                 )?;
                 Ok(vec![z])
@@ -244,7 +224,7 @@ impl From<IntMinMax> for Spec {
                 let (z, a, b) = binary(outputs, args)?;
                 Ok(match (a, b) {
                     (Arg::Unknown, Arg::Unknown) => {
-                        let c = e.choice(2, &r.which_role())?;
+                        let c = e.choice(2, &r.ext().which_role())?;
                         let o = r.bounded(e, &r.other_role("the other"), z)?;
                         let zero = e.ic(0);
                         let a_is = e.ieq(c, zero);
@@ -269,7 +249,7 @@ impl From<IntMinMax> for Spec {
                         let zero = e.ic(0);
                         let one = e.ic(1);
                         let c = e.select(a_is, zero, one)?;
-                        e.record(c, &r.which_role())?;
+                        e.record(c, &r.ext().which_role())?;
                         let o = e.select(a_is, b, a)?;
                         e.record(o, &r.other_role("the other"))?;
                     }
@@ -302,7 +282,7 @@ impl From<IntMinMax> for Spec {
                 match unknowns2(pattern) {
                     (true, true) => RuleDoc::exact(
                         vec![
-                            ThetaDoc::choice(2, &r.which_role()),
+                            ThetaDoc::choice(2, &r.ext().which_role()),
                             ThetaDoc::value(Domain::Int, &r.other_role("the other")),
                         ],
                         &checks,

@@ -46,7 +46,7 @@ use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
 use crate::rule::RuleError;
-use pinv_core::ir::{Opcode, Value};
+use pinv_core::ir::{Opcode, Type, Value};
 
 /// Builds the standard layer.
 pub fn standard_rules() -> Layer {
@@ -127,6 +127,65 @@ pub(crate) fn binary_pgf(
         _ => Err(RuleError::Malformed(
             "a binary PGF needs one output and two operands".into(),
         )),
+    }
+}
+
+/// `min` (`min` true) or `max`, with what the rules of both types say of it in roles and checks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Extremum {
+    pub min: bool,
+}
+
+impl Extremum {
+    /// `fmin`/`fmax` or `imin`/`imax`.
+    pub fn op(self, ty: Type) -> Opcode {
+        match (self.min, ty) {
+            (true, Type::F64) => Opcode::Fmin,
+            (false, Type::F64) => Opcode::Fmax,
+            (true, _) => Opcode::Imin,
+            (false, _) => Opcode::Imax,
+        }
+    }
+
+    /// "minimum" or "maximum".
+    pub fn word(self) -> &'static str {
+        if self.min {
+            "minimum"
+        } else {
+            "maximum"
+        }
+    }
+
+    /// The role of the choice of which operand is the result.
+    pub fn which_role(self) -> String {
+        format!("which operand is the {} (0: a, 1: b)", self.word())
+    }
+
+    /// Where the other operand may not lie from the result: "below" the minimum.
+    pub fn wrong_side(self) -> &'static str {
+        if self.min {
+            "below"
+        } else {
+            "above"
+        }
+    }
+
+    /// Where the result lies from a known operand that is not it: "above" for the minimum.
+    pub fn other_side(self) -> &'static str {
+        if self.min {
+            "above"
+        } else {
+            "below"
+        }
+    }
+
+    /// Whether `o` is on the wrong side of `z` (`o < z` for min), in their type.
+    pub fn beyond(self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
+        let (lt, gt) = match e.value_type(o) {
+            Type::F64 => (Opcode::Flt, Opcode::Fgt),
+            _ => (Opcode::Ilt, Opcode::Igt),
+        };
+        e.prim(if self.min { lt } else { gt }, &[o, z])
     }
 }
 

@@ -96,6 +96,32 @@ struct Binary {
     finish: Option<FinishFn>,
 }
 
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    Left,
+    Right,
+}
+
+/// The closed form of one operand of a binary rule, from the output `z` and the other operand,
+/// by one primitive.
+#[derive(Clone, Copy, Debug)]
+pub enum Closed {
+    /// `inv(z, other)`, as `a = z − b` for `z = a + b`.
+    ZThen(Opcode),
+    /// `inv(other, z)`, as `b = a − z` for `z = a − b`.
+    OtherThen(Opcode),
+}
+
+impl Closed {
+    /// Emits the closed form.
+    pub fn emit(self, e: &mut Emitter<'_>, z: Value, other: Value) -> Value {
+        match self {
+            Closed::ZThen(inv) => e.prim(inv, &[z, other]),
+            Closed::OtherThen(inv) => e.prim(inv, &[other, z]),
+        }
+    }
+}
+
 fn missing(name: &'static str, what: &str) -> RuleError {
     RuleError::Malformed(format!("the rule `{name}` declares no {what}"))
 }
@@ -258,7 +284,7 @@ impl Spec {
     /// The left operand from the output and the right one (`solve(e, z, b)`), and the θ it
     /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
     pub fn left(
-        mut self,
+        self,
         solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
             + Send
             + Sync
@@ -268,17 +294,13 @@ impl Spec {
             + Sync
             + 'static,
     ) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            b.left = Box::new(solve);
-            b.pgf_left = Box::new(pgf);
-        }
-        self
+        self.side(Side::Left, Box::new(solve), Box::new(pgf))
     }
 
     /// The right operand from the output and the left one (`solve(e, z, a)`), and the θ it
     /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
     pub fn right(
-        mut self,
+        self,
         solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
             + Send
             + Sync
@@ -288,49 +310,50 @@ impl Spec {
             + Sync
             + 'static,
     ) -> Spec {
+        self.side(Side::Right, Box::new(solve), Box::new(pgf))
+    }
+
+    fn side(mut self, side: Side, solve: SolveFn, pgf: Pgf2Fn) -> Spec {
         if let Some(b) = self.binary_mut() {
-            b.right = Box::new(solve);
-            b.pgf_right = Box::new(pgf);
+            match side {
+                Side::Left => (b.left, b.pgf_left) = (solve, pgf),
+                Side::Right => (b.right, b.pgf_right) = (solve, pgf),
+            }
         }
         self
     }
 
-    /// The left operand as a [settled](super::settle) closed form: `candidate(e, z, b)` gives
-    /// the candidate and the forward function of the left operand, `role` names the settle
-    /// offset.
-    pub fn settled_left<C, F>(self, candidate: C, role: &'static str) -> Spec
-    where
-        C: Fn(&mut Emitter<'_>, Value, Value) -> (Value, F) + Copy + Send + Sync + 'static,
-        F: Fn(&mut Emitter<'_>, Value) -> Value,
-    {
-        self.left(
-            move |e, z, b| {
-                let (d, f) = candidate(e, z, b);
-                settle(e, d, z, &f, role)
-            },
-            move |e, z, a, b| {
-                let (d, f) = candidate(e, z, b);
-                settle_pgf(e, d, z, a, &f, role)
-            },
-        )
+    /// The left operand of `z = op(a, b)` in the closed form `closed`, [settled](super::settle)
+    /// against `op(·, b)`; `role` names the settle offset.
+    pub fn settled_left(self, op: Opcode, closed: Closed, role: &'static str) -> Spec {
+        self.settled(Side::Left, op, closed, role)
     }
 
-    /// The right operand as a [settled](super::settle) closed form: `candidate(e, z, a)`.
-    pub fn settled_right<C, F>(self, candidate: C, role: &'static str) -> Spec
-    where
-        C: Fn(&mut Emitter<'_>, Value, Value) -> (Value, F) + Copy + Send + Sync + 'static,
-        F: Fn(&mut Emitter<'_>, Value) -> Value,
-    {
-        self.right(
-            move |e, z, a| {
-                let (d, f) = candidate(e, z, a);
-                settle(e, d, z, &f, role)
-            },
-            move |e, z, a, b| {
-                let (d, f) = candidate(e, z, a);
-                settle_pgf(e, d, z, b, &f, role)
-            },
-        )
+    /// The right operand of `z = op(a, b)` in the closed form `closed`, settled against
+    /// `op(a, ·)`.
+    pub fn settled_right(self, op: Opcode, closed: Closed, role: &'static str) -> Spec {
+        self.settled(Side::Right, op, closed, role)
+    }
+
+    fn settled(self, side: Side, op: Opcode, closed: Closed, role: &'static str) -> Spec {
+        // `other` is the known operand; `x` the one solved for.
+        let forward = move |e: &mut Emitter<'_>, x: Value, other: Value| match side {
+            Side::Left => e.prim(op, &[x, other]),
+            Side::Right => e.prim(op, &[other, x]),
+        };
+        let solve = move |e: &mut Emitter<'_>, z: Value, other: Value| {
+            let d = closed.emit(e, z, other);
+            settle(e, d, z, &|e, x| forward(e, x, other), role)
+        };
+        let pgf = move |e: &mut Emitter<'_>, z: Value, a: Value, b: Value| {
+            let (x, other) = match side {
+                Side::Left => (a, b),
+                Side::Right => (b, a),
+            };
+            let d = closed.emit(e, z, other);
+            settle_pgf(e, d, z, x, &|e, x| forward(e, x, other), role)
+        };
+        self.side(side, Box::new(solve), Box::new(pgf))
     }
 
     /// What follows the solution of a binary rule, whichever operands were unknown:
