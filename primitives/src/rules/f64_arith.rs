@@ -11,7 +11,7 @@ use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, small_multiple,
 };
-use super::spec::{Closed, Spec};
+use super::spec::{Closed, Side, Spec};
 use super::{binary, binary_pgf, unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -58,8 +58,8 @@ impl ClosedForms {
         } = self;
         Spec::binary(name)
             .right_theta(role, right_theta)
-            .settled_left(op, lc, l_role)
-            .settled_right(op, rc, r_role)
+            .settled(Side::Left, op, lc, l_role)
+            .settled(Side::Right, op, rc, r_role)
             .verified(op)
             .doc(move |pattern| {
                 let (thetas, summary) = match unknowns2(pattern) {
@@ -485,8 +485,8 @@ pub fn frem() -> Spec {
                 },
             )?[0])
         })
-        .left(frem_solve_a, frem_pgf_a)
-        .right(frem_solve_b, frem_pgf_b)
+        .operand(Side::Left, frem_solve_a, frem_pgf_a)
+        .operand(Side::Right, frem_solve_b, frem_pgf_b)
         .verified(Opcode::Frem)
         .doc(|pattern| {
             let checks = [

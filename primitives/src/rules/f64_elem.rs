@@ -10,7 +10,7 @@ use super::settle::{settle, settle_pgf};
 use super::settle::{
     settle_doc, settle_guarded, settle_pgf_guarded, settle_pgf_when, settle_when, use_base,
 };
-use super::spec::Spec;
+use super::spec::{Side, Spec};
 use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -520,8 +520,9 @@ impl Pow {
 pub fn pow() -> Spec {
     Spec::binary("root-log")
         .right_theta(EXPONENT, |e, _| e.theta(Domain::Real, EXPONENT))
-        .left(Pow::solve_base, Pow::pgf_base)
-        .right(
+        .operand(Side::Left, Pow::solve_base, Pow::pgf_base)
+        .operand(
+            Side::Right,
             |e, z, a| {
                 let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
                 settle_when(e, d, ok, base, EXP_OFFSET)

@@ -5,7 +5,7 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2, Extremum};
+use super::{binary, binary_pgf, record_if, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -171,10 +171,7 @@ impl From<MinMax> for Spec {
                             |e| {
                                 let c = e.choice(2, &r.ext().which_role())?;
                                 let o = r.bounded(e, &r.other_role(), z)?;
-                                let zero = e.ic(0);
-                                let a_is = e.ieq(c, zero);
-                                let a = e.select(a_is, z, o)?;
-                                let b = e.select(a_is, o, z)?;
+                                let (a, b) = r.ext().place(e, c, z, o)?;
                                 Ok(vec![a, b])
                             },
                         )?;
@@ -201,12 +198,7 @@ impl From<MinMax> for Spec {
                             |_| Ok(vec![]),
                             |e| {
                                 let a_is = MinMax::is_z(e, a, z);
-                                let zero = e.ic(0);
-                                let one = e.ic(1);
-                                let c = e.select(a_is, zero, one)?;
-                                e.record(c, &r.ext().which_role())?;
-                                let o = e.select(a_is, b, a)?;
-                                e.record(o, &r.other_role())?;
+                                r.ext().record_placed(e, a_is, (a, b), &r.other_role())?;
                                 Ok(vec![])
                             },
                         )?;
@@ -218,15 +210,7 @@ impl From<MinMax> for Spec {
                             (a, b, r.operand_role("right"))
                         };
                         let same = MinMax::is_known(e, z, known);
-                        e.if_else(
-                            same,
-                            &[],
-                            |e| {
-                                e.record(x, &role)?;
-                                Ok(vec![])
-                            },
-                            |_| Ok(vec![]),
-                        )?;
+                        record_if(e, same, x, &role)?;
                     }
                     _ => {}
                 }

@@ -14,8 +14,8 @@
 //! check both before dividing, so a bad θ is a domain error, never a trap.
 
 use super::ops::Ops;
-use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2, Extremum};
+use super::spec::{Side, Spec};
+use super::{binary, binary_pgf, record_if, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -226,10 +226,7 @@ impl From<IntMinMax> for Spec {
                     (Arg::Unknown, Arg::Unknown) => {
                         let c = e.choice(2, &r.ext().which_role())?;
                         let o = r.bounded(e, &r.other_role("the other"), z)?;
-                        let zero = e.ic(0);
-                        let a_is = e.ieq(c, zero);
-                        let a = e.select(a_is, z, o)?;
-                        let b = e.select(a_is, o, z)?;
+                        let (a, b) = r.ext().place(e, c, z, o)?;
                         vec![a, b]
                     }
                     (Arg::Unknown, Arg::Known(b)) => {
@@ -246,12 +243,8 @@ impl From<IntMinMax> for Spec {
                 match unknowns2(pattern) {
                     (true, true) => {
                         let a_is = e.ieq(a, z);
-                        let zero = e.ic(0);
-                        let one = e.ic(1);
-                        let c = e.select(a_is, zero, one)?;
-                        e.record(c, &r.ext().which_role())?;
-                        let o = e.select(a_is, b, a)?;
-                        e.record(o, &r.other_role("the other"))?;
+                        r.ext()
+                            .record_placed(e, a_is, (a, b), &r.other_role("the other"))?;
                     }
                     (left, right) if left != right => {
                         let (known, x, role) = if left {
@@ -260,15 +253,7 @@ impl From<IntMinMax> for Spec {
                             (a, b, r.other_role("right"))
                         };
                         let same = e.ieq(z, known);
-                        e.if_else(
-                            same,
-                            &[],
-                            |e| {
-                                e.record(x, &role)?;
-                                Ok(vec![])
-                            },
-                            |_| Ok(vec![]),
-                        )?;
+                        record_if(e, same, x, &role)?;
                     }
                     _ => {}
                 }
@@ -486,8 +471,8 @@ pub fn imul() -> Spec {
         .right_theta("right operand", |e, _| {
             e.theta(Domain::Int, "right operand")
         })
-        .left(Imul::solve, |e, _, a, b| Imul::pgf(e, a, b))
-        .right(Imul::solve, |e, _, a, b| Imul::pgf(e, b, a))
+        .operand(Side::Left, Imul::solve, |e, _, a, b| Imul::pgf(e, a, b))
+        .operand(Side::Right, Imul::solve, |e, _, a, b| Imul::pgf(e, b, a))
         .doc(|pattern| {
             let mut thetas = Vec::new();
             if pattern.unknowns() == 2 {
@@ -650,7 +635,7 @@ impl Idiv {
 pub fn idiv() -> Spec {
     Spec::binary("mul-rem")
         .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
-        .left(Idiv::solve_dividend, |e, z, a, b| {
+        .operand(Side::Left, Idiv::solve_dividend, |e, z, a, b| {
             let zb = e.imul(z, b);
             let r = e.isub(a, zb);
             match constant_divisor(e, b) {
@@ -658,7 +643,7 @@ pub fn idiv() -> Spec {
                 None => e.record(r, REMAINDER),
             }
         })
-        .right(Idiv::solve_divisor, |e, z, a, b| {
+        .operand(Side::Right, Idiv::solve_divisor, |e, z, a, b| {
             let zero = e.ic(0);
             let z0 = e.ieq(z, zero);
             e.if_else(
@@ -846,8 +831,8 @@ impl Irem {
 pub fn irem() -> Spec {
     Spec::binary("multiple")
         .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
-        .left(Irem::solve_dividend, Irem::pgf_dividend)
-        .right(Irem::solve_divisor, |e, z, a, b| {
+        .operand(Side::Left, Irem::solve_dividend, Irem::pgf_dividend)
+        .operand(Side::Right, Irem::solve_divisor, |e, z, a, b| {
             let same = e.ieq(z, a);
             e.if_else(
                 same,

@@ -16,7 +16,7 @@
 
 use super::ops::Ops;
 use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2};
+use super::{binary, binary_pgf, record_if, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
 use crate::pattern::{Arg, Pattern};
@@ -66,20 +66,6 @@ fn theta_if(
         |_| Ok(vec![otherwise]),
     )?;
     Ok(r[0])
-}
-
-/// Records `v` if `cond`.
-fn record_if(e: &mut Emitter<'_>, cond: Value, v: Value, role: &str) -> Result<(), RuleError> {
-    e.if_else(
-        cond,
-        &[],
-        |e| {
-            e.record(v, role)?;
-            Ok(vec![])
-        },
-        |_| Ok(vec![]),
-    )?;
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -179,6 +179,40 @@ impl Extremum {
         }
     }
 
+    /// The operands when both are unknown: `c` (a choice) says which one is z (0: a), and the
+    /// other is `o`.
+    pub fn place(
+        self,
+        e: &mut Emitter<'_>,
+        c: Value,
+        z: Value,
+        o: Value,
+    ) -> Result<(Value, Value), RuleError> {
+        use ops::Ops;
+        let zero = e.ic(0);
+        let a_is = e.ieq(c, zero);
+        let a = e.select(a_is, z, o)?;
+        let b = e.select(a_is, o, z)?;
+        Ok((a, b))
+    }
+
+    /// The PGF of [`Extremum::place`]: records whether `a` is z (`a_is`) and the other operand.
+    pub fn record_placed(
+        self,
+        e: &mut Emitter<'_>,
+        a_is: Value,
+        (a, b): (Value, Value),
+        other_role: &str,
+    ) -> Result<(), RuleError> {
+        use ops::Ops;
+        let zero = e.ic(0);
+        let one = e.ic(1);
+        let c = e.select(a_is, zero, one)?;
+        e.record(c, &self.which_role())?;
+        let o = e.select(a_is, b, a)?;
+        e.record(o, other_role)
+    }
+
     /// Whether `o` is on the wrong side of `z` (`o < z` for min), in their type.
     pub fn beyond(self, e: &mut Emitter<'_>, o: Value, z: Value) -> Value {
         let (lt, gt) = match e.value_type(o) {
@@ -187,6 +221,25 @@ impl Extremum {
         };
         e.prim(if self.min { lt } else { gt }, &[o, z])
     }
+}
+
+/// Records `v` if `cond`.
+pub(crate) fn record_if(
+    e: &mut Emitter<'_>,
+    cond: Value,
+    v: Value,
+    role: &str,
+) -> Result<(), RuleError> {
+    e.if_else(
+        cond,
+        &[],
+        |e| {
+            e.record(v, role)?;
+            Ok(vec![])
+        },
+        |_| Ok(vec![]),
+    )?;
+    Ok(())
 }
 
 /// Which operands are unknown, for a binary pattern: (left unknown, right unknown).

@@ -9,6 +9,25 @@ use crate::emit::Emitter;
 use crate::rule::RuleError;
 use pinv_core::ir::{Opcode, Type, Value};
 
+/// Declares a provided method of [`Ops`] per primitive: `name = Opcode;` writes
+/// `fn name(&mut self, a, b) -> Value { self.op2(Opcode::Opcode, a, b) }` (`op1` for unary).
+macro_rules! shorthand {
+    (binary [$($b:ident = $bop:ident;)*] unary [$($u:ident = $uop:ident;)*]) => {
+        $(
+            #[doc = concat!("`", stringify!($b), "(a, b)`.")]
+            fn $b(&mut self, a: Value, b: Value) -> Value {
+                self.op2(Opcode::$bop, a, b)
+            }
+        )*
+        $(
+            #[doc = concat!("`", stringify!($u), "(a)`.")]
+            fn $u(&mut self, a: Value) -> Value {
+                self.op1(Opcode::$uop, a)
+            }
+        )*
+    };
+}
+
 /// Shorthand instructions for rules. See the module docs.
 pub trait Ops {
     /// `op(a)`.
@@ -18,46 +37,19 @@ pub trait Ops {
     /// `cond ? a : b` (both already computed); the values must have one type.
     fn select(&mut self, cond: Value, a: Value, b: Value) -> Result<Value, RuleError>;
 
+    shorthand! {
+        binary [
+            fadd = Fadd; fsub = Fsub; fmul = Fmul; fdiv = Fdiv;
+            feq = Feq; fne = Fne; flt = Flt; fle = Fle; fgt = Fgt; fge = Fge;
+            band = Band; bor = Bor;
+            iadd = Iadd; isub = Isub; imul = Imul; iand = Iand; ior = Ior; ixor = Ixor;
+            ishl = Ishl; ishr = Ishr;
+            ieq = Ieq; ine = Ine; ilt = Ilt; ile = Ile; igt = Igt; ige = Ige;
+        ]
+        unary [fneg = Fneg; fabs = Fabs; floor = Floor; bnot = Bnot; inot = Inot; ineg = Ineg;]
+    }
+
     // ---- f64
-    fn fadd(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fadd, a, b)
-    }
-    fn fsub(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fsub, a, b)
-    }
-    fn fmul(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fmul, a, b)
-    }
-    fn fdiv(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fdiv, a, b)
-    }
-    fn fneg(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Fneg, a)
-    }
-    fn fabs(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Fabs, a)
-    }
-    fn floor(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Floor, a)
-    }
-    fn feq(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Feq, a, b)
-    }
-    fn fne(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fne, a, b)
-    }
-    fn flt(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Flt, a, b)
-    }
-    fn fle(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fle, a, b)
-    }
-    fn fgt(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fgt, a, b)
-    }
-    fn fge(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fge, a, b)
-    }
     /// The f64 constant `x`.
     fn fc(&mut self, x: f64) -> Value;
     /// Whether `x` is a NaN.
@@ -105,67 +97,10 @@ pub trait Ops {
     }
 
     // ---- bool
-    fn band(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Band, a, b)
-    }
-    fn bor(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Bor, a, b)
-    }
-    fn bnot(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Bnot, a)
-    }
     fn bc(&mut self, b: bool) -> Value;
 
     // ---- i64
     fn ic(&mut self, x: i64) -> Value;
-    fn iadd(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Iadd, a, b)
-    }
-    fn isub(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Isub, a, b)
-    }
-    fn imul(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Imul, a, b)
-    }
-    fn iand(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Iand, a, b)
-    }
-    fn ior(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ior, a, b)
-    }
-    fn ixor(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ixor, a, b)
-    }
-    fn inot(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Inot, a)
-    }
-    fn ineg(&mut self, a: Value) -> Value {
-        self.op1(Opcode::Ineg, a)
-    }
-    fn ishl(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ishl, a, b)
-    }
-    fn ishr(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ishr, a, b)
-    }
-    fn ieq(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ieq, a, b)
-    }
-    fn ine(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ine, a, b)
-    }
-    fn ilt(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ilt, a, b)
-    }
-    fn ile(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ile, a, b)
-    }
-    fn igt(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Igt, a, b)
-    }
-    fn ige(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Ige, a, b)
-    }
     /// `b as i64`.
     fn b_to_i(&mut self, b: Value) -> Value {
         self.op1(Opcode::BoolToI64, b)

@@ -8,8 +8,8 @@
 //!   records those θ.
 //! - [`Spec::binary`]: `z = op(a, b)`, where with both operands unknown θ gives the right one and
 //!   the left is then solved as if the right were known. Each side has a solver and a PGF,
-//!   written with [`Spec::left`] / [`Spec::right`], or, for f64 rules that [settle](super::settle)
-//!   a closed-form candidate, with [`Spec::settled_left`] / [`Spec::settled_right`]. [`Spec::finish`]
+//!   written with [`Spec::operand`], or, for f64 rules that [settle](super::settle)
+//!   a closed-form candidate, with [`Spec::settled`]. [`Spec::finish`]
 //!   adds what follows either side (for f64 rules, [`Spec::verified`]: the
 //!   [`verify_forward`] step check).
 //! - [`Spec::new`] with [`Spec::inverse`] and [`Spec::pgf`]: anything else (the code for every
@@ -18,14 +18,14 @@
 //! ```
 //! use pinv_core::ir::{Domain, Opcode};
 //! use pinv_primitives::rules::ops::Ops;
-//! use pinv_primitives::rules::spec::Spec;
+//! use pinv_primitives::rules::spec::{Side::{Left, Right}, Spec};
 //! use pinv_primitives::{RuleDoc, ThetaDoc, InverseRule, Pattern};
 //!
 //! // i64 `z = a + b` (wrapping): a = z − b, b = z − a; θ is b when both are unknown.
 //! let add = Spec::binary("sub")
 //!     .right_theta("right operand", |e, _| e.theta(Domain::Int, "right operand"))
-//!     .left(|e, z, b| Ok(e.isub(z, b)), |_, _, _, _| Ok(()))
-//!     .right(|e, z, a| Ok(e.isub(z, a)), |_, _, _, _| Ok(()))
+//!     .operand(Left, |e, z, b| Ok(e.isub(z, b)), |_, _, _, _| Ok(()))
+//!     .operand(Right, |e, z, a| Ok(e.isub(z, a)), |_, _, _, _| Ok(()))
 //!     .doc(|p| {
 //!         let thetas = if p.unknowns() == 2 {
 //!             vec![ThetaDoc::value(Domain::Int, "right operand")]
@@ -96,8 +96,9 @@ struct Binary {
     finish: Option<FinishFn>,
 }
 
+/// An operand of a binary rule.
 #[derive(Clone, Copy, Debug)]
-enum Side {
+pub enum Side {
     Left,
     Right,
 }
@@ -154,8 +155,8 @@ impl Spec {
     }
 
     /// A binary rule that reads the right operand from θ when both are unknown
-    /// ([`Spec::right_theta`]) and then solves the left one ([`Spec::left`]) as when the right is
-    /// known; with the left known it solves the right ([`Spec::right`]).
+    /// ([`Spec::right_theta`]) and then solves the left one ([`Spec::operand`]) as when the right
+    /// is known; with the left known it solves the right.
     pub fn binary(name: &'static str) -> Spec {
         let absent = move |what: &'static str| -> SolveFn {
             Box::new(move |_, _, _| Err(missing(name, what)))
@@ -188,8 +189,8 @@ impl Spec {
         let nothing = |_: &mut Emitter<'_>, _, _, _| Ok(());
         Spec::binary(name)
             .right_theta(RIGHT, move |e, _| e.theta(domain, RIGHT))
-            .left(move |e, z, b| Ok(left(e, z, b)), nothing)
-            .right(move |e, z, a| Ok(right(e, z, a)), nothing)
+            .operand(Side::Left, move |e, z, b| Ok(left(e, z, b)), nothing)
+            .operand(Side::Right, move |e, z, a| Ok(right(e, z, a)), nothing)
             .doc(
                 move |pattern| match (pattern.is_known(0), pattern.is_known(1)) {
                     (false, false) => RuleDoc::exact(
@@ -281,10 +282,11 @@ impl Spec {
         self
     }
 
-    /// The left operand from the output and the right one (`solve(e, z, b)`), and the θ it
+    /// One operand from the output and the other operand (`solve(e, z, other)`), and the θ it
     /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
-    pub fn left(
+    pub fn operand(
         self,
+        side: Side,
         solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
             + Send
             + Sync
@@ -294,23 +296,7 @@ impl Spec {
             + Sync
             + 'static,
     ) -> Spec {
-        self.side(Side::Left, Box::new(solve), Box::new(pgf))
-    }
-
-    /// The right operand from the output and the left one (`solve(e, z, a)`), and the θ it
-    /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
-    pub fn right(
-        self,
-        solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
-            + Send
-            + Sync
-            + 'static,
-        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
-        self.side(Side::Right, Box::new(solve), Box::new(pgf))
+        self.side(side, Box::new(solve), Box::new(pgf))
     }
 
     fn side(mut self, side: Side, solve: SolveFn, pgf: Pgf2Fn) -> Spec {
@@ -323,19 +309,9 @@ impl Spec {
         self
     }
 
-    /// The left operand of `z = op(a, b)` in the closed form `closed`, [settled](super::settle)
-    /// against `op(·, b)`; `role` names the settle offset.
-    pub fn settled_left(self, op: Opcode, closed: Closed, role: &'static str) -> Spec {
-        self.settled(Side::Left, op, closed, role)
-    }
-
-    /// The right operand of `z = op(a, b)` in the closed form `closed`, settled against
-    /// `op(a, ·)`.
-    pub fn settled_right(self, op: Opcode, closed: Closed, role: &'static str) -> Spec {
-        self.settled(Side::Right, op, closed, role)
-    }
-
-    fn settled(self, side: Side, op: Opcode, closed: Closed, role: &'static str) -> Spec {
+    /// One operand of `z = op(a, b)` in the closed form `closed`, [settled](super::settle)
+    /// against `op` with the other operand fixed; `role` names the settle offset.
+    pub fn settled(self, side: Side, op: Opcode, closed: Closed, role: &'static str) -> Spec {
         // `other` is the known operand; `x` the one solved for.
         let forward = move |e: &mut Emitter<'_>, x: Value, other: Value| match side {
             Side::Left => e.prim(op, &[x, other]),
