@@ -25,7 +25,10 @@ pub fn register(layer: &mut Layer) {
     ] {
         layer.add(Callee::Prim(op), Spec::from(Table { op }));
     }
-    layer.add(Callee::Prim(Opcode::Bnot), bnot());
+    layer.add(
+        Callee::Prim(Opcode::Bnot),
+        Spec::bijection("not", |e, z| e.bnot(z), "a = !z"),
+    );
 }
 
 fn apply(op: Opcode, a: bool, b: bool) -> bool {
@@ -203,8 +206,10 @@ impl Table {
 
 impl From<Table> for Spec {
     fn from(r: Table) -> Spec {
-        Spec::new("truth-table", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "truth-table",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 Ok(match (a, b) {
                     (Arg::Unknown, Arg::Unknown) => r.solve_both(e, z)?,
@@ -212,8 +217,8 @@ impl From<Table> for Spec {
                     (Arg::Known(a), Arg::Unknown) => vec![a, r.solve_one(e, z, a, true)?],
                     _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 })
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 match unknowns2(pattern) {
                     (true, true) => r.pgf_both(e, z, a, b),
@@ -221,66 +226,55 @@ impl From<Table> for Spec {
                     (false, true) => r.pgf_one(e, z, a, b, true),
                     (false, false) => Ok(()),
                 }
-            })
-            .doc(move |pattern| {
-                let mut thetas = Vec::new();
-                let mut checks = Vec::new();
-                match unknowns2(pattern) {
-                    (true, true) => {
-                        for z in [false, true] {
-                            let pairs = r.pairs(z);
-                            if pairs.len() >= 2 {
-                                thetas.push(
-                                    ThetaDoc::choice(
-                                        pairs.len() as u32,
-                                        &format!("{BOTH_ROLE} ({})", Table::describe(&pairs)),
-                                    )
-                                    .when(&format!("z is {z}")),
-                                );
-                            }
-                            if pairs.is_empty() {
-                                checks.push(format!("`{}` is never {z} here", r.op.spelling()));
-                            }
+            },
+        )
+        .doc(move |pattern| {
+            let mut thetas = Vec::new();
+            let mut checks = Vec::new();
+            match unknowns2(pattern) {
+                (true, true) => {
+                    for z in [false, true] {
+                        let pairs = r.pairs(z);
+                        if pairs.len() >= 2 {
+                            thetas.push(
+                                ThetaDoc::choice(
+                                    pairs.len() as u32,
+                                    &format!("{BOTH_ROLE} ({})", Table::describe(&pairs)),
+                                )
+                                .when(&format!("z is {z}")),
+                            );
                         }
-                    }
-                    (left, _) => {
-                        let known_left = !left;
-                        let mut whens = Vec::new();
-                        for z in [false, true] {
-                            for k in [false, true] {
-                                match r.values(z, k, known_left).len() {
-                                    2 => whens.push(format!("z is {z} and the known operand {k}")),
-                                    0 => checks.push(format!(
-                                        "no operand gives {} = {z} with the other {k}",
-                                        r.op
-                                    )),
-                                    _ => {}
-                                }
-                            }
-                        }
-                        if !whens.is_empty() {
-                            thetas.push(ThetaDoc::choice(2, ONE_ROLE).when(&whens.join(", or ")));
+                        if pairs.is_empty() {
+                            checks.push(format!("`{}` is never {z} here", r.op.spelling()));
                         }
                     }
                 }
-                RuleDoc {
-                    thetas,
-                    checks,
-                    exact: true,
-                    summary: "the operands that give z, from the truth table".into(),
+                (left, _) => {
+                    let known_left = !left;
+                    let mut whens = Vec::new();
+                    for z in [false, true] {
+                        for k in [false, true] {
+                            match r.values(z, k, known_left).len() {
+                                2 => whens.push(format!("z is {z} and the known operand {k}")),
+                                0 => checks.push(format!(
+                                    "no operand gives {} = {z} with the other {k}",
+                                    r.op
+                                )),
+                                _ => {}
+                            }
+                        }
+                    }
+                    if !whens.is_empty() {
+                        thetas.push(ThetaDoc::choice(2, ONE_ROLE).when(&whens.join(", or ")));
+                    }
                 }
-            })
-    }
-}
-
-/// `z = !a`: `a = !z`.
-pub fn bnot() -> Spec {
-    Spec::unary("not")
-        .solve(|e, z| Ok(e.bnot(z)))
-        .doc(|_| RuleDoc {
-            thetas: Vec::new(),
-            checks: Vec::new(),
-            exact: true,
-            summary: "a = !z".into(),
+            }
+            RuleDoc {
+                thetas,
+                checks,
+                exact: true,
+                summary: "the operands that give z, from the truth table".into(),
+            }
         })
+    }
 }

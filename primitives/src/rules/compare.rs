@@ -353,8 +353,10 @@ impl Compare {
 
 impl From<Compare> for Spec {
     fn from(r: Compare) -> Spec {
-        Spec::new("witness", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "witness",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 let (a, b) = match (a, b) {
                     (a, Arg::Unknown) => {
@@ -377,8 +379,8 @@ impl From<Compare> for Spec {
                     ),
                 )?;
                 Ok(vec![a, b])
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 match unknowns2(pattern) {
                     (left, true) => {
@@ -390,40 +392,41 @@ impl From<Compare> for Spec {
                     (true, false) => r.solve_pgf(e, z, b, a, r.rels_left()),
                     (false, false) => Ok(()),
                 }
-            })
-            .doc(move |pattern| {
-                let (a_unknown, b_unknown) = unknowns2(pattern);
-                let (thetas, summary) = if b_unknown {
-                    // b solved against a (after θ for a, if both are unknown).
-                    let (t, f) = r.rels_right();
-                    let mut thetas = Vec::new();
-                    if a_unknown {
-                        thetas.push(ThetaDoc::value(Domain::all(r.ty()), r.anchor_role()));
-                    }
-                    thetas.extend(r.rel_doc(t, "z is true"));
-                    thetas.extend(r.rel_doc(f, "z is false"));
-                    let s = if a_unknown {
-                        "a = θ, b = a ± gap θ"
-                    } else {
-                        "b = a ± gap θ"
-                    };
-                    (thetas, s)
-                } else {
-                    let (t, f) = r.rels_left();
-                    let mut thetas = r.rel_doc(t, "z is true");
-                    thetas.extend(r.rel_doc(f, "z is false"));
-                    (thetas, "a = b ± gap θ")
-                };
-                RuleDoc {
-                    thetas,
-                    checks: vec![format!(
-                        "{} of the witnesses is z (a gap absorbed or wrapped fails)",
-                        r.op
-                    )],
-                    exact: true,
-                    summary: summary.to_string(),
+            },
+        )
+        .doc(move |pattern| {
+            let (a_unknown, b_unknown) = unknowns2(pattern);
+            let (thetas, summary) = if b_unknown {
+                // b solved against a (after θ for a, if both are unknown).
+                let (t, f) = r.rels_right();
+                let mut thetas = Vec::new();
+                if a_unknown {
+                    thetas.push(ThetaDoc::value(Domain::all(r.ty()), r.anchor_role()));
                 }
-            })
+                thetas.extend(r.rel_doc(t, "z is true"));
+                thetas.extend(r.rel_doc(f, "z is false"));
+                let s = if a_unknown {
+                    "a = θ, b = a ± gap θ"
+                } else {
+                    "b = a ± gap θ"
+                };
+                (thetas, s)
+            } else {
+                let (t, f) = r.rels_left();
+                let mut thetas = r.rel_doc(t, "z is true");
+                thetas.extend(r.rel_doc(f, "z is false"));
+                (thetas, "a = b ± gap θ")
+            };
+            RuleDoc {
+                thetas,
+                checks: vec![format!(
+                    "{} of the witnesses is z (a gap absorbed or wrapped fails)",
+                    r.op
+                )],
+                exact: true,
+                summary: summary.to_string(),
+            }
+        })
     }
 }
 

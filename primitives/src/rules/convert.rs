@@ -74,144 +74,141 @@ fn fraction(e: &mut Emitter<'_>) -> Result<Value, RuleError> {
 /// - otherwise z must be an f64; `x = z ± f` away from 0 with θ `f ∈ [0, 1)` (interval and a
 ///   check) where |z| < 2^53, `x = z` above.
 pub fn to_int() -> Spec {
-    Spec::unary("fraction")
-        .solve(|e, z| {
-            let class = to_int_class(e, z)?;
-            let x = e.switch(class, 4, &[Type::F64], |e, arm| match arm {
-                0 => Ok(vec![e.theta(
+    Spec::unary("fraction", |e, z| {
+        let class = to_int_class(e, z)?;
+        let x = e.switch(class, 4, &[Type::F64], |e, arm| match arm {
+            0 => Ok(vec![e.theta(
+                Domain::Interval {
+                    lo: TWO_63,
+                    hi: f64::INFINITY,
+                },
+                UP,
+            )?]),
+            1 => Ok(vec![e.theta(
+                Domain::Interval {
+                    lo: f64::NEG_INFINITY,
+                    hi: -TWO_63,
+                },
+                DOWN,
+            )?]),
+            2 => {
+                let c = e.choice(3, ZERO_CASE)?;
+                e.switch(c, 3, &[Type::F64], |e, k| match k {
+                    0 => Ok(vec![fraction(e)?]),
+                    1 => {
+                        let f = fraction(e)?;
+                        Ok(vec![e.fneg(f)])
+                    }
+                    _ => Ok(vec![e.fc(f64::NAN)]),
+                })
+            }
+            _ => {
+                let zf = e.i_to_f(z);
+                let back = e.op1(Opcode::FcvtToI64, zf);
+                let same = e.ieq(back, z);
+                e.check(same, "z is not the truncation of any f64")?;
+                let az = e.fabs(zf);
+                let lim = e.fc(TWO_53);
+                let small = e.flt(az, lim);
+                let r = e.if_else(
+                    small,
+                    &[Type::F64],
+                    |e| {
+                        let f = fraction(e)?;
+                        let away = e.with_sign_of(f, zf)?;
+                        Ok(vec![e.fadd(zf, away)])
+                    },
+                    |_| Ok(vec![zf]),
+                )?;
+                Ok(r)
+            }
+        })?[0];
+        let again = e.op1(Opcode::FcvtToI64, x);
+        let ok = e.ieq(again, z);
+        e.check(
+            ok,
+            "the truncation of the solution is not z (the fraction rounds up)",
+        )?;
+        Ok(x)
+    })
+    .records(|e, z, x| {
+        let class = to_int_class(e, z)?;
+        e.switch(class, 4, &[], |e, arm| {
+            match arm {
+                0 => e.record(x, UP)?,
+                1 => e.record(x, DOWN)?,
+                2 => {
+                    let nan = e.is_nan(x);
+                    let s = sign_choice(e, x);
+                    let two = e.ic(2);
+                    let c = e.select(nan, two, s)?;
+                    e.record(c, ZERO_CASE)?;
+                    let not_nan = e.bnot(nan);
+                    let ax = e.fabs(x);
+                    e.if_else(
+                        not_nan,
+                        &[],
+                        |e| {
+                            e.record(ax, FRACTION)?;
+                            Ok(vec![])
+                        },
+                        |_| Ok(vec![]),
+                    )?;
+                }
+                _ => {
+                    let zf = e.i_to_f(z);
+                    let az = e.fabs(zf);
+                    let lim = e.fc(TWO_53);
+                    let small = e.flt(az, lim);
+                    e.if_else(
+                        small,
+                        &[],
+                        |e| {
+                            let d = e.fsub(x, zf);
+                            let f = e.fabs(d);
+                            e.record(f, FRACTION)?;
+                            Ok(vec![])
+                        },
+                        |_| Ok(vec![]),
+                    )?;
+                }
+            }
+            Ok(vec![])
+        })?;
+        Ok(())
+    })
+    .doc(|_| {
+        let frac = Domain::Interval { lo: 0.0, hi: 1.0 };
+        RuleDoc {
+            thetas: vec![
+                ThetaDoc::value(
                     Domain::Interval {
                         lo: TWO_63,
                         hi: f64::INFINITY,
                     },
                     UP,
-                )?]),
-                1 => Ok(vec![e.theta(
+                )
+                .when("z = i64::MAX"),
+                ThetaDoc::value(
                     Domain::Interval {
                         lo: f64::NEG_INFINITY,
                         hi: -TWO_63,
                     },
                     DOWN,
-                )?]),
-                2 => {
-                    let c = e.choice(3, ZERO_CASE)?;
-                    e.switch(c, 3, &[Type::F64], |e, k| match k {
-                        0 => Ok(vec![fraction(e)?]),
-                        1 => {
-                            let f = fraction(e)?;
-                            Ok(vec![e.fneg(f)])
-                        }
-                        _ => Ok(vec![e.fc(f64::NAN)]),
-                    })
-                }
-                _ => {
-                    let zf = e.i_to_f(z);
-                    let back = e.op1(Opcode::FcvtToI64, zf);
-                    let same = e.ieq(back, z);
-                    e.check(same, "z is not the truncation of any f64")?;
-                    let az = e.fabs(zf);
-                    let lim = e.fc(TWO_53);
-                    let small = e.flt(az, lim);
-                    let r = e.if_else(
-                        small,
-                        &[Type::F64],
-                        |e| {
-                            let f = fraction(e)?;
-                            let away = e.with_sign_of(f, zf)?;
-                            Ok(vec![e.fadd(zf, away)])
-                        },
-                        |_| Ok(vec![zf]),
-                    )?;
-                    Ok(r)
-                }
-            })?[0];
-            let again = e.op1(Opcode::FcvtToI64, x);
-            let ok = e.ieq(again, z);
-            e.check(
-                ok,
-                "the truncation of the solution is not z (the fraction rounds up)",
-            )?;
-            Ok(x)
-        })
-        .records(|e, z, x| {
-            let class = to_int_class(e, z)?;
-            e.switch(class, 4, &[], |e, arm| {
-                match arm {
-                    0 => e.record(x, UP)?,
-                    1 => e.record(x, DOWN)?,
-                    2 => {
-                        let nan = e.is_nan(x);
-                        let s = sign_choice(e, x);
-                        let two = e.ic(2);
-                        let c = e.select(nan, two, s)?;
-                        e.record(c, ZERO_CASE)?;
-                        let not_nan = e.bnot(nan);
-                        let ax = e.fabs(x);
-                        e.if_else(
-                            not_nan,
-                            &[],
-                            |e| {
-                                e.record(ax, FRACTION)?;
-                                Ok(vec![])
-                            },
-                            |_| Ok(vec![]),
-                        )?;
-                    }
-                    _ => {
-                        let zf = e.i_to_f(z);
-                        let az = e.fabs(zf);
-                        let lim = e.fc(TWO_53);
-                        let small = e.flt(az, lim);
-                        e.if_else(
-                            small,
-                            &[],
-                            |e| {
-                                let d = e.fsub(x, zf);
-                                let f = e.fabs(d);
-                                e.record(f, FRACTION)?;
-                                Ok(vec![])
-                            },
-                            |_| Ok(vec![]),
-                        )?;
-                    }
-                }
-                Ok(vec![])
-            })?;
-            Ok(())
-        })
-        .doc(|_| {
-            let frac = Domain::Interval { lo: 0.0, hi: 1.0 };
-            RuleDoc {
-                thetas: vec![
-                    ThetaDoc::value(
-                        Domain::Interval {
-                            lo: TWO_63,
-                            hi: f64::INFINITY,
-                        },
-                        UP,
-                    )
-                    .when("z = i64::MAX"),
-                    ThetaDoc::value(
-                        Domain::Interval {
-                            lo: f64::NEG_INFINITY,
-                            hi: -TWO_63,
-                        },
-                        DOWN,
-                    )
-                    .when("z = i64::MIN"),
-                    ThetaDoc::choice(3, ZERO_CASE).when("z = 0"),
-                    ThetaDoc::value(frac, FRACTION)
-                        .when("z = 0 and x is not NaN, or 0 < |z| < 2^53"),
-                ],
-                checks: vec![
-                    "z is not the truncation of any f64".into(),
-                    "the fractional part is below 1".into(),
-                    "the truncation of the solution is z (z ± f rounded to the next integer)"
-                        .into(),
-                ],
-                exact: true,
-                summary: "x = z ± f (f = θ in [0, 1)); saturation and NaN ends by θ".into(),
-            }
-        })
+                )
+                .when("z = i64::MIN"),
+                ThetaDoc::choice(3, ZERO_CASE).when("z = 0"),
+                ThetaDoc::value(frac, FRACTION).when("z = 0 and x is not NaN, or 0 < |z| < 2^53"),
+            ],
+            checks: vec![
+                "z is not the truncation of any f64".into(),
+                "the fractional part is below 1".into(),
+                "the truncation of the solution is z (z ± f rounded to the next integer)".into(),
+            ],
+            exact: true,
+            summary: "x = z ± f (f = θ in [0, 1)); saturation and NaN ends by θ".into(),
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,74 +234,73 @@ fn rounds(e: &mut Emitter<'_>, z: Value) -> Value {
 /// every f64 is an integer, `z as i64` plus θ in [−1024, 1024] (the i64s that round to the same
 /// f64), checked exactly.
 pub fn from_int() -> Spec {
-    Spec::unary("round")
-        .solve(|e, z| {
-            let az = e.fabs(z);
-            let lim = e.fc(TWO_63);
-            let fits = e.fle(az, lim);
-            e.check(fits, "z is not the f64 of any i64")?;
-            let d = nearest(e, z)?;
-            let far = rounds(e, z);
-            // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
-            // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
-            // factor of p), so the nearest integer is taken and checked within the tolerance.
-            let x = e.if_else(
-                far,
-                &[Type::I64],
-                |e| {
-                    let t = e.theta(
-                        Domain::IntRange {
-                            lo: -1024,
-                            hi: 1024,
-                        },
-                        OFFSET,
-                    )?;
-                    let x = e.iadd(d, t);
-                    let again = e.i_to_f(x);
-                    let same = e.feq(again, z);
-                    e.check(same, "the offset leaves the i64s that round to z")?;
-                    Ok(vec![x])
-                },
-                |e| {
-                    let again = e.i_to_f(d);
-                    let near = e.close(again, z);
-                    e.check(near, "z is not the f64 of any i64")?;
-                    Ok(vec![d])
-                },
-            )?[0];
-            Ok(x)
-        })
-        .records(|e, z, x| {
-            let far = rounds(e, z);
-            let d = nearest(e, z)?;
-            let t = e.isub(x, d);
-            e.if_else(
-                far,
-                &[],
-                |e| {
-                    e.record(t, OFFSET)?;
-                    Ok(vec![])
-                },
-                |_| Ok(vec![]),
-            )?;
-            Ok(())
-        })
-        .doc(|_| RuleDoc {
-            thetas: vec![ThetaDoc::value(
-                Domain::IntRange {
-                    lo: -1024,
-                    hi: 1024,
-                },
-                OFFSET,
-            )
-            .when("|z| ≥ 2^53")],
-            checks: vec![
-                "z is not the f64 of any i64".into(),
-                "the offset leaves the i64s that round to z".into(),
-            ],
-            exact: false,
-            summary: "x = the i64 nearest z (+ θ above 2^53)".into(),
-        })
+    Spec::unary("round", |e, z| {
+        let az = e.fabs(z);
+        let lim = e.fc(TWO_63);
+        let fits = e.fle(az, lim);
+        e.check(fits, "z is not the f64 of any i64")?;
+        let d = nearest(e, z)?;
+        let far = rounds(e, z);
+        // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
+        // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
+        // factor of p), so the nearest integer is taken and checked within the tolerance.
+        let x = e.if_else(
+            far,
+            &[Type::I64],
+            |e| {
+                let t = e.theta(
+                    Domain::IntRange {
+                        lo: -1024,
+                        hi: 1024,
+                    },
+                    OFFSET,
+                )?;
+                let x = e.iadd(d, t);
+                let again = e.i_to_f(x);
+                let same = e.feq(again, z);
+                e.check(same, "the offset leaves the i64s that round to z")?;
+                Ok(vec![x])
+            },
+            |e| {
+                let again = e.i_to_f(d);
+                let near = e.close(again, z);
+                e.check(near, "z is not the f64 of any i64")?;
+                Ok(vec![d])
+            },
+        )?[0];
+        Ok(x)
+    })
+    .records(|e, z, x| {
+        let far = rounds(e, z);
+        let d = nearest(e, z)?;
+        let t = e.isub(x, d);
+        e.if_else(
+            far,
+            &[],
+            |e| {
+                e.record(t, OFFSET)?;
+                Ok(vec![])
+            },
+            |_| Ok(vec![]),
+        )?;
+        Ok(())
+    })
+    .doc(|_| RuleDoc {
+        thetas: vec![ThetaDoc::value(
+            Domain::IntRange {
+                lo: -1024,
+                hi: 1024,
+            },
+            OFFSET,
+        )
+        .when("|z| ≥ 2^53")],
+        checks: vec![
+            "z is not the f64 of any i64".into(),
+            "the offset leaves the i64s that round to z".into(),
+        ],
+        exact: false,
+        summary: "x = the i64 nearest z (+ θ above 2^53)".into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,22 +308,21 @@ pub fn from_int() -> Spec {
 
 /// `z = b as i64`: z is 0 or 1, `b = (z = 1)`.
 pub fn from_bool() -> Spec {
-    Spec::unary("test")
-        .solve(|e, z| {
-            let zero = e.ic(0);
-            let one = e.ic(1);
-            let z0 = e.ieq(z, zero);
-            let z1 = e.ieq(z, one);
-            let ok = e.bor(z0, z1);
-            e.check(ok, "bool as i64 is 0 or 1")?;
-            Ok(z1)
-        })
-        .doc(|_| RuleDoc {
-            thetas: Vec::new(),
-            checks: vec!["bool as i64 is 0 or 1".into()],
-            exact: true,
-            summary: "b = (z = 1)".into(),
-        })
+    Spec::unary("test", |e, z| {
+        let zero = e.ic(0);
+        let one = e.ic(1);
+        let z0 = e.ieq(z, zero);
+        let z1 = e.ieq(z, one);
+        let ok = e.bor(z0, z1);
+        e.check(ok, "bool as i64 is 0 or 1")?;
+        Ok(z1)
+    })
+    .doc(|_| RuleDoc {
+        thetas: Vec::new(),
+        checks: vec!["bool as i64 is 0 or 1".into()],
+        exact: true,
+        summary: "b = (z = 1)".into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,13 +338,11 @@ pub struct Bits {
 
 impl From<Bits> for Spec {
     fn from(r: Bits) -> Spec {
-        Spec::unary("bit cast")
-            .solve(move |e, z| Ok(e.prim(r.inverse, &[z])))
-            .doc(move |_| RuleDoc {
-                thetas: Vec::new(),
-                checks: Vec::new(),
-                exact: true,
-                summary: format!("x = {}(z)", r.inverse),
-            })
+        Spec::unary("bit cast", move |e, z| Ok(e.prim(r.inverse, &[z]))).doc(move |_| RuleDoc {
+            thetas: Vec::new(),
+            checks: Vec::new(),
+            exact: true,
+            summary: format!("x = {}(z)", r.inverse),
+        })
     }
 }

@@ -12,10 +12,9 @@ use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, small_multiple,
 };
 use super::spec::{Closed, Side, Spec};
-use super::{binary, binary_pgf, unknowns2, verify_forward};
+use super::unknowns2;
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
@@ -25,7 +24,11 @@ pub fn register(layer: &mut Layer) {
     layer.add(Callee::Prim(Opcode::Fmul), fmul());
     layer.add(Callee::Prim(Opcode::Fdiv), fdiv());
     layer.add(Callee::Prim(Opcode::Frem), frem());
-    layer.add(Callee::Prim(Opcode::Fneg), fneg());
+    // `z = −a`: `a = −z`, exactly (the sign bit flips back, also of zeros and NaNs).
+    layer.add(
+        Callee::Prim(Opcode::Fneg),
+        Spec::bijection("neg", |e, z| e.fneg(z), "a = −z"),
+    );
 }
 
 /// A binary rule whose operands each have a closed form by one primitive, settled against `op`;
@@ -160,7 +163,12 @@ fn over(
 /// - z = 0: a choice of which factor is (the) 0 and θ real for the other, the zero factor
 ///   `z / other` (signed like z).
 pub fn fmul() -> Spec {
-    Spec::new("div", 2)
+    use Closed::ZThen;
+    Spec::binary("div")
+        .both(fmul_both, fmul_both_pgf)
+        .settled(Side::Left, Opcode::Fmul, ZThen(Opcode::Fdiv), FMUL_A)
+        .settled(Side::Right, Opcode::Fmul, ZThen(Opcode::Fdiv), FMUL_B)
+        .verified(Opcode::Fmul)
         .doc(|pattern| {
             let checks = ["a · b = z (a θ of 0 on the z ≠ 0 path, or too large, fails)"];
             match unknowns2(pattern) {
@@ -178,38 +186,6 @@ pub fn fmul() -> Spec {
                 ),
                 (true, false) => RuleDoc::rounded(vec![settle_doc(FMUL_A)], &checks, "a = z / b"),
                 _ => RuleDoc::rounded(vec![settle_doc(FMUL_B)], &checks, "b = z / a"),
-            }
-        })
-        .inverse(|e, outputs, args| {
-            let (z, a, b) = binary(outputs, args)?;
-            let (a, b) = match (a, b) {
-                (Arg::Unknown, Arg::Unknown) => fmul_both(e, z)?,
-                (Arg::Unknown, Arg::Known(b)) => {
-                    let (d, f) = over(e, z, b);
-                    (settle(e, d, z, &f, FMUL_A)?, b)
-                }
-                (Arg::Known(a), Arg::Unknown) => {
-                    let (d, f) = over(e, z, a);
-                    (a, settle(e, d, z, &f, FMUL_B)?)
-                }
-                _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-            };
-            verify_forward(e, Opcode::Fmul, &[a, b], z)?;
-            Ok(vec![a, b])
-        })
-        .pgf(|e, outputs, args, pattern| {
-            let (z, a, b) = binary_pgf(outputs, args)?;
-            match unknowns2(pattern) {
-                (true, true) => fmul_both_pgf(e, z, a, b),
-                (true, false) => {
-                    let (d, f) = over(e, z, b);
-                    settle_pgf(e, d, z, a, &f, FMUL_A)
-                }
-                (false, true) => {
-                    let (d, f) = over(e, z, a);
-                    settle_pgf(e, d, z, b, &f, FMUL_B)
-                }
-                (false, false) => Ok(()),
             }
         })
 }
@@ -525,10 +501,3 @@ pub fn frem() -> Spec {
 
 // ---------------------------------------------------------------------------------------------
 // fneg
-
-/// `z = −a`: `a = −z`, exactly (the sign bit flips back, also of zeros and NaNs).
-pub fn fneg() -> Spec {
-    Spec::unary("neg")
-        .solve(|e, z| Ok(e.fneg(z)))
-        .doc(|_| RuleDoc::exact(Vec::new(), &[], "a = −z"))
-}

@@ -145,31 +145,30 @@ impl From<Monotone> for Spec {
             check,
             closed,
         } = m;
-        Spec::unary(name)
-            .solve(move |e, z| {
-                if let Some((reason, ok)) = check {
-                    let ok = ok(e, z);
-                    e.check(ok, reason)?;
-                }
-                let d = closed(e, z)?;
-                let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
-                verify_forward(e, op, &[x], z)?;
-                Ok(x)
-            })
-            .records(move |e, z, x| {
-                let d = closed(e, z)?;
-                settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
-            })
-            .doc(move |_| {
-                let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
-                checks.push(format!("`{}` of the solution is the output", op.spelling()));
-                RuleDoc {
-                    thetas: vec![settle_doc(OFFSET)],
-                    checks,
-                    exact: false,
-                    summary: summary.to_string(),
-                }
-            })
+        Spec::unary(name, move |e, z| {
+            if let Some((reason, ok)) = check {
+                let ok = ok(e, z);
+                e.check(ok, reason)?;
+            }
+            let d = closed(e, z)?;
+            let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+            verify_forward(e, op, &[x], z)?;
+            Ok(x)
+        })
+        .records(move |e, z, x| {
+            let d = closed(e, z)?;
+            settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+        })
+        .doc(move |_| {
+            let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
+            checks.push(format!("`{}` of the solution is the output", op.spelling()));
+            RuleDoc {
+                thetas: vec![settle_doc(OFFSET)],
+                checks,
+                exact: false,
+                summary: summary.to_string(),
+            }
+        })
     }
 }
 
@@ -194,33 +193,32 @@ pub(crate) fn sign_choice(e: &mut Emitter<'_>, x: Value) -> Value {
 
 /// `z = cosh x`: a sign choice, `x = ±acosh z`, settled (z near 1 pins x loosely).
 pub fn cosh() -> Spec {
-    Spec::unary("acosh")
-        .solve(|e, z| {
-            let one = e.fc(1.0);
-            let low = e.flt(z, one);
-            let ok = e.bnot(low);
-            e.check(ok, "cosh is at least 1")?;
-            let s = e.choice(2, SIGN)?;
-            let d = cosh_candidate(e, z, s)?;
-            let x = settle(e, d, z, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)?;
-            verify_forward(e, Opcode::Cosh, &[x], z)?;
-            Ok(x)
-        })
-        .records(|e, z, x| {
-            let s = sign_choice(e, x);
-            e.record(s, SIGN)?;
-            let d = cosh_candidate(e, z, s)?;
-            settle_pgf(e, d, z, x, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)
-        })
-        .doc(|_| RuleDoc {
-            thetas: vec![ThetaDoc::choice(2, SIGN), settle_doc(OFFSET)],
-            checks: vec![
-                "cosh is at least 1".into(),
-                "cosh of the solution is z".into(),
-            ],
-            exact: false,
-            summary: "x = ±acosh z".into(),
-        })
+    Spec::unary("acosh", |e, z| {
+        let one = e.fc(1.0);
+        let low = e.flt(z, one);
+        let ok = e.bnot(low);
+        e.check(ok, "cosh is at least 1")?;
+        let s = e.choice(2, SIGN)?;
+        let d = cosh_candidate(e, z, s)?;
+        let x = settle(e, d, z, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)?;
+        verify_forward(e, Opcode::Cosh, &[x], z)?;
+        Ok(x)
+    })
+    .records(|e, z, x| {
+        let s = sign_choice(e, x);
+        e.record(s, SIGN)?;
+        let d = cosh_candidate(e, z, s)?;
+        settle_pgf(e, d, z, x, &|e, x| e.op1(Opcode::Cosh, x), OFFSET)
+    })
+    .doc(|_| RuleDoc {
+        thetas: vec![ThetaDoc::choice(2, SIGN), settle_doc(OFFSET)],
+        checks: vec![
+            "cosh is at least 1".into(),
+            "cosh of the solution is z".into(),
+        ],
+        exact: false,
+        summary: "x = ±acosh z".into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,27 +226,26 @@ pub fn cosh() -> Spec {
 
 /// `z = |x|`: a sign choice, `x = ±z`, exactly.
 pub fn fabs() -> Spec {
-    Spec::unary("sign")
-        .solve(|e, z| {
-            let neg = e.sign_bit(z);
-            let ok = e.bnot(neg);
-            e.check(ok, "abs is never negative")?;
-            let s = e.choice(2, SIGN)?;
-            let one = e.ic(1);
-            let is_neg = e.ieq(s, one);
-            let nz = e.fneg(z);
-            e.select(is_neg, nz, z)
-        })
-        .records(|e, _, x| {
-            let s = sign_choice(e, x);
-            e.record(s, SIGN)
-        })
-        .doc(|_| RuleDoc {
-            thetas: vec![ThetaDoc::choice(2, SIGN)],
-            checks: vec!["abs is never negative".into()],
-            exact: true,
-            summary: "x = ±z".into(),
-        })
+    Spec::unary("sign", |e, z| {
+        let neg = e.sign_bit(z);
+        let ok = e.bnot(neg);
+        e.check(ok, "abs is never negative")?;
+        let s = e.choice(2, SIGN)?;
+        let one = e.ic(1);
+        let is_neg = e.ieq(s, one);
+        let nz = e.fneg(z);
+        e.select(is_neg, nz, z)
+    })
+    .records(|e, _, x| {
+        let s = sign_choice(e, x);
+        e.record(s, SIGN)
+    })
+    .doc(|_| RuleDoc {
+        thetas: vec![ThetaDoc::choice(2, SIGN)],
+        checks: vec!["abs is never negative".into()],
+        exact: true,
+        summary: "x = ±z".into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,66 +264,65 @@ fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
 /// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
 /// above, and for ±inf and NaN, `x = z`.
 pub fn floor() -> Spec {
-    Spec::unary("fraction")
-        .solve(|e, z| {
-            // z may carry the rounding of the steps that computed it (exp of a log): below 2^52
-            // the nearest integer is taken, and must be z within the tolerance; above, every f64
-            // is an integer.
-            let n = super::nearest_integer(e, z)?;
-            let close = e.close(n, z);
-            let nan = e.is_nan(z);
-            let ok = e.bor(close, nan);
-            e.check(ok, "floor gives an integer")?;
-            let z = n;
-            let frac = has_fraction(e, z);
-            let x = e.if_else(
-                frac,
-                &[Type::F64],
-                |e| {
-                    let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
-                    let one = e.fc(1.0);
-                    let below = e.flt(f, one);
-                    e.check(below, "the fractional part is below 1")?;
-                    let zero = e.fc(0.0);
-                    let f0 = e.feq(f, zero);
-                    let sum = e.fadd(z, f);
-                    // f = 0 keeps z as it is (so −0 stays −0).
-                    Ok(vec![e.select(f0, z, sum)?])
-                },
-                |_| Ok(vec![z]),
-            )?[0];
-            verify_forward(e, Opcode::Floor, &[x], z)?;
-            Ok(x)
-        })
-        .records(|e, z, x| {
-            let frac = has_fraction(e, z);
-            e.if_else(
-                frac,
-                &[],
-                |e| {
-                    let f = e.fsub(x, z);
-                    // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
-                    let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
-                    let f = e.op2(Opcode::Fmin, f, below_one);
-                    e.record(f, FRACTION)?;
-                    Ok(vec![])
-                },
-                |_| Ok(vec![]),
-            )?;
-            Ok(())
-        })
-        .doc(|_| RuleDoc {
-            thetas: vec![
-                ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52"),
-            ],
-            checks: vec![
-                "floor gives an integer".into(),
-                "the fractional part is below 1".into(),
-                "floor of the solution is z (z + f can round up)".into(),
-            ],
-            exact: false,
-            summary: "x = z + f".into(),
-        })
+    Spec::unary("fraction", |e, z| {
+        // z may carry the rounding of the steps that computed it (exp of a log): below 2^52
+        // the nearest integer is taken, and must be z within the tolerance; above, every f64
+        // is an integer.
+        let n = super::nearest_integer(e, z)?;
+        let close = e.close(n, z);
+        let nan = e.is_nan(z);
+        let ok = e.bor(close, nan);
+        e.check(ok, "floor gives an integer")?;
+        let z = n;
+        let frac = has_fraction(e, z);
+        let x = e.if_else(
+            frac,
+            &[Type::F64],
+            |e| {
+                let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
+                let one = e.fc(1.0);
+                let below = e.flt(f, one);
+                e.check(below, "the fractional part is below 1")?;
+                let zero = e.fc(0.0);
+                let f0 = e.feq(f, zero);
+                let sum = e.fadd(z, f);
+                // f = 0 keeps z as it is (so −0 stays −0).
+                Ok(vec![e.select(f0, z, sum)?])
+            },
+            |_| Ok(vec![z]),
+        )?[0];
+        verify_forward(e, Opcode::Floor, &[x], z)?;
+        Ok(x)
+    })
+    .records(|e, z, x| {
+        let frac = has_fraction(e, z);
+        e.if_else(
+            frac,
+            &[],
+            |e| {
+                let f = e.fsub(x, z);
+                // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
+                let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
+                let f = e.op2(Opcode::Fmin, f, below_one);
+                e.record(f, FRACTION)?;
+                Ok(vec![])
+            },
+            |_| Ok(vec![]),
+        )?;
+        Ok(())
+    })
+    .doc(|_| RuleDoc {
+        thetas: vec![
+            ThetaDoc::value(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION).when("|z| < 2^52"),
+        ],
+        checks: vec![
+            "floor gives an integer".into(),
+            "the fractional part is below 1".into(),
+            "floor of the solution is z (z + f can round up)".into(),
+        ],
+        exact: false,
+        summary: "x = z + f".into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

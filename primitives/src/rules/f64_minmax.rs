@@ -45,19 +45,11 @@ impl MinMax {
     }
 
     fn other_role(&self) -> String {
-        format!(
-            "the other operand (not {} the {}; NaN allowed)",
-            self.ext().wrong_side(),
-            self.ext().word()
-        )
+        self.operand_role("the other")
     }
 
     fn operand_role(&self, which: &str) -> String {
-        format!(
-            "{which} operand (not {} the {}; NaN allowed)",
-            self.ext().wrong_side(),
-            self.ext().word()
-        )
+        self.ext().operand_role(which, "; NaN allowed")
     }
 
     /// θ for the operand that is not the result: not beyond `z` by more than the tolerance. `z`
@@ -158,8 +150,10 @@ impl MinMax {
 
 impl From<MinMax> for Spec {
     fn from(r: MinMax) -> Spec {
-        Spec::new("pick", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "pick",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 let (a, b) = match (a, b) {
                     (Arg::Unknown, Arg::Unknown) => {
@@ -186,8 +180,8 @@ impl From<MinMax> for Spec {
                     _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 };
                 Ok(vec![a, b])
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 let nan = e.is_nan(z);
                 match unknowns2(pattern) {
@@ -215,46 +209,47 @@ impl From<MinMax> for Spec {
                     _ => {}
                 }
                 Ok(())
-            })
-            .doc(move |pattern| {
-                let checks = vec![
-                    format!(
-                        "the other operand of {} is {} it",
-                        r.op(),
-                        r.ext().wrong_side()
-                    ),
-                    format!(
-                        "the {} is {} the known operand",
-                        r.ext().word(),
-                        r.ext().other_side()
-                    ),
-                ];
-                let (thetas, summary) = match unknowns2(pattern) {
-                    (true, true) => (
-                        vec![
-                            ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
-                            ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
-                        ],
-                        "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
-                    ),
-                    (true, false) => (
-                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("left")).when("z = b")],
-                        "a = θ if z = b, else a = z".to_string(),
-                    ),
-                    _ => (
-                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("right")).when("z = a")],
-                        "b = θ if z = a, else b = z".to_string(),
-                    ),
-                };
-                RuleDoc {
-                    thetas,
-                    checks,
-                    // The other operand may be a hair beyond z (z may carry earlier rounding): with one
-                    // operand known, "z is that operand" is decided within the tolerance; with both
-                    // unknown, θ's range reaches the tolerance beyond z.
-                    exact: false,
-                    summary,
-                }
-            })
+            },
+        )
+        .doc(move |pattern| {
+            let checks = vec![
+                format!(
+                    "the other operand of {} is {} it",
+                    r.op(),
+                    r.ext().wrong_side()
+                ),
+                format!(
+                    "the {} is {} the known operand",
+                    r.ext().word(),
+                    r.ext().other_side()
+                ),
+            ];
+            let (thetas, summary) = match unknowns2(pattern) {
+                (true, true) => (
+                    vec![
+                        ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
+                        ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
+                    ],
+                    "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
+                ),
+                (true, false) => (
+                    vec![ThetaDoc::value(Domain::Real, &r.operand_role("left")).when("z = b")],
+                    "a = θ if z = b, else a = z".to_string(),
+                ),
+                _ => (
+                    vec![ThetaDoc::value(Domain::Real, &r.operand_role("right")).when("z = a")],
+                    "b = θ if z = a, else b = z".to_string(),
+                ),
+            };
+            RuleDoc {
+                thetas,
+                checks,
+                // The other operand may be a hair beyond z (z may carry earlier rounding): with one
+                // operand known, "z is that operand" is decided within the tolerance; with both
+                // unknown, θ's range reaches the tolerance beyond z.
+                exact: false,
+                summary,
+            }
+        })
     }
 }

@@ -7,11 +7,10 @@ use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
     settle_when, small_multiple,
 };
-use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2, verify_forward};
+use super::spec::{Side, Spec};
+use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
@@ -171,82 +170,81 @@ impl Periodic {
 
 impl From<Periodic> for Spec {
     fn from(kind: Periodic) -> Spec {
-        Spec::unary(kind.name())
-            .solve(move |e, z| {
-                let c = match kind {
-                    Periodic::Tan => None,
-                    _ => {
-                        let ok = within(e, z, 1.0);
-                        e.check(
-                            ok,
-                            &format!(
-                                "the output of `{}` is between -1 and 1",
-                                kind.op().spelling()
-                            ),
-                        )?;
-                        Some(e.choice(2, kind.branch_role())?)
-                    }
-                };
-                let k = e.theta(Domain::Int, TURNS)?;
-                let r = kind.principal(e, z);
-                let d = kind.candidate(e, r, c, k)?;
-                let op = kind.op();
-                let trusted = small_multiple(e, k);
-                let x = settle_guarded(e, d, z, &|e, x| e.op1(op, x), OFFSET, Some(trusted))?;
-                verify_forward(e, op, &[x], z)?;
-                Ok(x)
-            })
-            .records(move |e, z, x| {
-                let r = kind.principal(e, z);
-                let (c, k) = match kind {
-                    Periodic::Tan => (None, kind.nearest(e, x, r).0),
-                    _ => {
-                        let b0 = kind.branch(e, r, 0);
-                        let b1 = kind.branch(e, r, 1);
-                        let (k0, off0) = kind.nearest(e, x, b0);
-                        let (k1, off1) = kind.nearest(e, x, b1);
-                        let second = e.flt(off1, off0);
-                        let c = e.b_to_i(second);
-                        e.record(c, kind.branch_role())?;
-                        (Some(c), e.select(second, k1, k0)?)
-                    }
-                };
-                e.record(k, TURNS)?;
-                let d = kind.candidate(e, r, c, k)?;
-                let op = kind.op();
-                let trusted = small_multiple(e, k);
-                settle_pgf_guarded(e, d, z, x, &|e, x| e.op1(op, x), OFFSET, Some(trusted))
-            })
-            .doc(move |_| {
-                let mut thetas = Vec::new();
-                if !matches!(kind, Periodic::Tan) {
-                    thetas.push(ThetaDoc::choice(2, kind.branch_role()));
+        Spec::unary(kind.name(), move |e, z| {
+            let c = match kind {
+                Periodic::Tan => None,
+                _ => {
+                    let ok = within(e, z, 1.0);
+                    e.check(
+                        ok,
+                        &format!(
+                            "the output of `{}` is between -1 and 1",
+                            kind.op().spelling()
+                        ),
+                    )?;
+                    Some(e.choice(2, kind.branch_role())?)
                 }
-                thetas.push(ThetaDoc::value(Domain::Int, TURNS));
-                thetas.push(settle_doc(OFFSET));
-                let mut checks = Vec::new();
-                if !matches!(kind, Periodic::Tan) {
-                    checks.push(format!(
-                        "the output of `{}` is between -1 and 1",
-                        kind.op().spelling()
-                    ));
+            };
+            let k = e.theta(Domain::Int, TURNS)?;
+            let r = kind.principal(e, z);
+            let d = kind.candidate(e, r, c, k)?;
+            let op = kind.op();
+            let trusted = small_multiple(e, k);
+            let x = settle_guarded(e, d, z, &|e, x| e.op1(op, x), OFFSET, Some(trusted))?;
+            verify_forward(e, op, &[x], z)?;
+            Ok(x)
+        })
+        .records(move |e, z, x| {
+            let r = kind.principal(e, z);
+            let (c, k) = match kind {
+                Periodic::Tan => (None, kind.nearest(e, x, r).0),
+                _ => {
+                    let b0 = kind.branch(e, r, 0);
+                    let b1 = kind.branch(e, r, 1);
+                    let (k0, off0) = kind.nearest(e, x, b0);
+                    let (k1, off1) = kind.nearest(e, x, b1);
+                    let second = e.flt(off1, off0);
+                    let c = e.b_to_i(second);
+                    e.record(c, kind.branch_role())?;
+                    (Some(c), e.select(second, k1, k0)?)
                 }
+            };
+            e.record(k, TURNS)?;
+            let d = kind.candidate(e, r, c, k)?;
+            let op = kind.op();
+            let trusted = small_multiple(e, k);
+            settle_pgf_guarded(e, d, z, x, &|e, x| e.op1(op, x), OFFSET, Some(trusted))
+        })
+        .doc(move |_| {
+            let mut thetas = Vec::new();
+            if !matches!(kind, Periodic::Tan) {
+                thetas.push(ThetaDoc::choice(2, kind.branch_role()));
+            }
+            thetas.push(ThetaDoc::value(Domain::Int, TURNS));
+            thetas.push(settle_doc(OFFSET));
+            let mut checks = Vec::new();
+            if !matches!(kind, Periodic::Tan) {
                 checks.push(format!(
-                    "`{}` of the solution is the output",
+                    "the output of `{}` is between -1 and 1",
                     kind.op().spelling()
                 ));
-                let summary = match kind {
-                    Periodic::Sin => "x = asin z or π − asin z, + 2πk",
-                    Periodic::Cos => "x = ±acos z + 2πk",
-                    Periodic::Tan => "x = atan z + πk",
-                };
-                RuleDoc {
-                    thetas,
-                    checks,
-                    exact: false,
-                    summary: summary.into(),
-                }
-            })
+            }
+            checks.push(format!(
+                "`{}` of the solution is the output",
+                kind.op().spelling()
+            ));
+            let summary = match kind {
+                Periodic::Sin => "x = asin z or π − asin z, + 2πk",
+                Periodic::Cos => "x = ±acos z + 2πk",
+                Periodic::Tan => "x = atan z + πk",
+            };
+            RuleDoc {
+                thetas,
+                checks,
+                exact: false,
+                summary: summary.into(),
+            }
+        })
     }
 }
 
@@ -319,138 +317,126 @@ fn hypot(e: &mut Emitter<'_>, y: Value, x: Value) -> Result<Value, RuleError> {
     e.select(is_zero, zero, r)
 }
 
-/// The checks of [`atan2`].
-struct Atan2;
-
-impl Atan2 {
-    fn check_range(e: &mut Emitter<'_>, z: Value) -> Result<(), RuleError> {
-        let ok = within(e, z, PI);
-        e.check(ok, "atan2 is between -π and π")
-    }
-}
-
 /// `z = atan2(y, x)`.
 /// - both unknown: z NaN: both free (θ); otherwise θ is the radius `r ≥ 0` and the point is
 ///   `(r sin z, r cos z)`: the larger coordinate as is (θ where `r` overflows), the smaller
 ///   settled against it (its offset θ where they do not pin it, such as `y = 0`);
 /// - x known: `y = x tan z`, settled; y known: `x = y / tan z`, settled.
 pub fn atan2() -> Spec {
-    Spec::new("polar", 2)
-        .inverse(|e, outputs, args| {
-            let (z, y, x) = binary(outputs, args)?;
-            Atan2::check_range(e, z)?;
-            let (y, x) = match (y, x) {
-                (Arg::Unknown, Arg::Unknown) => {
-                    let nan = e.is_nan(z);
-                    let yx = e.if_else(
-                        nan,
-                        &[Type::F64, Type::F64],
-                        |e| {
-                            let y = e.theta(Domain::Real, Y_FREE)?;
-                            let x = e.theta(Domain::Real, X_FREE)?;
-                            Ok(vec![y, x])
-                        },
-                        |e| {
-                            let r = e.theta(
-                                Domain::Interval {
-                                    lo: 0.0,
-                                    hi: f64::INFINITY,
-                                },
-                                RADIUS,
-                            )?;
-                            let (yc, xc, x_larger) = polar(e, z, r);
-                            e.if_else(
-                                x_larger,
-                                &[Type::F64, Type::F64],
-                                |e| {
-                                    let ok = e.is_finite(xc);
-                                    let no = e.bc(false);
-                                    let x = settle_when(e, xc, ok, no, LARGER)?;
-                                    let (d, f) = y_of_point(e, z, yc, x);
-                                    let y = settle(e, d, z, &f, Y_OFF)?;
-                                    Ok(vec![y, x])
-                                },
-                                |e| {
-                                    let ok = e.is_finite(yc);
-                                    let no = e.bc(false);
-                                    let y = settle_when(e, yc, ok, no, LARGER)?;
-                                    let (d, f) = x_of_point(e, z, xc, y);
-                                    let x = settle(e, d, z, &f, X_OFF)?;
-                                    Ok(vec![y, x])
-                                },
-                            )
-                        },
-                    )?;
-                    (yx[0], yx[1])
-                }
-                (Arg::Unknown, Arg::Known(x)) => {
-                    let (d, f) = y_of(e, z, x)?;
-                    (settle(e, d, z, &f, Y_OFF)?, x)
-                }
-                (Arg::Known(y), Arg::Unknown) => {
-                    let (d, f) = x_of(e, z, y);
-                    (y, settle(e, d, z, &f, X_OFF)?)
-                }
-                _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-            };
-            verify_forward(e, Opcode::Atan2, &[y, x], z)?;
-            Ok(vec![y, x])
+    Spec::binary("polar")
+        .output_check(|e, z| {
+            let ok = within(e, z, PI);
+            e.check(ok, "atan2 is between -π and π")
         })
-        .pgf(|e, outputs, args, pattern| {
-            let (z, y, x) = binary_pgf(outputs, args)?;
-            match unknowns2(pattern) {
-                (true, true) => {
-                    let nan = e.is_nan(z);
-                    e.if_else(
-                        nan,
-                        &[],
-                        |e| {
-                            e.record(y, Y_FREE)?;
-                            e.record(x, X_FREE)?;
-                            Ok(vec![])
-                        },
-                        |e| {
-                            let r = hypot(e, y, x)?;
-                            e.record(r, RADIUS)?;
-                            let (yc, xc, x_larger) = polar(e, z, r);
-                            e.if_else(
-                                x_larger,
-                                &[],
-                                |e| {
-                                    let ok = e.is_finite(xc);
-                                    let no = e.bc(false);
-                                    settle_pgf_when(e, xc, ok, no, x, LARGER)?;
-                                    let xs = e.select(ok, xc, x)?;
-                                    let (d, f) = y_of_point(e, z, yc, xs);
-                                    settle_pgf(e, d, z, y, &f, Y_OFF)?;
-                                    Ok(vec![])
-                                },
-                                |e| {
-                                    let ok = e.is_finite(yc);
-                                    let no = e.bc(false);
-                                    settle_pgf_when(e, yc, ok, no, y, LARGER)?;
-                                    let ys = e.select(ok, yc, y)?;
-                                    let (d, f) = x_of_point(e, z, xc, ys);
-                                    settle_pgf(e, d, z, x, &f, X_OFF)?;
-                                    Ok(vec![])
-                                },
-                            )?;
-                            Ok(vec![])
-                        },
-                    )?;
-                    Ok(())
-                }
-                (true, false) => {
-                    let (d, f) = y_of(e, z, x)?;
-                    settle_pgf(e, d, z, y, &f, Y_OFF)
-                }
-                (false, true) => {
-                    let (d, f) = x_of(e, z, y);
-                    settle_pgf(e, d, z, x, &f, X_OFF)
-                }
-                (false, false) => Ok(()),
-            }
-        })
+        .both(
+            |e, z| {
+                let nan = e.is_nan(z);
+                let yx = e.if_else(
+                    nan,
+                    &[Type::F64, Type::F64],
+                    |e| {
+                        let y = e.theta(Domain::Real, Y_FREE)?;
+                        let x = e.theta(Domain::Real, X_FREE)?;
+                        Ok(vec![y, x])
+                    },
+                    |e| {
+                        let r = e.theta(
+                            Domain::Interval {
+                                lo: 0.0,
+                                hi: f64::INFINITY,
+                            },
+                            RADIUS,
+                        )?;
+                        let (yc, xc, x_larger) = polar(e, z, r);
+                        e.if_else(
+                            x_larger,
+                            &[Type::F64, Type::F64],
+                            |e| {
+                                let ok = e.is_finite(xc);
+                                let no = e.bc(false);
+                                let x = settle_when(e, xc, ok, no, LARGER)?;
+                                let (d, f) = y_of_point(e, z, yc, x);
+                                let y = settle(e, d, z, &f, Y_OFF)?;
+                                Ok(vec![y, x])
+                            },
+                            |e| {
+                                let ok = e.is_finite(yc);
+                                let no = e.bc(false);
+                                let y = settle_when(e, yc, ok, no, LARGER)?;
+                                let (d, f) = x_of_point(e, z, xc, y);
+                                let x = settle(e, d, z, &f, X_OFF)?;
+                                Ok(vec![y, x])
+                            },
+                        )
+                    },
+                )?;
+                Ok((yx[0], yx[1]))
+            },
+            |e, z, y, x| {
+                let nan = e.is_nan(z);
+                e.if_else(
+                    nan,
+                    &[],
+                    |e| {
+                        e.record(y, Y_FREE)?;
+                        e.record(x, X_FREE)?;
+                        Ok(vec![])
+                    },
+                    |e| {
+                        let r = hypot(e, y, x)?;
+                        e.record(r, RADIUS)?;
+                        let (yc, xc, x_larger) = polar(e, z, r);
+                        e.if_else(
+                            x_larger,
+                            &[],
+                            |e| {
+                                let ok = e.is_finite(xc);
+                                let no = e.bc(false);
+                                settle_pgf_when(e, xc, ok, no, x, LARGER)?;
+                                let xs = e.select(ok, xc, x)?;
+                                let (d, f) = y_of_point(e, z, yc, xs);
+                                settle_pgf(e, d, z, y, &f, Y_OFF)?;
+                                Ok(vec![])
+                            },
+                            |e| {
+                                let ok = e.is_finite(yc);
+                                let no = e.bc(false);
+                                settle_pgf_when(e, yc, ok, no, y, LARGER)?;
+                                let ys = e.select(ok, yc, y)?;
+                                let (d, f) = x_of_point(e, z, xc, ys);
+                                settle_pgf(e, d, z, x, &f, X_OFF)?;
+                                Ok(vec![])
+                            },
+                        )?;
+                        Ok(vec![])
+                    },
+                )?;
+                Ok(())
+            },
+        )
+        .operand(
+            Side::Left,
+            |e, z, x| {
+                let (d, f) = y_of(e, z, x)?;
+                settle(e, d, z, &f, Y_OFF)
+            },
+            |e, z, y, x| {
+                let (d, f) = y_of(e, z, x)?;
+                settle_pgf(e, d, z, y, &f, Y_OFF)
+            },
+        )
+        .operand(
+            Side::Right,
+            |e, z, y| {
+                let (d, f) = x_of(e, z, y);
+                settle(e, d, z, &f, X_OFF)
+            },
+            |e, z, y, x| {
+                let (d, f) = x_of(e, z, y);
+                settle_pgf(e, d, z, x, &f, X_OFF)
+            },
+        )
+        .verified(Opcode::Atan2)
         .doc(|pattern| {
             let checks = vec![
                 "atan2 is between -π and π".to_string(),

@@ -14,31 +14,28 @@
 //! check both before dividing, so a bad θ is a domain error, never a trap.
 
 use super::ops::Ops;
-use super::spec::{Side, Spec};
+use super::spec::{rows, Side, Spec};
 use super::{binary, binary_pgf, record_if, unknowns2, Extremum};
 use crate::emit::Emitter;
-use crate::overlay::{Callee, Layer};
+use crate::overlay::Layer;
 use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use num_traits::{PrimInt, WrappingMul, WrappingSub};
 use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Iadd), iadd());
-    layer.add(Callee::Prim(Opcode::Isub), isub());
-    layer.add(Callee::Prim(Opcode::Imul), imul());
-    layer.add(Callee::Prim(Opcode::Idiv), idiv());
-    layer.add(Callee::Prim(Opcode::Irem), irem());
-    layer.add(Callee::Prim(Opcode::Ineg), ineg());
-    layer.add(Callee::Prim(Opcode::Iabs), iabs());
-    layer.add(
-        Callee::Prim(Opcode::Imin),
-        Spec::from(IntMinMax { min: true }),
-    );
-    layer.add(
-        Callee::Prim(Opcode::Imax),
-        Spec::from(IntMinMax { min: false }),
-    );
+    // `+ − −a` wrap: each is a bijection of each operand; with both operands unknown, θ is b.
+    rows! { layer;
+        Iadd => Spec::each_from_other("sub", (|e, z, b| e.isub(z, b), "a = z − b"), (|e, z, a| e.isub(z, a), "b = z − a"));
+        Isub => Spec::each_from_other("add", (|e, z, b| e.iadd(z, b), "a = z + b"), (|e, z, a| e.isub(a, z), "b = a − z"));
+        Ineg => Spec::bijection("neg", |e, z| e.ineg(z), "a = −z");
+        Imul => imul();
+        Idiv => idiv();
+        Irem => irem();
+        Iabs => iabs();
+        Imin => Spec::from(IntMinMax { min: true });
+        Imax => Spec::from(IntMinMax { min: false });
+    }
 }
 
 fn uncovered(args: &[Arg]) -> RuleError {
@@ -75,35 +72,6 @@ pub(crate) fn check_division(
 // ---------------------------------------------------------------------------------------------
 // iadd, isub, ineg
 
-/// `z = a + b` (wrapping): the unknown is `z − known`; both unknown, θ is `b`.
-pub fn iadd() -> Spec {
-    Spec::each_from_other(
-        "sub",
-        Domain::Int,
-        |e, z, b| e.isub(z, b),
-        |e, z, a| e.isub(z, a),
-        ("a = z − b", "b = z − a"),
-    )
-}
-
-/// `z = a − b` (wrapping): `a = z + b`, `b = a − z`; both unknown, θ is `b`.
-pub fn isub() -> Spec {
-    Spec::each_from_other(
-        "add",
-        Domain::Int,
-        |e, z, b| e.iadd(z, b),
-        |e, z, a| e.isub(a, z),
-        ("a = z + b", "b = a − z"),
-    )
-}
-
-/// `z = −a` (wrapping): `a = −z`.
-pub fn ineg() -> Spec {
-    Spec::unary("neg")
-        .solve(|e, z| Ok(e.ineg(z)))
-        .doc(|_| RuleDoc::exact(Vec::new(), &[], "a = −z"))
-}
-
 // ---------------------------------------------------------------------------------------------
 // iabs
 
@@ -111,33 +79,32 @@ const SIGN: &str = "sign of the operand (1: negative)";
 
 /// `z = |a|` (wrapping at i64::MIN): a sign choice, `a = ±z`.
 pub fn iabs() -> Spec {
-    Spec::unary("sign")
-        .solve(|e, z| {
-            let zero = e.ic(0);
-            let nonneg = e.ige(z, zero);
-            let min = e.ic(i64::MIN);
-            let is_min = e.ieq(z, min);
-            let ok = e.bor(nonneg, is_min);
-            e.check(ok, "abs is never negative (except i64::MIN)")?;
-            let s = e.choice(2, SIGN)?;
-            let one = e.ic(1);
-            let neg = e.ieq(s, one);
-            let nz = e.ineg(z);
-            e.select(neg, nz, z)
-        })
-        .records(|e, _, a| {
-            let zero = e.ic(0);
-            let neg = e.ilt(a, zero);
-            let s = e.b_to_i(neg);
-            e.record(s, SIGN)
-        })
-        .doc(|_| {
-            RuleDoc::exact(
-                vec![ThetaDoc::choice(2, SIGN)],
-                &["abs is never negative (except i64::MIN)"],
-                "a = ±z",
-            )
-        })
+    Spec::unary("sign", |e, z| {
+        let zero = e.ic(0);
+        let nonneg = e.ige(z, zero);
+        let min = e.ic(i64::MIN);
+        let is_min = e.ieq(z, min);
+        let ok = e.bor(nonneg, is_min);
+        e.check(ok, "abs is never negative (except i64::MIN)")?;
+        let s = e.choice(2, SIGN)?;
+        let one = e.ic(1);
+        let neg = e.ieq(s, one);
+        let nz = e.ineg(z);
+        e.select(neg, nz, z)
+    })
+    .records(|e, _, a| {
+        let zero = e.ic(0);
+        let neg = e.ilt(a, zero);
+        let s = e.b_to_i(neg);
+        e.record(s, SIGN)
+    })
+    .doc(|_| {
+        RuleDoc::exact(
+            vec![ThetaDoc::choice(2, SIGN)],
+            &["abs is never negative (except i64::MIN)"],
+            "a = ±z",
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,11 +127,7 @@ impl IntMinMax {
     }
 
     fn other_role(&self, which: &str) -> String {
-        format!(
-            "{which} operand (not {} the {})",
-            self.ext().wrong_side(),
-            self.ext().word()
-        )
+        self.ext().operand_role(which, "")
     }
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
@@ -219,8 +182,10 @@ impl IntMinMax {
 
 impl From<IntMinMax> for Spec {
     fn from(r: IntMinMax) -> Spec {
-        Spec::new("pick", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "pick",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 Ok(match (a, b) {
                     (Arg::Unknown, Arg::Unknown) => {
@@ -237,8 +202,8 @@ impl From<IntMinMax> for Spec {
                     }
                     _ => return Err(uncovered(args)),
                 })
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 match unknowns2(pattern) {
                     (true, true) => {
@@ -258,33 +223,34 @@ impl From<IntMinMax> for Spec {
                     _ => {}
                 }
                 Ok(())
-            })
-            .doc(move |pattern| {
-                let checks = [
-                    "the other operand is beyond the result",
-                    "the result is beyond the known operand",
-                ];
-                match unknowns2(pattern) {
-                    (true, true) => RuleDoc::exact(
-                        vec![
-                            ThetaDoc::choice(2, &r.ext().which_role()),
-                            ThetaDoc::value(Domain::Int, &r.other_role("the other")),
-                        ],
-                        &checks,
-                        "one operand is z (choice), the other θ",
-                    ),
-                    (true, false) => RuleDoc::exact(
-                        vec![ThetaDoc::value(Domain::Int, &r.other_role("left")).when("z = b")],
-                        &checks,
-                        "a = θ if z = b, else a = z",
-                    ),
-                    _ => RuleDoc::exact(
-                        vec![ThetaDoc::value(Domain::Int, &r.other_role("right")).when("z = a")],
-                        &checks,
-                        "b = θ if z = a, else b = z",
-                    ),
-                }
-            })
+            },
+        )
+        .doc(move |pattern| {
+            let checks = [
+                "the other operand is beyond the result",
+                "the result is beyond the known operand",
+            ];
+            match unknowns2(pattern) {
+                (true, true) => RuleDoc::exact(
+                    vec![
+                        ThetaDoc::choice(2, &r.ext().which_role()),
+                        ThetaDoc::value(Domain::Int, &r.other_role("the other")),
+                    ],
+                    &checks,
+                    "one operand is z (choice), the other θ",
+                ),
+                (true, false) => RuleDoc::exact(
+                    vec![ThetaDoc::value(Domain::Int, &r.other_role("left")).when("z = b")],
+                    &checks,
+                    "a = θ if z = b, else a = z",
+                ),
+                _ => RuleDoc::exact(
+                    vec![ThetaDoc::value(Domain::Int, &r.other_role("right")).when("z = a")],
+                    &checks,
+                    "b = θ if z = a, else b = z",
+                ),
+            }
+        })
     }
 }
 

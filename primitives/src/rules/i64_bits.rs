@@ -15,24 +15,23 @@
 //! A θ that would be ignored (all bits fixed, a zero shift) is not read.
 
 use super::ops::Ops;
-use super::spec::Spec;
+use super::spec::{rows, Spec};
 use super::{binary, binary_pgf, record_if, unknowns2};
 use crate::emit::Emitter;
-use crate::overlay::{Callee, Layer};
+use crate::overlay::Layer;
 use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Iand), Spec::from(Bits { or: false }));
-    layer.add(Callee::Prim(Opcode::Ior), Spec::from(Bits { or: true }));
-    layer.add(Callee::Prim(Opcode::Ixor), ixor());
-    layer.add(Callee::Prim(Opcode::Inot), inot());
-    layer.add(Callee::Prim(Opcode::Ishl), Spec::from(Shift { left: true }));
-    layer.add(
-        Callee::Prim(Opcode::Ishr),
-        Spec::from(Shift { left: false }),
-    );
+    rows! { layer;
+        Iand => Spec::from(Bits { or: false });
+        Ior => Spec::from(Bits { or: true });
+        Ixor => Spec::each_from_other("xor", (|e, z, b| e.ixor(z, b), "a = z ^ b"), (|e, z, a| e.ixor(z, a), "b = z ^ a"));
+        Inot => Spec::bijection("not", |e, z| e.inot(z), "a = !z");
+        Ishl => Spec::from(Shift { left: true });
+        Ishr => Spec::from(Shift { left: false });
+    }
 }
 
 fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
@@ -182,8 +181,10 @@ impl Bits {
 
 impl From<Bits> for Spec {
     fn from(r: Bits) -> Spec {
-        Spec::new("mask", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "mask",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 Ok(match (a, b) {
                     (a, Arg::Unknown) => {
@@ -196,8 +197,8 @@ impl From<Bits> for Spec {
                     (Arg::Unknown, Arg::Known(b)) => vec![r.solve(e, z, b)?, b],
                     _ => return Err(uncovered(args)),
                 })
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 match unknowns2(pattern) {
                     (left, true) => {
@@ -209,62 +210,45 @@ impl From<Bits> for Spec {
                     (true, false) => r.pgf(e, a, b),
                     (false, false) => Ok(()),
                 }
-            })
-            .doc(move |pattern| {
-                let (when_free, summary) = if r.or {
-                    (
-                        "the known operand is not 0",
-                        "x = (z & !c) | (θ & c) for known c ⊆ z",
-                    )
+            },
+        )
+        .doc(move |pattern| {
+            let (when_free, summary) = if r.or {
+                (
+                    "the known operand is not 0",
+                    "x = (z & !c) | (θ & c) for known c ⊆ z",
+                )
+            } else {
+                (
+                    "the known operand is not -1",
+                    "x = z | (θ & !c) for known c ⊇ z",
+                )
+            };
+            let mut thetas = Vec::new();
+            if pattern.unknowns() == 2 {
+                thetas.push(ThetaDoc::value(Domain::Int, r.first_role()).when(if r.or {
+                    "z is not 0"
                 } else {
-                    (
-                        "the known operand is not -1",
-                        "x = z | (θ & !c) for known c ⊇ z",
-                    )
-                };
-                let mut thetas = Vec::new();
-                if pattern.unknowns() == 2 {
-                    thetas.push(ThetaDoc::value(Domain::Int, r.first_role()).when(if r.or {
-                        "z is not 0"
-                    } else {
-                        "z is not -1"
-                    }));
+                    "z is not -1"
+                }));
+            }
+            thetas.push(ThetaDoc::value(Domain::Int, r.free_role()).when(when_free));
+            let summary = if pattern.unknowns() == 2 {
+                if r.or {
+                    "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
+                } else {
+                    "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
                 }
-                thetas.push(ThetaDoc::value(Domain::Int, r.free_role()).when(when_free));
-                let summary = if pattern.unknowns() == 2 {
-                    if r.or {
-                        "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
-                    } else {
-                        "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
-                    }
-                } else {
-                    summary.to_string()
-                };
-                exact_doc(thetas, &[r.reason()], &summary)
-            })
+            } else {
+                summary.to_string()
+            };
+            exact_doc(thetas, &[r.reason()], &summary)
+        })
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // ixor, inot
-
-/// `z = a ^ b`: the unknown is `z ^ known`; both unknown, θ is b.
-pub fn ixor() -> Spec {
-    Spec::each_from_other(
-        "xor",
-        Domain::Int,
-        |e, z, b| e.ixor(z, b),
-        |e, z, a| e.ixor(z, a),
-        ("a = z ^ b", "b = z ^ a"),
-    )
-}
-
-/// `z = !a`: `a = !z`.
-pub fn inot() -> Spec {
-    Spec::unary("not")
-        .solve(|e, z| Ok(e.inot(z)))
-        .doc(|_| RuleDoc::exact(Vec::new(), &[], "a = !z"))
-}
 
 // ---------------------------------------------------------------------------------------------
 // ishl, ishr
@@ -445,8 +429,10 @@ fn redundant_sign_bits(e: &mut Emitter<'_>, x: Value) -> Value {
 
 impl From<Shift> for Spec {
     fn from(r: Shift) -> Spec {
-        Spec::new("unshift", 2)
-            .inverse(move |e, outputs, args| {
+        Spec::new(
+            "unshift",
+            2,
+            move |e, outputs, args| {
                 let (z, a, b) = binary(outputs, args)?;
                 Ok(match (a, b) {
                     (Arg::Unknown, b) => {
@@ -459,8 +445,8 @@ impl From<Shift> for Spec {
                     (Arg::Known(a), Arg::Unknown) => vec![a, r.solve_count(e, z, a)?],
                     _ => return Err(uncovered(args)),
                 })
-            })
-            .pgf(move |e, outputs, args, pattern| {
+            },
+            move |e, outputs, args, pattern| {
                 let (z, a, b) = binary_pgf(outputs, args)?;
                 match unknowns2(pattern) {
                     (true, right) => {
@@ -472,43 +458,44 @@ impl From<Shift> for Spec {
                     (false, true) => r.pgf_count(e, z, b),
                     (false, false) => Ok(()),
                 }
-            })
-            .doc(move |pattern| {
-                let lost =
-                    ThetaDoc::value(Domain::Int, r.lost_role()).when("the count mod 64 is not 0");
-                let count_check = format!(
-                    "`{}` by this count does not give the output",
-                    r.op().spelling()
-                );
-                match unknowns2(pattern) {
-                    (true, true) => exact_doc(
-                        vec![ThetaDoc::value(Domain::Int, COUNT), lost],
-                        &[r.reason()],
-                        if r.left {
-                            "b = θ, a = (z >>> k) | (θ << (64 − k))"
-                        } else {
-                            "b = θ, a = (z << k) | (θ & (2^k − 1))"
-                        },
-                    ),
-                    (true, false) => exact_doc(
-                        vec![lost],
-                        &[r.reason()],
-                        if r.left {
-                            "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
-                        } else {
-                            "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
-                        },
-                    ),
-                    _ => exact_doc(
-                        vec![
-                            ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
-                                .when(if r.left { "z = 0" } else { "z is 0 or -1" }),
-                            ThetaDoc::value(Domain::Int, COUNT_HIGH),
-                        ],
-                        &[&count_check],
-                        "b = k + 64·θ, k from the bit counts of z and a",
-                    ),
-                }
-            })
+            },
+        )
+        .doc(move |pattern| {
+            let lost =
+                ThetaDoc::value(Domain::Int, r.lost_role()).when("the count mod 64 is not 0");
+            let count_check = format!(
+                "`{}` by this count does not give the output",
+                r.op().spelling()
+            );
+            match unknowns2(pattern) {
+                (true, true) => exact_doc(
+                    vec![ThetaDoc::value(Domain::Int, COUNT), lost],
+                    &[r.reason()],
+                    if r.left {
+                        "b = θ, a = (z >>> k) | (θ << (64 − k))"
+                    } else {
+                        "b = θ, a = (z << k) | (θ & (2^k − 1))"
+                    },
+                ),
+                (true, false) => exact_doc(
+                    vec![lost],
+                    &[r.reason()],
+                    if r.left {
+                        "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
+                    } else {
+                        "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
+                    },
+                ),
+                _ => exact_doc(
+                    vec![
+                        ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
+                            .when(if r.left { "z = 0" } else { "z is 0 or -1" }),
+                        ThetaDoc::value(Domain::Int, COUNT_HIGH),
+                    ],
+                    &[&count_check],
+                    "b = k + 64·θ, k from the bit counts of z and a",
+                ),
+            }
+        })
     }
 }

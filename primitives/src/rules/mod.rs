@@ -161,6 +161,16 @@ impl Extremum {
         format!("which operand is the {} (0: a, 1: b)", self.word())
     }
 
+    /// The role of the operand that is not the result (`which`: "left", "the other", ...);
+    /// `extra` ends the parenthesis.
+    pub fn operand_role(self, which: &str, extra: &str) -> String {
+        format!(
+            "{which} operand (not {} the {}{extra})",
+            self.wrong_side(),
+            self.word()
+        )
+    }
+
     /// Where the other operand may not lie from the result: "below" the minimum.
     pub fn wrong_side(self) -> &'static str {
         if self.min {

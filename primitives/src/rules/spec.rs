@@ -4,16 +4,16 @@
 //! patterns are handled here once.
 //!
 //! Three shapes cover the standard rules:
-//! - [`Spec::unary`]: `z = op(a)`; `solve(z)` gives a (reading θ as it needs), `pgf(z, a)`
-//!   records those θ.
+//! - [`Spec::unary`]: `z = op(a)`; `solve(z)` gives a (reading θ as it needs), and
+//!   [`Spec::records`] the θ from `(z, a)`.
 //! - [`Spec::binary`]: `z = op(a, b)`, where with both operands unknown θ gives the right one and
 //!   the left is then solved as if the right were known. Each side has a solver and a PGF,
 //!   written with [`Spec::operand`], or, for f64 rules that [settle](super::settle)
 //!   a closed-form candidate, with [`Spec::settled`]. [`Spec::finish`]
 //!   adds what follows either side (for f64 rules, [`Spec::verified`]: the
 //!   [`verify_forward`] step check).
-//! - [`Spec::new`] with [`Spec::inverse`] and [`Spec::pgf`]: anything else (the code for every
-//!   pattern written out), still without the trait's boilerplate.
+//! - [`Spec::new`]: anything else (the inverse and the PGF of every pattern written out), still
+//!   without the trait's boilerplate.
 //!
 //! ```
 //! use pinv_core::ir::{Domain, Opcode};
@@ -66,8 +66,25 @@ type FinishFn =
 type Solve1Fn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
 /// `pgf(e, z, a)`: records the θ a unary rule reads.
 type Pgf1Fn = Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// `both(e, z)`: both operands of a binary rule.
+type BothFn =
+    Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError> + Send + Sync>;
+/// `check(e, z)`: a check of the output.
+type CheckFn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError> + Send + Sync>;
 /// `theta(e, z)`: the right operand read from θ when both are unknown.
 type ThetaFn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
+
+/// Adds rules to a layer as rows of data, `Opcode => spec;`, one line each: rustfmt leaves
+/// macro bodies as written, so a family of rules reads as a table.
+macro_rules! rows {
+    ($layer:ident; $($op:ident => $spec:expr;)*) => {
+        $($layer.add(
+            $crate::overlay::Callee::Prim(pinv_core::ir::Opcode::$op),
+            $spec,
+        );)*
+    };
+}
+pub(crate) use rows;
 
 /// A standard rule declared as data. See the module docs.
 pub struct Spec {
@@ -94,6 +111,10 @@ struct Binary {
     right: SolveFn,
     pgf_right: Pgf2Fn,
     finish: Option<FinishFn>,
+    /// Both operands unknown, when the rule does not read the right one from θ first.
+    both: Option<(BothFn, Pgf2Fn)>,
+    /// Checks of the output before anything is solved.
+    output_check: Option<CheckFn>,
 }
 
 /// An operand of a binary rule.
@@ -128,30 +149,48 @@ fn missing(name: &'static str, what: &str) -> RuleError {
 }
 
 impl Spec {
-    /// A rule of `arity` operands whose inverse and PGF are written out ([`Spec::inverse`],
-    /// [`Spec::pgf`]). It covers every pattern with an unknown operand.
-    pub fn new(name: &'static str, arity: usize) -> Spec {
+    /// A rule of `arity` operands whose inverse (`inverse(e, outputs, operands)`) and PGF
+    /// (`pgf(e, outputs, operands, pattern)`) are written out. It covers every pattern with an
+    /// unknown operand.
+    pub fn new(
+        name: &'static str,
+        arity: usize,
+        inverse: impl Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError>
+            + Send
+            + Sync
+            + 'static,
+        pgf: impl Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        let body = Body::Free {
+            inverse: Box::new(inverse),
+            pgf: Box::new(pgf),
+        };
+        Spec::of(name, arity, body)
+    }
+
+    fn of(name: &'static str, arity: usize, body: Body) -> Spec {
         Spec {
             name,
             arity,
             doc: Box::new(|_| RuleDoc::exact(Vec::new(), &[], "")),
-            body: Body::Free {
-                inverse: Box::new(move |_, _, _| Err(missing(name, "inverse"))),
-                pgf: Box::new(|_, _, _, _| Ok(())),
-            },
+            body,
         }
     }
 
-    /// A unary rule: by default `a = z` and nothing recorded; set [`Spec::solve`] and, if it reads
-    /// θ, [`Spec::records`].
-    pub fn unary(name: &'static str) -> Spec {
-        Spec {
-            body: Body::Unary {
-                solve: Box::new(move |_, _| Err(missing(name, "solution"))),
-                pgf: Box::new(|_, _, _| Ok(())),
-            },
-            ..Spec::new(name, 1)
-        }
+    /// A unary rule: `solve(e, z)` gives the operand; if it reads θ, [`Spec::records`] says how
+    /// the PGF records it.
+    pub fn unary(
+        name: &'static str,
+        solve: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
+    ) -> Spec {
+        let body = Body::Unary {
+            solve: Box::new(solve),
+            pgf: Box::new(|_, _, _| Ok(())),
+        };
+        Spec::of(name, 1, body)
     }
 
     /// A binary rule that reads the right operand from θ when both are unknown
@@ -161,8 +200,10 @@ impl Spec {
         let absent = move |what: &'static str| -> SolveFn {
             Box::new(move |_, _, _| Err(missing(name, what)))
         };
-        Spec {
-            body: Body::Binary(Box::new(Binary {
+        Spec::of(
+            name,
+            2,
+            Body::Binary(Box::new(Binary {
                 right_role: "right operand",
                 right_theta: Box::new(move |_, _| Err(missing(name, "θ for the right operand"))),
                 left: absent("solution for the left operand"),
@@ -170,31 +211,30 @@ impl Spec {
                 right: absent("solution for the right operand"),
                 pgf_right: Box::new(|_, _, _, _| Ok(())),
                 finish: None,
+                both: None,
+                output_check: None,
             })),
-            ..Spec::new(name, 2)
-        }
+        )
     }
 
-    /// A binary rule in which each operand follows from z and the other, as for wrapping `+`,
-    /// `−` and `^`: `left(e, z, b)` gives a, `right(e, z, a)` gives b, and with both unknown the
-    /// right operand is read from θ in `domain`. `summaries` say how a and b are found. Exact.
+    /// A binary i64 rule in which each operand follows from z and the other, as for wrapping
+    /// `+`, `−` and `^`: `left(e, z, b)` gives a, `right(e, z, a)` gives b, each with a summary
+    /// of how; with both unknown the right operand is read from θ. Exact.
     pub fn each_from_other(
         name: &'static str,
-        domain: Domain,
-        left: fn(&mut Emitter<'_>, Value, Value) -> Value,
-        right: fn(&mut Emitter<'_>, Value, Value) -> Value,
-        (a, b): (&'static str, &'static str),
+        (left, a): (fn(&mut Emitter<'_>, Value, Value) -> Value, &'static str),
+        (right, b): (fn(&mut Emitter<'_>, Value, Value) -> Value, &'static str),
     ) -> Spec {
         const RIGHT: &str = "right operand";
         let nothing = |_: &mut Emitter<'_>, _, _, _| Ok(());
         Spec::binary(name)
-            .right_theta(RIGHT, move |e, _| e.theta(domain, RIGHT))
+            .right_theta(RIGHT, move |e, _| e.theta(Domain::Int, RIGHT))
             .operand(Side::Left, move |e, z, b| Ok(left(e, z, b)), nothing)
             .operand(Side::Right, move |e, z, a| Ok(right(e, z, a)), nothing)
             .doc(
                 move |pattern| match (pattern.is_known(0), pattern.is_known(1)) {
                     (false, false) => RuleDoc::exact(
-                        vec![ThetaDoc::value(domain, RIGHT)],
+                        vec![ThetaDoc::value(Domain::Int, RIGHT)],
                         &[],
                         &format!("b = θ, {a}"),
                     ),
@@ -204,48 +244,19 @@ impl Spec {
             )
     }
 
+    /// A unary rule that is a bijection undone by `inverse` (negations): no θ, no checks.
+    pub fn bijection(
+        name: &'static str,
+        inverse: fn(&mut Emitter<'_>, Value) -> Value,
+        summary: &'static str,
+    ) -> Spec {
+        Spec::unary(name, move |e, z| Ok(inverse(e, z)))
+            .doc(move |_| RuleDoc::exact(Vec::new(), &[], summary))
+    }
+
     /// What the rule reads and checks, per pattern.
     pub fn doc(mut self, doc: impl Fn(&Pattern) -> RuleDoc + Send + Sync + 'static) -> Spec {
         self.doc = Box::new(doc);
-        self
-    }
-
-    /// The inverse of a rule made with [`Spec::new`]: `(e, outputs, operands)`.
-    pub fn inverse(
-        mut self,
-        f: impl Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
-        if let Body::Free { inverse, .. } = &mut self.body {
-            *inverse = Box::new(f);
-        }
-        self
-    }
-
-    /// The PGF of a rule made with [`Spec::new`]: `(e, outputs, operands, pattern)`.
-    pub fn pgf(
-        mut self,
-        f: impl Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
-        if let Body::Free { pgf, .. } = &mut self.body {
-            *pgf = Box::new(f);
-        }
-        self
-    }
-
-    /// The operand of a unary rule: `solve(e, z)`.
-    pub fn solve(
-        mut self,
-        f: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
-    ) -> Spec {
-        if let Body::Unary { solve, .. } = &mut self.body {
-            *solve = Box::new(f);
-        }
         self
     }
 
@@ -347,6 +358,36 @@ impl Spec {
         self
     }
 
+    /// How a binary rule solves both operands together (`both(e, z)`, and its PGF
+    /// `pgf(e, z, a, b)`), instead of reading the right one from θ first.
+    pub fn both(
+        mut self,
+        solve: impl Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError>
+            + Send
+            + Sync
+            + 'static,
+        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.both = Some((Box::new(solve), Box::new(pgf)));
+        }
+        self
+    }
+
+    /// A check of a binary rule's output, before any operand is solved: `check(e, z)`.
+    pub fn output_check(
+        mut self,
+        check: impl Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError> + Send + Sync + 'static,
+    ) -> Spec {
+        if let Some(b) = self.binary_mut() {
+            b.output_check = Some(Box::new(check));
+        }
+        self
+    }
+
     /// Ends a binary rule with the [`verify_forward`] step check of `op`.
     pub fn verified(self, op: Opcode) -> Spec {
         self.finish(move |e, a, b, z| verify_forward(e, op, &[a, b], z))
@@ -399,15 +440,19 @@ impl InverseRule for Spec {
                     (&[z], &[a, b]) => (z, a, b),
                     _ => return Err(counts("binary rule", outputs.len(), args.len())),
                 };
-                let (a, b) = match (a, b) {
-                    (Arg::Unknown, b) => {
+                if let Some(check) = &rule.output_check {
+                    check(e, z)?;
+                }
+                let (a, b) = match (a, b, &rule.both) {
+                    (Arg::Unknown, Arg::Unknown, Some((both, _))) => both(e, z)?,
+                    (Arg::Unknown, b, _) => {
                         let b = match b {
                             Arg::Known(b) => b,
                             Arg::Unknown => (rule.right_theta)(e, z)?,
                         };
                         ((rule.left)(e, z, b)?, b)
                     }
-                    (Arg::Known(a), Arg::Unknown) => (a, (rule.right)(e, z, a)?),
+                    (Arg::Known(a), Arg::Unknown, _) => (a, (rule.right)(e, z, a)?),
                     _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 };
                 if let Some(finish) = &rule.finish {
@@ -436,15 +481,16 @@ impl InverseRule for Spec {
                     (&[z], &[a, b]) => (z, a, b),
                     _ => return Err(counts("binary PGF", outputs.len(), args.len())),
                 };
-                match (!pattern.is_known(0), !pattern.is_known(1)) {
-                    (true, right) => {
+                match (!pattern.is_known(0), !pattern.is_known(1), &rule.both) {
+                    (true, true, Some((_, pgf))) => pgf(e, z, a, b),
+                    (true, right, _) => {
                         if right {
                             e.record(b, rule.right_role)?;
                         }
                         (rule.pgf_left)(e, z, a, b)
                     }
-                    (false, true) => (rule.pgf_right)(e, z, a, b),
-                    (false, false) => Ok(()),
+                    (false, true, _) => (rule.pgf_right)(e, z, a, b),
+                    (false, false, _) => Ok(()),
                 }
             }
         }
