@@ -66,6 +66,8 @@ type FinishFn =
 type Solve1Fn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
 /// `pgf(e, z, a)`: records the θ a unary rule reads.
 type Pgf1Fn = Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// `formula(e, z, other)`: an operand in closed form, with no checks and no θ.
+type Formula = fn(&mut Emitter<'_>, Value, Value) -> Value;
 /// `both(e, z)`: both operands of a binary rule.
 type BothFn =
     Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError> + Send + Sync>;
@@ -222,8 +224,8 @@ impl Spec {
     /// of how; with both unknown the right operand is read from θ. Exact.
     pub fn each_from_other(
         name: &'static str,
-        (left, a): (fn(&mut Emitter<'_>, Value, Value) -> Value, &'static str),
-        (right, b): (fn(&mut Emitter<'_>, Value, Value) -> Value, &'static str),
+        (left, a): (Formula, &'static str),
+        (right, b): (Formula, &'static str),
     ) -> Spec {
         const RIGHT: &str = "right operand";
         let nothing = |_: &mut Emitter<'_>, _, _, _| Ok(());
