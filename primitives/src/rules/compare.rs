@@ -11,11 +11,10 @@
 
 use super::ops::Ops;
 use super::settle::{settle, settle_doc, settle_pgf};
-use super::spec::Spec;
-use super::{binary, binary_pgf, unknowns2};
+use super::spec::{Side, Spec};
+use super::unknowns2;
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
@@ -353,22 +352,21 @@ impl Compare {
 
 impl From<Compare> for Spec {
     fn from(r: Compare) -> Spec {
-        Spec::new(
-            "witness",
-            2,
-            move |e, outputs, args| {
-                let (z, a, b) = binary(outputs, args)?;
-                let (a, b) = match (a, b) {
-                    (a, Arg::Unknown) => {
-                        let a = match a {
-                            Arg::Known(a) => a,
-                            Arg::Unknown => e.theta(Domain::all(r.ty()), r.anchor_role())?,
-                        };
-                        (a, r.solve(e, z, a, r.rels_right(), 1)?)
-                    }
-                    (Arg::Unknown, Arg::Known(b)) => (r.solve(e, z, b, r.rels_left(), 0)?, b),
-                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
-                };
+        Spec::binary("witness")
+            .theta_first(Side::Left, r.anchor_role(), move |e, _| {
+                e.theta(Domain::all(r.ty()), r.anchor_role())
+            })
+            .operand(
+                Side::Left,
+                move |e, z, b| r.solve(e, z, b, r.rels_left(), 0),
+                move |e, z, a, b| r.solve_pgf(e, z, b, a, r.rels_left()),
+            )
+            .operand(
+                Side::Right,
+                move |e, z, a| r.solve(e, z, a, r.rels_right(), 1),
+                move |e, z, a, b| r.solve_pgf(e, z, a, b, r.rels_right()),
+            )
+            .finish(move |e, a, b, z| {
                 let again = e.prim(r.op, &[a, b]);
                 let ok = e.op2(Opcode::Beq, again, z);
                 e.check(
@@ -377,56 +375,41 @@ impl From<Compare> for Spec {
                         "{} of the witnesses is not z (the gap is absorbed or wraps)",
                         r.op
                     ),
-                )?;
-                Ok(vec![a, b])
-            },
-            move |e, outputs, args, pattern| {
-                let (z, a, b) = binary_pgf(outputs, args)?;
-                match unknowns2(pattern) {
-                    (left, true) => {
-                        if left {
-                            e.record(a, r.anchor_role())?;
-                        }
-                        r.solve_pgf(e, z, a, b, r.rels_right())
+                )
+            })
+            .doc(move |pattern| {
+                let (a_unknown, b_unknown) = unknowns2(pattern);
+                let (thetas, summary) = if b_unknown {
+                    // b solved against a (after θ for a, if both are unknown).
+                    let (t, f) = r.rels_right();
+                    let mut thetas = Vec::new();
+                    if a_unknown {
+                        thetas.push(ThetaDoc::value(Domain::all(r.ty()), r.anchor_role()));
                     }
-                    (true, false) => r.solve_pgf(e, z, b, a, r.rels_left()),
-                    (false, false) => Ok(()),
-                }
-            },
-        )
-        .doc(move |pattern| {
-            let (a_unknown, b_unknown) = unknowns2(pattern);
-            let (thetas, summary) = if b_unknown {
-                // b solved against a (after θ for a, if both are unknown).
-                let (t, f) = r.rels_right();
-                let mut thetas = Vec::new();
-                if a_unknown {
-                    thetas.push(ThetaDoc::value(Domain::all(r.ty()), r.anchor_role()));
-                }
-                thetas.extend(r.rel_doc(t, "z is true"));
-                thetas.extend(r.rel_doc(f, "z is false"));
-                let s = if a_unknown {
-                    "a = θ, b = a ± gap θ"
+                    thetas.extend(r.rel_doc(t, "z is true"));
+                    thetas.extend(r.rel_doc(f, "z is false"));
+                    let s = if a_unknown {
+                        "a = θ, b = a ± gap θ"
+                    } else {
+                        "b = a ± gap θ"
+                    };
+                    (thetas, s)
                 } else {
-                    "b = a ± gap θ"
+                    let (t, f) = r.rels_left();
+                    let mut thetas = r.rel_doc(t, "z is true");
+                    thetas.extend(r.rel_doc(f, "z is false"));
+                    (thetas, "a = b ± gap θ")
                 };
-                (thetas, s)
-            } else {
-                let (t, f) = r.rels_left();
-                let mut thetas = r.rel_doc(t, "z is true");
-                thetas.extend(r.rel_doc(f, "z is false"));
-                (thetas, "a = b ± gap θ")
-            };
-            RuleDoc {
-                thetas,
-                checks: vec![format!(
-                    "{} of the witnesses is z (a gap absorbed or wrapped fails)",
-                    r.op
-                )],
-                exact: true,
-                summary: summary.to_string(),
-            }
-        })
+                RuleDoc {
+                    thetas,
+                    checks: vec![format!(
+                        "{} of the witnesses is z (a gap absorbed or wrapped fails)",
+                        r.op
+                    )],
+                    exact: true,
+                    summary: summary.to_string(),
+                }
+            })
     }
 }
 

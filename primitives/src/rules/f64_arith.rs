@@ -60,7 +60,7 @@ impl ClosedForms {
             right: (rc, r_role, r_summary),
         } = self;
         Spec::binary(name)
-            .right_theta(role, right_theta)
+            .theta_first(Side::Right, role, right_theta)
             .settled(Side::Left, op, lc, l_role)
             .settled(Side::Right, op, rc, r_role)
             .verified(op)
@@ -446,7 +446,7 @@ fn frem_pgf_b(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), R
 /// - both unknown: θ is the divisor (nonzero unless z is NaN), then as with b known.
 pub fn frem() -> Spec {
     Spec::binary("multiple")
-        .right_theta("divisor", |e, z| {
+        .theta_first(Side::Right, "divisor", |e, z| {
             let nan = e.is_nan(z);
             Ok(e.if_else(
                 nan,

@@ -515,7 +515,9 @@ impl Pow {
 /// - both unknown: θ is the exponent, then as with the exponent known.
 pub fn pow() -> Spec {
     Spec::binary("root-log")
-        .right_theta(EXPONENT, |e, _| e.theta(Domain::Real, EXPONENT))
+        .theta_first(Side::Right, EXPONENT, |e, _| {
+            e.theta(Domain::Real, EXPONENT)
+        })
         .operand(Side::Left, Pow::solve_base, Pow::pgf_base)
         .operand(
             Side::Right,

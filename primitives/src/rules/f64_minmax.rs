@@ -4,11 +4,10 @@
 //! non-NaN result may be NaN; a NaN result needs both operands NaN.
 
 use super::ops::Ops;
-use super::spec::Spec;
-use super::{binary, binary_pgf, record_if, unknowns2, Extremum};
+use super::spec::{Side, Spec};
+use super::{record_if, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
@@ -150,106 +149,93 @@ impl MinMax {
 
 impl From<MinMax> for Spec {
     fn from(r: MinMax) -> Spec {
-        Spec::new(
-            "pick",
-            2,
-            move |e, outputs, args| {
-                let (z, a, b) = binary(outputs, args)?;
-                let (a, b) = match (a, b) {
-                    (Arg::Unknown, Arg::Unknown) => {
-                        let nan = e.is_nan(z);
-                        let ab = e.if_else(
-                            nan,
-                            &[Type::F64, Type::F64],
-                            |_| Ok(vec![z, z]),
-                            |e| {
-                                let c = e.choice(2, &r.ext().which_role())?;
-                                let o = r.bounded(e, &r.other_role(), z)?;
-                                let (a, b) = r.ext().place(e, c, z, o)?;
-                                Ok(vec![a, b])
-                            },
-                        )?;
-                        (ab[0], ab[1])
-                    }
-                    (Arg::Unknown, Arg::Known(b)) => {
-                        (r.solve_one(e, z, b, &r.operand_role("left"))?, b)
-                    }
-                    (Arg::Known(a), Arg::Unknown) => {
-                        (a, r.solve_one(e, z, a, &r.operand_role("right"))?)
-                    }
-                    _ => return Err(RuleError::Uncovered(Pattern::of(args))),
+        Spec::binary("pick")
+            .both(
+                move |e, z| {
+                    let nan = e.is_nan(z);
+                    let ab = e.if_else(
+                        nan,
+                        &[Type::F64, Type::F64],
+                        |_| Ok(vec![z, z]),
+                        |e| {
+                            let c = e.choice(2, &r.ext().which_role())?;
+                            let o = r.bounded(e, &r.other_role(), z)?;
+                            let (a, b) = r.ext().place(e, c, z, o)?;
+                            Ok(vec![a, b])
+                        },
+                    )?;
+                    Ok((ab[0], ab[1]))
+                },
+                move |e, z, a, b| {
+                    let nan = e.is_nan(z);
+                    e.if_else(
+                        nan,
+                        &[],
+                        |_| Ok(vec![]),
+                        |e| {
+                            let a_is = MinMax::is_z(e, a, z);
+                            r.ext().record_placed(e, a_is, (a, b), &r.other_role())?;
+                            Ok(vec![])
+                        },
+                    )?;
+                    Ok(())
+                },
+            )
+            .operand(
+                Side::Left,
+                move |e, z, b| r.solve_one(e, z, b, &r.operand_role("left")),
+                move |e, z, a, b| {
+                    let same = MinMax::is_known(e, z, b);
+                    record_if(e, same, a, &r.operand_role("left"))
+                },
+            )
+            .operand(
+                Side::Right,
+                move |e, z, a| r.solve_one(e, z, a, &r.operand_role("right")),
+                move |e, z, a, b| {
+                    let same = MinMax::is_known(e, z, a);
+                    record_if(e, same, b, &r.operand_role("right"))
+                },
+            )
+            .doc(move |pattern| {
+                let checks = vec![
+                    format!(
+                        "the other operand of {} is {} it",
+                        r.op(),
+                        r.ext().wrong_side()
+                    ),
+                    format!(
+                        "the {} is {} the known operand",
+                        r.ext().word(),
+                        r.ext().other_side()
+                    ),
+                ];
+                let (thetas, summary) = match unknowns2(pattern) {
+                    (true, true) => (
+                        vec![
+                            ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
+                            ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
+                        ],
+                        "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
+                    ),
+                    (true, false) => (
+                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("left")).when("z = b")],
+                        "a = θ if z = b, else a = z".to_string(),
+                    ),
+                    _ => (
+                        vec![ThetaDoc::value(Domain::Real, &r.operand_role("right")).when("z = a")],
+                        "b = θ if z = a, else b = z".to_string(),
+                    ),
                 };
-                Ok(vec![a, b])
-            },
-            move |e, outputs, args, pattern| {
-                let (z, a, b) = binary_pgf(outputs, args)?;
-                let nan = e.is_nan(z);
-                match unknowns2(pattern) {
-                    (true, true) => {
-                        e.if_else(
-                            nan,
-                            &[],
-                            |_| Ok(vec![]),
-                            |e| {
-                                let a_is = MinMax::is_z(e, a, z);
-                                r.ext().record_placed(e, a_is, (a, b), &r.other_role())?;
-                                Ok(vec![])
-                            },
-                        )?;
-                    }
-                    (left, right) if left != right => {
-                        let (known, x, role) = if left {
-                            (b, a, r.operand_role("left"))
-                        } else {
-                            (a, b, r.operand_role("right"))
-                        };
-                        let same = MinMax::is_known(e, z, known);
-                        record_if(e, same, x, &role)?;
-                    }
-                    _ => {}
+                RuleDoc {
+                    thetas,
+                    checks,
+                    // The other operand may be a hair beyond z (z may carry earlier rounding): with one
+                    // operand known, "z is that operand" is decided within the tolerance; with both
+                    // unknown, θ's range reaches the tolerance beyond z.
+                    exact: false,
+                    summary,
                 }
-                Ok(())
-            },
-        )
-        .doc(move |pattern| {
-            let checks = vec![
-                format!(
-                    "the other operand of {} is {} it",
-                    r.op(),
-                    r.ext().wrong_side()
-                ),
-                format!(
-                    "the {} is {} the known operand",
-                    r.ext().word(),
-                    r.ext().other_side()
-                ),
-            ];
-            let (thetas, summary) = match unknowns2(pattern) {
-                (true, true) => (
-                    vec![
-                        ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
-                        ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
-                    ],
-                    "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),
-                ),
-                (true, false) => (
-                    vec![ThetaDoc::value(Domain::Real, &r.operand_role("left")).when("z = b")],
-                    "a = θ if z = b, else a = z".to_string(),
-                ),
-                _ => (
-                    vec![ThetaDoc::value(Domain::Real, &r.operand_role("right")).when("z = a")],
-                    "b = θ if z = a, else b = z".to_string(),
-                ),
-            };
-            RuleDoc {
-                thetas,
-                checks,
-                // The other operand may be a hair beyond z (z may carry earlier rounding): with one
-                // operand known, "z is that operand" is decided within the tolerance; with both
-                // unknown, θ's range reaches the tolerance beyond z.
-                exact: false,
-                summary,
-            }
-        })
+            })
     }
 }

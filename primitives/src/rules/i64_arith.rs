@@ -15,10 +15,9 @@
 
 use super::ops::Ops;
 use super::spec::{rows, Side, Spec};
-use super::{binary, binary_pgf, record_if, unknowns2, Extremum};
+use super::{record_if, unknowns2, Extremum};
 use crate::emit::Emitter;
 use crate::overlay::Layer;
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use num_traits::{PrimInt, WrappingMul, WrappingSub};
 use pinv_core::ir::{Const, Domain, Opcode, Type, Value};
@@ -36,10 +35,6 @@ pub fn register(layer: &mut Layer) {
         Imin => Spec::from(IntMinMax { min: true });
         Imax => Spec::from(IntMinMax { min: false });
     }
-}
-
-fn uncovered(args: &[Arg]) -> RuleError {
-    RuleError::Uncovered(Pattern::of(args))
 }
 
 /// Checks that `op(a, b) = z` for `idiv`/`irem` without trapping: the divisor is not 0 and the
@@ -182,75 +177,61 @@ impl IntMinMax {
 
 impl From<IntMinMax> for Spec {
     fn from(r: IntMinMax) -> Spec {
-        Spec::new(
-            "pick",
-            2,
-            move |e, outputs, args| {
-                let (z, a, b) = binary(outputs, args)?;
-                Ok(match (a, b) {
-                    (Arg::Unknown, Arg::Unknown) => {
-                        let c = e.choice(2, &r.ext().which_role())?;
-                        let o = r.bounded(e, &r.other_role("the other"), z)?;
-                        let (a, b) = r.ext().place(e, c, z, o)?;
-                        vec![a, b]
-                    }
-                    (Arg::Unknown, Arg::Known(b)) => {
-                        vec![r.solve_one(e, z, b, &r.other_role("left"))?, b]
-                    }
-                    (Arg::Known(a), Arg::Unknown) => {
-                        vec![a, r.solve_one(e, z, a, &r.other_role("right"))?]
-                    }
-                    _ => return Err(uncovered(args)),
-                })
-            },
-            move |e, outputs, args, pattern| {
-                let (z, a, b) = binary_pgf(outputs, args)?;
+        Spec::binary("pick")
+            .both(
+                move |e, z| {
+                    let c = e.choice(2, &r.ext().which_role())?;
+                    let o = r.bounded(e, &r.other_role("the other"), z)?;
+                    r.ext().place(e, c, z, o)
+                },
+                move |e, z, a, b| {
+                    let a_is = e.ieq(a, z);
+                    r.ext()
+                        .record_placed(e, a_is, (a, b), &r.other_role("the other"))
+                },
+            )
+            .operand(
+                Side::Left,
+                move |e, z, b| r.solve_one(e, z, b, &r.other_role("left")),
+                move |e, z, a, b| {
+                    let same = e.ieq(z, b);
+                    record_if(e, same, a, &r.other_role("left"))
+                },
+            )
+            .operand(
+                Side::Right,
+                move |e, z, a| r.solve_one(e, z, a, &r.other_role("right")),
+                move |e, z, a, b| {
+                    let same = e.ieq(z, a);
+                    record_if(e, same, b, &r.other_role("right"))
+                },
+            )
+            .doc(move |pattern| {
+                let checks = [
+                    "the other operand is beyond the result",
+                    "the result is beyond the known operand",
+                ];
                 match unknowns2(pattern) {
-                    (true, true) => {
-                        let a_is = e.ieq(a, z);
-                        r.ext()
-                            .record_placed(e, a_is, (a, b), &r.other_role("the other"))?;
-                    }
-                    (left, right) if left != right => {
-                        let (known, x, role) = if left {
-                            (b, a, r.other_role("left"))
-                        } else {
-                            (a, b, r.other_role("right"))
-                        };
-                        let same = e.ieq(z, known);
-                        record_if(e, same, x, &role)?;
-                    }
-                    _ => {}
+                    (true, true) => RuleDoc::exact(
+                        vec![
+                            ThetaDoc::choice(2, &r.ext().which_role()),
+                            ThetaDoc::value(Domain::Int, &r.other_role("the other")),
+                        ],
+                        &checks,
+                        "one operand is z (choice), the other θ",
+                    ),
+                    (true, false) => RuleDoc::exact(
+                        vec![ThetaDoc::value(Domain::Int, &r.other_role("left")).when("z = b")],
+                        &checks,
+                        "a = θ if z = b, else a = z",
+                    ),
+                    _ => RuleDoc::exact(
+                        vec![ThetaDoc::value(Domain::Int, &r.other_role("right")).when("z = a")],
+                        &checks,
+                        "b = θ if z = a, else b = z",
+                    ),
                 }
-                Ok(())
-            },
-        )
-        .doc(move |pattern| {
-            let checks = [
-                "the other operand is beyond the result",
-                "the result is beyond the known operand",
-            ];
-            match unknowns2(pattern) {
-                (true, true) => RuleDoc::exact(
-                    vec![
-                        ThetaDoc::choice(2, &r.ext().which_role()),
-                        ThetaDoc::value(Domain::Int, &r.other_role("the other")),
-                    ],
-                    &checks,
-                    "one operand is z (choice), the other θ",
-                ),
-                (true, false) => RuleDoc::exact(
-                    vec![ThetaDoc::value(Domain::Int, &r.other_role("left")).when("z = b")],
-                    &checks,
-                    "a = θ if z = b, else a = z",
-                ),
-                _ => RuleDoc::exact(
-                    vec![ThetaDoc::value(Domain::Int, &r.other_role("right")).when("z = a")],
-                    &checks,
-                    "b = θ if z = a, else b = z",
-                ),
-            }
-        })
+            })
     }
 }
 
@@ -434,7 +415,7 @@ impl Imul {
 /// `z = a · b` (wrapping). See the module docs.
 pub fn imul() -> Spec {
     Spec::binary("mul-inverse")
-        .right_theta("right operand", |e, _| {
+        .theta_first(Side::Right, "right operand", |e, _| {
             e.theta(Domain::Int, "right operand")
         })
         .operand(Side::Left, Imul::solve, |e, _, a, b| Imul::pgf(e, a, b))
@@ -600,7 +581,7 @@ impl Idiv {
 /// `z = a / b` (truncating). See the module docs.
 pub fn idiv() -> Spec {
     Spec::binary("mul-rem")
-        .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
+        .theta_first(Side::Right, DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
         .operand(Side::Left, Idiv::solve_dividend, |e, z, a, b| {
             let zb = e.imul(z, b);
             let r = e.isub(a, zb);
@@ -796,7 +777,7 @@ impl Irem {
 /// `z = a % b` (truncating, the sign of a). See the module docs.
 pub fn irem() -> Spec {
     Spec::binary("multiple")
-        .right_theta(DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
+        .theta_first(Side::Right, DIVISOR, |e, _| e.theta(Domain::Int, DIVISOR))
         .operand(Side::Left, Irem::solve_dividend, Irem::pgf_dividend)
         .operand(Side::Right, Irem::solve_divisor, |e, z, a, b| {
             let same = e.ieq(z, a);

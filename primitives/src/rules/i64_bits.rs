@@ -15,11 +15,10 @@
 //! A θ that would be ignored (all bits fixed, a zero shift) is not read.
 
 use super::ops::Ops;
-use super::spec::{rows, Spec};
-use super::{binary, binary_pgf, record_if, unknowns2};
+use super::spec::{rows, Side, Spec};
+use super::{record_if, unknowns2};
 use crate::emit::Emitter;
 use crate::overlay::Layer;
-use crate::pattern::{Arg, Pattern};
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
@@ -41,10 +40,6 @@ fn exact_doc(thetas: Vec<ThetaDoc>, checks: &[&str], summary: &str) -> RuleDoc {
         exact: true,
         summary: summary.to_string(),
     }
-}
-
-fn uncovered(args: &[Arg]) -> RuleError {
-    RuleError::Uncovered(Pattern::of(args))
 }
 
 /// Reads θ and returns `f(θ)` if `cond`, else `otherwise`.
@@ -181,69 +176,59 @@ impl Bits {
 
 impl From<Bits> for Spec {
     fn from(r: Bits) -> Spec {
-        Spec::new(
-            "mask",
-            2,
-            move |e, outputs, args| {
-                let (z, a, b) = binary(outputs, args)?;
-                Ok(match (a, b) {
-                    (a, Arg::Unknown) => {
-                        let a = match a {
-                            Arg::Known(a) => a,
-                            Arg::Unknown => r.first(e, z)?,
-                        };
-                        vec![a, r.solve(e, z, a)?]
-                    }
-                    (Arg::Unknown, Arg::Known(b)) => vec![r.solve(e, z, b)?, b],
-                    _ => return Err(uncovered(args)),
-                })
-            },
-            move |e, outputs, args, pattern| {
-                let (z, a, b) = binary_pgf(outputs, args)?;
-                match unknowns2(pattern) {
-                    (left, true) => {
-                        if left {
-                            r.first_pgf(e, z, a)?;
-                        }
-                        r.pgf(e, b, a)
-                    }
-                    (true, false) => r.pgf(e, a, b),
-                    (false, false) => Ok(()),
-                }
-            },
-        )
-        .doc(move |pattern| {
-            let (when_free, summary) = if r.or {
-                (
-                    "the known operand is not 0",
-                    "x = (z & !c) | (θ & c) for known c ⊆ z",
-                )
-            } else {
-                (
-                    "the known operand is not -1",
-                    "x = z | (θ & !c) for known c ⊇ z",
-                )
-            };
-            let mut thetas = Vec::new();
-            if pattern.unknowns() == 2 {
-                thetas.push(ThetaDoc::value(Domain::Int, r.first_role()).when(if r.or {
-                    "z is not 0"
+        Spec::binary("mask")
+            .both(
+                move |e, z| {
+                    let a = r.first(e, z)?;
+                    Ok((a, r.solve(e, z, a)?))
+                },
+                move |e, z, a, b| {
+                    r.first_pgf(e, z, a)?;
+                    r.pgf(e, b, a)
+                },
+            )
+            .operand(
+                Side::Left,
+                move |e, z, b| r.solve(e, z, b),
+                move |e, _, a, b| r.pgf(e, a, b),
+            )
+            .operand(
+                Side::Right,
+                move |e, z, a| r.solve(e, z, a),
+                move |e, _, a, b| r.pgf(e, b, a),
+            )
+            .doc(move |pattern| {
+                let (when_free, summary) = if r.or {
+                    (
+                        "the known operand is not 0",
+                        "x = (z & !c) | (θ & c) for known c ⊆ z",
+                    )
                 } else {
-                    "z is not -1"
-                }));
-            }
-            thetas.push(ThetaDoc::value(Domain::Int, r.free_role()).when(when_free));
-            let summary = if pattern.unknowns() == 2 {
-                if r.or {
-                    "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
-                } else {
-                    "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
+                    (
+                        "the known operand is not -1",
+                        "x = z | (θ & !c) for known c ⊇ z",
+                    )
+                };
+                let mut thetas = Vec::new();
+                if pattern.unknowns() == 2 {
+                    thetas.push(ThetaDoc::value(Domain::Int, r.first_role()).when(if r.or {
+                        "z is not 0"
+                    } else {
+                        "z is not -1"
+                    }));
                 }
-            } else {
-                summary.to_string()
-            };
-            exact_doc(thetas, &[r.reason()], &summary)
-        })
+                thetas.push(ThetaDoc::value(Domain::Int, r.free_role()).when(when_free));
+                let summary = if pattern.unknowns() == 2 {
+                    if r.or {
+                        "a = z & θ, then b = (z & !a) | (θ & a)".to_string()
+                    } else {
+                        "a = z | (θ & !z), then b = z | (θ & !a)".to_string()
+                    }
+                } else {
+                    summary.to_string()
+                };
+                exact_doc(thetas, &[r.reason()], &summary)
+            })
     }
 }
 
@@ -429,73 +414,54 @@ fn redundant_sign_bits(e: &mut Emitter<'_>, x: Value) -> Value {
 
 impl From<Shift> for Spec {
     fn from(r: Shift) -> Spec {
-        Spec::new(
-            "unshift",
-            2,
-            move |e, outputs, args| {
-                let (z, a, b) = binary(outputs, args)?;
-                Ok(match (a, b) {
-                    (Arg::Unknown, b) => {
-                        let b = match b {
-                            Arg::Known(b) => b,
-                            Arg::Unknown => e.theta(Domain::Int, COUNT)?,
-                        };
-                        vec![r.solve_value(e, z, b)?, b]
-                    }
-                    (Arg::Known(a), Arg::Unknown) => vec![a, r.solve_count(e, z, a)?],
-                    _ => return Err(uncovered(args)),
-                })
-            },
-            move |e, outputs, args, pattern| {
-                let (z, a, b) = binary_pgf(outputs, args)?;
+        Spec::binary("unshift")
+            .theta_first(Side::Right, COUNT, |e, _| e.theta(Domain::Int, COUNT))
+            .operand(
+                Side::Left,
+                move |e, z, b| r.solve_value(e, z, b),
+                move |e, _, a, b| r.pgf_value(e, a, b),
+            )
+            .operand(
+                Side::Right,
+                move |e, z, a| r.solve_count(e, z, a),
+                move |e, z, _, b| r.pgf_count(e, z, b),
+            )
+            .doc(move |pattern| {
+                let lost =
+                    ThetaDoc::value(Domain::Int, r.lost_role()).when("the count mod 64 is not 0");
+                let count_check = format!(
+                    "`{}` by this count does not give the output",
+                    r.op().spelling()
+                );
                 match unknowns2(pattern) {
-                    (true, right) => {
-                        if right {
-                            e.record(b, COUNT)?;
-                        }
-                        r.pgf_value(e, a, b)
-                    }
-                    (false, true) => r.pgf_count(e, z, b),
-                    (false, false) => Ok(()),
+                    (true, true) => exact_doc(
+                        vec![ThetaDoc::value(Domain::Int, COUNT), lost],
+                        &[r.reason()],
+                        if r.left {
+                            "b = θ, a = (z >>> k) | (θ << (64 − k))"
+                        } else {
+                            "b = θ, a = (z << k) | (θ & (2^k − 1))"
+                        },
+                    ),
+                    (true, false) => exact_doc(
+                        vec![lost],
+                        &[r.reason()],
+                        if r.left {
+                            "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
+                        } else {
+                            "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
+                        },
+                    ),
+                    _ => exact_doc(
+                        vec![
+                            ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
+                                .when(if r.left { "z = 0" } else { "z is 0 or -1" }),
+                            ThetaDoc::value(Domain::Int, COUNT_HIGH),
+                        ],
+                        &[&count_check],
+                        "b = k + 64·θ, k from the bit counts of z and a",
+                    ),
                 }
-            },
-        )
-        .doc(move |pattern| {
-            let lost =
-                ThetaDoc::value(Domain::Int, r.lost_role()).when("the count mod 64 is not 0");
-            let count_check = format!(
-                "`{}` by this count does not give the output",
-                r.op().spelling()
-            );
-            match unknowns2(pattern) {
-                (true, true) => exact_doc(
-                    vec![ThetaDoc::value(Domain::Int, COUNT), lost],
-                    &[r.reason()],
-                    if r.left {
-                        "b = θ, a = (z >>> k) | (θ << (64 − k))"
-                    } else {
-                        "b = θ, a = (z << k) | (θ & (2^k − 1))"
-                    },
-                ),
-                (true, false) => exact_doc(
-                    vec![lost],
-                    &[r.reason()],
-                    if r.left {
-                        "a = (z >>> k) | (θ << (64 − k)), k = b mod 64"
-                    } else {
-                        "a = (z << k) | (θ & (2^k − 1)), k = b mod 64"
-                    },
-                ),
-                _ => exact_doc(
-                    vec![
-                        ThetaDoc::value(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)
-                            .when(if r.left { "z = 0" } else { "z is 0 or -1" }),
-                        ThetaDoc::value(Domain::Int, COUNT_HIGH),
-                    ],
-                    &[&count_check],
-                    "b = k + 64·θ, k from the bit counts of z and a",
-                ),
-            }
-        })
+            })
     }
 }

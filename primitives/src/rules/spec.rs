@@ -6,8 +6,8 @@
 //! Three shapes cover the standard rules:
 //! - [`Spec::unary`]: `z = op(a)`; `solve(z)` gives a (reading θ as it needs), and
 //!   [`Spec::records`] the θ from `(z, a)`.
-//! - [`Spec::binary`]: `z = op(a, b)`, where with both operands unknown θ gives the right one and
-//!   the left is then solved as if the right were known. Each side has a solver and a PGF,
+//! - [`Spec::binary`]: `z = op(a, b)`, where with both operands unknown θ gives one of them (or
+//!   [`Spec::both`] solves the two together) and the other is then solved as if it were known. Each side has a solver and a PGF,
 //!   written with [`Spec::operand`], or, for f64 rules that [settle](super::settle)
 //!   a closed-form candidate, with [`Spec::settled`]. [`Spec::finish`]
 //!   adds what follows either side (for f64 rules, [`Spec::verified`]: the
@@ -23,7 +23,7 @@
 //!
 //! // i64 `z = a + b` (wrapping): a = z − b, b = z − a; θ is b when both are unknown.
 //! let add = Spec::binary("sub")
-//!     .right_theta("right operand", |e, _| e.theta(Domain::Int, "right operand"))
+//!     .theta_first(Right, "right operand", |e, _| e.theta(Domain::Int, "right operand"))
 //!     .operand(Left, |e, z, b| Ok(e.isub(z, b)), |_, _, _, _| Ok(()))
 //!     .operand(Right, |e, z, a| Ok(e.isub(z, a)), |_, _, _, _| Ok(()))
 //!     .doc(|p| {
@@ -106,8 +106,9 @@ enum Body {
 }
 
 struct Binary {
-    right_role: &'static str,
-    right_theta: ThetaFn,
+    /// With both operands unknown (and no [`Spec::both`]): which operand θ gives, under what
+    /// role, and how it is read; the other is then solved as if it were known.
+    first: (Side, &'static str, ThetaFn),
     left: SolveFn,
     pgf_left: Pgf2Fn,
     right: SolveFn,
@@ -195,9 +196,9 @@ impl Spec {
         Spec::of(name, 1, body)
     }
 
-    /// A binary rule that reads the right operand from θ when both are unknown
-    /// ([`Spec::right_theta`]) and then solves the left one ([`Spec::operand`]) as when the right
-    /// is known; with the left known it solves the right.
+    /// A binary rule that solves each operand from the output and the other ([`Spec::operand`]);
+    /// with both unknown, it reads one from θ first ([`Spec::theta_first`]), or solves both
+    /// together ([`Spec::both`]).
     pub fn binary(name: &'static str) -> Spec {
         let absent = move |what: &'static str| -> SolveFn {
             Box::new(move |_, _, _| Err(missing(name, what)))
@@ -206,8 +207,11 @@ impl Spec {
             name,
             2,
             Body::Binary(Box::new(Binary {
-                right_role: "right operand",
-                right_theta: Box::new(move |_, _| Err(missing(name, "θ for the right operand"))),
+                first: (
+                    Side::Right,
+                    "right operand",
+                    Box::new(move |_, _| Err(missing(name, "θ for an operand"))),
+                ),
                 left: absent("solution for the left operand"),
                 pgf_left: Box::new(|_, _, _, _| Ok(())),
                 right: absent("solution for the right operand"),
@@ -230,7 +234,7 @@ impl Spec {
         const RIGHT: &str = "right operand";
         let nothing = |_: &mut Emitter<'_>, _, _, _| Ok(());
         Spec::binary(name)
-            .right_theta(RIGHT, move |e, _| e.theta(Domain::Int, RIGHT))
+            .theta_first(Side::Right, RIGHT, move |e, _| e.theta(Domain::Int, RIGHT))
             .operand(Side::Left, move |e, z, b| Ok(left(e, z, b)), nothing)
             .operand(Side::Right, move |e, z, a| Ok(right(e, z, a)), nothing)
             .doc(
@@ -281,16 +285,16 @@ impl Spec {
         }
     }
 
-    /// The θ read for the right operand when both are unknown (`theta(e, z)`), and its role: the
-    /// PGF records the right operand itself under it.
-    pub fn right_theta(
+    /// With both operands unknown, the one θ gives (`side`), read by `theta(e, z)`; the PGF
+    /// records that operand itself under `role`.
+    pub fn theta_first(
         mut self,
+        side: Side,
         role: &'static str,
-        f: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
+        theta: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
     ) -> Spec {
         if let Some(b) = self.binary_mut() {
-            b.right_role = role;
-            b.right_theta = Box::new(f);
+            b.first = (side, role, Box::new(theta));
         }
         self
     }
@@ -447,13 +451,17 @@ impl InverseRule for Spec {
                 }
                 let (a, b) = match (a, b, &rule.both) {
                     (Arg::Unknown, Arg::Unknown, Some((both, _))) => both(e, z)?,
-                    (Arg::Unknown, b, _) => {
-                        let b = match b {
-                            Arg::Known(b) => b,
-                            Arg::Unknown => (rule.right_theta)(e, z)?,
-                        };
-                        ((rule.left)(e, z, b)?, b)
-                    }
+                    (Arg::Unknown, Arg::Unknown, None) => match rule.first {
+                        (Side::Right, _, ref theta) => {
+                            let b = theta(e, z)?;
+                            ((rule.left)(e, z, b)?, b)
+                        }
+                        (Side::Left, _, ref theta) => {
+                            let a = theta(e, z)?;
+                            (a, (rule.right)(e, z, a)?)
+                        }
+                    },
+                    (Arg::Unknown, Arg::Known(b), _) => ((rule.left)(e, z, b)?, b),
                     (Arg::Known(a), Arg::Unknown, _) => (a, (rule.right)(e, z, a)?),
                     _ => return Err(RuleError::Uncovered(Pattern::of(args))),
                 };
@@ -485,12 +493,17 @@ impl InverseRule for Spec {
                 };
                 match (!pattern.is_known(0), !pattern.is_known(1), &rule.both) {
                     (true, true, Some((_, pgf))) => pgf(e, z, a, b),
-                    (true, right, _) => {
-                        if right {
-                            e.record(b, rule.right_role)?;
+                    (true, true, None) => match rule.first {
+                        (Side::Right, role, _) => {
+                            e.record(b, role)?;
+                            (rule.pgf_left)(e, z, a, b)
                         }
-                        (rule.pgf_left)(e, z, a, b)
-                    }
+                        (Side::Left, role, _) => {
+                            e.record(a, role)?;
+                            (rule.pgf_right)(e, z, a, b)
+                        }
+                    },
+                    (true, false, _) => (rule.pgf_left)(e, z, a, b),
                     (false, true, _) => (rule.pgf_right)(e, z, a, b),
                     (false, false, _) => Ok(()),
                 }
