@@ -523,6 +523,35 @@ impl<'f> Emitter<'f> {
         )
     }
 
+    /// `if cond { then } else { else_ }` for code that gives no value (checks, θ records).
+    pub fn branch(
+        &mut self,
+        cond: Value,
+        then: impl FnOnce(&mut Emitter<'f>) -> Result<(), RuleError>,
+        else_: impl FnOnce(&mut Emitter<'f>) -> Result<(), RuleError>,
+    ) -> Result<(), RuleError> {
+        let then = |e: &mut Emitter<'f>| then(e).map(|()| Vec::new());
+        let else_ = |e: &mut Emitter<'f>| else_(e).map(|()| Vec::new());
+        self.if_else(cond, &[], then, else_).map(|_| ())
+    }
+
+    /// `if cond { then } else { else_ }` for code that gives one value of type `ty`.
+    pub fn if_value(
+        &mut self,
+        cond: Value,
+        ty: Type,
+        then: impl FnOnce(&mut Emitter<'f>) -> Result<Value, RuleError>,
+        else_: impl FnOnce(&mut Emitter<'f>) -> Result<Value, RuleError>,
+    ) -> Result<Value, RuleError> {
+        let then = |e: &mut Emitter<'f>| then(e).map(|v| vec![v]);
+        let else_ = |e: &mut Emitter<'f>| else_(e).map(|v| vec![v]);
+        let values = self.if_else(cond, &[ty], then, else_)?;
+        values
+            .first()
+            .copied()
+            .ok_or_else(|| RuleError::Malformed("an if gave no value".into()))
+    }
+
     /// Runs `arm(k)` for the case `index == k`, for k in `0..n` (the last arm also takes every
     /// other index); each arm returns one value per entry of `types`. Emission continues at the
     /// join, whose parameters are returned.

@@ -318,16 +318,15 @@ impl Compare {
         m: Value,
         (t, f): (Rel, Rel),
     ) -> Result<(), RuleError> {
-        e.if_else(
+        e.branch(
             z,
-            &[],
             |e| {
                 self.moved_pgf(e, k, m, t)?;
-                Ok(vec![])
+                Ok(())
             },
             |e| {
                 self.moved_pgf(e, k, m, f)?;
-                Ok(vec![])
+                Ok(())
             },
         )?;
         Ok(())

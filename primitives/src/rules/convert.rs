@@ -145,14 +145,13 @@ pub fn to_int() -> Spec {
                     e.record(c, ZERO_CASE)?;
                     let not_nan = e.bnot(nan);
                     let ax = e.fabs(x);
-                    e.if_else(
+                    e.branch(
                         not_nan,
-                        &[],
                         |e| {
                             e.record(ax, FRACTION)?;
-                            Ok(vec![])
+                            Ok(())
                         },
-                        |_| Ok(vec![]),
+                        |_| Ok(()),
                     )?;
                 }
                 _ => {
@@ -160,16 +159,15 @@ pub fn to_int() -> Spec {
                     let az = e.fabs(zf);
                     let lim = e.fc(TWO_53);
                     let small = e.flt(az, lim);
-                    e.if_else(
+                    e.branch(
                         small,
-                        &[],
                         |e| {
                             let d = e.fsub(x, zf);
                             let f = e.fabs(d);
                             e.record(f, FRACTION)?;
-                            Ok(vec![])
+                            Ok(())
                         },
-                        |_| Ok(vec![]),
+                        |_| Ok(()),
                     )?;
                 }
             }
@@ -244,9 +242,9 @@ pub fn from_int() -> Spec {
         // Above 2^53 every f64 is an integer and the offset must keep x rounding to z exactly;
         // below, z may carry the rounding of the steps that computed it (`p / b` for an integer
         // factor of p), so the nearest integer is taken and checked within the tolerance.
-        let x = e.if_else(
+        let x = e.if_value(
             far,
-            &[Type::I64],
+            Type::I64,
             |e| {
                 let t = e.theta(
                     Domain::IntRange {
@@ -259,29 +257,28 @@ pub fn from_int() -> Spec {
                 let again = e.i_to_f(x);
                 let same = e.feq(again, z);
                 e.check(same, "the offset leaves the i64s that round to z")?;
-                Ok(vec![x])
+                Ok(x)
             },
             |e| {
                 let again = e.i_to_f(d);
                 let near = e.close(again, z);
                 e.check(near, "z is not the f64 of any i64")?;
-                Ok(vec![d])
+                Ok(d)
             },
-        )?[0];
+        )?;
         Ok(x)
     })
     .records(|e, z, x| {
         let far = rounds(e, z);
         let d = nearest(e, z)?;
         let t = e.isub(x, d);
-        e.if_else(
+        e.branch(
             far,
-            &[],
             |e| {
                 e.record(t, OFFSET)?;
-                Ok(vec![])
+                Ok(())
             },
-            |_| Ok(vec![]),
+            |_| Ok(()),
         )?;
         Ok(())
     })

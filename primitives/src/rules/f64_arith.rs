@@ -234,9 +234,8 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
 fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
     let zero = e.fc(0.0);
     let is_zero = e.feq(z, zero);
-    e.if_else(
+    e.branch(
         is_zero,
-        &[],
         |e| {
             // The factor that is 0, or (after underflow) the smaller one.
             let zero = e.fc(0.0);
@@ -257,13 +256,13 @@ fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<()
             let x = e.select(pick_a, a, b)?;
             let (d, f) = over(e, z, t);
             settle_pgf(e, d, z, x, &f, FMUL_ZERO)?;
-            Ok(vec![])
+            Ok(())
         },
         |e| {
             e.record(a, "left operand")?;
             let (d, f) = over(e, z, a);
             settle_pgf(e, d, z, b, &f, FMUL_B)?;
-            Ok(vec![])
+            Ok(())
         },
     )?;
     Ok(())
@@ -402,27 +401,26 @@ fn divisor_free(e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
 
 fn frem_solve_b(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
     let free = divisor_free(e, z, a);
-    Ok(e.if_else(
+    Ok(e.if_value(
         free,
-        &[Type::F64],
-        |e| Ok(vec![e.theta(Domain::Real, FREM_FREE)?]),
+        Type::F64,
+        |e| e.theta(Domain::Real, FREM_FREE),
         |e| {
             let q = e.theta(Domain::Int, FREM_Q)?;
             let (d, f) = frem_b(e, z, a, q);
             let trusted = small_multiple(e, q);
-            Ok(vec![settle_guarded(e, d, z, &f, FREM_B, Some(trusted))?])
+            settle_guarded(e, d, z, &f, FREM_B, Some(trusted))
         },
-    )?[0])
+    )?)
 }
 
 fn frem_pgf_b(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
     let free = divisor_free(e, z, a);
-    e.if_else(
+    e.branch(
         free,
-        &[],
         |e| {
             e.record(b, FREM_FREE)?;
-            Ok(vec![])
+            Ok(())
         },
         |e| {
             let num = e.fsub(a, z);
@@ -432,7 +430,7 @@ fn frem_pgf_b(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), R
             let (d, f) = frem_b(e, z, a, q);
             let trusted = small_multiple(e, q);
             settle_pgf_guarded(e, d, z, b, &f, FREM_B, Some(trusted))?;
-            Ok(vec![])
+            Ok(())
         },
     )?;
     Ok(())

@@ -275,9 +275,9 @@ pub fn floor() -> Spec {
         e.check(ok, "floor gives an integer")?;
         let z = n;
         let frac = has_fraction(e, z);
-        let x = e.if_else(
+        let x = e.if_value(
             frac,
-            &[Type::F64],
+            Type::F64,
             |e| {
                 let f = e.theta(Domain::Interval { lo: 0.0, hi: 1.0 }, FRACTION)?;
                 let one = e.fc(1.0);
@@ -287,27 +287,26 @@ pub fn floor() -> Spec {
                 let f0 = e.feq(f, zero);
                 let sum = e.fadd(z, f);
                 // f = 0 keeps z as it is (so −0 stays −0).
-                Ok(vec![e.select(f0, z, sum)?])
+                e.select(f0, z, sum)
             },
-            |_| Ok(vec![z]),
-        )?[0];
+            |_| Ok(z),
+        )?;
         verify_forward(e, Opcode::Floor, &[x], z)?;
         Ok(x)
     })
     .records(|e, z, x| {
         let frac = has_fraction(e, z);
-        e.if_else(
+        e.branch(
             frac,
-            &[],
             |e| {
                 let f = e.fsub(x, z);
                 // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
                 let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
                 let f = e.op2(Opcode::Fmin, f, below_one);
                 e.record(f, FRACTION)?;
-                Ok(vec![])
+                Ok(())
             },
-            |_| Ok(vec![]),
+            |_| Ok(()),
         )?;
         Ok(())
     })

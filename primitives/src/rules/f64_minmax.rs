@@ -12,10 +12,13 @@ use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Fmin), Spec::from(MinMax { min: true }));
+    layer.add(
+        Callee::Prim(Opcode::Fmin),
+        Spec::from(MinMax(Extremum { min: true })),
+    );
     layer.add(
         Callee::Prim(Opcode::Fmax),
-        Spec::from(MinMax { min: false }),
+        Spec::from(MinMax(Extremum { min: false })),
     );
 }
 
@@ -30,25 +33,15 @@ pub fn register(layer: &mut Layer) {
 /// No arithmetic (only the operands given back, ±0 alike), but up to rounding: the other
 /// operand may lie beyond z by the tolerance.
 #[derive(Clone, Copy, Debug)]
-pub struct MinMax {
-    pub min: bool,
-}
+pub struct MinMax(pub(crate) Extremum);
 
 impl MinMax {
-    fn ext(&self) -> Extremum {
-        Extremum { min: self.min }
-    }
-
-    fn op(&self) -> Opcode {
-        self.ext().op(Type::F64)
-    }
-
     fn other_role(&self) -> String {
         self.operand_role("the other")
     }
 
     fn operand_role(&self, which: &str) -> String {
-        self.ext().operand_role(which, "; NaN allowed")
+        self.0.operand_role(which, "; NaN allowed")
     }
 
     /// θ for the operand that is not the result: not beyond `z` by more than the tolerance. `z`
@@ -65,18 +58,18 @@ impl MinMax {
         let scale = e.op2(Opcode::Fmin, scale, largest);
         let tol = e.f64(e.options().tolerance);
         let slack = e.op2(Opcode::Fmul, tol, scale);
-        let edge = if self.min {
+        let edge = if self.0.min {
             e.op2(Opcode::Fsub, z, slack)
         } else {
             e.op2(Opcode::Fadd, z, slack)
         };
-        let (lo, hi) = if self.min {
+        let (lo, hi) = if self.0.min {
             (edge, e.f64(f64::INFINITY))
         } else {
             (e.f64(f64::NEG_INFINITY), edge)
         };
         let o = e.theta_within(Domain::Real, lo, hi, role)?;
-        let beyond = self.ext().beyond(e, o, z);
+        let beyond = self.0.beyond(e, o, z);
         let near = e.close(o, z);
         let far = e.bnot(near);
         let bad = e.band(beyond, far);
@@ -85,8 +78,8 @@ impl MinMax {
             ok,
             &format!(
                 "the other operand of {} is {} it",
-                self.op(),
-                self.ext().wrong_side()
+                self.0.op(Type::F64),
+                self.0.wrong_side()
             ),
         )?;
         Ok(o)
@@ -121,14 +114,14 @@ impl MinMax {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
                 let kn = e.is_nan(k);
-                let beyond = self.ext().beyond(e, z, k); // z < k for min
+                let beyond = self.0.beyond(e, z, k); // z < k for min
                 let ok = e.bor(beyond, kn);
                 e.check(
                     ok,
                     &format!(
                         "the {} is {} the known operand",
-                        self.ext().word(),
-                        self.ext().other_side()
+                        self.0.word(),
+                        self.0.other_side()
                     ),
                 )?;
                 Ok(vec![z])
@@ -158,9 +151,9 @@ impl From<MinMax> for Spec {
                         &[Type::F64, Type::F64],
                         |_| Ok(vec![z, z]),
                         |e| {
-                            let c = e.choice(2, &r.ext().which_role())?;
+                            let c = e.choice(2, &r.0.which_role())?;
                             let o = r.bounded(e, &r.other_role(), z)?;
-                            let (a, b) = r.ext().place(e, c, z, o)?;
+                            let (a, b) = r.0.place(e, c, z, o)?;
                             Ok(vec![a, b])
                         },
                     )?;
@@ -168,14 +161,13 @@ impl From<MinMax> for Spec {
                 },
                 move |e, z, a, b| {
                     let nan = e.is_nan(z);
-                    e.if_else(
+                    e.branch(
                         nan,
-                        &[],
-                        |_| Ok(vec![]),
+                        |_| Ok(()),
                         |e| {
                             let a_is = MinMax::is_z(e, a, z);
-                            r.ext().record_placed(e, a_is, (a, b), &r.other_role())?;
-                            Ok(vec![])
+                            r.0.record_placed(e, a_is, (a, b), &r.other_role())?;
+                            Ok(())
                         },
                     )?;
                     Ok(())
@@ -201,19 +193,19 @@ impl From<MinMax> for Spec {
                 let checks = vec![
                     format!(
                         "the other operand of {} is {} it",
-                        r.op(),
-                        r.ext().wrong_side()
+                        r.0.op(Type::F64),
+                        r.0.wrong_side()
                     ),
                     format!(
                         "the {} is {} the known operand",
-                        r.ext().word(),
-                        r.ext().other_side()
+                        r.0.word(),
+                        r.0.other_side()
                     ),
                 ];
                 let (thetas, summary) = match unknowns2(pattern) {
                     (true, true) => (
                         vec![
-                            ThetaDoc::choice(2, &r.ext().which_role()).when("z is not NaN"),
+                            ThetaDoc::choice(2, &r.0.which_role()).when("z is not NaN"),
                             ThetaDoc::value(Domain::Real, &r.other_role()).when("z is not NaN"),
                         ],
                         "one operand is z (choice), the other θ; both NaN for NaN z".to_string(),

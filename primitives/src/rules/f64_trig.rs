@@ -374,13 +374,12 @@ pub fn atan2() -> Spec {
             },
             |e, z, y, x| {
                 let nan = e.is_nan(z);
-                e.if_else(
+                e.branch(
                     nan,
-                    &[],
                     |e| {
                         e.record(y, Y_FREE)?;
                         e.record(x, X_FREE)?;
-                        Ok(vec![])
+                        Ok(())
                     },
                     |e| {
                         let r = hypot(e, y, x)?;
@@ -408,7 +407,7 @@ pub fn atan2() -> Spec {
                                 Ok(vec![])
                             },
                         )?;
-                        Ok(vec![])
+                        Ok(())
                     },
                 )?;
                 Ok(())

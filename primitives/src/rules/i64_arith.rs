@@ -32,8 +32,8 @@ pub fn register(layer: &mut Layer) {
         Idiv => idiv();
         Irem => irem();
         Iabs => iabs();
-        Imin => Spec::from(IntMinMax { min: true });
-        Imax => Spec::from(IntMinMax { min: false });
+        Imin => Spec::from(IntMinMax(Extremum { min: true }));
+        Imax => Spec::from(IntMinMax(Extremum { min: false }));
     }
 }
 
@@ -108,39 +108,29 @@ pub fn iabs() -> Spec {
 /// `z = min(a, b)` (or max): which operand is z (a choice, with both unknown), θ for the other,
 /// checked not to be below z (above, for max).
 #[derive(Clone, Copy, Debug)]
-pub struct IntMinMax {
-    pub min: bool,
-}
+pub struct IntMinMax(pub(crate) Extremum);
 
 impl IntMinMax {
-    fn ext(&self) -> Extremum {
-        Extremum { min: self.min }
-    }
-
-    fn op(&self) -> Opcode {
-        self.ext().op(Type::I64)
-    }
-
     fn other_role(&self, which: &str) -> String {
-        self.ext().operand_role(which, "")
+        self.0.operand_role(which, "")
     }
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
         // Drawn only from the side of z it may be on.
-        let (lo, hi) = if self.min {
+        let (lo, hi) = if self.0.min {
             (z, e.ic(i64::MAX))
         } else {
             (e.ic(i64::MIN), z)
         };
         let o = e.theta_within(Domain::Int, lo, hi, role)?;
-        let bad = self.ext().beyond(e, o, z);
+        let bad = self.0.beyond(e, o, z);
         let ok = e.bnot(bad);
         e.check(
             ok,
             &format!(
                 "the other operand of {} is {} it",
-                self.op(),
-                self.ext().wrong_side()
+                self.0.op(Type::I64),
+                self.0.wrong_side()
             ),
         )?;
         Ok(o)
@@ -159,13 +149,13 @@ impl IntMinMax {
             &[Type::I64],
             |e| Ok(vec![self.bounded(e, role, z)?]),
             |e| {
-                let ok = self.ext().beyond(e, z, k);
+                let ok = self.0.beyond(e, z, k);
                 e.check(
                     ok,
                     &format!(
                         "the {} is {} the known operand",
-                        self.ext().word(),
-                        self.ext().other_side()
+                        self.0.word(),
+                        self.0.other_side()
                     ),
                 )?;
                 Ok(vec![z])
@@ -180,14 +170,13 @@ impl From<IntMinMax> for Spec {
         Spec::binary("pick")
             .both(
                 move |e, z| {
-                    let c = e.choice(2, &r.ext().which_role())?;
+                    let c = e.choice(2, &r.0.which_role())?;
                     let o = r.bounded(e, &r.other_role("the other"), z)?;
-                    r.ext().place(e, c, z, o)
+                    r.0.place(e, c, z, o)
                 },
                 move |e, z, a, b| {
                     let a_is = e.ieq(a, z);
-                    r.ext()
-                        .record_placed(e, a_is, (a, b), &r.other_role("the other"))
+                    r.0.record_placed(e, a_is, (a, b), &r.other_role("the other"))
                 },
             )
             .operand(
@@ -214,7 +203,7 @@ impl From<IntMinMax> for Spec {
                 match unknowns2(pattern) {
                     (true, true) => RuleDoc::exact(
                         vec![
-                            ThetaDoc::choice(2, &r.ext().which_role()),
+                            ThetaDoc::choice(2, &r.0.which_role()),
                             ThetaDoc::value(Domain::Int, &r.other_role("the other")),
                         ],
                         &checks,
@@ -524,17 +513,16 @@ fn remainder_by_constant(e: &mut Emitter<'_>, z: Value, c: i64) -> Result<Value,
 fn record_remainder_by_constant(e: &mut Emitter<'_>, z: Value, r: Value) -> Result<(), RuleError> {
     let zero = e.ic(0);
     let z0 = e.ieq(z, zero);
-    e.if_else(
+    e.branch(
         z0,
-        &[],
         |e| {
             e.record(r, REMAINDER)?;
-            Ok(vec![])
+            Ok(())
         },
         |e| {
             let size = e.op1(Opcode::Iabs, r);
             e.record(size, REMAINDER_SIZE)?;
-            Ok(vec![])
+            Ok(())
         },
     )?;
     Ok(())
@@ -593,12 +581,11 @@ pub fn idiv() -> Spec {
         .operand(Side::Right, Idiv::solve_divisor, |e, z, a, b| {
             let zero = e.ic(0);
             let z0 = e.ieq(z, zero);
-            e.if_else(
+            e.branch(
                 z0,
-                &[],
                 |e| {
                     e.record(b, DIVISOR_FREE)?;
-                    Ok(vec![])
+                    Ok(())
                 },
                 |e| {
                     let b0 = outer_divisor(e, a, z)?;
@@ -606,7 +593,7 @@ pub fn idiv() -> Spec {
                     let diff = e.isub(b0, b);
                     let t = e.imul(diff, s);
                     e.record(t, DIVISOR_STEP)?;
-                    Ok(vec![])
+                    Ok(())
                 },
             )?;
             Ok(())
@@ -718,13 +705,12 @@ impl Irem {
     fn pgf_dividend(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
         let zero = e.ic(0);
         let z0 = e.ieq(z, zero);
-        e.if_else(
+        e.branch(
             z0,
-            &[],
             |e| {
                 let n = e.op2(Opcode::Idiv, a, b);
                 e.record(n, QUOTIENT_ANY)?;
-                Ok(vec![])
+                Ok(())
             },
             |e| {
                 let diff = e.isub(a, z);
@@ -739,7 +725,7 @@ impl Irem {
                 let n = e.op2(Opcode::Idiv, diff, safe);
                 let n = e.select(b_min, zero, n)?;
                 e.record(n, MULTIPLES)?;
-                Ok(vec![])
+                Ok(())
             },
         )?;
         Ok(())
@@ -781,17 +767,16 @@ pub fn irem() -> Spec {
         .operand(Side::Left, Irem::solve_dividend, Irem::pgf_dividend)
         .operand(Side::Right, Irem::solve_divisor, |e, z, a, b| {
             let same = e.ieq(z, a);
-            e.if_else(
+            e.branch(
                 same,
-                &[],
                 |e| {
                     e.record(b, DIVISOR_FREE)?;
-                    Ok(vec![])
+                    Ok(())
                 },
                 |e| {
                     let q = e.op2(Opcode::Idiv, a, b);
                     e.record(q, QUOTIENT)?;
-                    Ok(vec![])
+                    Ok(())
                 },
             )?;
             Ok(())

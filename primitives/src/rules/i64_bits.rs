@@ -368,12 +368,12 @@ impl Shift {
     /// The count given the shifted value.
     fn solve_count(&self, e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
         let known = self.count_known(e, z);
-        let k = e.if_else(
+        let k = e.if_value(
             known,
-            &[Type::I64],
-            |e| Ok(vec![self.count_from(e, z, a)]),
-            |e| Ok(vec![e.theta(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW)?]),
-        )?[0];
+            Type::I64,
+            |e| Ok(self.count_from(e, z, a)),
+            |e| e.theta(Domain::IntRange { lo: 0, hi: 63 }, COUNT_LOW),
+        )?;
         let hi = e.theta(Domain::Int, COUNT_HIGH)?;
         let six = e.ic(6);
         let high = e.ishl(hi, six);

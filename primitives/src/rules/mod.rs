@@ -240,14 +240,13 @@ pub(crate) fn record_if(
     v: Value,
     role: &str,
 ) -> Result<(), RuleError> {
-    e.if_else(
+    e.branch(
         cond,
-        &[],
         |e| {
             e.record(v, role)?;
-            Ok(vec![])
+            Ok(())
         },
-        |_| Ok(vec![]),
+        |_| Ok(()),
     )?;
     Ok(())
 }

@@ -337,10 +337,9 @@ pub fn settle_pgf_guarded(
         return loose(e);
     }
     let alone = exact::alone(e, d, target, fwd, trusted);
-    e.if_else(
+    e.branch(
         alone,
-        &[],
-        |_| Ok(vec![]),
+        |_| Ok(()),
         |e| {
             let run = exact::run(e, d, target, fwd, trusted)?;
             e.if_else(
@@ -366,7 +365,7 @@ pub fn settle_pgf_guarded(
                     Ok(vec![])
                 },
             )?;
-            Ok(vec![])
+            Ok(())
         },
     )?;
     Ok(())
@@ -392,16 +391,15 @@ fn record_offset_when(
     x: Value,
     role: &str,
 ) -> Result<(), RuleError> {
-    e.if_else(
+    e.branch(
         ok,
-        &[],
-        |_| Ok(vec![]),
+        |_| Ok(()),
         |e| {
             let base = base(e);
             let diff = e.fsub(x, d);
             let t = e.select(base, diff, x)?;
             e.record(t, role)?;
-            Ok(vec![])
+            Ok(())
         },
     )?;
     Ok(())
