@@ -6,6 +6,7 @@ use pinv_core::ir::{Const, Domain, FuncKind, Function, Module, Opcode, Signature
 use pinv_core::Span;
 use pinv_primitives::catalogue::{catalogue, missing, render};
 use pinv_primitives::declared::declared_layer;
+use pinv_primitives::rules::spec::Spec;
 use pinv_primitives::testing::{Case, RandomTheta, Trial};
 use pinv_primitives::{
     Arg, Callee, Emitter, InverseRule, Layer, Mode, Pattern, RuleDoc, RuleError, Stack, ThetaDoc,
@@ -229,9 +230,10 @@ fn versions_bump_on_edit_and_replace_needs_the_same_layer() {
 #[test]
 fn earlier_rules_of_a_layer_win() {
     let fadd = Callee::Prim(Opcode::Fadd);
-    let layer = Layer::new("user")
-        .with(fadd.clone(), Copy)
-        .with(fadd.clone(), pinv_primitives::rules::f64_arith::fadd());
+    let layer = Layer::new("user").with(fadd.clone(), Copy).with(
+        fadd.clone(),
+        Spec::new("sub", 2, |_, _, _| Ok(Vec::new()), |_, _, _, _| Ok(())),
+    );
     assert_eq!(layer.find(&fadd, &uk()).unwrap().name(), "copy");
     assert_eq!(layer.find(&fadd, &uu()).unwrap().name(), "sub");
     assert_eq!(layer.rules_for(&fadd).len(), 2);

@@ -11,134 +11,107 @@ use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, small_multiple,
 };
-use super::spec::{Closed, Side, Spec};
+use super::spec::{rows, Closed, Side, Spec};
 use super::unknowns2;
 use crate::emit::Emitter;
-use crate::overlay::{Callee, Layer};
+use crate::overlay::Layer;
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 pub fn register(layer: &mut Layer) {
-    layer.add(Callee::Prim(Opcode::Fadd), fadd());
-    layer.add(Callee::Prim(Opcode::Fsub), fsub());
-    layer.add(Callee::Prim(Opcode::Fmul), fmul());
-    layer.add(Callee::Prim(Opcode::Fdiv), fdiv());
-    layer.add(Callee::Prim(Opcode::Frem), frem());
-    // `z = −a`: `a = −z`, exactly (the sign bit flips back, also of zeros and NaNs).
-    layer.add(
-        Callee::Prim(Opcode::Fneg),
-        Spec::bijection("neg", |e, z| e.fneg(z), "a = −z"),
-    );
-}
-
-/// A binary rule whose operands each have a closed form by one primitive, settled against `op`;
-/// with both unknown θ gives the right operand (`right`: its role and reads, `right_theta`: how).
-struct ClosedForms {
-    op: Opcode,
-    name: &'static str,
-    check: &'static str,
-    /// The left operand's closed form, settle offset and summary.
-    left: (Closed, &'static str, &'static str),
-    /// The same for the right operand.
-    right: (Closed, &'static str, &'static str),
-}
-
-impl ClosedForms {
-    fn spec(
-        self,
-        (role, right): (&'static str, Vec<ThetaDoc>),
-        right_theta: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
-        let ClosedForms {
-            op,
-            name,
-            check,
-            left: (lc, l_role, l_summary),
-            right: (rc, r_role, r_summary),
-        } = self;
-        Spec::binary(name)
-            .theta_first(Side::Right, role, right_theta)
-            .settled(Side::Left, op, lc, l_role)
-            .settled(Side::Right, op, rc, r_role)
-            .verified(op)
-            .doc(move |pattern| {
-                let (thetas, summary) = match unknowns2(pattern) {
-                    (true, true) => {
-                        let mut thetas = right.clone();
-                        thetas.push(settle_doc(l_role));
-                        (thetas, format!("b = θ, {l_summary}"))
-                    }
-                    (true, false) => (vec![settle_doc(l_role)], l_summary.to_string()),
-                    _ => (vec![settle_doc(r_role)], r_summary.to_string()),
-                };
-                RuleDoc::rounded(thetas, &[check], &summary)
-            })
+    use Closed::{OtherThen, ZThen};
+    use Opcode::{Fadd, Fdiv, Fmul, Fsub};
+    const TOO_LARGE: &str = "θ too large for z loses precision";
+    // op => closed_forms((name, op, its sign), what a failing θ did, left: (closed form, what
+    //       the operand is called, formula), right: the same, the operand θ gives first)
+    rows! { layer;
+        Fadd => closed_forms(("sub", Fadd, "+"), TOO_LARGE, (ZThen(Fsub), "left operand", "z − b"),
+            (ZThen(Fsub), "right operand", "z − a"), any_right());
+        Fsub => closed_forms(("add", Fsub, "−"), TOO_LARGE, (ZThen(Fadd), "left operand", "z + b"),
+            (OtherThen(Fsub), "right operand", "a − z"), any_right());
+        Fdiv => closed_forms(("mul", Fdiv, "/"), "a θ divisor that is too large or small fails",
+            (ZThen(Fmul), "dividend", "z · b"), (OtherThen(Fdiv), "divisor", "a / z"), divisor_first());
+        Fmul => fmul();
+        Frem => frem();
+        // `z = −a`: `a = −z`, exactly (the sign bit flips back, also of zeros and NaNs).
+        Fneg => Spec::bijection("neg", |e, z| e.fneg(z), "a = −z");
     }
 }
 
-/// The right operand as any real.
-fn any_right(e: &mut Emitter<'_>, _: Value) -> Result<Value, RuleError> {
-    e.theta(Domain::Real, RIGHT)
+/// One operand of a [`closed_forms`] rule: its closed form, what it is called, and the formula
+/// the closed form computes (`"z − b"`).
+type Form = (Closed, &'static str, &'static str);
+
+/// The operand θ gives first when both are unknown: its role, its reads (for the docs) and how
+/// it is read.
+type First = (
+    &'static str,
+    Vec<ThetaDoc>,
+    fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
+);
+
+/// `z = op(a, b)` where each operand has a closed form by one primitive (the other operand
+/// known), [settled](super::settle) against `op`; with both unknown θ gives the right operand
+/// (`first`). Every solution is checked (`fails` says what a θ that fails the check did).
+/// fadd, fsub, fdiv:
+/// - `z = a + b`: `a = z − b`, `b = z − a` (an offset θ where the known operand absorbs the
+///   unknown one, or z is not finite);
+/// - `z = a − b`: `a = z + b`, `b = a − z`;
+/// - `z = a / b`: `a = z · b`, `b = a / z`; with both unknown θ is the divisor, nonzero when z
+///   is finite (only ±inf and NaN come from dividing by 0).
+fn closed_forms(
+    (name, op, sign): (&'static str, Opcode, &'static str),
+    fails: &'static str,
+    (lc, l_name, l_formula): Form,
+    (rc, r_name, r_formula): Form,
+    (role, reads, theta): First,
+) -> Spec {
+    let l_role = format!("{l_name}: offset from {l_formula}");
+    let r_role = format!("{r_name}: offset from {r_formula}");
+    let check = format!("a {sign} b = z ({fails})");
+    let (l_doc, r_doc) = (settle_doc(&l_role), settle_doc(&r_role));
+    Spec::binary(name)
+        .theta_first(Side::Right, role, theta)
+        .settled(Side::Left, op, lc, l_role)
+        .settled(Side::Right, op, rc, r_role)
+        .verified(op)
+        .doc(move |pattern| {
+            let (thetas, summary) = match unknowns2(pattern) {
+                (true, true) => {
+                    let mut thetas = reads.clone();
+                    thetas.push(l_doc.clone());
+                    (thetas, format!("b = θ, a = {l_formula}"))
+                }
+                (true, false) => (vec![l_doc.clone()], format!("a = {l_formula}")),
+                _ => (vec![r_doc.clone()], format!("b = {r_formula}")),
+            };
+            RuleDoc::rounded(thetas, &[&check], &summary)
+        })
 }
 
 const RIGHT: &str = "right operand";
 
-/// `z = a + b`: with both unknown, θ is the right operand and `a = z − b`; with one known, the
-/// other is `z − known`, settled (an offset θ where the known operand absorbs the unknown one, or
-/// z is not finite). Exact only up to rounding, so every solution is checked.
-pub fn fadd() -> Spec {
-    use Closed::ZThen;
-    let left = (
-        ZThen(Opcode::Fsub),
-        "left operand: offset from z − b",
-        "a = z − b",
-    );
-    let right = (
-        ZThen(Opcode::Fsub),
-        "right operand: offset from z − a",
-        "b = z − a",
-    );
-    let check = "a + b = z (θ too large for z loses precision)";
-    let (op, name) = (Opcode::Fadd, "sub");
+/// The right operand as any real.
+fn any_right() -> First {
     let reads = vec![ThetaDoc::value(Domain::Real, RIGHT)];
-    ClosedForms {
-        op,
-        name,
-        check,
-        left,
-        right,
-    }
-    .spec((RIGHT, reads), any_right)
+    (RIGHT, reads, |e, _| e.theta(Domain::Real, RIGHT))
 }
 
-/// `z = a − b`: with both unknown, θ is the right operand and `a = z + b`; with one known,
-/// `a = z + b` or `b = a − z`, settled.
-pub fn fsub() -> Spec {
-    use Closed::{OtherThen, ZThen};
-    let left = (
-        ZThen(Opcode::Fadd),
-        "left operand: offset from z + b",
-        "a = z + b",
-    );
-    let right = (
-        OtherThen(Opcode::Fsub),
-        "right operand: offset from a − z",
-        "b = a − z",
-    );
-    let check = "a − b = z (θ too large for z loses precision)";
-    let (op, name) = (Opcode::Fsub, "add");
-    let reads = vec![ThetaDoc::value(Domain::Real, RIGHT)];
-    ClosedForms {
-        op,
-        name,
-        check,
-        left,
-        right,
-    }
-    .spec((RIGHT, reads), any_right)
+/// The divisor: nonzero when z is finite.
+fn divisor_first() -> First {
+    let reads = vec![
+        ThetaDoc::value(Domain::NonzeroReal, "divisor").when("z is finite"),
+        ThetaDoc::value(Domain::Real, "divisor").when("z is ±inf or NaN"),
+    ];
+    ("divisor", reads, |e, z| {
+        let finite = e.is_finite(z);
+        e.if_value(
+            finite,
+            Type::F64,
+            |e| e.theta_for_operand(1, Domain::NonzeroReal, "divisor"),
+            |e| e.theta(Domain::Real, "divisor"),
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,53 +242,6 @@ fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<()
 }
 
 // ---------------------------------------------------------------------------------------------
-// fdiv
-
-/// `z = a / b`: `a = z · b` or `b = a / z`, settled; both unknown, θ is the divisor (nonzero when
-/// z is finite, since only ±inf and NaN come from dividing by 0) and `a = z · b`.
-pub fn fdiv() -> Spec {
-    use Closed::{OtherThen, ZThen};
-    let left = (
-        ZThen(Opcode::Fmul),
-        "dividend: offset from z · b",
-        "a = z · b",
-    );
-    let right = (
-        OtherThen(Opcode::Fdiv),
-        "divisor: offset from a / z",
-        "b = a / z",
-    );
-    let check = "a / b = z (a θ divisor that is too large or small fails)";
-    let (op, name) = (Opcode::Fdiv, "mul");
-    let reads = vec![
-        ThetaDoc::value(Domain::NonzeroReal, "divisor").when("z is finite"),
-        ThetaDoc::value(Domain::Real, "divisor").when("z is ±inf or NaN"),
-    ];
-    ClosedForms {
-        op,
-        name,
-        check,
-        left,
-        right,
-    }
-    .spec(("divisor", reads), |e, z| {
-        let finite = e.is_finite(z);
-        Ok(e.if_else(
-            finite,
-            &[Type::F64],
-            |e| {
-                Ok(vec![e.theta_for_operand(
-                    1,
-                    Domain::NonzeroReal,
-                    "divisor",
-                )?])
-            },
-            |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
-        )?[0])
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
 // frem
 
 const FREM_A: &str = "dividend: offset from z ± k·|b|";
@@ -401,7 +327,7 @@ fn divisor_free(e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
 
 fn frem_solve_b(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
     let free = divisor_free(e, z, a);
-    Ok(e.if_value(
+    e.if_value(
         free,
         Type::F64,
         |e| e.theta(Domain::Real, FREM_FREE),
@@ -411,7 +337,7 @@ fn frem_solve_b(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleEr
             let trusted = small_multiple(e, q);
             settle_guarded(e, d, z, &f, FREM_B, Some(trusted))
         },
-    )?)
+    )
 }
 
 fn frem_pgf_b(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {

@@ -328,7 +328,9 @@ impl Spec {
 
     /// One operand of `z = op(a, b)` in the closed form `closed`, [settled](super::settle)
     /// against `op` with the other operand fixed; `role` names the settle offset.
-    pub fn settled(self, side: Side, op: Opcode, closed: Closed, role: &'static str) -> Spec {
+    pub fn settled(self, side: Side, op: Opcode, closed: Closed, role: impl Into<String>) -> Spec {
+        let role: String = role.into();
+        let role_pgf = role.clone();
         // `other` is the known operand; `x` the one solved for.
         let forward = move |e: &mut Emitter<'_>, x: Value, other: Value| match side {
             Side::Left => e.prim(op, &[x, other]),
@@ -336,7 +338,7 @@ impl Spec {
         };
         let solve = move |e: &mut Emitter<'_>, z: Value, other: Value| {
             let d = closed.emit(e, z, other);
-            settle(e, d, z, &|e, x| forward(e, x, other), role)
+            settle(e, d, z, &|e, x| forward(e, x, other), &role)
         };
         let pgf = move |e: &mut Emitter<'_>, z: Value, a: Value, b: Value| {
             let (x, other) = match side {
@@ -344,7 +346,7 @@ impl Spec {
                 Side::Right => (b, a),
             };
             let d = closed.emit(e, z, other);
-            settle_pgf(e, d, z, x, &|e, x| forward(e, x, other), role)
+            settle_pgf(e, d, z, x, &|e, x| forward(e, x, other), &role_pgf)
         };
         self.side(side, Box::new(solve), Box::new(pgf))
     }
