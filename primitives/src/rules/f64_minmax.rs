@@ -74,14 +74,7 @@ impl MinMax {
         let far = e.bnot(near);
         let bad = e.band(beyond, far);
         let ok = e.bnot(bad);
-        e.check(
-            ok,
-            &format!(
-                "the other operand of {} is {} it",
-                self.0.op(Type::F64),
-                self.0.wrong_side()
-            ),
-        )?;
+        e.check(ok, &self.0.other_reason(Type::F64))?;
         Ok(o)
     }
 
@@ -104,30 +97,22 @@ impl MinMax {
         role: &str,
     ) -> Result<Value, RuleError> {
         let same = MinMax::is_known(e, z, k);
-        let r = e.if_else(
+        // With the known operand near the result, the other may be a hair beyond it (below it,
+        // for min) and still give it.
+        e.if_value(
             same,
-            &[Type::F64],
-            // With the known operand near the result, the other may be a hair beyond it (below
-            // it, for min) and still give it.
-            |e| Ok(vec![self.bounded(e, role, z)?]),
+            Type::F64,
+            |e| self.bounded(e, role, z),
             |e| {
                 // The unknown is z; the known must be beyond it, or NaN (and must be NaN for a
                 // NaN z, when the comparison is false).
                 let kn = e.is_nan(k);
                 let beyond = self.0.beyond(e, z, k); // z < k for min
                 let ok = e.bor(beyond, kn);
-                e.check(
-                    ok,
-                    &format!(
-                        "the {} is {} the known operand",
-                        self.0.word(),
-                        self.0.other_side()
-                    ),
-                )?;
-                Ok(vec![z])
+                e.check(ok, &self.0.known_reason())?;
+                Ok(z)
             },
-        )?;
-        Ok(r[0])
+        )
     }
 
     /// Whether `x` is `z` including the sign of a zero (and not NaN).
@@ -190,18 +175,7 @@ impl From<MinMax> for Spec {
                 },
             )
             .doc(move |pattern| {
-                let checks = vec![
-                    format!(
-                        "the other operand of {} is {} it",
-                        r.0.op(Type::F64),
-                        r.0.wrong_side()
-                    ),
-                    format!(
-                        "the {} is {} the known operand",
-                        r.0.word(),
-                        r.0.other_side()
-                    ),
-                ];
+                let checks = vec![r.0.other_reason(Type::F64), r.0.known_reason()];
                 let (thetas, summary) = match unknowns2(pattern) {
                     (true, true) => (
                         vec![

@@ -125,14 +125,7 @@ impl IntMinMax {
         let o = e.theta_within(Domain::Int, lo, hi, role)?;
         let bad = self.0.beyond(e, o, z);
         let ok = e.bnot(bad);
-        e.check(
-            ok,
-            &format!(
-                "the other operand of {} is {} it",
-                self.0.op(Type::I64),
-                self.0.wrong_side()
-            ),
-        )?;
+        e.check(ok, &self.0.other_reason(Type::I64))?;
         Ok(o)
     }
 
@@ -144,24 +137,16 @@ impl IntMinMax {
         role: &str,
     ) -> Result<Value, RuleError> {
         let same = e.ieq(z, k);
-        let r = e.if_else(
+        e.if_value(
             same,
-            &[Type::I64],
-            |e| Ok(vec![self.bounded(e, role, z)?]),
+            Type::I64,
+            |e| self.bounded(e, role, z),
             |e| {
                 let ok = self.0.beyond(e, z, k);
-                e.check(
-                    ok,
-                    &format!(
-                        "the {} is {} the known operand",
-                        self.0.word(),
-                        self.0.other_side()
-                    ),
-                )?;
-                Ok(vec![z])
+                e.check(ok, &self.0.known_reason())?;
+                Ok(z)
             },
-        )?;
-        Ok(r[0])
+        )
     }
 }
 
@@ -489,10 +474,10 @@ fn remainder_by_constant(e: &mut Emitter<'_>, z: Value, c: i64) -> Result<Value,
     let m = c.abs() - 1;
     let zero = e.ic(0);
     let z0 = e.ieq(z, zero);
-    let r = e.if_else(
+    e.if_value(
         z0,
-        &[Type::I64],
-        |e| Ok(vec![e.theta(Domain::IntRange { lo: -m, hi: m }, REMAINDER)?]),
+        Type::I64,
+        |e| e.theta(Domain::IntRange { lo: -m, hi: m }, REMAINDER),
         |e| {
             let t = e.theta(Domain::IntRange { lo: 0, hi: m }, REMAINDER_SIZE)?;
             let zero = e.ic(0);
@@ -503,10 +488,9 @@ fn remainder_by_constant(e: &mut Emitter<'_>, z: Value, c: i64) -> Result<Value,
             } else {
                 e.select(z_pos, minus, plus)?
             };
-            Ok(vec![e.imul(s, t)])
+            Ok(e.imul(s, t))
         },
-    )?;
-    Ok(r[0])
+    )
 }
 
 /// Records what [`remainder_by_constant`] reads for the remainder `r`.
@@ -544,10 +528,10 @@ impl Idiv {
     fn solve_divisor(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
         let zero = e.ic(0);
         let z0 = e.ieq(z, zero);
-        let r = e.if_else(
+        e.if_value(
             z0,
-            &[Type::I64],
-            |e| Ok(vec![e.theta(Domain::Int, DIVISOR_FREE)?]),
+            Type::I64,
+            |e| e.theta(Domain::Int, DIVISOR_FREE),
             |e| {
                 let b0 = outer_divisor(e, a, z)?;
                 let t = e.theta(
@@ -559,10 +543,9 @@ impl Idiv {
                 )?;
                 let s = sign(e, b0)?;
                 let step = e.imul(s, t);
-                Ok(vec![e.isub(b0, step)])
+                Ok(e.isub(b0, step))
             },
-        )?;
-        Ok(r[0])
+        )
     }
 }
 
@@ -677,12 +660,12 @@ impl Irem {
         let ok = e.band(z_not_min, fits);
         e.check(ok, "a remainder is smaller than the divisor in magnitude")?;
         let z0 = e.ieq(z, zero);
-        let r = e.if_else(
+        e.if_value(
             z0,
-            &[Type::I64],
+            Type::I64,
             |e| {
                 let n = e.theta(Domain::Int, QUOTIENT_ANY)?;
-                Ok(vec![e.imul(n, b)])
+                Ok(e.imul(n, b))
             },
             |e| {
                 let n = e.theta(
@@ -696,10 +679,9 @@ impl Irem {
                 let step = e.imul(n, ab);
                 let s = sign(e, z)?;
                 let step = e.imul(step, s);
-                Ok(vec![e.iadd(z, step)])
+                Ok(e.iadd(z, step))
             },
-        )?;
-        Ok(r[0])
+        )
     }
 
     fn pgf_dividend(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
@@ -733,10 +715,10 @@ impl Irem {
 
     fn solve_divisor(e: &mut Emitter<'_>, z: Value, a: Value) -> Result<Value, RuleError> {
         let same = e.ieq(z, a);
-        let r = e.if_else(
+        e.if_value(
             same,
-            &[Type::I64],
-            |e| Ok(vec![e.theta(Domain::Int, DIVISOR_FREE)?]),
+            Type::I64,
+            |e| e.theta(Domain::Int, DIVISOR_FREE),
             |e| {
                 let q = e.theta(Domain::Int, QUOTIENT)?;
                 let zero = e.ic(0);
@@ -753,10 +735,9 @@ impl Irem {
                 let rem = e.op2(Opcode::Irem, num, q);
                 let divisible = e.ieq(rem, zero);
                 e.check(divisible, "a − z is not a multiple of the quotient θ")?;
-                Ok(vec![e.op2(Opcode::Idiv, num, q)])
+                Ok(e.op2(Opcode::Idiv, num, q))
             },
-        )?;
-        Ok(r[0])
+        )
     }
 }
 

@@ -50,16 +50,15 @@ fn theta_if(
     f: impl FnOnce(&mut Emitter<'_>, Value) -> Value,
     otherwise: Value,
 ) -> Result<Value, RuleError> {
-    let r = e.if_else(
+    e.if_value(
         cond,
-        &[Type::I64],
+        Type::I64,
         |e| {
             let t = e.theta(Domain::Int, role)?;
-            Ok(vec![f(e, t)])
+            Ok(f(e, t))
         },
-        |_| Ok(vec![otherwise]),
-    )?;
-    Ok(r[0])
+        |_| Ok(otherwise),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

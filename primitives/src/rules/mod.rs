@@ -171,6 +171,24 @@ impl Extremum {
         )
     }
 
+    /// Why a θ for the operand that is not the result is wrong: it is beyond the result.
+    pub fn other_reason(self, ty: Type) -> String {
+        format!(
+            "the other operand of {} is {} it",
+            self.op(ty),
+            self.wrong_side()
+        )
+    }
+
+    /// Why a known operand that is not the result is wrong: the result is beyond it.
+    pub fn known_reason(self) -> String {
+        format!(
+            "the {} is {} the known operand",
+            self.word(),
+            self.other_side()
+        )
+    }
+
     /// Where the other operand may not lie from the result: "below" the minimum.
     pub fn wrong_side(self) -> &'static str {
         if self.min {

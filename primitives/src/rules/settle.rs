@@ -292,18 +292,17 @@ fn offset_when(
     base: impl FnOnce(&mut Emitter<'_>) -> Value,
     role: &str,
 ) -> Result<Value, RuleError> {
-    let r = e.if_else(
+    e.if_value(
         ok,
-        &[Type::F64],
-        |_| Ok(vec![d]),
+        Type::F64,
+        |_| Ok(d),
         |e| {
             let base = base(e);
             let t = e.theta(Domain::Real, role)?;
             let shifted = e.fadd(d, t);
-            Ok(vec![e.select(base, shifted, t)?])
+            e.select(base, shifted, t)
         },
-    )?;
-    Ok(r[0])
+    )
 }
 
 /// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
