@@ -1,7 +1,7 @@
 //! Elementary f64 functions: `exp log sqrt sinh tanh` (monotone: one closed form), `cosh fabs`
 //! (even: a sign choice), `floor` (a fractional part θ) and `pow` (by which operand is known).
 //!
-//! The monotone functions share [`Monotone`]: check the output's domain, compute the closed-form
+//! The monotone functions share [`monotone`]: check the output's domain, compute the closed-form
 //! inverse, [settle](super::settle) it (saturation such as `exp x = 0` or `tanh x = 1` reads an
 //! offset θ, so those preimages are reached too), and check the forward value.
 
@@ -10,7 +10,7 @@ use super::settle::{settle, settle_pgf};
 use super::settle::{
     settle_doc, settle_guarded, settle_pgf_guarded, settle_pgf_when, settle_when, use_base,
 };
-use super::spec::{Side, Spec};
+use super::spec::{rows, Side, Spec};
 use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -19,65 +19,14 @@ use pinv_core::ir::{Domain, Opcode, Type, Value};
 use std::f64::consts::LN_2;
 
 pub fn register(layer: &mut Layer) {
-    for rule in [
-        Monotone {
-            op: Opcode::Exp,
-            name: "log",
-            summary: "x = log z",
-            check: Some(("exp is never negative", |e, z| {
-                let neg = e.sign_bit(z);
-                e.bnot(neg)
-            })),
-            closed: |e, z| Ok(e.op1(Opcode::Log, z)),
-        },
-        Monotone {
-            op: Opcode::Log,
-            name: "exp",
-            summary: "x = exp z",
-            check: None,
-            closed: |e, z| Ok(e.op1(Opcode::Exp, z)),
-        },
-        Monotone {
-            op: Opcode::Sqrt,
-            name: "square",
-            summary: "x = z²",
-            check: Some(("sqrt is never negative", |e, z| {
-                let zero = e.fc(0.0);
-                let neg = e.flt(z, zero);
-                e.bnot(neg)
-            })),
-            closed: |e, z| Ok(e.fmul(z, z)),
-        },
-        Monotone {
-            op: Opcode::Sinh,
-            name: "asinh",
-            summary: "x = asinh z",
-            check: None,
-            closed: |e, z| {
-                let az = e.fabs(z);
-                let r = acosh_or_asinh(e, az, 1.0)?;
-                e.with_sign_of(r, z)
-            },
-        },
-        Monotone {
-            op: Opcode::Tanh,
-            name: "atanh",
-            summary: "x = atanh z",
-            check: Some(("tanh is between -1 and 1", |e, z| within(e, z, 1.0))),
-            closed: |e, z| {
-                let az = e.fabs(z);
-                let one = e.fc(1.0);
-                let num = e.fadd(one, az);
-                let den = e.fsub(one, az);
-                let q = e.fdiv(num, den);
-                let l = e.op1(Opcode::Log, q);
-                let half = e.fc(0.5);
-                let r = e.fmul(half, l);
-                e.with_sign_of(r, z)
-            },
-        },
-    ] {
-        layer.add(Callee::Prim(rule.op), Spec::from(rule));
+    use Opcode::{Exp, Log, Sinh, Sqrt, Tanh};
+    // op => monotone(name, op, summary, the output's domain check, the closed-form inverse)
+    rows! { layer;
+        Exp => monotone("log", Exp, "x = log z", Some(("exp is never negative", not_negative)), |e, z| Ok(e.op1(Log, z)));
+        Log => monotone("exp", Log, "x = exp z", None, |e, z| Ok(e.op1(Exp, z)));
+        Sqrt => monotone("square", Sqrt, "x = z²", Some(("sqrt is never negative", not_below_zero)), |e, z| Ok(e.fmul(z, z)));
+        Sinh => monotone("asinh", Sinh, "x = asinh z", None, asinh);
+        Tanh => monotone("atanh", Tanh, "x = atanh z", Some(("tanh is between -1 and 1", |e, z| within(e, z, 1.0))), atanh);
     }
     layer.add(Callee::Prim(Opcode::Cosh), cosh());
     layer.add(Callee::Prim(Opcode::Fabs), fabs());
@@ -123,53 +72,72 @@ pub type OutputCheck = (&'static str, fn(&mut Emitter<'_>, Value) -> Value);
 
 pub(crate) const OFFSET: &str = "operand: offset from the closed form";
 
-/// A strictly monotone unary function with a closed-form inverse: `x = closed(z)`, settled and
-/// checked. No θ except the settle offset (saturated outputs, NaN, rounding).
-#[derive(Clone, Copy, Debug)]
-pub struct Monotone {
-    pub op: Opcode,
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// The domain check of the output, if it has one.
-    pub check: Option<OutputCheck>,
-    /// The closed-form inverse.
-    pub closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
+/// A strictly monotone unary function `op` with a closed-form inverse: `x = closed(z)`, settled
+/// and checked, after the output's domain `check`, if it has one. No θ except the settle offset
+/// (saturated outputs, NaN, rounding).
+pub(crate) fn monotone(
+    name: &'static str,
+    op: Opcode,
+    summary: &'static str,
+    check: Option<OutputCheck>,
+    closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
+) -> Spec {
+    Spec::unary(name, move |e, z| {
+        if let Some((reason, ok)) = check {
+            let ok = ok(e, z);
+            e.check(ok, reason)?;
+        }
+        let d = closed(e, z)?;
+        let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
+        verify_forward(e, op, &[x], z)?;
+        Ok(x)
+    })
+    .records(move |e, z, x| {
+        let d = closed(e, z)?;
+        settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
+    })
+    .doc(move |_| {
+        let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
+        checks.push(format!("`{}` of the solution is the output", op.spelling()));
+        RuleDoc {
+            thetas: vec![settle_doc(OFFSET)],
+            checks,
+            exact: false,
+            summary: summary.to_string(),
+        }
+    })
 }
 
-impl From<Monotone> for Spec {
-    fn from(m: Monotone) -> Spec {
-        let Monotone {
-            op,
-            name,
-            summary,
-            check,
-            closed,
-        } = m;
-        Spec::unary(name, move |e, z| {
-            if let Some((reason, ok)) = check {
-                let ok = ok(e, z);
-                e.check(ok, reason)?;
-            }
-            let d = closed(e, z)?;
-            let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
-            verify_forward(e, op, &[x], z)?;
-            Ok(x)
-        })
-        .records(move |e, z, x| {
-            let d = closed(e, z)?;
-            settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
-        })
-        .doc(move |_| {
-            let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
-            checks.push(format!("`{}` of the solution is the output", op.spelling()));
-            RuleDoc {
-                thetas: vec![settle_doc(OFFSET)],
-                checks,
-                exact: false,
-                summary: summary.to_string(),
-            }
-        })
-    }
+/// Whether z's sign bit is clear (−0 is negative).
+fn not_negative(e: &mut Emitter<'_>, z: Value) -> Value {
+    let neg = e.sign_bit(z);
+    e.bnot(neg)
+}
+
+/// `!(z < 0)` (true for −0 and NaN).
+fn not_below_zero(e: &mut Emitter<'_>, z: Value) -> Value {
+    let zero = e.fc(0.0);
+    let neg = e.flt(z, zero);
+    e.bnot(neg)
+}
+
+fn asinh(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    let az = e.fabs(z);
+    let r = acosh_or_asinh(e, az, 1.0)?;
+    e.with_sign_of(r, z)
+}
+
+/// `½ log((1 + |z|) / (1 − |z|))` with z's sign.
+fn atanh(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    let az = e.fabs(z);
+    let one = e.fc(1.0);
+    let num = e.fadd(one, az);
+    let den = e.fsub(one, az);
+    let q = e.fdiv(num, den);
+    let l = e.op1(Opcode::Log, q);
+    let half = e.fc(0.5);
+    let r = e.fmul(half, l);
+    e.with_sign_of(r, z)
 }
 
 // ---------------------------------------------------------------------------------------------

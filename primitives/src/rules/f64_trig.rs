@@ -1,61 +1,47 @@
 //! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
 //! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
 
-use super::f64_elem::{within, Monotone, OFFSET};
+use super::f64_elem::{monotone, within, OFFSET};
 use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
     settle_when, small_multiple,
 };
-use super::spec::{Side, Spec};
+use super::spec::{rows, Side, Spec};
 use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
-use crate::overlay::{Callee, Layer};
+use crate::overlay::Layer;
 use crate::rule::{RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Type, Value};
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
 pub fn register(layer: &mut Layer) {
-    for rule in [
-        Monotone {
-            op: Opcode::Asin,
-            name: "sin",
-            summary: "x = sin z",
-            check: Some(("asin is between -π/2 and π/2", |e, z| {
-                within(e, z, FRAC_PI_2)
-            })),
-            closed: |e, z| Ok(e.op1(Opcode::Sin, z)),
-        },
-        Monotone {
-            op: Opcode::Acos,
-            name: "cos",
-            summary: "x = cos z",
-            check: Some(("acos is between 0 and π", |e, z| {
-                let zero = e.fc(0.0);
-                let neg = e.flt(z, zero);
-                let pi = e.fc(PI);
-                let big = e.fgt(z, pi);
-                let out = e.bor(neg, big);
-                e.bnot(out)
-            })),
-            closed: |e, z| Ok(e.op1(Opcode::Cos, z)),
-        },
-        Monotone {
-            op: Opcode::Atan,
-            name: "tan",
-            summary: "x = tan z",
-            check: Some(("atan is between -π/2 and π/2", |e, z| {
-                within(e, z, FRAC_PI_2)
-            })),
-            closed: |e, z| Ok(e.op1(Opcode::Tan, z)),
-        },
-    ] {
-        layer.add(Callee::Prim(rule.op), Spec::from(rule));
+    use Opcode::{Acos, Asin, Atan, Cos, Sin, Tan};
+    // op => monotone(name, op, summary, the output's domain check, the closed-form inverse)
+    rows! { layer;
+        Asin => monotone("sin", Asin, "x = sin z", Some(("asin is between -π/2 and π/2", within_half_pi)), |e, z| Ok(e.op1(Sin, z)));
+        Acos => monotone("cos", Acos, "x = cos z", Some(("acos is between 0 and π", within_zero_pi)), |e, z| Ok(e.op1(Cos, z)));
+        Atan => monotone("tan", Atan, "x = tan z", Some(("atan is between -π/2 and π/2", within_half_pi)), |e, z| Ok(e.op1(Tan, z)));
+        Sin => Spec::from(Periodic::Sin);
+        Cos => Spec::from(Periodic::Cos);
+        Tan => Spec::from(Periodic::Tan);
+        Atan2 => atan2();
     }
-    for kind in [Periodic::Sin, Periodic::Cos, Periodic::Tan] {
-        layer.add(Callee::Prim(kind.op()), Spec::from(kind));
-    }
-    layer.add(Callee::Prim(Opcode::Atan2), atan2());
+}
+
+/// `!(|z| > π/2)`.
+fn within_half_pi(e: &mut Emitter<'_>, z: Value) -> Value {
+    within(e, z, FRAC_PI_2)
+}
+
+/// `0 ≤ z ≤ π` (or NaN).
+fn within_zero_pi(e: &mut Emitter<'_>, z: Value) -> Value {
+    let zero = e.fc(0.0);
+    let neg = e.flt(z, zero);
+    let pi = e.fc(PI);
+    let big = e.fgt(z, pi);
+    let out = e.bor(neg, big);
+    e.bnot(out)
 }
 
 // ---------------------------------------------------------------------------------------------
