@@ -2,7 +2,7 @@
 //!
 //! Every opcode of `pinv_core::ir::Opcode::ALL` has rules covering every pattern with at least
 //! one unknown operand; the all-known pattern (every operand already solved, as after fan-out)
-//! is covered for every opcode by [`consistency::Consistency`], which checks that the forward
+//! is covered for every opcode by [`consistency::consistency`], which checks that the forward
 //! value matches. `catalogue` tests that nothing is missing.
 //!
 //! | module | opcodes | θ |
@@ -61,7 +61,7 @@ pub fn standard_rules() -> Layer {
     bool::register(&mut layer);
     convert::register(&mut layer);
     for &op in Opcode::ALL {
-        layer.add(Callee::Prim(op), consistency::Consistency { op });
+        layer.add(Callee::Prim(op), consistency::consistency(op));
     }
     layer
 }

@@ -47,34 +47,57 @@ use crate::rule::{InverseRule, RuleDoc, RuleError, ThetaDoc};
 use pinv_core::ir::{Domain, Opcode, Value};
 use std::fmt;
 
-type DocFn = Box<dyn Fn(&Pattern) -> RuleDoc + Send + Sync>;
-type InverseFn =
-    Box<dyn Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError> + Send + Sync>;
-type PgfFn = Box<
-    dyn Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError> + Send + Sync,
->;
-/// `solve(e, z, other)`: one operand of a binary rule from the output and the other operand.
-type SolveFn =
-    Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError> + Send + Sync>;
-/// `pgf(e, z, a, b)`: records the θ one side of a binary rule reads.
-type Pgf2Fn =
-    Box<dyn Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError> + Send + Sync>;
-/// `finish(e, a, b, z)`: what follows the solution of a binary rule.
-type FinishFn =
-    Box<dyn Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError> + Send + Sync>;
-/// `solve(e, z)`: the operand of a unary rule.
-type Solve1Fn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
-/// `pgf(e, z, a)`: records the θ a unary rule reads.
-type Pgf1Fn = Box<dyn Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync>;
+/// Declares a trait for closures of one signature (`Send + Sync + 'static`), with its blanket
+/// impl: builders take `impl Trait` (closure types are still inferred from it) and keep
+/// `Box<dyn Trait>`.
+macro_rules! closure_trait {
+    ($(#[$doc:meta])* $name:ident: Fn($($arg:ty),*) -> $out:ty) => {
+        $(#[$doc])*
+        pub trait $name: Fn($($arg),*) -> $out + Send + Sync + 'static {}
+        impl<T: Fn($($arg),*) -> $out + Send + Sync + 'static> $name for T {}
+    };
+}
+
+closure_trait! {
+    /// What a rule reads and checks for a pattern.
+    DocCode: Fn(&Pattern) -> RuleDoc
+}
+closure_trait! {
+    /// A written-out inverse: `(e, outputs, operands)`.
+    InverseCode: Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError>
+}
+closure_trait! {
+    /// A written-out PGF: `(e, outputs, operands, pattern)`.
+    PgfCode: Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError>
+}
+closure_trait! {
+    /// A value from the output: a unary rule's operand, or an operand read from θ, `(e, z)`.
+    Solve1: Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>
+}
+closure_trait! {
+    /// One operand of a binary rule from the output and the other operand: `(e, z, other)`.
+    Solve2: Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
+}
+closure_trait! {
+    /// Both operands of a binary rule from the output: `(e, z)`.
+    SolveBoth: Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError>
+}
+closure_trait! {
+    /// The θ a unary rule reads, recorded from the output and the operand: `(e, z, a)`.
+    Record1: Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError>
+}
+closure_trait! {
+    /// The θ (part of) a binary rule reads, recorded from the forward values: `(e, z, a, b)`;
+    /// also a binary rule's last checks, `(e, a, b, z)`.
+    Record2: Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
+}
+closure_trait! {
+    /// A check of the output: `(e, z)`.
+    CheckOutput: Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError>
+}
+
 /// `formula(e, z, other)`: an operand in closed form, with no checks and no θ.
 type Formula = fn(&mut Emitter<'_>, Value, Value) -> Value;
-/// `both(e, z)`: both operands of a binary rule.
-type BothFn =
-    Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError> + Send + Sync>;
-/// `check(e, z)`: a check of the output.
-type CheckFn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError> + Send + Sync>;
-/// `theta(e, z)`: the right operand read from θ when both are unknown.
-type ThetaFn = Box<dyn Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync>;
 
 /// Adds rules to a layer as rows of data, `Opcode => spec;`, one line each: rustfmt leaves
 /// macro bodies as written, so a family of rules reads as a table.
@@ -92,15 +115,24 @@ pub(crate) use rows;
 pub struct Spec {
     name: &'static str,
     arity: usize,
-    doc: DocFn,
+    /// Whether the rule covers the pattern of known operands only (a consistency check), not
+    /// every pattern with an unknown one.
+    known_only: bool,
+    doc: Box<dyn DocCode>,
     body: Body,
 }
 
 enum Body {
     /// Written out: the inverse and the PGF for every pattern.
-    Free { inverse: InverseFn, pgf: PgfFn },
+    Free {
+        inverse: Box<dyn InverseCode>,
+        pgf: Box<dyn PgfCode>,
+    },
     /// `z = op(a)`.
-    Unary { solve: Solve1Fn, pgf: Pgf1Fn },
+    Unary {
+        solve: Box<dyn Solve1>,
+        pgf: Box<dyn Record1>,
+    },
     /// `z = op(a, b)`, the right operand from θ when both are unknown.
     Binary(Box<Binary>),
 }
@@ -108,16 +140,16 @@ enum Body {
 struct Binary {
     /// With both operands unknown (and no [`Spec::both`]): which operand θ gives, under what
     /// role, and how it is read; the other is then solved as if it were known.
-    first: (Side, &'static str, ThetaFn),
-    left: SolveFn,
-    pgf_left: Pgf2Fn,
-    right: SolveFn,
-    pgf_right: Pgf2Fn,
-    finish: Option<FinishFn>,
+    first: (Side, &'static str, Box<dyn Solve1>),
+    left: Box<dyn Solve2>,
+    pgf_left: Box<dyn Record2>,
+    right: Box<dyn Solve2>,
+    pgf_right: Box<dyn Record2>,
+    finish: Option<Box<dyn Record2>>,
     /// Both operands unknown, when the rule does not read the right one from θ first.
-    both: Option<(BothFn, Pgf2Fn)>,
+    both: Option<(Box<dyn SolveBoth>, Box<dyn Record2>)>,
     /// Checks of the output before anything is solved.
-    output_check: Option<CheckFn>,
+    output_check: Option<Box<dyn CheckOutput>>,
 }
 
 /// An operand of a binary rule.
@@ -158,14 +190,8 @@ impl Spec {
     pub fn new(
         name: &'static str,
         arity: usize,
-        inverse: impl Fn(&mut Emitter<'_>, &[Value], &[Arg]) -> Result<Vec<Value>, RuleError>
-            + Send
-            + Sync
-            + 'static,
-        pgf: impl Fn(&mut Emitter<'_>, &[Value], &[Value], &Pattern) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
+        inverse: impl InverseCode,
+        pgf: impl PgfCode,
     ) -> Spec {
         let body = Body::Free {
             inverse: Box::new(inverse),
@@ -178,6 +204,7 @@ impl Spec {
         Spec {
             name,
             arity,
+            known_only: false,
             doc: Box::new(|_| RuleDoc::exact(Vec::new(), &[], "")),
             body,
         }
@@ -185,10 +212,7 @@ impl Spec {
 
     /// A unary rule: `solve(e, z)` gives the operand; if it reads θ, [`Spec::records`] says how
     /// the PGF records it.
-    pub fn unary(
-        name: &'static str,
-        solve: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
-    ) -> Spec {
+    pub fn unary(name: &'static str, solve: impl Solve1) -> Spec {
         let body = Body::Unary {
             solve: Box::new(solve),
             pgf: Box::new(|_, _, _| Ok(())),
@@ -200,7 +224,7 @@ impl Spec {
     /// with both unknown, it reads one from θ first ([`Spec::theta_first`]), or solves both
     /// together ([`Spec::both`]).
     pub fn binary(name: &'static str) -> Spec {
-        let absent = move |what: &'static str| -> SolveFn {
+        let absent = move |what: &'static str| -> Box<dyn Solve2> {
             Box::new(move |_, _, _| Err(missing(name, what)))
         };
         Spec::of(
@@ -260,18 +284,21 @@ impl Spec {
             .doc(move |_| RuleDoc::exact(Vec::new(), &[], summary))
     }
 
+    /// Makes the rule cover the pattern whose operands are all known (and no other).
+    pub fn known_operands(mut self) -> Spec {
+        self.known_only = true;
+        self
+    }
+
     /// What the rule reads and checks, per pattern.
-    pub fn doc(mut self, doc: impl Fn(&Pattern) -> RuleDoc + Send + Sync + 'static) -> Spec {
+    pub fn doc(mut self, doc: impl DocCode) -> Spec {
         self.doc = Box::new(doc);
         self
     }
 
     /// The θ a unary rule's [`Spec::solve`] reads, recorded from the output and the operand:
     /// `records(e, z, a)`.
-    pub fn records(
-        mut self,
-        f: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<(), RuleError> + Send + Sync + 'static,
-    ) -> Spec {
+    pub fn records(mut self, f: impl Record1) -> Spec {
         if let Body::Unary { pgf, .. } = &mut self.body {
             *pgf = Box::new(f);
         }
@@ -287,12 +314,7 @@ impl Spec {
 
     /// With both operands unknown, the one θ gives (`side`), read by `theta(e, z)`; the PGF
     /// records that operand itself under `role`.
-    pub fn theta_first(
-        mut self,
-        side: Side,
-        role: &'static str,
-        theta: impl Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> + Send + Sync + 'static,
-    ) -> Spec {
+    pub fn theta_first(mut self, side: Side, role: &'static str, theta: impl Solve1) -> Spec {
         if let Some(b) = self.binary_mut() {
             b.first = (side, role, Box::new(theta));
         }
@@ -301,22 +323,11 @@ impl Spec {
 
     /// One operand from the output and the other operand (`solve(e, z, other)`), and the θ it
     /// reads, recorded from the forward values (`pgf(e, z, a, b)`).
-    pub fn operand(
-        self,
-        side: Side,
-        solve: impl Fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>
-            + Send
-            + Sync
-            + 'static,
-        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
+    pub fn operand(self, side: Side, solve: impl Solve2, pgf: impl Record2) -> Spec {
         self.side(side, Box::new(solve), Box::new(pgf))
     }
 
-    fn side(mut self, side: Side, solve: SolveFn, pgf: Pgf2Fn) -> Spec {
+    fn side(mut self, side: Side, solve: Box<dyn Solve2>, pgf: Box<dyn Record2>) -> Spec {
         if let Some(b) = self.binary_mut() {
             match side {
                 Side::Left => (b.left, b.pgf_left) = (solve, pgf),
@@ -353,13 +364,7 @@ impl Spec {
 
     /// What follows the solution of a binary rule, whichever operands were unknown:
     /// `finish(e, a, b, z)`.
-    pub fn finish(
-        mut self,
-        f: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
+    pub fn finish(mut self, f: impl Record2) -> Spec {
         if let Some(b) = self.binary_mut() {
             b.finish = Some(Box::new(f));
         }
@@ -368,17 +373,7 @@ impl Spec {
 
     /// How a binary rule solves both operands together (`both(e, z)`, and its PGF
     /// `pgf(e, z, a, b)`), instead of reading the right one from θ first.
-    pub fn both(
-        mut self,
-        solve: impl Fn(&mut Emitter<'_>, Value) -> Result<(Value, Value), RuleError>
-            + Send
-            + Sync
-            + 'static,
-        pgf: impl Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Spec {
+    pub fn both(mut self, solve: impl SolveBoth, pgf: impl Record2) -> Spec {
         if let Some(b) = self.binary_mut() {
             b.both = Some((Box::new(solve), Box::new(pgf)));
         }
@@ -386,10 +381,7 @@ impl Spec {
     }
 
     /// A check of a binary rule's output, before any operand is solved: `check(e, z)`.
-    pub fn output_check(
-        mut self,
-        check: impl Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError> + Send + Sync + 'static,
-    ) -> Spec {
+    pub fn output_check(mut self, check: impl CheckOutput) -> Spec {
         if let Some(b) = self.binary_mut() {
             b.output_check = Some(Box::new(check));
         }
@@ -423,7 +415,11 @@ impl InverseRule for Spec {
     }
 
     fn covers(&self, pattern: &Pattern) -> bool {
-        super::covers_unknown(pattern, self.arity)
+        if self.known_only {
+            pattern.arity() == self.arity && pattern.unknowns() == 0
+        } else {
+            super::covers_unknown(pattern, self.arity)
+        }
     }
 
     fn doc(&self, pattern: &Pattern) -> RuleDoc {
