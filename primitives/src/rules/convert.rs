@@ -107,9 +107,7 @@ pub fn to_int() -> Spec {
                 let back = e.op1(Opcode::FcvtToI64, zf);
                 let same = e.ieq(back, z);
                 e.check(same, "z is not the truncation of any f64")?;
-                let az = e.fabs(zf);
-                let lim = e.fc(TWO_53);
-                let small = e.flt(az, lim);
+                let small = e.abs_cmp(zf, Opcode::Flt, TWO_53);
                 let r = e.if_else(
                     small,
                     &[Type::F64],
@@ -156,9 +154,7 @@ pub fn to_int() -> Spec {
                 }
                 _ => {
                     let zf = e.i_to_f(z);
-                    let az = e.fabs(zf);
-                    let lim = e.fc(TWO_53);
-                    let small = e.flt(az, lim);
+                    let small = e.abs_cmp(zf, Opcode::Flt, TWO_53);
                     e.branch(
                         small,
                         |e| {
@@ -222,9 +218,7 @@ fn nearest(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
 }
 
 fn rounds(e: &mut Emitter<'_>, z: Value) -> Value {
-    let az = e.fabs(z);
-    let lim = e.fc(TWO_53);
-    e.fge(az, lim)
+    e.abs_cmp(z, Opcode::Fge, TWO_53)
 }
 
 /// `z = x as f64`: z must be at most 2^63 in magnitude; below 2^53, x is the nearest integer
@@ -233,9 +227,7 @@ fn rounds(e: &mut Emitter<'_>, z: Value) -> Value {
 /// f64), checked exactly.
 pub fn from_int() -> Spec {
     Spec::unary("round", |e, z| {
-        let az = e.fabs(z);
-        let lim = e.fc(TWO_63);
-        let fits = e.fle(az, lim);
+        let fits = e.abs_cmp(z, Opcode::Fle, TWO_63);
         e.check(fits, "z is not the f64 of any i64")?;
         let d = nearest(e, z)?;
         let far = rounds(e, z);

@@ -61,9 +61,7 @@ fn acosh_or_asinh(e: &mut Emitter<'_>, v: Value, s: f64) -> Result<Value, RuleEr
 
 /// `!(|z| > bound)` (true for NaN).
 pub(crate) fn within(e: &mut Emitter<'_>, z: Value, bound: f64) -> Value {
-    let az = e.fabs(z);
-    let b = e.fc(bound);
-    let out = e.fgt(az, b);
+    let out = e.abs_cmp(z, Opcode::Fgt, bound);
     e.bnot(out)
 }
 
@@ -224,9 +222,7 @@ const FRACTION: &str = "fractional part x − floor(x)";
 const FRACTIONAL: f64 = 4_503_599_627_370_496.0;
 
 fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
-    let az = e.fabs(z);
-    let lim = e.fc(FRACTIONAL);
-    e.flt(az, lim)
+    e.abs_cmp(z, Opcode::Flt, FRACTIONAL)
 }
 
 /// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
@@ -356,9 +352,7 @@ fn root(e: &mut Emitter<'_>, z: Value, c: Value, s: Option<Value>) -> Result<Val
 /// `x^c` maps bases many orders of magnitude apart to one output, so the offset θ is the whole
 /// base instead.
 fn root_trusted(e: &mut Emitter<'_>, c: Value) -> Value {
-    let ac = e.fabs(c);
-    let lim = e.fc(1e-14);
-    e.fgt(ac, lim)
+    e.abs_cmp(c, Opcode::Fgt, 1e-14)
 }
 
 /// The solutions of [`pow`].

@@ -52,6 +52,12 @@ pub trait Ops {
     // ---- f64
     /// The f64 constant `x`.
     fn fc(&mut self, x: f64) -> Value;
+    /// `|x| op bound` for a comparison `op` (`Flt`, `Fge`, ...).
+    fn abs_cmp(&mut self, x: Value, op: Opcode, bound: f64) -> Value {
+        let a = self.fabs(x);
+        let b = self.fc(bound);
+        self.op2(op, a, b)
+    }
     /// Whether `x` is a NaN.
     fn is_nan(&mut self, x: Value) -> Value {
         self.fne(x, x)
