@@ -5,6 +5,7 @@
 
 use super::f64_elem::sign_choice;
 use super::ops::Ops;
+use super::record_if;
 use super::spec::Spec;
 use crate::emit::Emitter;
 use crate::overlay::{Callee, Layer};
@@ -143,14 +144,7 @@ pub fn to_int() -> Spec {
                     e.record(c, ZERO_CASE)?;
                     let not_nan = e.bnot(nan);
                     let ax = e.fabs(x);
-                    e.branch(
-                        not_nan,
-                        |e| {
-                            e.record(ax, FRACTION)?;
-                            Ok(())
-                        },
-                        |_| Ok(()),
-                    )?;
+                    record_if(e, not_nan, ax, FRACTION)?;
                 }
                 _ => {
                     let zf = e.i_to_f(z);
@@ -264,14 +258,7 @@ pub fn from_int() -> Spec {
         let far = rounds(e, z);
         let d = nearest(e, z)?;
         let t = e.isub(x, d);
-        e.branch(
-            far,
-            |e| {
-                e.record(t, OFFSET)?;
-                Ok(())
-            },
-            |_| Ok(()),
-        )?;
+        record_if(e, far, t, OFFSET)?;
         Ok(())
     })
     .doc(|_| RuleDoc {

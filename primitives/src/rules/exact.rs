@@ -202,20 +202,12 @@ fn search(
     };
     let at = fwd(e, d);
     let hit = e.feq(at, target);
-    let anchor = e.if_else(
+    let anchor = e.if_value(
         hit,
-        &[Type::I64],
-        |e| Ok(vec![e.ic(0)]),
-        |e| {
-            Ok(vec![first_not_below(
-                e,
-                (od, below, above),
-                (kmin, kmax),
-                target,
-                fwd,
-            )?])
-        },
-    )?[0];
+        Type::I64,
+        |e| Ok(e.ic(0)),
+        |e| first_not_below(e, (od, below, above), (kmin, kmax), target, fwd),
+    )?;
     let found = gives(e, anchor);
     let oanchor = e.iadd(od, anchor);
     // The room on each side of the anchor inside the window.

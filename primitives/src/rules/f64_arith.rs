@@ -344,10 +344,7 @@ fn frem_pgf_b(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), R
     let free = divisor_free(e, z, a);
     e.branch(
         free,
-        |e| {
-            e.record(b, FREM_FREE)?;
-            Ok(())
-        },
+        |e| e.record(b, FREM_FREE),
         |e| {
             let num = e.fsub(a, z);
             let q = e.fdiv(num, b);
@@ -372,18 +369,12 @@ pub fn frem() -> Spec {
     Spec::binary("multiple")
         .theta_first(Side::Right, "divisor", |e, z| {
             let nan = e.is_nan(z);
-            Ok(e.if_else(
+            e.if_value(
                 nan,
-                &[Type::F64],
-                |e| Ok(vec![e.theta(Domain::Real, "divisor")?]),
-                |e| {
-                    Ok(vec![e.theta_for_operand(
-                        1,
-                        Domain::NonzeroReal,
-                        "divisor",
-                    )?])
-                },
-            )?[0])
+                Type::F64,
+                |e| e.theta(Domain::Real, "divisor"),
+                |e| e.theta_for_operand(1, Domain::NonzeroReal, "divisor"),
+            )
         })
         .operand(Side::Left, frem_solve_a, frem_pgf_a)
         .operand(Side::Right, frem_solve_b, frem_pgf_b)

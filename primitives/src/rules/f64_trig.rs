@@ -371,9 +371,8 @@ pub fn atan2() -> Spec {
                         let r = hypot(e, y, x)?;
                         e.record(r, RADIUS)?;
                         let (yc, xc, x_larger) = polar(e, z, r);
-                        e.if_else(
+                        e.branch(
                             x_larger,
-                            &[],
                             |e| {
                                 let ok = e.is_finite(xc);
                                 let no = e.bc(false);
@@ -381,7 +380,7 @@ pub fn atan2() -> Spec {
                                 let xs = e.select(ok, xc, x)?;
                                 let (d, f) = y_of_point(e, z, yc, xs);
                                 settle_pgf(e, d, z, y, &f, Y_OFF)?;
-                                Ok(vec![])
+                                Ok(())
                             },
                             |e| {
                                 let ok = e.is_finite(yc);
@@ -390,7 +389,7 @@ pub fn atan2() -> Spec {
                                 let ys = e.select(ok, yc, y)?;
                                 let (d, f) = x_of_point(e, z, xc, ys);
                                 settle_pgf(e, d, z, x, &f, X_OFF)?;
-                                Ok(vec![])
+                                Ok(())
                             },
                         )?;
                         Ok(())

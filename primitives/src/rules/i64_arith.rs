@@ -499,10 +499,7 @@ fn record_remainder_by_constant(e: &mut Emitter<'_>, z: Value, r: Value) -> Resu
     let z0 = e.ieq(z, zero);
     e.branch(
         z0,
-        |e| {
-            e.record(r, REMAINDER)?;
-            Ok(())
-        },
+        |e| e.record(r, REMAINDER),
         |e| {
             let size = e.op1(Opcode::Iabs, r);
             e.record(size, REMAINDER_SIZE)?;
@@ -566,10 +563,7 @@ pub fn idiv() -> Spec {
             let z0 = e.ieq(z, zero);
             e.branch(
                 z0,
-                |e| {
-                    e.record(b, DIVISOR_FREE)?;
-                    Ok(())
-                },
+                |e| e.record(b, DIVISOR_FREE),
                 |e| {
                     let b0 = outer_divisor(e, a, z)?;
                     let s = sign(e, b0)?;
@@ -750,10 +744,7 @@ pub fn irem() -> Spec {
             let same = e.ieq(z, a);
             e.branch(
                 same,
-                |e| {
-                    e.record(b, DIVISOR_FREE)?;
-                    Ok(())
-                },
+                |e| e.record(b, DIVISOR_FREE),
                 |e| {
                     let q = e.op2(Opcode::Idiv, a, b);
                     e.record(q, QUOTIENT)?;

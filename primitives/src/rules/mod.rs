@@ -258,15 +258,7 @@ pub(crate) fn record_if(
     v: Value,
     role: &str,
 ) -> Result<(), RuleError> {
-    e.branch(
-        cond,
-        |e| {
-            e.record(v, role)?;
-            Ok(())
-        },
-        |_| Ok(()),
-    )?;
-    Ok(())
+    e.branch(cond, |e| e.record(v, role), |_| Ok(()))
 }
 
 /// Which operands are unknown, for a binary pattern: (left unknown, right unknown).

@@ -341,9 +341,8 @@ pub fn settle_pgf_guarded(
         |_| Ok(()),
         |e| {
             let run = exact::run(e, d, target, fwd, trusted)?;
-            e.if_else(
+            e.branch(
                 run.usable,
-                &[],
                 |e| {
                     let single = run.single(e);
                     e.if_else(
@@ -357,11 +356,11 @@ pub fn settle_pgf_guarded(
                             Ok(vec![])
                         },
                     )?;
-                    Ok(vec![])
+                    Ok(())
                 },
                 |e| {
                     loose(e)?;
-                    Ok(vec![])
+                    Ok(())
                 },
             )?;
             Ok(())
