@@ -7,7 +7,7 @@ use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
     settle_when, small_multiple,
 };
-use super::spec::{rows, Side, Spec};
+use super::spec::{rows, Closed, Side, Spec};
 use super::{unknowns2, verify_forward};
 use crate::emit::Emitter;
 use crate::overlay::Layer;
@@ -258,29 +258,17 @@ fn polar(e: &mut Emitter<'_>, z: Value, r: Value) -> (Value, Value, Value) {
 
 /// `y = x tan z`, with the sign of z (which y always has: at the rounded ±π/2, `tan z` can have
 /// the wrong sign for a negative x).
-fn y_of(
-    e: &mut Emitter<'_>,
-    z: Value,
-    x: Value,
-) -> Result<(Value, impl Fn(&mut Emitter<'_>, Value) -> Value), RuleError> {
+/// The candidate `y = x · tan z` (with z's sign).
+fn y_of(e: &mut Emitter<'_>, z: Value, x: Value) -> Result<Value, RuleError> {
     let t = e.op1(Opcode::Tan, z);
     let d = e.fmul(x, t);
-    let d = e.with_sign_of(d, z)?;
-    Ok((d, move |e: &mut Emitter<'_>, y: Value| {
-        e.op2(Opcode::Atan2, y, x)
-    }))
+    e.with_sign_of(d, z)
 }
 
-fn x_of(
-    e: &mut Emitter<'_>,
-    z: Value,
-    y: Value,
-) -> (Value, impl Fn(&mut Emitter<'_>, Value) -> Value) {
+/// The candidate `x = y / tan z`.
+fn x_of(e: &mut Emitter<'_>, z: Value, y: Value) -> Result<Value, RuleError> {
     let t = e.op1(Opcode::Tan, z);
-    let d = e.fdiv(y, t);
-    (d, move |e: &mut Emitter<'_>, x: Value| {
-        e.op2(Opcode::Atan2, y, x)
-    })
+    Ok(e.fdiv(y, t))
 }
 
 /// `sqrt(x² + y²)` without overflow or underflow on the way.
@@ -398,28 +386,8 @@ pub fn atan2() -> Spec {
                 Ok(())
             },
         )
-        .operand(
-            Side::Left,
-            |e, z, x| {
-                let (d, f) = y_of(e, z, x)?;
-                settle(e, d, z, &f, Y_OFF)
-            },
-            |e, z, y, x| {
-                let (d, f) = y_of(e, z, x)?;
-                settle_pgf(e, d, z, y, &f, Y_OFF)
-            },
-        )
-        .operand(
-            Side::Right,
-            |e, z, y| {
-                let (d, f) = x_of(e, z, y);
-                settle(e, d, z, &f, X_OFF)
-            },
-            |e, z, y, x| {
-                let (d, f) = x_of(e, z, y);
-                settle_pgf(e, d, z, x, &f, X_OFF)
-            },
-        )
+        .settled(Side::Left, Opcode::Atan2, Closed::By(y_of), Y_OFF)
+        .settled(Side::Right, Opcode::Atan2, Closed::By(x_of), X_OFF)
         .verified(Opcode::Atan2)
         .doc(|pattern| {
             let checks = vec![

@@ -167,14 +167,17 @@ pub enum Closed {
     ZThen(Opcode),
     /// `inv(other, z)`, as `b = a − z` for `z = a − b`.
     OtherThen(Opcode),
+    /// `formula(e, z, other)`, for a closed form of more than one primitive.
+    By(fn(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>),
 }
 
 impl Closed {
     /// Emits the closed form.
-    pub fn emit(self, e: &mut Emitter<'_>, z: Value, other: Value) -> Value {
+    pub fn emit(self, e: &mut Emitter<'_>, z: Value, other: Value) -> Result<Value, RuleError> {
         match self {
-            Closed::ZThen(inv) => e.prim(inv, &[z, other]),
-            Closed::OtherThen(inv) => e.prim(inv, &[other, z]),
+            Closed::ZThen(inv) => Ok(e.prim(inv, &[z, other])),
+            Closed::OtherThen(inv) => Ok(e.prim(inv, &[other, z])),
+            Closed::By(formula) => formula(e, z, other),
         }
     }
 }
@@ -348,7 +351,7 @@ impl Spec {
             Side::Right => e.prim(op, &[other, x]),
         };
         let solve = move |e: &mut Emitter<'_>, z: Value, other: Value| {
-            let d = closed.emit(e, z, other);
+            let d = closed.emit(e, z, other)?;
             settle(e, d, z, &|e, x| forward(e, x, other), &role)
         };
         let pgf = move |e: &mut Emitter<'_>, z: Value, a: Value, b: Value| {
@@ -356,7 +359,7 @@ impl Spec {
                 Side::Left => (a, b),
                 Side::Right => (b, a),
             };
-            let d = closed.emit(e, z, other);
+            let d = closed.emit(e, z, other)?;
             settle_pgf(e, d, z, x, &|e, x| forward(e, x, other), &role_pgf)
         };
         self.side(side, Box::new(solve), Box::new(pgf))
