@@ -63,11 +63,7 @@ impl MinMax {
         } else {
             e.op2(Opcode::Fadd, z, slack)
         };
-        let (lo, hi) = if self.0.min {
-            (edge, e.f64(f64::INFINITY))
-        } else {
-            (e.f64(f64::NEG_INFINITY), edge)
-        };
+        let (lo, hi) = self.0.range_from(e, edge);
         let o = e.theta_within(Domain::Real, lo, hi, role)?;
         let beyond = self.0.beyond(e, o, z);
         let near = e.close(o, z);

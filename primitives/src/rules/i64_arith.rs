@@ -117,11 +117,7 @@ impl IntMinMax {
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
         // Drawn only from the side of z it may be on.
-        let (lo, hi) = if self.0.min {
-            (z, e.ic(i64::MAX))
-        } else {
-            (e.ic(i64::MIN), z)
-        };
+        let (lo, hi) = self.0.range_from(e, z);
         let o = e.theta_within(Domain::Int, lo, hi, role)?;
         let bad = self.0.beyond(e, o, z);
         let ok = e.bnot(bad);

@@ -171,6 +171,23 @@ impl Extremum {
         )
     }
 
+    /// The range of the operand that is not the result, from `edge` (the result, or a little
+    /// past it) away to the end of its type: `[edge, +∞]` for min.
+    pub fn range_from(self, e: &mut Emitter<'_>, edge: Value) -> (Value, Value) {
+        use ops::Ops;
+        let far = match (self.min, e.value_type(edge)) {
+            (true, Type::F64) => e.fc(f64::INFINITY),
+            (false, Type::F64) => e.fc(f64::NEG_INFINITY),
+            (true, _) => e.ic(i64::MAX),
+            (false, _) => e.ic(i64::MIN),
+        };
+        if self.min {
+            (edge, far)
+        } else {
+            (far, edge)
+        }
+    }
+
     /// Why a θ for the operand that is not the result is wrong: it is beyond the result.
     pub fn other_reason(self, ty: Type) -> String {
         format!(
