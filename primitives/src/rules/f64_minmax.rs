@@ -63,15 +63,7 @@ impl MinMax {
         } else {
             e.op2(Opcode::Fadd, z, slack)
         };
-        let (lo, hi) = self.0.range_from(e, edge);
-        let o = e.theta_within(Domain::Real, lo, hi, role)?;
-        let beyond = self.0.beyond(e, o, z);
-        let near = e.close(o, z);
-        let far = e.bnot(near);
-        let bad = e.band(beyond, far);
-        let ok = e.bnot(bad);
-        e.check(ok, &self.0.other_reason(Type::F64))?;
-        Ok(o)
+        self.0.read_other(e, (z, edge), role, true)
     }
 
     /// Whether `z` is the known operand `k`: within the tolerance (`z` may carry the rounding

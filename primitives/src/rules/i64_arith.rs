@@ -117,12 +117,7 @@ impl IntMinMax {
 
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
         // Drawn only from the side of z it may be on.
-        let (lo, hi) = self.0.range_from(e, z);
-        let o = e.theta_within(Domain::Int, lo, hi, role)?;
-        let bad = self.0.beyond(e, o, z);
-        let ok = e.bnot(bad);
-        e.check(ok, &self.0.other_reason(Type::I64))?;
-        Ok(o)
+        self.0.read_other(e, (z, z), role, false)
     }
 
     fn solve_one(

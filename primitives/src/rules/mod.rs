@@ -188,6 +188,30 @@ impl Extremum {
         }
     }
 
+    /// θ for the operand that is not the result `z`, drawn from `edge` away ([`Extremum::range_from`])
+    /// and checked not to be beyond z, or (`tolerant`) not beyond it by more than the tolerance.
+    pub fn read_other(
+        self,
+        e: &mut Emitter<'_>,
+        (z, edge): (Value, Value),
+        role: &str,
+        tolerant: bool,
+    ) -> Result<Value, RuleError> {
+        use ops::Ops;
+        let ty = e.value_type(z);
+        let (lo, hi) = self.range_from(e, edge);
+        let o = e.theta_within(pinv_core::ir::Domain::all(ty), lo, hi, role)?;
+        let mut bad = self.beyond(e, o, z);
+        if tolerant {
+            let near = e.close(o, z);
+            let far = e.bnot(near);
+            bad = e.band(bad, far);
+        }
+        let ok = e.bnot(bad);
+        e.check(ok, &self.other_reason(ty))?;
+        Ok(o)
+    }
+
     /// Why a θ for the operand that is not the result is wrong: it is beyond the result.
     pub fn other_reason(self, ty: Type) -> String {
         format!(
