@@ -76,6 +76,18 @@ impl MinMax {
         e.band(close, not_nan)
     }
 
+    /// The PGF of [`MinMax::solve_one`]: `x` (the `which` operand) if z is the known `k`.
+    fn record_one(
+        &self,
+        e: &mut Emitter<'_>,
+        (z, k): (Value, Value),
+        x: Value,
+        which: &str,
+    ) -> Result<(), RuleError> {
+        let same = MinMax::is_known(e, z, k);
+        record_if(e, same, x, &self.operand_role(which))
+    }
+
     /// The unknown operand when the other is known to be `k`.
     fn solve_one(
         &self,
@@ -149,18 +161,12 @@ impl From<MinMax> for Spec {
             .operand(
                 Side::Left,
                 move |e, z, b| r.solve_one(e, z, b, &r.operand_role("left")),
-                move |e, z, a, b| {
-                    let same = MinMax::is_known(e, z, b);
-                    record_if(e, same, a, &r.operand_role("left"))
-                },
+                move |e, z, a, b| r.record_one(e, (z, b), a, "left"),
             )
             .operand(
                 Side::Right,
                 move |e, z, a| r.solve_one(e, z, a, &r.operand_role("right")),
-                move |e, z, a, b| {
-                    let same = MinMax::is_known(e, z, a);
-                    record_if(e, same, b, &r.operand_role("right"))
-                },
+                move |e, z, a, b| r.record_one(e, (z, a), b, "right"),
             )
             .doc(move |pattern| {
                 let checks = vec![r.0.other_reason(Type::F64), r.0.known_reason()];

@@ -115,16 +115,16 @@ impl IntMinMax {
         self.0.operand_role(which, "")
     }
 
+    /// θ for the operand that is not the result, drawn only from the side of z it may be on.
     fn bounded(&self, e: &mut Emitter<'_>, role: &str, z: Value) -> Result<Value, RuleError> {
-        // Drawn only from the side of z it may be on.
         self.0.read_other(e, (z, z), role, false)
     }
 
+    /// The unknown operand when the other is known to be `k`.
     fn solve_one(
         &self,
         e: &mut Emitter<'_>,
-        z: Value,
-        k: Value,
+        (z, k): (Value, Value),
         role: &str,
     ) -> Result<Value, RuleError> {
         let same = e.ieq(z, k);
@@ -157,7 +157,7 @@ impl From<IntMinMax> for Spec {
             )
             .operand(
                 Side::Left,
-                move |e, z, b| r.solve_one(e, z, b, &r.other_role("left")),
+                move |e, z, b| r.solve_one(e, (z, b), &r.other_role("left")),
                 move |e, z, a, b| {
                     let same = e.ieq(z, b);
                     record_if(e, same, a, &r.other_role("left"))
@@ -165,7 +165,7 @@ impl From<IntMinMax> for Spec {
             )
             .operand(
                 Side::Right,
-                move |e, z, a| r.solve_one(e, z, a, &r.other_role("right")),
+                move |e, z, a| r.solve_one(e, (z, a), &r.other_role("right")),
                 move |e, z, a, b| {
                     let same = e.ieq(z, a);
                     record_if(e, same, b, &r.other_role("right"))
