@@ -11,6 +11,6 @@ pub struct EngineArg {
     pub engine: Engine,
 }
 
-fn parse_engine(text: &str) -> Result<Engine, String> {
+fn parse_engine(text: &str) -> Result<Engine, pinv::UnknownEngine> {
     text.trim().parse()
 }

@@ -815,6 +815,7 @@ impl<'m> Interpreter<'m> {
             }
         }
         let fault = |m: String| malformed(m, span);
+        let bad = |f: FrameFault| malformed(f.to_string(), span);
         let one_result = || match data.results.as_slice() {
             &[v] => Ok(v),
             rs => Err(malformed(
@@ -825,18 +826,18 @@ impl<'m> Interpreter<'m> {
 
         match &data.kind {
             InstKind::Const(c) => {
-                frame.set(one_result()?, *c).map_err(fault)?;
+                frame.set(one_result()?, *c).map_err(bad)?;
             }
             InstKind::Prim { op, args } => {
                 run.scratch.clear();
                 for &a in args {
-                    run.scratch.push(frame.get(a).map_err(fault)?);
+                    run.scratch.push(frame.get(a).map_err(bad)?);
                 }
                 let r = semantics::eval(*op, &run.scratch).map_err(|e| Fault {
                     kind: e.into(),
                     span,
                 })?;
-                frame.set(one_result()?, r).map_err(fault)?;
+                frame.set(one_result()?, r).map_err(bad)?;
             }
             InstKind::Theta {
                 domain,
@@ -846,10 +847,7 @@ impl<'m> Interpreter<'m> {
                 let domain = match within {
                     None => *domain,
                     Some([lo, hi]) => {
-                        let (lo, hi) = (
-                            frame.get(*lo).map_err(fault)?,
-                            frame.get(*hi).map_err(fault)?,
-                        );
+                        let (lo, hi) = (frame.get(*lo).map_err(bad)?, frame.get(*hi).map_err(bad)?);
                         narrowed(*domain, lo, hi).map_err(|kind| Fault { kind, span })?
                     }
                 };
@@ -870,7 +868,7 @@ impl<'m> Interpreter<'m> {
                         Ok(value)
                     },
                 )?;
-                frame.set(one_result()?, value).map_err(fault)?;
+                frame.set(one_result()?, value).map_err(bad)?;
             }
             InstKind::Choice { n, role } => {
                 let at = TapeAt {
@@ -889,10 +887,10 @@ impl<'m> Interpreter<'m> {
                         Ok(Const::I64(i64::from(k)))
                     },
                 )?;
-                frame.set(one_result()?, value).map_err(fault)?;
+                frame.set(one_result()?, value).map_err(bad)?;
             }
             InstKind::Record { value, role } => {
-                let value = frame.get(*value).map_err(fault)?;
+                let value = frame.get(*value).map_err(bad)?;
                 let at = TapeAt {
                     function: &func.name,
                     inst,
@@ -917,7 +915,7 @@ impl<'m> Interpreter<'m> {
                 })?;
             }
             InstKind::Check { cond, reason } => {
-                if !frame.get_bool(*cond).map_err(fault)? {
+                if !frame.get_bool(*cond).map_err(bad)? {
                     return Err(Fault {
                         kind: RuntimeErrorKind::CheckFailed {
                             reason: reason.clone(),
@@ -932,7 +930,7 @@ impl<'m> Interpreter<'m> {
                 };
                 run.scratch.clear();
                 for &a in args {
-                    run.scratch.push(frame.get(a).map_err(fault)?);
+                    run.scratch.push(frame.get(a).map_err(bad)?);
                 }
                 if data.results.len() != target.sig.returns.len() {
                     return Err(fault(format!(
@@ -959,7 +957,7 @@ impl<'m> Interpreter<'m> {
                 return Ok(Step::Continue);
             }
             InstKind::Jump { dest } => {
-                frame.branch(dest, &mut run.scratch).map_err(fault)?;
+                frame.branch(dest, &mut run.scratch).map_err(bad)?;
                 return Ok(Step::Continue);
             }
             InstKind::Brif {
@@ -967,18 +965,18 @@ impl<'m> Interpreter<'m> {
                 then_dest,
                 else_dest,
             } => {
-                let dest = if frame.get_bool(*cond).map_err(fault)? {
+                let dest = if frame.get_bool(*cond).map_err(bad)? {
                     then_dest
                 } else {
                     else_dest
                 };
-                frame.branch(dest, &mut run.scratch).map_err(fault)?;
+                frame.branch(dest, &mut run.scratch).map_err(bad)?;
                 return Ok(Step::Continue);
             }
             InstKind::Return { args } => {
                 let mut results = Vec::with_capacity(args.len());
                 for &a in args {
-                    results.push(frame.get(a).map_err(fault)?);
+                    results.push(frame.get(a).map_err(bad)?);
                 }
                 let found: Vec<Type> = results.iter().map(|c| c.ty()).collect();
                 if found != func.sig.returns {
@@ -1009,56 +1007,102 @@ impl<'m> Interpreter<'m> {
     }
 }
 
+/// What is wrong with the IR a frame reads or writes. Only IR that skipped the verifier gets
+/// here; it becomes a [`RuntimeErrorKind::Malformed`] error with the instruction's span.
+#[derive(Debug)]
+enum FrameFault {
+    UsedBeforeDefined(Value),
+    NoValue(Value),
+    NotACondition(Value, Type),
+    WrongType {
+        value: Value,
+        declared: Type,
+        given: Const,
+    },
+    NoBlock(Block),
+    Arity {
+        block: Block,
+        takes: usize,
+        given: usize,
+    },
+}
+
+impl fmt::Display for FrameFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameFault::UsedBeforeDefined(v) => write!(f, "{v} is used before it is defined"),
+            FrameFault::NoValue(v) => write!(f, "{v} does not exist"),
+            FrameFault::NotACondition(v, ty) => write!(f, "{v} is a condition but has type {ty}"),
+            FrameFault::WrongType {
+                value,
+                declared,
+                given,
+            } => write!(
+                f,
+                "{value} has type {declared} but is given a {} ({given})",
+                given.ty()
+            ),
+            FrameFault::NoBlock(b) => write!(f, "{b} does not exist"),
+            FrameFault::Arity {
+                block,
+                takes,
+                given,
+            } => write!(f, "{block} takes {takes} argument(s) but is given {given}"),
+        }
+    }
+}
+
 impl Frame<'_> {
-    fn get(&self, v: Value) -> Result<Const, String> {
+    fn get(&self, v: Value) -> Result<Const, FrameFault> {
         match self.values.get(v.index()) {
             Some(Some(c)) => Ok(*c),
-            Some(None) => Err(format!("{v} is used before it is defined")),
-            None => Err(format!("{v} does not exist")),
+            Some(None) => Err(FrameFault::UsedBeforeDefined(v)),
+            None => Err(FrameFault::NoValue(v)),
         }
     }
 
-    fn get_bool(&self, v: Value) -> Result<bool, String> {
+    fn get_bool(&self, v: Value) -> Result<bool, FrameFault> {
         match self.get(v)? {
             Const::Bool(b) => Ok(b),
-            other => Err(format!("{v} is a condition but has type {}", other.ty())),
+            other => Err(FrameFault::NotACondition(v, other.ty())),
         }
     }
 
-    fn set(&mut self, v: Value, c: Const) -> Result<(), String> {
+    fn set(&mut self, v: Value, c: Const) -> Result<(), FrameFault> {
         let declared = self
             .func
             .values
             .get(v)
             .map(|d| d.ty)
-            .ok_or_else(|| format!("{v} does not exist"))?;
+            .ok_or(FrameFault::NoValue(v))?;
         if declared != c.ty() {
-            return Err(format!(
-                "{v} has type {declared} but is given a {} ({c})",
-                c.ty()
-            ));
+            return Err(FrameFault::WrongType {
+                value: v,
+                declared,
+                given: c,
+            });
         }
         match self.values.get_mut(v.index()) {
             Some(slot) => {
                 *slot = Some(c);
                 Ok(())
             }
-            None => Err(format!("{v} does not exist")),
+            None => Err(FrameFault::NoValue(v)),
         }
     }
 
     /// Binds the parameters of `block` to `args`.
-    fn bind_params(&mut self, block: Block, args: &[Const]) -> Result<(), String> {
+    fn bind_params(&mut self, block: Block, args: &[Const]) -> Result<(), FrameFault> {
         let func = self.func;
         let Some(data) = func.blocks.get(block) else {
-            return Err(format!("{block} does not exist"));
+            return Err(FrameFault::NoBlock(block));
         };
         if data.params.len() != args.len() {
-            return Err(format!(
-                "{block} takes {} argument(s) but is given {}",
-                data.params.len(),
-                args.len()
-            ));
+            return Err(FrameFault::Arity {
+                block,
+                takes: data.params.len(),
+                given: args.len(),
+            });
         }
         for (&p, &a) in data.params.iter().zip(args) {
             self.set(p, a)?;
@@ -1067,7 +1111,7 @@ impl Frame<'_> {
     }
 
     /// Jumps to `dest`: reads every argument, then binds the parameters.
-    fn branch(&mut self, dest: &BlockCall, scratch: &mut Vec<Const>) -> Result<(), String> {
+    fn branch(&mut self, dest: &BlockCall, scratch: &mut Vec<Const>) -> Result<(), FrameFault> {
         scratch.clear();
         for &a in &dest.args {
             scratch.push(self.get(a)?);
@@ -1102,7 +1146,7 @@ impl Frame<'_> {
             ));
         }
         for (&v, &c) in data.results.iter().zip(results) {
-            self.set(v, c).map_err(|m| malformed(m, span))?;
+            self.set(v, c).map_err(|f| malformed(f.to_string(), span))?;
         }
         self.pc += 1;
         Ok(())

@@ -77,7 +77,7 @@ pub use pinv_core::interp::{
     InterpConfig, RuntimeErrorKind, ThetaAddress, ThetaError, ThetaSource,
 };
 pub use pinv_core::ir::{Const, Type};
-pub use pinv_core::jit::Engine;
+pub use pinv_core::jit::{Engine, UnknownEngine};
 pub use pinv_core::SourceFile;
 
 /// The IR as tools built on the library see it: the module and its functions, values and θ

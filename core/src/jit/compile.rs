@@ -54,14 +54,15 @@ const SINGLE_PASS_ABOVE: usize = 100;
 /// The target: the host machine, built once per process (for each register allocator) and
 /// shared by every unit.
 fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
-    static ISAS: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    static ISAS: [OnceLock<Result<OwnedTargetIsa, JitError>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
     ISAS[usize::from(single_pass)]
         .get_or_init(|| {
             let mut flags = settings::builder();
             let set = |flags: &mut settings::Builder, name: &str, value: &str| {
-                flags
-                    .set(name, value)
-                    .map_err(|e| format!("cannot set Cranelift flag {name}={value}: {e}"))
+                flags.set(name, value).map_err(|e| {
+                    JitError::Target(format!("cannot set Cranelift flag {name}={value}: {e}"))
+                })
             };
             // The mid-end optimizer only for the recompiled (and small) units, whose compile time
             // matters less; the quick tier is about compile time. See `translate`'s module docs
@@ -86,13 +87,13 @@ fn isa(single_pass: bool) -> Result<OwnedTargetIsa, JitError> {
                 "false"
             };
             set(&mut flags, "enable_verifier", verify)?;
-            let builder = cranelift_native::builder().map_err(|m| m.to_string())?;
+            let builder =
+                cranelift_native::builder().map_err(|m| JitError::Target(m.to_string()))?;
             builder
                 .finish(settings::Flags::new(flags))
-                .map_err(|e| e.to_string())
+                .map_err(|e| JitError::Target(e.to_string()))
         })
         .clone()
-        .map_err(JitError::Target)
 }
 
 /// The name of the read shim of callback `name`.

@@ -97,14 +97,19 @@ impl fmt::Display for Engine {
     }
 }
 
-impl FromStr for Engine {
-    type Err = String;
+/// A name that is not an [`Engine`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine `{0}` (expected `jit` or `interp`)")]
+pub struct UnknownEngine(pub String);
 
-    fn from_str(s: &str) -> Result<Engine, String> {
+impl FromStr for Engine {
+    type Err = UnknownEngine;
+
+    fn from_str(s: &str) -> Result<Engine, UnknownEngine> {
         match s {
             "interp" | "interpreter" => Ok(Engine::Interp),
             "jit" | "native" => Ok(Engine::Jit),
-            _ => Err(format!("unknown engine `{s}` (expected `jit` or `interp`)")),
+            _ => Err(UnknownEngine(s.to_string())),
         }
     }
 }

@@ -675,6 +675,48 @@ pub fn agrees(original: Const, rewritten: Const, tol: f64) -> bool {
     rewritten.close_to(original, tol)
 }
 
+/// Why a rewritten form failed its check against the original at random points.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Disagreement {
+    /// At the inputs `at`, output `output` is `written` in the original but `rewritten` (`None`:
+    /// an error) in the rewrite.
+    Differs {
+        output: usize,
+        at: String,
+        written: Const,
+        rewritten: Option<Const>,
+    },
+    /// Only `valid` of `tried` random points gave a finite value to compare.
+    TooFewPoints { valid: usize, tried: usize },
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disagreement::Differs {
+                output,
+                at,
+                written,
+                rewritten,
+            } => {
+                write!(
+                    f,
+                    "output {output} is {written} but the rewritten form gives "
+                )?;
+                match rewritten {
+                    Some(r) => write!(f, "{r}")?,
+                    None => write!(f, "an error")?,
+                }
+                write!(f, " at {at}")
+            }
+            Disagreement::TooFewPoints { valid, tried } => write!(
+                f,
+                "only {valid} of {tried} random points give a finite value to compare"
+            ),
+        }
+    }
+}
+
 /// Checks an extracted term against the input at `points` random points. `Err` says where they
 /// differ, or that too few points could be evaluated.
 pub fn check_numerically(
@@ -684,7 +726,7 @@ pub fn check_numerically(
     points: usize,
     tol: f64,
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), Disagreement> {
     let vars: Vec<(Symbol, Type)> = input
         .analysis
         .vars
@@ -716,11 +758,12 @@ pub fn check_numerically(
                 Some(b) if agrees(a, b, tol) => {}
                 _ => {
                     let at: Vec<String> = env.iter().map(|(s, c)| format!("{s} = {c}")).collect();
-                    return Err(format!(
-                        "output {k} is {a} but the rewritten form gives {} at {}",
-                        b.map_or("an error".to_string(), |b| b.to_string()),
-                        at.join(", ")
-                    ));
+                    return Err(Disagreement::Differs {
+                        output: k,
+                        at: at.join(", "),
+                        written: a,
+                        rewritten: b,
+                    });
                 }
             }
         }
@@ -730,10 +773,10 @@ pub fn check_numerically(
         }
     }
     if valid * 2 < points {
-        return Err(format!(
-            "only {valid} of {} random points give a finite value to compare",
-            candidates.tried()
-        ));
+        return Err(Disagreement::TooFewPoints {
+            valid,
+            tried: candidates.tried(),
+        });
     }
     Ok(())
 }

@@ -27,7 +27,8 @@
 use super::analysis::{IsoAnalysis, VarKind};
 use super::config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
 use super::convert::{
-    check_numerically, param_names, to_plan, Dag, Input, KeepOriginals, Leaf, StepBudget,
+    check_numerically, param_names, to_plan, Dag, Disagreement, Input, KeepOriginals, Leaf,
+    StepBudget,
 };
 use super::cost::Extracted;
 use super::lang::{Node, Num};
@@ -1148,7 +1149,7 @@ fn agrees_with_function(module: &Module, f: FuncId, plan: &Plan, config: &Isolat
 }
 
 /// Checks the chosen plan against the original body at random inputs.
-fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), String> {
+fn check_plan(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), Disagreement> {
     let original = |x: &[Const], budget: &StepBudget| eval_plan(&ctx.plan, x, ctx.module, budget);
     check_against(
         &original,
@@ -1171,7 +1172,7 @@ fn check_against(
     module: &Module,
     config: &IsolationConfig,
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), Disagreement> {
     let points = config.check_points;
     let mut candidates = super::convert::Points::new(seed, plan.params.clone(), points);
     let budget = StepBudget::default();
@@ -1198,11 +1199,32 @@ fn check_against(
                 valid += 1;
                 candidates.valid(x);
             }
-            _ => return Err(format!("at {:?}: {:?} written, {:?} rewritten", x, a, b)),
+            _ => {
+                let at: Vec<String> = x.iter().map(Const::to_string).collect();
+                // The first output that differs (or the first, when the rewrite failed).
+                let output = b.as_ref().map_or(0, |b| {
+                    a.iter()
+                        .zip(b)
+                        .position(|(&p, &q)| !super::convert::agrees(p, q, config.check_tolerance))
+                        .unwrap_or(0)
+                });
+                let Some(&written) = a.get(output) else {
+                    continue;
+                };
+                return Err(Disagreement::Differs {
+                    output,
+                    at: format!("({})", at.join(", ")),
+                    written,
+                    rewritten: b.and_then(|b| b.get(output).copied()),
+                });
+            }
         }
     }
     if valid * 2 < points {
-        return Err("too few points with a finite value".to_string());
+        return Err(Disagreement::TooFewPoints {
+            valid,
+            tried: candidates.tried(),
+        });
     }
     Ok(())
 }
