@@ -69,6 +69,7 @@ pub mod solve;
 pub mod strategy;
 pub mod theta;
 pub mod tutorial;
+pub(crate) mod walk;
 
 pub use error::{Error, Result};
 pub use pinv_core::compile::MAX_SOURCE_BYTES;

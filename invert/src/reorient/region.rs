@@ -24,7 +24,7 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The inverse and PGF code being written for one forward block, and where each continues.
 pub(super) struct Region<'p> {
@@ -152,65 +152,14 @@ impl Reorienter<'_> {
             Some((&last, body)) if f.insts[last].kind.is_terminator() => body,
             _ => insts.as_slice(),
         };
-        self.propagate_forward(f, body, region)?;
-        // Comparisons go last: a comparison says little about its operands (its rule reads θ
-        // for them), so when another use determines them (`(x * 2.0, x > 1.0)`), solving that
-        // first leaves the comparison computed forward and checked, which every y in the image
-        // passes, instead of a θ that the other use then almost never agrees with.
-        let is_comparison = |inst: &Inst| {
-            matches!(&f.insts[*inst].kind,
-                InstKind::Prim { op, .. } if op.class() == OpClass::Compare)
-        };
-        let (deferred, first): (Vec<Inst>, Vec<Inst>) =
-            body.iter().rev().copied().partition(is_comparison);
-        // Which instructions of the body use each value, by position: after an instruction is
-        // inverted, only the users of what it solved can have become computable (a rescan of
-        // the whole body after each one was quadratic in the block's length).
         let in_body: BTreeSet<Inst> = body.iter().copied().collect();
-        let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
-        for (k, &inst) in body.iter().enumerate() {
-            f.insts[inst]
-                .kind
-                .for_each_arg(|a| users.entry(a).or_default().push(k));
-        }
-        for inst in first.into_iter().chain(deferred) {
-            if region.computed.contains(&inst) {
-                continue;
-            }
-            // The operands not known yet (a shared constant is known all along, and its
-            // users are no news).
-            let mut args = f.insts[inst].kind.args();
-            args.retain(|&a| {
-                let constant = matches!(f.values[a].def,
-                    ValueDef::Result(i, _) if matches!(f.insts[i].kind, InstKind::Const(_)));
-                !constant && !region.known.contains_key(&a)
-            });
-            args.dedup();
-            if self.discrete_first(f, &in_body, inst, &args, region)? {
-                self.propagate_forward(f, body, region)?;
-                args.retain(|a| !region.known.contains_key(a));
-            }
-            let before = region.known.len();
-            self.invert_inst(f, inst, region)?;
-            if region.known.len() > before + args.len() {
-                // The rule made more known than its operands: look at everything again.
-                self.propagate_forward(f, body, region)?;
-                continue;
-            }
-            let mut todo: BTreeSet<usize> = BTreeSet::new();
-            for a in &args {
-                todo.extend(users.get(a).into_iter().flatten().copied());
-            }
-            while let Some(k) = todo.pop_first() {
-                let next = body[k];
-                if self.propagate_one(f, next, region)? {
-                    for r in &f.insts[next].results {
-                        todo.extend(users.get(r).into_iter().flatten().copied());
-                    }
-                }
-            }
-        }
-        Ok(())
+        let mut steps = Emit {
+            r: self,
+            f,
+            region,
+            in_body,
+        };
+        crate::walk::walk(&mut steps, body)
     }
 
     /// Before an f64 instruction with several unknown operands is inverted: where some of them
@@ -334,22 +283,9 @@ impl Reorienter<'_> {
         Arg::Unknown
     }
 
-    /// Computes forward, in the inverse, every pure instruction whose operands are all known and
-    /// whose results are not: `exp(v)` once `v` is known needs no inverting (and no θ). Results
-    /// that were already known are checked against the computed ones.
-    fn propagate_forward(
-        &mut self,
-        f: &Function,
-        body: &[Inst],
-        pair: &mut Region<'_>,
-    ) -> Result<(), Error> {
-        for &inst in body {
-            self.propagate_one(f, inst, pair)?;
-        }
-        Ok(())
-    }
-
-    /// [`Reorienter::propagate_forward`] for one instruction; returns whether it computed it.
+    /// Computes `inst` forward, in the inverse, if its operands are all known and its results
+    /// are not: `exp(v)` once `v` is known needs no inverting (and no θ). Results that were
+    /// already known are checked against the computed ones. Returns whether it computed it.
     fn propagate_one(
         &mut self,
         f: &Function,
@@ -958,4 +894,61 @@ pub(super) fn pair_fwd(fwd: &BTreeMap<Value, Value>, v: Value) -> Result<Value, 
 
 pub(super) fn rule_error(f: &Function, e: pinv_primitives::RuleError) -> Error {
     Error::Internal(format!("a rule failed while inverting `{}`: {e}", f.name))
+}
+
+/// The reorientation's steps of the inversion walk ([`crate::walk`]) over one block: each step
+/// emits inverse and PGF code into `region`.
+struct Emit<'r, 'a, 'b> {
+    r: &'r mut Reorienter<'a>,
+    f: &'r Function,
+    region: &'r mut Region<'b>,
+    /// The block's instructions, for [`Reorienter::discrete_first`].
+    in_body: BTreeSet<Inst>,
+}
+
+impl crate::walk::Steps for Emit<'_, '_, '_> {
+    type Inst = Inst;
+    type Value = Value;
+    type Error = Error;
+
+    fn args(&self, inst: Inst) -> Vec<Value> {
+        self.f.insts[inst].kind.args()
+    }
+
+    fn results(&self, inst: Inst) -> Vec<Value> {
+        self.f.insts[inst].results.clone()
+    }
+
+    fn is_known(&self, v: Value) -> bool {
+        // A shared constant is known all along (and its users are no news).
+        let constant = matches!(self.f.values[v].def,
+            ValueDef::Result(i, _) if matches!(self.f.insts[i].kind, InstKind::Const(_)));
+        constant || self.region.known.contains_key(&v)
+    }
+
+    fn is_computed(&self, inst: Inst) -> bool {
+        self.region.computed.contains(&inst)
+    }
+
+    fn is_comparison(&self, inst: Inst) -> bool {
+        matches!(&self.f.insts[inst].kind,
+            InstKind::Prim { op, .. } if op.class() == OpClass::Compare)
+    }
+
+    fn known_count(&self) -> usize {
+        self.region.known.len()
+    }
+
+    fn propagate(&mut self, inst: Inst) -> Result<bool, Error> {
+        self.r.propagate_one(self.f, inst, self.region)
+    }
+
+    fn discrete_first(&mut self, inst: Inst, unknown: &[Value]) -> Result<bool, Error> {
+        self.r
+            .discrete_first(self.f, &self.in_body, inst, unknown, self.region)
+    }
+
+    fn invert(&mut self, inst: Inst) -> Result<(), Error> {
+        self.r.invert_inst(self.f, inst, self.region)
+    }
 }

@@ -1,0 +1,113 @@
+//! The inversion walk over a straight-line body, in one place: the reorientation
+//! ([`crate::reorient`]) runs it to emit an inverse, and isolation runs it dry
+//! ([`crate::solve::plan::simulate`]) to count what a candidate body would cost, so that a change
+//! to the walk is made once and the count follows what the inverse does.
+//!
+//! The walk, given what is known (the outputs, and whatever the caller knew before):
+//! 1. computes forward every instruction whose operands are all known;
+//! 2. visits the body backwards, comparisons last (a comparison says little about its operands:
+//!    its rule reads θ for them, so when another use determines them, solving that first leaves
+//!    the comparison computed forward and checked, which every y in the image passes);
+//! 3. at each instruction not computed yet: lets the steps choose discrete operands first
+//!    ([`Steps::discrete_first`]), inverts it ([`Steps::invert`]), and computes forward what
+//!    the newly known values make computable, following only their users (a rescan of the whole
+//!    body after every step was quadratic in its length), or everything again when the step made
+//!    more known than its operands.
+//!
+//! A [`Steps`] implementation owns the state (what is known, what it emits or counts); the
+//! walk owns only the order.
+
+use std::collections::{BTreeSet, HashMap};
+use std::hash::Hash;
+
+/// What the walk asks of the code it walks over. See the module docs.
+pub trait Steps {
+    /// An instruction of the body.
+    type Inst: Copy;
+    /// A value: an instruction's result or operand.
+    type Value: Copy + Eq + Hash;
+    type Error;
+
+    /// The operands of `inst`, in order.
+    fn args(&self, inst: Self::Inst) -> Vec<Self::Value>;
+    /// The results of `inst`.
+    fn results(&self, inst: Self::Inst) -> Vec<Self::Value>;
+    /// Whether `v` is known (solved, or a constant).
+    fn is_known(&self, v: Self::Value) -> bool;
+    /// Whether `inst` was computed forward already.
+    fn is_computed(&self, inst: Self::Inst) -> bool;
+    /// Whether `inst` is a comparison (visited last).
+    fn is_comparison(&self, inst: Self::Inst) -> bool;
+    /// How many values are known: the walk compares it before and after a step.
+    fn known_count(&self) -> usize;
+    /// Computes `inst` forward if its operands are all known and a result is not; returns
+    /// whether it did.
+    fn propagate(&mut self, inst: Self::Inst) -> Result<bool, Self::Error>;
+    /// Before `inst` is inverted with the operands `unknown` not known yet: makes some of them
+    /// known first if that is better; returns whether it did.
+    fn discrete_first(
+        &mut self,
+        inst: Self::Inst,
+        unknown: &[Self::Value],
+    ) -> Result<bool, Self::Error>;
+    /// Inverts `inst`: solves its unknown operands from its known results.
+    fn invert(&mut self, inst: Self::Inst) -> Result<(), Self::Error>;
+}
+
+/// Computes forward every instruction of `body` that can be.
+fn propagate_all<S: Steps>(s: &mut S, body: &[S::Inst]) -> Result<(), S::Error> {
+    for &inst in body {
+        s.propagate(inst)?;
+    }
+    Ok(())
+}
+
+/// Walks `body` (in program order) backwards. See the module docs.
+pub fn walk<S: Steps>(s: &mut S, body: &[S::Inst]) -> Result<(), S::Error> {
+    propagate_all(s, body)?;
+    let (deferred, first): (Vec<S::Inst>, Vec<S::Inst>) = body
+        .iter()
+        .rev()
+        .copied()
+        .partition(|&i| s.is_comparison(i));
+    // Which instructions of the body use each value, by position.
+    let mut users: HashMap<S::Value, Vec<usize>> = HashMap::new();
+    for (k, &inst) in body.iter().enumerate() {
+        for a in s.args(inst) {
+            users.entry(a).or_default().push(k);
+        }
+    }
+    for inst in first.into_iter().chain(deferred) {
+        if s.is_computed(inst) {
+            continue;
+        }
+        // The operands not known yet (a constant is known all along).
+        let mut args = s.args(inst);
+        args.retain(|&a| !s.is_known(a));
+        args.dedup();
+        if s.discrete_first(inst, &args)? {
+            propagate_all(s, body)?;
+            args.retain(|&a| !s.is_known(a));
+        }
+        let before = s.known_count();
+        s.invert(inst)?;
+        if s.known_count() > before + args.len() {
+            // The step made more known than its operands: look at everything again.
+            propagate_all(s, body)?;
+            continue;
+        }
+        let mut todo: BTreeSet<usize> = BTreeSet::new();
+        for a in &args {
+            todo.extend(users.get(a).into_iter().flatten().copied());
+        }
+        while let Some(k) = todo.pop_first() {
+            let next = body[k];
+            if s.propagate(next)? {
+                for r in s.results(next) {
+                    todo.extend(users.get(&r).into_iter().flatten().copied());
+                }
+            }
+        }
+    }
+    Ok(())
+}
