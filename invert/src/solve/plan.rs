@@ -7,15 +7,14 @@
 //! that become calls of generated
 //! helper functions when the plan is installed ([`super::helpers`]).
 //!
-//! [`simulate`] runs the reorientation's walk on a plan without emitting anything: outputs are
-//! known; going backwards, an instruction with a known result solves its unknown operands (one θ
-//! per extra unknown operand of a binary operation); whatever has only known operands is computed
-//! forward; and every time a value would be solved twice, or an instruction has nothing left to
-//! solve, the reorientation emits a **consistency check** — the checks that make fan-out inverses
-//! accept almost no θ. Isolation looks for a plan with no such check. The simulation follows
-//! `crate::reorient` (the walk in reverse program order, `propagate_forward` after each step,
-//! free inputs read from θ at the end); it counts, it does not need to agree on which operand a
-//! rule reads θ for.
+//! [`simulate`] runs the reorientation's walk ([`crate::walk`], the same code) on a plan as a
+//! dry run, emitting nothing: outputs are known; going backwards, an instruction with a known
+//! result solves its unknown operands (one θ per extra unknown operand of a binary operation);
+//! whatever has only known operands is computed forward; and every time a value would be solved
+//! twice, or an instruction has nothing left to solve, the reorientation emits a **consistency
+//! check** — the checks that make fan-out inverses accept almost no θ. Isolation looks for a plan
+//! with no such check. Free inputs are read from θ at the end. The dry run counts; it does not
+//! need to agree on which operand a rule reads θ for.
 
 use pinv_core::ir::{Const, FuncId, Function, InstKind, Opcode, Type, Value, ValueDef};
 use pinv_core::Span;
@@ -750,102 +749,288 @@ pub fn simulate(plan: &Plan) -> Simulation {
 /// fails for some θ — counted in [`Simulation::bad`], as is a divisor drawn from all reals
 /// (samplers draw 0 often) or a constant 0 factor.
 pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
-    let mut splits = Vec::new();
-    let mut sim = Simulation::default();
-    let n = plan.insts.len();
-    let fwd = ranges(plan);
-    let fwd_zeros = known_zeros(plan);
-    let mut known: HashSet<PVal> = HashSet::new();
-    // The known zero bits of each known i64 value as the inverse computes it.
-    let mut zeros: HashMap<PVal, u64> = HashMap::new();
-    // The range of each known f64 value as the inverse computes it.
-    let mut inv: HashMap<PVal, Range> = HashMap::new();
-    // Values read from θ over all reals.
-    let mut real_theta: HashSet<PVal> = HashSet::new();
-    let mut computed = vec![false; n];
-    let is_known =
-        |known: &HashSet<PVal>, v: PVal| known.contains(&v) || plan.constant(v).is_some();
-    let range_of = |inv: &HashMap<PVal, Range>, v: PVal| -> Range {
-        match plan.constant(v) {
-            Some(Const::F64(c)) if c.is_finite() => Range::point(c),
-            _ => inv.get(&v).copied().unwrap_or(FULL),
-        }
+    let mut dry = DryRun {
+        plan,
+        fwd: ranges(plan),
+        fwd_zeros: known_zeros(plan),
+        known: HashSet::new(),
+        zeros: HashMap::new(),
+        inv: HashMap::new(),
+        real_theta: HashSet::new(),
+        computed: vec![false; plan.insts.len()],
+        inverted: vec![false; plan.insts.len()],
+        sim: Simulation::default(),
+        splits: Vec::new(),
     };
-
-    let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| -> u64 {
-        match plan.constant(v) {
-            Some(Const::I64(c)) => !(c as u64),
-            _ => zeros.get(&v).copied().unwrap_or(0),
-        }
-    };
-
     // The outputs are known (a value returned twice is checked); they range over the image.
     for &o in &plan.outputs {
-        if !known.insert(o) {
+        if !dry.known.insert(o) {
+            dry.sim.checks += 1;
+        }
+        dry.inv.insert(o, dry.fwd[o.inst as usize]);
+        dry.zeros
+            .insert(o, dry.fwd_zeros[o.inst as usize][o.idx as usize]);
+    }
+    let body: Vec<usize> = (0..plan.insts.len()).collect();
+    match crate::walk::walk(&mut dry, &body) {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
+    let DryRun {
+        mut sim,
+        splits,
+        known,
+        computed,
+        inverted,
+        ..
+    } = dry;
+    // A value a step solved whose own instruction the walk had passed before (its results were
+    // not known yet: it comes before a deferred comparison) is neither inverted nor computed:
+    // only the final check reconciles it with its operands, a consistency check in effect.
+    for (i, inst) in plan.insts.iter().enumerate() {
+        let reached = (0..inst.tys.len()).any(|r| {
+            known.contains(&PVal {
+                inst: i as u32,
+                idx: r as u32,
+            })
+        });
+        let instruction = !matches!(inst.kind, PKind::Param(_) | PKind::Const(_));
+        if instruction && reached && !computed[i] && !inverted[i] {
             sim.checks += 1;
         }
-        inv.insert(o, fwd[o.inst as usize]);
-        zeros.insert(o, fwd_zeros[o.inst as usize][o.idx as usize]);
+    }
+    // Free inputs are read from θ.
+    for (i, _) in plan.params.iter().enumerate() {
+        let p = PVal {
+            inst: i as u32,
+            idx: 0,
+        };
+        if !known.contains(&p) {
+            sim.thetas += 1;
+        }
+    }
+    (sim, splits)
+}
+
+/// The dry run of the inversion walk ([`crate::walk`]) over a plan: what each step would read
+/// and check, and the range of every value as the inverse computes it. See [`simulate_splits`].
+struct DryRun<'p> {
+    plan: &'p Plan,
+    /// The range of every value as the forward code computes it.
+    fwd: Vec<Range>,
+    /// The known zero bits of every i64 value as the forward code computes it.
+    fwd_zeros: Vec<Vec<u64>>,
+    known: HashSet<PVal>,
+    /// The known zero bits of each known i64 value as the inverse computes it.
+    zeros: HashMap<PVal, u64>,
+    /// The range of each known f64 value as the inverse computes it.
+    inv: HashMap<PVal, Range>,
+    /// Values read from θ over all reals.
+    real_theta: HashSet<PVal>,
+    computed: Vec<bool>,
+    /// The instructions the walk inverted (it passes over one whose results are not known).
+    inverted: Vec<bool>,
+    sim: Simulation,
+    splits: Vec<u32>,
+}
+
+impl DryRun<'_> {
+    /// The unknown integers and bools that `v` is computed from alone, through primitives
+    /// (`(n as f64) * 0.5`), or `None` if it depends on an unknown f64 input or anything else.
+    /// As the reorientation's `discrete_leaves`.
+    fn discrete_leaves(&self, v: PVal) -> Option<Vec<PVal>> {
+        const MOST: usize = 32;
+        let mut leaves = Vec::new();
+        let mut work = vec![v];
+        let mut seen = HashSet::new();
+        while let Some(x) = work.pop() {
+            if !seen.insert(x) || self.known.contains(&x) {
+                continue;
+            }
+            if seen.len() > MOST {
+                return None;
+            }
+            let inst = &self.plan.insts[x.inst as usize];
+            if x != v && self.plan.ty(x) != Type::F64 {
+                // A 0 or 1 from a bool: the bool is the smaller domain to draw from.
+                match (&inst.kind, inst.args.as_slice()) {
+                    (PKind::Prim(Opcode::BoolToI64), &[b]) => work.push(b),
+                    _ => leaves.push(x),
+                }
+                continue;
+            }
+            match &inst.kind {
+                PKind::Const(_) => {}
+                PKind::Prim(_) => work.extend(inst.args.iter().copied()),
+                _ => return None,
+            }
+        }
+        (!leaves.is_empty()).then_some(leaves)
+    }
+}
+
+fn is_known(plan: &Plan, known: &HashSet<PVal>, v: PVal) -> bool {
+    known.contains(&v) || plan.constant(v).is_some()
+}
+
+fn range_of(plan: &Plan, inv: &HashMap<PVal, Range>, v: PVal) -> Range {
+    match plan.constant(v) {
+        Some(Const::F64(c)) if c.is_finite() => Range::point(c),
+        _ => inv.get(&v).copied().unwrap_or(FULL),
+    }
+}
+
+fn zeros_of(plan: &Plan, zeros: &HashMap<PVal, u64>, v: PVal) -> u64 {
+    match plan.constant(v) {
+        Some(Const::I64(c)) => !(c as u64),
+        _ => zeros.get(&v).copied().unwrap_or(0),
+    }
+}
+
+impl crate::walk::Steps for DryRun<'_> {
+    type Inst = usize;
+    type Value = PVal;
+    type Error = std::convert::Infallible;
+
+    fn args(&self, i: usize) -> Vec<PVal> {
+        self.plan.insts[i].args.clone()
     }
 
-    // Computes instruction `i` forward if its operands are known and its results are not;
-    // returns whether it did.
-    let compute = |i: usize,
-                   known: &mut HashSet<PVal>,
-                   inv: &mut HashMap<PVal, Range>,
-                   zeros: &mut HashMap<PVal, u64>,
-                   computed: &mut Vec<bool>,
-                   sim: &mut Simulation| {
-        let inst = &plan.insts[i];
-        if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
-            return false;
-        }
-        let results = (0..inst.tys.len()).map(|r| PVal {
-            inst: i as u32,
-            idx: r as u32,
-        });
-        if results.clone().all(|r| known.contains(&r)) {
-            return false;
-        }
-        if !inst.args.iter().all(|&a| is_known(known, a)) {
-            return false;
-        }
-        let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
-        let r0 = forward_range(&inst.kind, &a, None);
-        let z: Vec<u64> = inst.args.iter().map(|&v| zeros_of(zeros, v)).collect();
-        for r in results {
-            if !known.insert(r) {
-                sim.checks += 1;
-            }
-            inv.insert(r, r0);
-            if inst.tys[r.idx as usize] == Type::I64 {
-                zeros.insert(
-                    r,
-                    forward_zeros(&inst.kind, &z, shift_count(plan, inst), r.idx),
-                );
-            }
-        }
-        computed[i] = true;
-        true
-    };
-    // The instructions that use each instruction's results: after a step, only the users of
-    // what it solved can have become computable (a rescan of every instruction after each
-    // step was quadratic in the function's length).
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, inst) in plan.insts.iter().enumerate() {
-        for a in &inst.args {
-            if let Some(u) = users.get_mut(a.inst as usize) {
-                u.push(i);
-            }
-        }
+    fn results(&self, i: usize) -> Vec<PVal> {
+        (0..self.plan.insts[i].tys.len())
+            .map(|r| PVal {
+                inst: i as u32,
+                idx: r as u32,
+            })
+            .collect()
     }
-    for i in 0..n {
-        compute(i, &mut known, &mut inv, &mut zeros, &mut computed, &mut sim);
+
+    fn is_known(&self, v: PVal) -> bool {
+        is_known(self.plan, &self.known, v)
     }
-    for i in (0..n).rev() {
+
+    fn is_computed(&self, i: usize) -> bool {
+        self.computed[i] || matches!(self.plan.insts[i].kind, PKind::Param(_))
+    }
+
+    fn is_comparison(&self, i: usize) -> bool {
+        matches!(self.plan.insts[i].kind,
+            PKind::Prim(op) if op.class() == pinv_core::ir::OpClass::Compare)
+    }
+
+    fn known_count(&self) -> usize {
+        self.known.len()
+    }
+
+    /// Computes instruction `i` forward if its operands are known and its results are not.
+    fn propagate(&mut self, i: usize) -> Result<bool, Self::Error> {
+        let DryRun {
+            plan,
+            known,
+            zeros,
+            inv,
+            computed,
+            sim,
+            ..
+        } = self;
+        let plan: &Plan = plan;
+        let is_known = |known: &HashSet<PVal>, v: PVal| is_known(plan, known, v);
+        let range_of = |inv: &HashMap<PVal, Range>, v: PVal| range_of(plan, inv, v);
+        let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| zeros_of(plan, zeros, v);
+        Ok((|| {
+            let inst = &plan.insts[i];
+            if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+                return false;
+            }
+            let results = (0..inst.tys.len()).map(|r| PVal {
+                inst: i as u32,
+                idx: r as u32,
+            });
+            if results.clone().all(|r| known.contains(&r)) {
+                return false;
+            }
+            if !inst.args.iter().all(|&a| is_known(known, a)) {
+                return false;
+            }
+            let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
+            let r0 = forward_range(&inst.kind, &a, None);
+            let z: Vec<u64> = inst.args.iter().map(|&v| zeros_of(zeros, v)).collect();
+            for r in results {
+                if !known.insert(r) {
+                    sim.checks += 1;
+                }
+                inv.insert(r, r0);
+                if inst.tys[r.idx as usize] == Type::I64 {
+                    zeros.insert(
+                        r,
+                        forward_zeros(&inst.kind, &z, shift_count(plan, inst), r.idx),
+                    );
+                }
+            }
+            computed[i] = true;
+            true
+        })())
+    }
+
+    /// As the reorientation does: before an f64 instruction with several unknown operands, θ
+    /// for the integers and bools that some of them are computed from alone.
+    fn discrete_first(&mut self, i: usize, unknown: &[PVal]) -> Result<bool, Self::Error> {
+        let inst = &self.plan.insts[i];
+        let PKind::Prim(op) = inst.kind else {
+            return Ok(false);
+        };
+        if unknown.len() < 2
+            || op.result_type() != Type::F64
+            || self.results(i).iter().all(|r| !self.known.contains(r))
+        {
+            return Ok(false);
+        }
+        let slices: Vec<Option<Vec<PVal>>> =
+            unknown.iter().map(|&a| self.discrete_leaves(a)).collect();
+        let discrete = slices.iter().filter(|s| s.is_some()).count();
+        let mut leaves: Vec<PVal> = Vec::new();
+        let mut left = discrete;
+        for slice in slices.into_iter().flatten() {
+            if discrete == unknown.len() && left == 1 {
+                break;
+            }
+            left -= 1;
+            leaves.extend(slice);
+        }
+        leaves.sort();
+        leaves.dedup();
+        for &leaf in &leaves {
+            if self.known.insert(leaf) {
+                self.sim.thetas += 1;
+                self.inv.insert(leaf, FULL);
+            }
+        }
+        Ok(!leaves.is_empty())
+    }
+
+    /// Inverts instruction `i`: counts its θ, checks and failing steps, and solves its operands.
+    fn invert(&mut self, i: usize) -> Result<(), Self::Error> {
+        let DryRun {
+            plan,
+            fwd,
+            fwd_zeros,
+            known,
+            zeros,
+            inv,
+            real_theta,
+            computed,
+            inverted,
+            sim,
+            splits,
+        } = self;
+        let plan: &Plan = plan;
+        let is_known = |known: &HashSet<PVal>, v: PVal| is_known(plan, known, v);
+        let range_of = |inv: &HashMap<PVal, Range>, v: PVal| range_of(plan, inv, v);
+        let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| zeros_of(plan, zeros, v);
+
         let inst = &plan.insts[i];
         if computed[i] || matches!(inst.kind, PKind::Param(_)) {
-            continue;
+            return Ok(());
         }
         let results: Vec<PVal> = (0..inst.tys.len())
             .map(|r| PVal {
@@ -854,8 +1039,9 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
             })
             .collect();
         if results.iter().all(|r| !known.contains(r)) {
-            continue;
+            return Ok(());
         }
+        inverted[i] = true;
         // Results no output depends on are read from θ.
         for &r in &results {
             if known.insert(r) {
@@ -1119,29 +1305,8 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
         // A value appearing twice among the unknown operands is solved once, checked once.
         let dup = unknown.len() - distinct(&unknown);
         sim.checks += dup;
-        // What the step made known: its results (read from θ where nothing needed them), its
-        // operands, and the θ operand.
-        let mut todo: std::collections::BTreeSet<usize> = users[i].iter().copied().collect();
-        for a in unknown.iter().chain(theta_for.as_ref().map(|t| &t.0)) {
-            todo.extend(users[a.inst as usize].iter().copied());
-        }
-        while let Some(k) = todo.pop_first() {
-            if compute(k, &mut known, &mut inv, &mut zeros, &mut computed, &mut sim) {
-                todo.extend(users[k].iter().copied());
-            }
-        }
+        Ok(())
     }
-    // Free inputs are read from θ.
-    for (i, _) in plan.params.iter().enumerate() {
-        let p = PVal {
-            inst: i as u32,
-            idx: 0,
-        };
-        if !known.contains(&p) {
-            sim.thetas += 1;
-        }
-    }
-    (sim, splits)
 }
 
 fn distinct(values: &[PVal]) -> usize {
