@@ -1054,17 +1054,17 @@ impl crate::walk::Steps for DryRun<'_> {
             .args
             .iter()
             .copied()
-            .filter(|&a| !is_known(&known, a))
+            .filter(|&a| !is_known(known, a))
             .collect();
         let z = results[0];
-        let rz = range_of(&inv, z);
+        let rz = range_of(inv, z);
         // The image of the operation given what is known: unknown operands range as forward.
         let image_args: Vec<Range> = inst
             .args
             .iter()
             .map(|&a| {
-                if is_known(&known, a) {
-                    range_of(&inv, a)
+                if is_known(known, a) {
+                    range_of(inv, a)
                 } else {
                     fwd[a.inst as usize]
                 }
@@ -1082,15 +1082,15 @@ impl crate::walk::Steps for DryRun<'_> {
                 .args
                 .iter()
                 .map(|&a| {
-                    if is_known(&known, a) {
-                        zeros_of(&zeros, a)
+                    if is_known(known, a) {
+                        zeros_of(zeros, a)
                     } else {
                         fwd_zeros[a.inst as usize][a.idx as usize]
                     }
                 })
                 .collect();
             let needed = forward_zeros(&inst.kind, &image_zeros, shift_count(plan, inst), z.idx);
-            if needed & !zeros_of(&zeros, z) != 0 {
+            if needed & !zeros_of(zeros, z) != 0 {
                 sim.bad += 1;
             }
         }
@@ -1148,10 +1148,10 @@ impl crate::walk::Steps for DryRun<'_> {
             }
             PKind::Given { free, .. } => {
                 let (e, p) = (inst.args[0], inst.args[1]);
-                if is_known(&known, e) {
+                if is_known(known, e) {
                     sim.checks += 1;
                 }
-                if !is_known(&known, p) {
+                if !is_known(known, p) {
                     // A free unknown of a system is an ordinary θ; a pivot chosen to isolate
                     // the others is one read first.
                     if *free {
@@ -1164,7 +1164,7 @@ impl crate::walk::Steps for DryRun<'_> {
             }
             PKind::Root(_) => {
                 let x = inst.args[0];
-                if is_known(&known, x) || unknown.len() != 1 || unknown[0] != x {
+                if is_known(known, x) || unknown.len() != 1 || unknown[0] != x {
                     // The helper's rule does not cover this: its body is inverted with checks.
                     sim.checks += 1 + unknown.len();
                 } else {
@@ -1179,7 +1179,7 @@ impl crate::walk::Steps for DryRun<'_> {
                 let pairs: Vec<(bool, bool)> = inst
                     .args
                     .chunks(2)
-                    .map(|p| (is_known(&known, p[0]), is_known(&known, p[1])))
+                    .map(|p| (is_known(known, p[0]), is_known(known, p[1])))
                     .collect();
                 let free: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].0).collect();
                 let angles: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].1).collect();
@@ -1203,9 +1203,7 @@ impl crate::walk::Steps for DryRun<'_> {
                 // θ for the unknown columns beyond the rank; rows beyond it are checks.
                 let n = inst.args.len();
                 let m: Vec<f64> = matrix.iter().map(|&c| f64::from_bits(c)).collect();
-                let cols: Vec<usize> = (0..n)
-                    .filter(|&c| !is_known(&known, inst.args[c]))
-                    .collect();
+                let cols: Vec<usize> = (0..n).filter(|&c| !is_known(known, inst.args[c])).collect();
                 let r = super::linear::rank(&m, *rows as usize, n, &cols);
                 sim.thetas += cols.len() - r;
                 sim.checks += *rows as usize - r;
@@ -1222,22 +1220,22 @@ impl crate::walk::Steps for DryRun<'_> {
                 if unknown.is_empty() {
                     sim.checks += 1;
                 } else {
-                    sim.thetas += spec.thetas(&pattern_of(&known)).len();
+                    sim.thetas += spec.thetas(&pattern_of(known)).len();
                 }
             }
             PKind::Affine(spec) => {
                 if unknown.is_empty() {
                     sim.checks += 1;
                 } else {
-                    sim.thetas += spec.theta_count(&pattern_of(&known));
+                    sim.thetas += spec.theta_count(&pattern_of(known));
                 }
             }
             PKind::LinearRt { n, .. } => {
                 // The rule needs the matrix and the constants known and solves every unknown;
                 // anything else is the helper's body, inverted with checks.
                 let n = *n as usize;
-                let fixed = inst.args[..n * n + n].iter().all(|&a| is_known(&known, a));
-                let solved = inst.args[n * n + n..].iter().all(|&a| !is_known(&known, a));
+                let fixed = inst.args[..n * n + n].iter().all(|&a| is_known(known, a));
+                let solved = inst.args[n * n + n..].iter().all(|&a| !is_known(known, a));
                 if !(fixed && solved && distinct(&unknown) == n) {
                     sim.checks += 1 + unknown.len();
                 }
@@ -1252,8 +1250,8 @@ impl crate::walk::Steps for DryRun<'_> {
             }
             PKind::DivMod => {
                 // The rule solves the dividend from a known divisor; else the body's checks.
-                let divisor_known = is_known(&known, inst.args[1]);
-                if !divisor_known || is_known(&known, inst.args[0]) {
+                let divisor_known = is_known(known, inst.args[1]);
+                if !divisor_known || is_known(known, inst.args[0]) {
                     sim.checks += 2;
                 }
             }
@@ -1265,7 +1263,7 @@ impl crate::walk::Steps for DryRun<'_> {
             },
         }
         // Solve: the θ operand first (any value of its domain), then the others from it.
-        let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(&inv, a)).collect();
+        let mut now: Vec<Range> = inst.args.iter().map(|&a| range_of(inv, a)).collect();
         if let Some((t, real)) = theta_for {
             if !known.contains(&t) {
                 known.insert(t);
@@ -1281,7 +1279,7 @@ impl crate::walk::Steps for DryRun<'_> {
             }
         }
         // The pattern the affine rule solves under (only it needs one: not built per step).
-        let solve_pattern = matches!(inst.kind, PKind::Affine(_)).then(|| pattern_of(&known));
+        let solve_pattern = matches!(inst.kind, PKind::Affine(_)).then(|| pattern_of(known));
         for (k, &a) in inst.args.iter().enumerate() {
             if unknown.contains(&a) && Some(a) != theta_for.map(|t| t.0) {
                 let r = solved_range(&inst.kind, rz, &now, k);
