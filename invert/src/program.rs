@@ -567,17 +567,6 @@ impl Inverse {
         (x, sampler.take_drawn())
     }
 
-    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
-    /// [`crate::search`]).
-    pub fn search(
-        &self,
-        y: &[Const],
-        config: &crate::search::SearchConfig,
-    ) -> Result<crate::search::SearchOutcome> {
-        check_values("output", &self.function, &self.outputs, y)?;
-        Ok(crate::search::search(self, y, config))
-    }
-
     fn pgf_or_error(&self) -> Result<FuncId> {
         match &self.pgf {
             Ok(id) => Ok(*id),
@@ -633,7 +622,7 @@ impl Inverse {
 }
 
 /// Checks a list of values against the types a function wants.
-fn check_values(what: &str, function: &str, types: &[Type], values: &[Const]) -> Result<()> {
+pub(crate) fn check_values(what: &str, function: &str, types: &[Type], values: &[Const]) -> Result<()> {
     let found: Vec<Type> = values.iter().map(|v| v.ty()).collect();
     if found == types {
         return Ok(());

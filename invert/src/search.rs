@@ -221,6 +221,15 @@ impl Ord for Pending {
 /// in a value of rank r also puts its sibling of rank r + 1 in line, so infinite integer domains
 /// are explored lazily. When every prefix has been run and continuous θ were sampled, the search
 /// starts over with fresh samples.
+impl Inverse {
+    /// Searches for a preimage of y, enumerating discrete θ in order of size (see
+    /// [`crate::search`]).
+    pub fn search(&self, y: &[Const], config: &SearchConfig) -> crate::Result<SearchOutcome> {
+        crate::program::check_values("output", self.function(), self.output_types(), y)?;
+        Ok(search(self, y, config))
+    }
+}
+
 pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOutcome {
     let mut sampler = Sampler::new(config.seed);
     let mut runs = 0;
