@@ -3,14 +3,15 @@
 //! The data flows one way, and each stage's type says which stage it is:
 //!
 //! ```text
-//! source ─syntax::parse─▶ syntax::ast ─check::check─▶ check::hir ─lower::lower─▶ ir::Module
+//! source ─syntax::parse─▶ syntax::ast ─typeck::check─▶ typeck::hir ─lower::lower─▶ ir::Module
 //!        ─ir::verify─▶ interp (reference semantics: semantics)  or  jit (Cranelift, code cache)
 //! ```
 //!
-//! [`compile::compile`] runs the whole front end; [`diagnostic`] renders its errors.
+//! [`frontend::compile_source`] runs the whole front end (it is not [`jit::compile`], which turns
+//! IR into native code); [`diagnostic`] renders its errors.
 
-pub mod check;
-pub mod compile;
+pub mod typeck;
+pub mod frontend;
 pub mod diagnostic;
 pub mod error;
 pub mod interp;
@@ -23,6 +24,6 @@ pub mod span;
 pub mod stack;
 pub mod syntax;
 
-pub use compile::{compile, Compiled};
+pub use frontend::{compile_source, Compiled};
 pub use error::{CompileError, Error, Result};
 pub use span::{SourceFile, Span};

@@ -35,7 +35,7 @@ fn compile_invalidate_cycles_do_not_grow_memory() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000);
     let file = SourceFile::new("mem.pinv", SOURCE);
-    let module = Arc::new(pinv_core::compile(&file).expect("compiles").module);
+    let module = Arc::new(pinv_core::compile_source(&file).expect("compiles").module);
     let names = ["poly", "sum", "calls"];
     let cache = CodeCache::new();
     let key = InverseKey::new([7]);

@@ -43,7 +43,8 @@
 //! ## Modules
 //!
 //! - [`program`]: [`Program`] (load, run, invert) and [`Inverse`] (call, sample, PGF, schema).
-//! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR.
+//! - [`reorient`]: the pass that turns forward IR into inverse and PGF IR; `walk` (private)
+//!   holds the order of its walk over a block, which isolation also runs as a dry run.
 //! - [`egraph`]: e-graph isolation of reused unknowns before inverting, and simplification of
 //!   generated code.
 //! - [`solve`]: solvers for what one rule cannot do (systems, bit maps, numeric roots), each
@@ -55,6 +56,21 @@
 //!   the number of threads.
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
 //! - [`tutorial`]: a tutorial in pages whose examples run as doctests.
+//!
+//! ## Words
+//!
+//! - **θ** (theta): the parameters of an inverse, given as a **tape** of values per call; a
+//!   **read** takes one (`theta` for a value, `choice` for a path); the PGF **records** them.
+//! - **domain**: the set a read draws from (`real`, `int[lo..=hi]`, `bits[mask]`, ...);
+//!   **narrowed** when its bounds are computed at run time.
+//! - **rule**: how one primitive or function is inverted for one pattern of known and unknown
+//!   operands; **layer**: a set of rules; **stack**: layers searched top first.
+//! - **solver**: mathematics one rule cannot do (a system, a bit map, a numeric root), installed
+//!   as a helper function with its own rule.
+//! - **guard**: code that runs a region's θ-free start to tell whether a path can be taken.
+//! - **owner**: whose compiled code a cache entry is (forward code, or an inverse with its stack
+//!   and options), so that inverses never disturb forward code.
+//! - **acceptance**: the share of θ drawn from their domains that give a preimage.
 
 pub mod bench;
 pub mod check;
@@ -72,7 +88,7 @@ pub mod tutorial;
 pub(crate) mod walk;
 
 pub use error::{Error, Result};
-pub use pinv_core::compile::MAX_SOURCE_BYTES;
+pub use pinv_core::frontend::MAX_SOURCE_BYTES;
 pub use pinv_core::diagnostic;
 pub use pinv_core::interp::{
     InterpConfig, RuntimeErrorKind, ThetaAddress, ThetaError, ThetaSource,

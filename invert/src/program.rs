@@ -73,7 +73,7 @@ impl Program {
 
     /// Compiles a source file.
     pub fn from_source(file: SourceFile) -> Result<Program> {
-        let compiled = match pinv_core::compile(&file) {
+        let compiled = match pinv_core::compile_source(&file) {
             Ok(c) => c,
             Err(pinv_core::Error::Compile(e)) => return Err(Error::Compile(e)),
             Err(e) => return Err(Error::Internal(e.to_string())),

@@ -581,7 +581,7 @@ fn declarations_from_source_form_a_layer() {
          pgf square(x: f64) -> bool { x >= 0.0 }
          fn plain(x: f64) -> f64 { x + 1.0 }",
     );
-    let mut module = pinv_core::compile(&source).expect("compiles").module;
+    let mut module = pinv_core::compile_source(&source).expect("compiles").module;
     let layer = declared_layer(&module);
     assert_eq!(
         layer.callees().count(),

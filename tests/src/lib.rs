@@ -126,7 +126,7 @@ pub fn corpus_source(name: &str) -> SourceFile {
 /// Reads and compiles a corpus file, panicking with the rendered error if it does not compile.
 pub fn compile_corpus(name: &str) -> (SourceFile, Compiled) {
     let file = corpus_source(name);
-    match pinv_core::compile(&file) {
+    match pinv_core::compile_source(&file) {
         Ok(compiled) => (file, compiled),
         Err(pinv_core::Error::Compile(e)) => {
             panic!("{}", pinv_core::diagnostic::render(&file, &e))

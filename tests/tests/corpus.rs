@@ -412,7 +412,7 @@ fn every_bad_program_fails_with_its_error() {
         let name = path.display().to_string();
         let expected = expected_error(&text).unwrap_or_else(|| panic!("{name}: no header"));
         let file = SourceFile::new(name.clone(), text.clone());
-        let err = match pinv_core::compile(&file) {
+        let err = match pinv_core::compile_source(&file) {
             Err(pinv_core::Error::Compile(e)) => e,
             other => panic!("{name}: expected a compile error, got {other:?}"),
         };

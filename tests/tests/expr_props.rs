@@ -399,7 +399,7 @@ fn check_seed(seed: u64, depth: u32) -> Result<(), TestCaseError> {
         "fn e(f0: f64, f1: f64, i0: i64, i1: i64, b0: bool, b1: bool) -> {ret} {{\n    let r: {ret} = {body};\n    r\n}}\n"
     );
     let file = SourceFile::new("expr.pinv", source.clone());
-    let compiled = match pinv_core::compile(&file) {
+    let compiled = match pinv_core::compile_source(&file) {
         Ok(c) => c,
         Err(pinv_core::Error::Compile(err)) => {
             return Err(TestCaseError::fail(pinv_core::diagnostic::render(

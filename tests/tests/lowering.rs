@@ -190,7 +190,7 @@ fn first_break(n: i64) -> i64 {
 #[test]
 fn control_flow_agrees_with_rust() {
     let file = SourceFile::new("control.pinv", PROGRAM);
-    let compiled = match pinv_core::compile(&file) {
+    let compiled = match pinv_core::compile_source(&file) {
         Ok(c) => c,
         Err(pinv_core::Error::Compile(e)) => panic!("{}", pinv_core::diagnostic::render(&file, &e)),
         Err(e) => panic!("{e}"),

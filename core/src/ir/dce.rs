@@ -4,7 +4,7 @@
 //! A program's dead code is not free for its inverse: every value the reorientation meets is
 //! a value it must account for, and a dead `if` is a merge whose arm θ must choose (with
 //! `let v = if p > 0 { 5 } else { 6 }; p` every θ but one in two was wasted). So the front end
-//! removes it before anything else sees the IR ([`crate::compile`]).
+//! removes it before anything else sees the IR ([`crate::frontend`]).
 //!
 //! What is kept, so that behaviour is unchanged to the bit:
 //! - every instruction that can stop a run or has an effect: calls (a callee may fail or not

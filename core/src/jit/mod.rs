@@ -21,7 +21,7 @@
 //! use std::sync::Arc;
 //!
 //! let file = pinv_core::SourceFile::new("demo.pinv", "fn f(x: f64) -> f64 { 2.0 * x + 1.0 }");
-//! let module = Arc::new(pinv_core::compile(&file).unwrap().module);
+//! let module = Arc::new(pinv_core::compile_source(&file).unwrap().module);
 //! let f = module.get("f").unwrap();
 //! for engine in [Engine::Interp, Engine::Jit] {
 //!     let runner = Runner::new(Arc::clone(&module), engine);

@@ -11,7 +11,7 @@ use crate::SourceFile;
 
 fn source(src: &str) -> Arc<Module> {
     let file = SourceFile::new("t.pinv", src);
-    match crate::compile(&file) {
+    match crate::compile_source(&file) {
         Ok(c) => Arc::new(c.module),
         Err(e) => panic!("{e}"),
     }

@@ -2,7 +2,7 @@
 //!
 //! Every node carries the [`Span`] of the source it was parsed from. The tree is exactly what was
 //! written (compound assignments, `else if` chains, casts and parentheses-free precedence are all
-//! kept); `crate::check` resolves it into the typed tree of `crate::check::hir`.
+//! kept); `crate::typeck` resolves it into the typed tree of `crate::typeck::hir`.
 
 use crate::span::Span;
 

@@ -699,7 +699,7 @@ impl<'a> Reorienter<'a> {
 #[cfg(test)]
 pub(crate) fn test_module(src: &str) -> Module {
     let file = pinv_core::SourceFile::new("t.pinv", src);
-    pinv_core::compile(&file)
+    pinv_core::compile_source(&file)
         .unwrap_or_else(|e| panic!("{e}"))
         .module
 }

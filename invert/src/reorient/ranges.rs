@@ -270,7 +270,7 @@ mod tests {
             "fn softplus(x: f64) -> f64 { log(1.0 + exp(x)) }
              fn g(a: f64, b: f64) -> f64 { softplus(a) * b + sin(b) * 2.0 }",
         );
-        let compiled = pinv_core::compile(&file).expect("compiles");
+        let compiled = pinv_core::compile_source(&file).expect("compiles");
         let module = &compiled.module;
         let g = &module.functions[module.get("g").expect("g")];
         let ranges = analyze(module, g, &mut HashMap::new());
@@ -308,7 +308,7 @@ mod tests {
                  if x < 1.0 { x } else if x < 2.0 { 2.0 - x } else { x - 2.0 }
              }",
         );
-        let compiled = pinv_core::compile(&file).expect("compiles");
+        let compiled = pinv_core::compile_source(&file).expect("compiles");
         let module = &compiled.module;
         let f = &module.functions[module.get("tri_wave").expect("tri_wave")];
         // In closed block form, as the reorientation sees it: x reaches each piece as a

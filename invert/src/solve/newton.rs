@@ -539,7 +539,7 @@ mod tests {
 
     fn plan(source: &str) -> Plan {
         let file = SourceFile::new("n.pinv", source);
-        let compiled = pinv_core::compile(&file).expect("compiles");
+        let compiled = pinv_core::compile_source(&file).expect("compiles");
         let (_, f) = compiled.module.iter().next().expect("a function");
         Plan::from_function(f).expect("straight line")
     }

@@ -1,6 +1,6 @@
 //! The front-end driver: source text → AST → typed tree → verified IR.
 
-use crate::check::{self, hir};
+use crate::typeck::{self, hir};
 use crate::error::{CompileError, Error};
 use crate::ir;
 use crate::span::SourceFile;
@@ -16,7 +16,7 @@ pub struct Compiled {
 /// Parses, checks, lowers, removes dead code ([`ir::dce`]) and verifies a source file.
 ///
 /// Errors in the program are [`Error::Compile`]; an [`Error::Verify`] would be a bug in lowering.
-pub fn compile(file: &SourceFile) -> Result<Compiled, Error> {
+pub fn compile_source(file: &SourceFile) -> Result<Compiled, Error> {
     let program = front_end(file.text())?;
     let mut module = lower::lower(&program);
     for f in module.functions.values_mut() {
@@ -44,5 +44,5 @@ pub fn front_end(text: &str) -> Result<hir::Program, CompileError> {
         });
     }
     let ast = syntax::parse(text)?;
-    check::check(&ast)
+    typeck::check(&ast)
 }

@@ -1,6 +1,6 @@
 //! The typed tree: the AST after name resolution and type checking.
 //!
-//! Invariants (established by `crate::check`, relied on by `crate::lower`):
+//! Invariants (established by `crate::typeck`, relied on by `crate::lower`):
 //! - every expression has a type ([`Ty`]) and the types of operands fit their operation;
 //! - every variable is a [`LocalId`] into its function's `locals`, every call names a function of
 //!   the program by [`FnIndex`], every operator and built-in call is an [`Opcode`];

@@ -1,7 +1,7 @@
 //! An independent check of the typed tree's invariants (the module docs of `hir`), run on every
 //! program the tests accept: what `crate::lower` may rely on.
 
-use crate::check::hir::{Block, Expr, ExprKind, FnDef, LetPattern, LocalId, Program, StmtKind, Ty};
+use crate::typeck::hir::{Block, Expr, ExprKind, FnDef, LetPattern, LocalId, Program, StmtKind, Ty};
 use crate::ir::FuncKind;
 
 /// Panics with a description of the first broken invariant.

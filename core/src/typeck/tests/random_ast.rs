@@ -2,7 +2,7 @@
 //! and what it accepts satisfies the typed tree's invariants.
 
 use super::invariants::validate;
-use crate::check::check;
+use crate::typeck::check;
 use crate::span::Span;
 use crate::syntax::ast::*;
 use proptest::collection::vec;
