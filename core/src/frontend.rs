@@ -1,9 +1,9 @@
 //! The front-end driver: source text → AST → typed tree → verified IR.
 
-use crate::typeck::{self, hir};
 use crate::error::{CompileError, Error};
 use crate::ir;
 use crate::span::SourceFile;
+use crate::typeck::{self, hir};
 use crate::{lower, syntax};
 
 /// A compiled module: the typed program and its IR.

@@ -10,10 +10,9 @@
 //! [`frontend::compile_source`] runs the whole front end (it is not [`jit::compile`], which turns
 //! IR into native code); [`diagnostic`] renders its errors.
 
-pub mod typeck;
-pub mod frontend;
 pub mod diagnostic;
 pub mod error;
+pub mod frontend;
 pub mod interp;
 pub mod ir;
 pub mod jit;
@@ -23,7 +22,8 @@ pub mod semantics;
 pub mod span;
 pub mod stack;
 pub mod syntax;
+pub mod typeck;
 
-pub use frontend::{compile_source, Compiled};
 pub use error::{CompileError, Error, Result};
+pub use frontend::{compile_source, Compiled};
 pub use span::{SourceFile, Span};

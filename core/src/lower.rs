@@ -12,11 +12,11 @@
 //! after a `return` or `fail` is not lowered (the checker has already typed it). The function is
 //! compact: ids follow the layout order of the text form.
 
-use crate::typeck::hir::{self, FnDef, LocalId};
 use crate::ir::{
     Block, BlockCall, Const, FuncId, Function, InstKind, Module, Opcode, Signature, Type, Value,
 };
 use crate::span::Span;
+use crate::typeck::hir::{self, FnDef, LocalId};
 use cranelift_entity::EntityRef;
 use std::collections::HashSet;
 

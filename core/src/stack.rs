@@ -14,7 +14,7 @@ const RED_ZONE: usize = 256 * 1024;
 /// The size of each new segment.
 const SEGMENT: usize = 4 * 1024 * 1024;
 
-/// Runs `f`, on a new stack segment if the current one has less than [`RED_ZONE`] left.
+/// Runs `f`, on a new stack segment if the current one has less than `RED_ZONE` left.
 #[inline]
 pub fn ensure_sufficient_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)

@@ -88,8 +88,8 @@ pub mod tutorial;
 pub(crate) mod walk;
 
 pub use error::{Error, Result};
-pub use pinv_core::frontend::MAX_SOURCE_BYTES;
 pub use pinv_core::diagnostic;
+pub use pinv_core::frontend::MAX_SOURCE_BYTES;
 pub use pinv_core::interp::{
     InterpConfig, RuntimeErrorKind, ThetaAddress, ThetaError, ThetaSource,
 };

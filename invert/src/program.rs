@@ -622,7 +622,12 @@ impl Inverse {
 }
 
 /// Checks a list of values against the types a function wants.
-pub(crate) fn check_values(what: &str, function: &str, types: &[Type], values: &[Const]) -> Result<()> {
+pub(crate) fn check_values(
+    what: &str,
+    function: &str,
+    types: &[Type],
+    values: &[Const],
+) -> Result<()> {
     let found: Vec<Type> = values.iter().map(|v| v.ty()).collect();
     if found == types {
         return Ok(());

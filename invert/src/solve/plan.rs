@@ -7,7 +7,7 @@
 //! that become calls of generated
 //! helper functions when the plan is installed ([`super::helpers`]).
 //!
-//! [`simulate`] runs the reorientation's walk ([`crate::walk`], the same code) on a plan as a
+//! [`simulate`] runs the reorientation's walk (`crate::walk`, the same code) on a plan as a
 //! dry run, emitting nothing: outputs are known; going backwards, an instruction with a known
 //! result solves its unknown operands (one θ per extra unknown operand of a binary operation);
 //! whatever has only known operands is computed forward; and every time a value would be solved
@@ -812,7 +812,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     (sim, splits)
 }
 
-/// The dry run of the inversion walk ([`crate::walk`]) over a plan: what each step would read
+/// The dry run of the inversion walk (`crate::walk`) over a plan: what each step would read
 /// and check, and the range of every value as the inverse computes it. See [`simulate_splits`].
 struct DryRun<'p> {
     plan: &'p Plan,

@@ -5,7 +5,7 @@
 //! the result, so that operands the output pins only loosely (an operand absorbed by a much
 //! larger one, a zero factor, an infinite or NaN output) are still reached, through an offset θ.
 //! With both operands unknown, θ gives one operand and the other is solved as above. Every
-//! solution ends with [`verify_forward`].
+//! solution ends with [`verify_forward`](super::verify_forward).
 
 use super::ops::Ops;
 use super::settle::{

@@ -1,7 +1,7 @@
 //! Elementary f64 functions: `exp log sqrt sinh tanh` (monotone: one closed form), `cosh fabs`
 //! (even: a sign choice), `floor` (a fractional part θ) and `pow` (by which operand is known).
 //!
-//! The monotone functions share [`monotone`]: check the output's domain, compute the closed-form
+//! The monotone functions share `monotone`: check the output's domain, compute the closed-form
 //! inverse, [settle](super::settle) it (saturation such as `exp x = 0` or `tanh x = 1` reads an
 //! offset θ, so those preimages are reached too), and check the forward value.
 

@@ -299,7 +299,7 @@ impl Spec {
         self
     }
 
-    /// The θ a unary rule's [`Spec::solve`] reads, recorded from the output and the operand:
+    /// The θ a unary rule's `solve` reads, recorded from the output and the operand:
     /// `records(e, z, a)`.
     pub fn records(mut self, f: impl Record1) -> Spec {
         if let Body::Unary { pgf, .. } = &mut self.body {

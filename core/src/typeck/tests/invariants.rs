@@ -1,8 +1,10 @@
 //! An independent check of the typed tree's invariants (the module docs of `hir`), run on every
 //! program the tests accept: what `crate::lower` may rely on.
 
-use crate::typeck::hir::{Block, Expr, ExprKind, FnDef, LetPattern, LocalId, Program, StmtKind, Ty};
 use crate::ir::FuncKind;
+use crate::typeck::hir::{
+    Block, Expr, ExprKind, FnDef, LetPattern, LocalId, Program, StmtKind, Ty,
+};
 
 /// Panics with a description of the first broken invariant.
 pub(super) fn validate(program: &Program) {

@@ -2,9 +2,9 @@
 //! and what it accepts satisfies the typed tree's invariants.
 
 use super::invariants::validate;
-use crate::typeck::check;
 use crate::span::Span;
 use crate::syntax::ast::*;
+use crate::typeck::check;
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
