@@ -369,11 +369,8 @@ fn run(path: &Path, bless: bool) -> Result<(), String> {
 #[test]
 fn ir_files() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ir");
-    // One variable re-blesses every expected output of the project (expect-test's own name);
-    // PINV_BLESS, this file's earlier name for it, still works.
-    let bless = ["UPDATE_EXPECT", "PINV_BLESS"]
-        .iter()
-        .any(|name| std::env::var(name).is_ok_and(|v| v == "1"));
+    // One variable re-blesses every expected output of the project (expect-test's own name).
+    let bless = std::env::var("UPDATE_EXPECT").is_ok_and(|v| v == "1");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())

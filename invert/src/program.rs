@@ -151,14 +151,15 @@ impl Program {
             })
     }
 
-    /// Runs a function forward, with the program's engine.
+    /// Runs a function forward, with the program's engine. Native code that cannot be compiled
+    /// is [`Error::Jit`] (a bug: the verifier accepted the function), not a quiet change of
+    /// engine; [`Engine::Interp`] runs the reference interpreter.
     pub fn run(&self, name: &str, args: &[Const]) -> Result<Vec<Const>> {
         let (id, f) = self.function(name)?;
         check_values("input", &f.name, &f.sig.params, args)?;
         if self.engine == Engine::Jit {
-            if let Ok(code) = self.cache.forward(&self.shared, id) {
-                return Ok(code.call_traced(&self.config, args, None)?.results);
-            }
+            let code = self.cache.forward(&self.shared, id)?;
+            return Ok(code.call_traced(&self.config, args, None)?.results);
         }
         Ok(Interpreter::new(self.module())
             .with_config(self.config)
@@ -166,7 +167,7 @@ impl Program {
     }
 
     /// The native code of a function (compiled now, or taken from the cache); [`Error::Jit`]
-    /// when it cannot be compiled (then [`Program::run`] interprets it).
+    /// when it cannot be compiled.
     pub fn native(&self, name: &str) -> Result<CompiledFunction> {
         let (id, _) = self.function(name)?;
         self.cache.forward(&self.shared, id).map_err(Error::Jit)
