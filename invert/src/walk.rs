@@ -111,3 +111,24 @@ pub fn walk<S: Steps>(s: &mut S, body: &[S::Inst]) -> Result<(), S::Error> {
     }
     Ok(())
 }
+
+/// The discrete values to read from θ first ([`Steps::discrete_first`]), given for each unknown
+/// operand the integers and bools it is computed from alone (`None`: it is not): all of them,
+/// except the last such operand's when every operand is one (its integers are then solved from
+/// the others'). Sorted, without repeats.
+pub fn discrete_choice<V: Ord>(slices: Vec<Option<Vec<V>>>) -> Vec<V> {
+    let operands = slices.len();
+    let discrete = slices.iter().filter(|s| s.is_some()).count();
+    let mut leaves = Vec::new();
+    let mut left = discrete;
+    for slice in slices.into_iter().flatten() {
+        if discrete == operands && left == 1 {
+            break;
+        }
+        left -= 1;
+        leaves.extend(slice);
+    }
+    leaves.sort();
+    leaves.dedup();
+    leaves
+}

@@ -193,21 +193,7 @@ impl Reorienter<'_> {
             .iter()
             .map(|&a| discrete_leaves(f, in_body, a, region))
             .collect();
-        let discrete = slices.iter().filter(|s| s.is_some()).count();
-        if discrete == 0 {
-            return Ok(false);
-        }
-        let mut leaves: Vec<Value> = Vec::new();
-        let mut left = discrete;
-        for slice in slices.into_iter().flatten() {
-            if discrete == unknown.len() && left == 1 {
-                break;
-            }
-            left -= 1;
-            leaves.extend(slice);
-        }
-        leaves.sort();
-        leaves.dedup();
+        let leaves = crate::walk::discrete_choice(slices);
         if leaves.is_empty() {
             return Ok(false);
         }

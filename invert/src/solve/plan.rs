@@ -985,20 +985,8 @@ impl crate::walk::Steps for DryRun<'_> {
         {
             return Ok(false);
         }
-        let slices: Vec<Option<Vec<PVal>>> =
-            unknown.iter().map(|&a| self.discrete_leaves(a)).collect();
-        let discrete = slices.iter().filter(|s| s.is_some()).count();
-        let mut leaves: Vec<PVal> = Vec::new();
-        let mut left = discrete;
-        for slice in slices.into_iter().flatten() {
-            if discrete == unknown.len() && left == 1 {
-                break;
-            }
-            left -= 1;
-            leaves.extend(slice);
-        }
-        leaves.sort();
-        leaves.dedup();
+        let slices = unknown.iter().map(|&a| self.discrete_leaves(a)).collect();
+        let leaves = crate::walk::discrete_choice(slices);
         for &leaf in &leaves {
             if self.known.insert(leaf) {
                 self.sim.thetas += 1;
