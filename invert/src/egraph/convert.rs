@@ -727,12 +727,14 @@ pub fn check_numerically(
     tol: f64,
     seed: u64,
 ) -> Result<(), Disagreement> {
-    let vars: Vec<(Symbol, Type)> = input
+    // In name order: the points drawn for a seed must not depend on a hash map's order.
+    let mut vars: Vec<(Symbol, Type)> = input
         .analysis
         .vars
         .iter()
         .map(|(&s, info)| (s, info.ty))
         .collect();
+    vars.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
     let mut candidates = Points::new(seed, vars.iter().map(|v| v.1).collect(), points);
     let budget = StepBudget::default();
     let mut valid = 0;
