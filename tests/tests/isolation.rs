@@ -588,6 +588,17 @@ fn a_square_nonlinear_system_is_solved_by_newtons_method() {
     let y = program.run("stats3", &x0).expect("runs");
     let theta = inverse.pgf(&x0).expect("pgf");
     assert_eq!(inverse.call_with_tape(&y, &theta).expect("inverts"), x0);
+    // An input that makes the outputs NaN comes back too: Newton's method starts from x, whose
+    // outputs are NaN where y is, which the final check matches (it stopped as "not reached").
+    for x0 in [
+        [Const::F64(f64::NAN), Const::F64(-3.5), Const::F64(7.0)],
+        [Const::F64(f64::INFINITY), Const::F64(2.0), Const::F64(7.0)],
+    ] {
+        let y = program.run("stats3", &x0).expect("runs");
+        let theta = inverse.pgf(&x0).expect("pgf");
+        // (Const compares bits: NaN is NaN.)
+        assert_eq!(inverse.call_with_tape(&y, &theta).expect("inverts"), x0);
+    }
     // A negative variance has no preimage: every θ is a domain error.
     let mut sampler = Sampler::new(3);
     for _ in 0..50 {

@@ -18,7 +18,7 @@
 //!   differences, the step of least norm `δ = Jᵀ(J·Jᵀ)⁻¹(y − F(x))` (the Newton step when
 //!   n = k; `J·Jᵀ` solved by Cramer's rule), a backtracking line search that halves the step
 //!   until the residual shrinks, at most [`MAX_ITERATIONS`] steps, until every output is within
-//!   the tolerance. A run that does not get there, or meets a singular `J·Jᵀ`, starts again
+//!   the tolerance (or NaN where y is NaN, as the final check matches them). A run that does not get there, or meets a singular `J·Jᵀ`, starts again
 //!   from a few fixed points ([`RETRIES`]), and only then is a domain error. Where the start
 //!   already gives y within the tolerance it is returned as it is.
 //! - **The PGF** records x itself as the start point: Newton's method stops at once there, so
@@ -275,12 +275,17 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     b.jump(iter, &args);
     let (failed, _) = b.new_block(&[]);
 
-    // Converged when every output is within the tolerance.
+    // Converged when every output is within the tolerance, or NaN where y is (as the final
+    // check of `f(x) = y` matches them: no step leads anywhere from a NaN).
     b.block = iter;
     let fx = b.calls(body, &x, k);
     let mut conv = b.f.ins_const(iter, Const::Bool(true), span);
     for (&a, &y) in fx.iter().zip(ys) {
+        let a_nan = b.op(Opcode::Fne, &[a, a]);
+        let y_nan = b.op(Opcode::Fne, &[y, y]);
+        let both_nan = b.op(Opcode::Band, &[a_nan, y_nan]);
         let eq = b.op(Opcode::Feq, &[a, y]);
+        let eq = b.op(Opcode::Bor, &[eq, both_nan]);
         let d = b.op(Opcode::Fsub, &[a, y]);
         let d = b.op(Opcode::Fabs, &[d]);
         let one = b.c(1.0);
