@@ -157,6 +157,14 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The results of instruction `i`.
+    pub fn results(&self, i: usize) -> impl Iterator<Item = PVal> + Clone {
+        (0..self.insts[i].tys.len()).map(move |r| PVal {
+            inst: i as u32,
+            idx: r as u32,
+        })
+    }
+
     pub fn ty(&self, v: PVal) -> Type {
         self.insts[v.inst as usize].tys[v.idx as usize]
     }
@@ -788,12 +796,7 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     // not known yet: it comes before a deferred comparison) is neither inverted nor computed:
     // only the final check reconciles it with its operands, a consistency check in effect.
     for (i, inst) in plan.insts.iter().enumerate() {
-        let reached = (0..inst.tys.len()).any(|r| {
-            known.contains(&PVal {
-                inst: i as u32,
-                idx: r as u32,
-            })
-        });
+        let reached = plan.results(i).any(|r| known.contains(&r));
         let instruction = !matches!(inst.kind, PKind::Param(_) | PKind::Const(_));
         if instruction && reached && !computed[i] && !inverted[i] {
             sim.checks += 1;
@@ -897,12 +900,7 @@ impl crate::walk::Steps for DryRun<'_> {
     }
 
     fn results(&self, i: usize) -> Vec<PVal> {
-        (0..self.plan.insts[i].tys.len())
-            .map(|r| PVal {
-                inst: i as u32,
-                idx: r as u32,
-            })
-            .collect()
+        self.plan.results(i).collect()
     }
 
     fn is_known(&self, v: PVal) -> bool {
@@ -924,52 +922,40 @@ impl crate::walk::Steps for DryRun<'_> {
 
     /// Computes instruction `i` forward if its operands are known and its results are not.
     fn propagate(&mut self, i: usize) -> Result<bool, Self::Error> {
-        let DryRun {
-            plan,
-            known,
-            zeros,
-            inv,
-            computed,
-            sim,
-            ..
-        } = self;
-        let plan: &Plan = plan;
-        let is_known = |known: &HashSet<PVal>, v: PVal| is_known(plan, known, v);
-        let range_of = |inv: &HashMap<PVal, Range>, v: PVal| range_of(plan, inv, v);
-        let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| zeros_of(plan, zeros, v);
-        Ok((|| {
-            let inst = &plan.insts[i];
-            if computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
-                return false;
+        let plan = self.plan;
+        let inst = &plan.insts[i];
+        if self.computed[i] || matches!(inst.kind, PKind::Param(_) | PKind::Const(_)) {
+            return Ok(false);
+        }
+        let results = plan.results(i);
+        if results.clone().all(|r| self.known.contains(&r))
+            || !inst.args.iter().all(|&a| is_known(plan, &self.known, a))
+        {
+            return Ok(false);
+        }
+        let a: Vec<Range> = inst
+            .args
+            .iter()
+            .map(|&v| range_of(plan, &self.inv, v))
+            .collect();
+        let r0 = forward_range(&inst.kind, &a, None);
+        let z: Vec<u64> = inst
+            .args
+            .iter()
+            .map(|&v| zeros_of(plan, &self.zeros, v))
+            .collect();
+        for r in results {
+            if !self.known.insert(r) {
+                self.sim.checks += 1;
             }
-            let results = (0..inst.tys.len()).map(|r| PVal {
-                inst: i as u32,
-                idx: r as u32,
-            });
-            if results.clone().all(|r| known.contains(&r)) {
-                return false;
+            self.inv.insert(r, r0);
+            if inst.tys[r.idx as usize] == Type::I64 {
+                let rz = forward_zeros(&inst.kind, &z, shift_count(plan, inst), r.idx);
+                self.zeros.insert(r, rz);
             }
-            if !inst.args.iter().all(|&a| is_known(known, a)) {
-                return false;
-            }
-            let a: Vec<Range> = inst.args.iter().map(|&v| range_of(inv, v)).collect();
-            let r0 = forward_range(&inst.kind, &a, None);
-            let z: Vec<u64> = inst.args.iter().map(|&v| zeros_of(zeros, v)).collect();
-            for r in results {
-                if !known.insert(r) {
-                    sim.checks += 1;
-                }
-                inv.insert(r, r0);
-                if inst.tys[r.idx as usize] == Type::I64 {
-                    zeros.insert(
-                        r,
-                        forward_zeros(&inst.kind, &z, shift_count(plan, inst), r.idx),
-                    );
-                }
-            }
-            computed[i] = true;
-            true
-        })())
+        }
+        self.computed[i] = true;
+        Ok(true)
     }
 
     /// As the reorientation does: before an f64 instruction with several unknown operands, θ
@@ -1020,12 +1006,7 @@ impl crate::walk::Steps for DryRun<'_> {
         if computed[i] || matches!(inst.kind, PKind::Param(_)) {
             return Ok(());
         }
-        let results: Vec<PVal> = (0..inst.tys.len())
-            .map(|r| PVal {
-                inst: i as u32,
-                idx: r as u32,
-            })
-            .collect();
+        let results: Vec<PVal> = plan.results(i).collect();
         if results.iter().all(|r| !known.contains(r)) {
             return Ok(());
         }
