@@ -735,25 +735,18 @@ pub fn check_numerically(
         .map(|(&s, info)| (s, info.ty))
         .collect();
     vars.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    let mut candidates = Points::new(seed, vars.iter().map(|v| v.1).collect(), points);
     let budget = StepBudget::default();
-    let mut valid = 0;
-    while valid < points {
-        let Some(x) = candidates.next_point() else {
-            break;
-        };
+    let types = vars.iter().map(|v| v.1).collect();
+    at_random_points(types, points, seed, |x| {
         let env: HashMap<Symbol, Const> = vars.iter().map(|v| v.0).zip(x.iter().copied()).collect();
         let before = eval_nodes(input.expr.as_ref(), &env, module, &budget);
         let after = eval_nodes(&ext.nodes, &env, module, &budget);
-        let mut all_finite = true;
         for (k, &root) in input.roots.iter().enumerate() {
             let Some(a) = before[usize::from(root)] else {
-                all_finite = false;
-                break;
+                return Ok(false);
             };
             if matches!(a, Const::F64(x) if !x.is_finite()) {
-                all_finite = false;
-                break;
+                return Ok(false);
             }
             let b = after[ext.roots[k]];
             match b {
@@ -769,7 +762,26 @@ pub fn check_numerically(
                 }
             }
         }
-        if all_finite {
+        Ok(true)
+    })
+}
+
+/// Runs `check` at random points of `types` ([`Points`], from `seed`) until `points` of them
+/// were valid (`check` says `Ok(true)`; `Ok(false)`: nothing to compare there) or the points
+/// run out; fails with the first disagreement, or when fewer than half were valid.
+pub fn at_random_points(
+    types: Vec<Type>,
+    points: usize,
+    seed: u64,
+    mut check: impl FnMut(&[Const]) -> Result<bool, Disagreement>,
+) -> Result<(), Disagreement> {
+    let mut candidates = Points::new(seed, types, points);
+    let mut valid = 0;
+    while valid < points {
+        let Some(x) = candidates.next_point() else {
+            break;
+        };
+        if check(&x)? {
             valid += 1;
             candidates.valid(x);
         }

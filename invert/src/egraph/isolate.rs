@@ -1173,58 +1173,36 @@ fn check_against(
     config: &IsolationConfig,
     seed: u64,
 ) -> Result<(), Disagreement> {
-    let points = config.check_points;
-    let mut candidates = super::convert::Points::new(seed, plan.params.clone(), points);
     let budget = StepBudget::default();
-    let mut valid = 0;
-    while valid < points {
-        let Some(x) = candidates.next_point() else {
-            break;
-        };
-        let Some(a) = original(&x, &budget) else {
-            continue;
+    let tol = config.check_tolerance;
+    super::convert::at_random_points(plan.params.clone(), config.check_points, seed, |x| {
+        let Some(a) = original(x, &budget) else {
+            return Ok(false);
         };
         if a.iter()
             .any(|v| matches!(v, Const::F64(f) if !f.is_finite()))
         {
-            continue;
+            return Ok(false);
         }
-        let b = eval_plan(plan, &x, module, &budget);
-        match b {
-            Some(b)
-                if a.iter()
-                    .zip(&b)
-                    .all(|(&p, &q)| super::convert::agrees(p, q, config.check_tolerance)) =>
-            {
-                valid += 1;
-                candidates.valid(x);
-            }
-            _ => {
-                let at: Vec<String> = x.iter().map(Const::to_string).collect();
-                // The first output that differs (or the first, when the rewrite failed).
-                let output = b.as_ref().map_or(0, |b| {
-                    a.iter()
-                        .zip(b)
-                        .position(|(&p, &q)| !super::convert::agrees(p, q, config.check_tolerance))
-                        .unwrap_or(0)
-                });
-                let Some(&written) = a.get(output) else {
-                    continue;
-                };
-                return Err(Disagreement::Differs {
-                    output,
-                    at: format!("({})", at.join(", ")),
-                    written,
-                    rewritten: b.and_then(|b| b.get(output).copied()),
-                });
-            }
-        }
-    }
-    if valid * 2 < points {
-        return Err(Disagreement::TooFewPoints {
-            valid,
-            tried: candidates.tried(),
-        });
-    }
-    Ok(())
+        let b = eval_plan(plan, x, module, &budget);
+        // The first output that differs (or the first, when the rewrite failed).
+        let differs = |p: Const, q: Const| !super::convert::agrees(p, q, tol);
+        let output = match &b {
+            Some(b) => match a.iter().zip(b).position(|(&p, &q)| differs(p, q)) {
+                None => return Ok(true),
+                Some(k) => k,
+            },
+            None => 0,
+        };
+        let Some(&written) = a.get(output) else {
+            return Ok(false);
+        };
+        let at: Vec<String> = x.iter().map(Const::to_string).collect();
+        Err(Disagreement::Differs {
+            output,
+            at: format!("({})", at.join(", ")),
+            written,
+            rewritten: b.and_then(|b| b.get(output).copied()),
+        })
+    })
 }
