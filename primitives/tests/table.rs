@@ -641,3 +641,13 @@ fn declarations_from_source_form_a_layer() {
         assert_eq!(out, vec![Const::F64(x)]);
     }
 }
+
+#[test]
+#[should_panic(expected = "is not a Spec::binary rule")]
+fn a_binary_setter_on_a_unary_spec_is_refused_where_it_is_declared() {
+    let _ = Spec::unary("neg", |_, z| Ok(z)).operand(
+        pinv_primitives::rules::spec::Side::Left,
+        |_, z, _| Ok(z),
+        |_, _, _, _| Ok(()),
+    );
+}

@@ -15,6 +15,10 @@
 //! - [`Spec::new`]: anything else (the inverse and the PGF of every pattern written out), still
 //!   without the trait's boilerplate.
 //!
+//! A setter of one shape on a Spec of another (`.records` on a binary rule, `.operand` on a
+//! unary one) panics where the rule is declared: it is a mistake in the declaration, and
+//! ignoring it would leave a rule that fails only when the pattern comes up.
+//!
 //! ```
 //! use pinv_core::ir::{Domain, Opcode};
 //! use pinv_primitives::rules::ops::Ops;
@@ -133,7 +137,7 @@ enum Body {
         solve: Box<dyn Solve1>,
         pgf: Box<dyn Record1>,
     },
-    /// `z = op(a, b)`, the right operand from θ when both are unknown.
+    /// `z = op(a, b)`: each operand from the other, and both together or one from θ first.
     Binary(Box<Binary>),
 }
 
@@ -146,7 +150,7 @@ struct Binary {
     right: Box<dyn Solve2>,
     pgf_right: Box<dyn Record2>,
     finish: Option<Box<dyn Record2>>,
-    /// Both operands unknown, when the rule does not read the right one from θ first.
+    /// Both operands unknown, when the rule does not read one of them from θ first.
     both: Option<(Box<dyn SolveBoth>, Box<dyn Record2>)>,
     /// Checks of the output before anything is solved.
     output_check: Option<Box<dyn CheckOutput>>,
@@ -302,25 +306,27 @@ impl Spec {
     /// The θ a unary rule's `solve` reads, recorded from the output and the operand:
     /// `records(e, z, a)`.
     pub fn records(mut self, f: impl Record1) -> Spec {
-        if let Body::Unary { pgf, .. } = &mut self.body {
-            *pgf = Box::new(f);
+        match &mut self.body {
+            Body::Unary { pgf, .. } => *pgf = Box::new(f),
+            _ => panic!("`{}` is not a Spec::unary rule", self.name),
         }
         self
     }
 
-    fn binary_mut(&mut self) -> Option<&mut Binary> {
+    /// The binary part of a rule made with [`Spec::binary`]. A binary setter on any other rule
+    /// is a mistake in its declaration, not something to ignore.
+    fn binary_mut(&mut self) -> &mut Binary {
         match &mut self.body {
-            Body::Binary(b) => Some(b),
-            _ => None,
+            Body::Binary(b) => b,
+            _ => panic!("`{}` is not a Spec::binary rule", self.name),
         }
     }
 
     /// With both operands unknown, the one θ gives (`side`), read by `theta(e, z)`; the PGF
     /// records that operand itself under `role`.
     pub fn theta_first(mut self, side: Side, role: &'static str, theta: impl Solve1) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            b.first = (side, role, Box::new(theta));
-        }
+        let b = self.binary_mut();
+        b.first = (side, role, Box::new(theta));
         self
     }
 
@@ -331,11 +337,10 @@ impl Spec {
     }
 
     fn side(mut self, side: Side, solve: Box<dyn Solve2>, pgf: Box<dyn Record2>) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            match side {
-                Side::Left => (b.left, b.pgf_left) = (solve, pgf),
-                Side::Right => (b.right, b.pgf_right) = (solve, pgf),
-            }
+        let b = self.binary_mut();
+        match side {
+            Side::Left => (b.left, b.pgf_left) = (solve, pgf),
+            Side::Right => (b.right, b.pgf_right) = (solve, pgf),
         }
         self
     }
@@ -368,26 +373,23 @@ impl Spec {
     /// What follows the solution of a binary rule, whichever operands were unknown:
     /// `finish(e, a, b, z)`.
     pub fn finish(mut self, f: impl Record2) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            b.finish = Some(Box::new(f));
-        }
+        let b = self.binary_mut();
+        b.finish = Some(Box::new(f));
         self
     }
 
     /// How a binary rule solves both operands together (`both(e, z)`, and its PGF
-    /// `pgf(e, z, a, b)`), instead of reading the right one from θ first.
+    /// `pgf(e, z, a, b)`), instead of reading one of them from θ first.
     pub fn both(mut self, solve: impl SolveBoth, pgf: impl Record2) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            b.both = Some((Box::new(solve), Box::new(pgf)));
-        }
+        let b = self.binary_mut();
+        b.both = Some((Box::new(solve), Box::new(pgf)));
         self
     }
 
     /// A check of a binary rule's output, before any operand is solved: `check(e, z)`.
     pub fn output_check(mut self, check: impl CheckOutput) -> Spec {
-        if let Some(b) = self.binary_mut() {
-            b.output_check = Some(Box::new(check));
-        }
+        let b = self.binary_mut();
+        b.output_check = Some(Box::new(check));
         self
     }
 
