@@ -815,7 +815,7 @@ impl<'m> Interpreter<'m> {
             }
         }
         let fault = |m: String| malformed(m, span);
-        let bad = |f: FrameFault| malformed(f.to_string(), span);
+        let frame_fault = |f: FrameFault| malformed(f.to_string(), span);
         let one_result = || match data.results.as_slice() {
             &[v] => Ok(v),
             rs => Err(malformed(
@@ -826,18 +826,18 @@ impl<'m> Interpreter<'m> {
 
         match &data.kind {
             InstKind::Const(c) => {
-                frame.set(one_result()?, *c).map_err(bad)?;
+                frame.set(one_result()?, *c).map_err(frame_fault)?;
             }
             InstKind::Prim { op, args } => {
                 run.scratch.clear();
                 for &a in args {
-                    run.scratch.push(frame.get(a).map_err(bad)?);
+                    run.scratch.push(frame.get(a).map_err(frame_fault)?);
                 }
                 let r = semantics::eval(*op, &run.scratch).map_err(|e| Fault {
                     kind: e.into(),
                     span,
                 })?;
-                frame.set(one_result()?, r).map_err(bad)?;
+                frame.set(one_result()?, r).map_err(frame_fault)?;
             }
             InstKind::Theta {
                 domain,
@@ -847,7 +847,7 @@ impl<'m> Interpreter<'m> {
                 let domain = match within {
                     None => *domain,
                     Some([lo, hi]) => {
-                        let (lo, hi) = (frame.get(*lo).map_err(bad)?, frame.get(*hi).map_err(bad)?);
+                        let (lo, hi) = (frame.get(*lo).map_err(frame_fault)?, frame.get(*hi).map_err(frame_fault)?);
                         narrowed(*domain, lo, hi).map_err(|kind| Fault { kind, span })?
                     }
                 };
@@ -868,7 +868,7 @@ impl<'m> Interpreter<'m> {
                         Ok(value)
                     },
                 )?;
-                frame.set(one_result()?, value).map_err(bad)?;
+                frame.set(one_result()?, value).map_err(frame_fault)?;
             }
             InstKind::Choice { n, role } => {
                 let at = TapeAt {
@@ -887,10 +887,10 @@ impl<'m> Interpreter<'m> {
                         Ok(Const::I64(i64::from(k)))
                     },
                 )?;
-                frame.set(one_result()?, value).map_err(bad)?;
+                frame.set(one_result()?, value).map_err(frame_fault)?;
             }
             InstKind::Record { value, role } => {
-                let value = frame.get(*value).map_err(bad)?;
+                let value = frame.get(*value).map_err(frame_fault)?;
                 let at = TapeAt {
                     function: &func.name,
                     inst,
@@ -915,7 +915,7 @@ impl<'m> Interpreter<'m> {
                 })?;
             }
             InstKind::Check { cond, reason } => {
-                if !frame.get_bool(*cond).map_err(bad)? {
+                if !frame.get_bool(*cond).map_err(frame_fault)? {
                     return Err(Fault {
                         kind: RuntimeErrorKind::CheckFailed {
                             reason: reason.clone(),
@@ -930,7 +930,7 @@ impl<'m> Interpreter<'m> {
                 };
                 run.scratch.clear();
                 for &a in args {
-                    run.scratch.push(frame.get(a).map_err(bad)?);
+                    run.scratch.push(frame.get(a).map_err(frame_fault)?);
                 }
                 if data.results.len() != target.sig.returns.len() {
                     return Err(fault(format!(
@@ -957,7 +957,7 @@ impl<'m> Interpreter<'m> {
                 return Ok(Step::Continue);
             }
             InstKind::Jump { dest } => {
-                frame.branch(dest, &mut run.scratch).map_err(bad)?;
+                frame.branch(dest, &mut run.scratch).map_err(frame_fault)?;
                 return Ok(Step::Continue);
             }
             InstKind::Brif {
@@ -965,18 +965,18 @@ impl<'m> Interpreter<'m> {
                 then_dest,
                 else_dest,
             } => {
-                let dest = if frame.get_bool(*cond).map_err(bad)? {
+                let dest = if frame.get_bool(*cond).map_err(frame_fault)? {
                     then_dest
                 } else {
                     else_dest
                 };
-                frame.branch(dest, &mut run.scratch).map_err(bad)?;
+                frame.branch(dest, &mut run.scratch).map_err(frame_fault)?;
                 return Ok(Step::Continue);
             }
             InstKind::Return { args } => {
                 let mut results = Vec::with_capacity(args.len());
                 for &a in args {
-                    results.push(frame.get(a).map_err(bad)?);
+                    results.push(frame.get(a).map_err(frame_fault)?);
                 }
                 let found: Vec<Type> = results.iter().map(|c| c.ty()).collect();
                 if found != func.sig.returns {
