@@ -1375,3 +1375,22 @@ fn bad_jobs_and_formats_and_an_integer_start_too_far_are_reported() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "x = 3");
 }
+
+#[test]
+fn an_unknown_engine_is_bad_input_and_says_which_engines_there_are() {
+    let file = program();
+    let o = pinv(&[
+        "run",
+        file.to_str().expect("utf-8 path"),
+        "shift",
+        "1.0",
+        "--engine",
+        "fast",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown engine `fast` (expected `jit` or `interp`)"),
+        "{}",
+        stderr(&o)
+    );
+}
