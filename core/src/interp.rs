@@ -847,7 +847,10 @@ impl<'m> Interpreter<'m> {
                 let domain = match within {
                     None => *domain,
                     Some([lo, hi]) => {
-                        let (lo, hi) = (frame.get(*lo).map_err(frame_fault)?, frame.get(*hi).map_err(frame_fault)?);
+                        let (lo, hi) = (
+                            frame.get(*lo).map_err(frame_fault)?,
+                            frame.get(*hi).map_err(frame_fault)?,
+                        );
                         narrowed(*domain, lo, hi).map_err(|kind| Fault { kind, span })?
                     }
                 };
