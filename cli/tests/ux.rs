@@ -836,6 +836,75 @@ fn bash_completes_the_function_names_of_the_file() {
     assert_eq!(complete("pinv inv", 1), "invert");
 }
 
+/// The zsh script offers the functions of the file on the command line for FUNCTION, positional
+/// or `--function`, and the commands for the first word. The completion runs in a real
+/// interactive zsh (`common/zsh_complete.zsh`, through zpty). Without zsh the test says so and
+/// passes, unless `PINV_REQUIRE_ZSH` is set (CI installs zsh and sets it).
+#[test]
+fn zsh_completes_the_function_names_of_the_file() {
+    let has_zsh = std::process::Command::new("zsh")
+        .args(["-f", "-c", "zmodload zsh/zpty"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_zsh {
+        assert!(
+            std::env::var_os("PINV_REQUIRE_ZSH").is_none(),
+            "PINV_REQUIRE_ZSH is set but zsh (with zsh/zpty) cannot be run"
+        );
+        eprintln!("zsh not found: its completion is not tested here");
+        return;
+    }
+    let dir = temp_dir().join("zsh_completion");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = pinv(&["completions", "zsh"]);
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(dir.join("_pinv"), stdout(&o)).unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_pinv"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let harness = common::workspace().join("cli/tests/common/zsh_complete.zsh");
+    let complete = |line: &str| -> Vec<String> {
+        let o = std::process::Command::new("zsh")
+            .arg("-f")
+            .arg(&harness)
+            .arg(&dir)
+            .arg(line)
+            .env("PATH", &path)
+            .current_dir(common::workspace())
+            .output()
+            .expect("zsh runs");
+        let mut words: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+        words.sort();
+        words
+    };
+    let straight = [
+        "double",
+        "easy",
+        "lin",
+        "mul_add",
+        "nested",
+        "ratio",
+        "shifted_exp",
+    ];
+    assert_eq!(
+        complete("pinv invert tests/corpus/straight.pinv "),
+        straight
+    );
+    assert_eq!(
+        complete("pinv sample tests/corpus/straight.pinv mu"),
+        ["mul_add"]
+    );
+    assert_eq!(
+        complete("pinv check tests/corpus/straight.pinv --function "),
+        straight
+    );
+    assert_eq!(complete("pinv inv"), ["invert"]);
+    assert!(complete("pinv run tests/corpus/no_such_file.pinv ").is_empty());
+}
+
 #[test]
 fn compile_errors_show_source_context_in_every_file_command() {
     let bad = temp_file("bad.pinv", "fn f(x: f64) -> f64 {\n    x + y\n}\n");

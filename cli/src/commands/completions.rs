@@ -1,8 +1,8 @@
 //! `pinv completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell.
 //!
-//! clap_complete writes the subcommands and options. For bash and fish the script also offers
-//! the function names of the file already on the command line where a command takes FUNCTION
-//! after FILE: it asks `pinv __functions FILE` (hidden), which prints them.
+//! clap_complete writes the subcommands and options. For bash, zsh and fish the script also
+//! offers the function names of the file already on the command line where a command takes
+//! FUNCTION after FILE: it asks `pinv __functions FILE` (hidden), which prints them.
 
 use crate::Outcome;
 use clap::{Args, CommandFactory};
@@ -41,8 +41,24 @@ const FISH_FUNCTIONS: &str = r#"
 complete -c pinv -n "__fish_seen_subcommand_from FILE_THEN_FUNCTION; and test (count (commandline -opc)) -eq 3" -f -a "(pinv __functions (commandline -opc)[3] 2>/dev/null)"
 "#;
 
-/// Print a shell completion script for pinv's subcommands and options (and, in bash and fish,
-/// the function names of the file on the command line).
+/// Zsh: `_arguments` sets `line` to the command's words without options, so FILE is `line[1]`
+/// (the subcommand's own `_arguments` call runs the action). Defined before clap_complete's
+/// closing `_pinv "$@"`, which runs when the script is autoloaded from `fpath`.
+const ZSH_FUNCTIONS: &str = r#"
+# The functions of the file on the command line, for FUNCTION.
+(( $+functions[_pinv_functions] )) ||
+_pinv_functions() {
+    local file=${(Q)line[1]}
+    [[ $file == '~'* ]] && file=${~file}
+    local -a names
+    names=(${(f)"$(pinv __functions "$file" 2>/dev/null)"})
+    _describe -t functions 'function' names
+}
+
+"#;
+
+/// Print a shell completion script for pinv's subcommands and options (and, in bash, zsh and
+/// fish, the function names of the file on the command line).
 ///
 /// Load it in the current shell, or save it where your shell looks for completions:
 ///
@@ -67,7 +83,12 @@ pub fn run(args: &CompletionsArgs) -> Outcome {
     let mut command = crate::Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "pinv", &mut script);
-    out!("{}", String::from_utf8_lossy(&script));
+    let script = String::from_utf8_lossy(&script);
+    if args.shell == Shell::Zsh {
+        out!("{}", zsh_with_functions(&script, &command));
+        return Outcome::Success;
+    }
+    out!("{script}");
     let functions = match args.shell {
         Shell::Bash => BASH_FUNCTIONS,
         Shell::Fish => FISH_FUNCTIONS,
@@ -78,6 +99,43 @@ pub fn run(args: &CompletionsArgs) -> Outcome {
         functions.replace("FILE_THEN_FUNCTION", FILE_THEN_FUNCTION)
     );
     Outcome::Success
+}
+
+/// clap_complete's zsh script, with `_pinv_functions` as the action of every FUNCTION argument:
+/// the positional after FILE of the commands in [`FILE_THEN_FUNCTION`], and options whose value
+/// is named FUNCTION (`check --function`).
+fn zsh_with_functions(script: &str, command: &clap::Command) -> String {
+    let mut positional = Vec::new();
+    for name in FILE_THEN_FUNCTION.split(' ') {
+        let Some(sub) = command.find_subcommand(name) else {
+            continue;
+        };
+        if let Some(arg) = sub.get_positionals().nth(1) {
+            positional.push(arg.get_id().to_string());
+        }
+    }
+    let mut out = String::with_capacity(script.len() + ZSH_FUNCTIONS.len());
+    for line in script.lines() {
+        if line.starts_with("if [ \"$funcstack[1]\" = \"_pinv\" ]") {
+            out.push_str(ZSH_FUNCTIONS);
+        }
+        let spec = line.trim_start().trim_start_matches('\'');
+        let is_function = positional.iter().any(|id| {
+            spec.strip_prefix(':')
+                .map(|rest| rest.trim_start_matches(':'))
+                .is_some_and(|rest| rest.starts_with(&format!("{id} -- ")))
+        }) || line.ends_with(":FUNCTION:_default' \\");
+        match line.rsplit_once(":_default'") {
+            Some((head, tail)) if is_function => {
+                out.push_str(head);
+                out.push_str(":_pinv_functions'");
+                out.push_str(tail);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// `pinv __functions FILE`.
