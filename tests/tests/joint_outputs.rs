@@ -418,9 +418,10 @@ fn systems_with_run_time_coefficients_are_solved_after_their_coefficients() {
     };
     let mut failures = Vec::new();
     for (name, least, thetas) in [
-        ("scale_rotate", 99.0, 2),
-        ("mix", 99.0, 1),
-        ("gain3", 90.0, 1),
+        // The given inputs, then one read per unknown, made only where the matrix is singular.
+        ("scale_rotate", 99.0, 2 + 2),
+        ("mix", 99.0, 1 + 2),
+        ("gain3", 90.0, 1 + 3),
     ] {
         let inverse = program.invert(name).expect("invertible");
         let report = &inverse.isolation()[0];
@@ -442,17 +443,20 @@ fn systems_with_run_time_coefficients_are_solved_after_their_coefficients() {
 }
 
 #[test]
-fn a_singular_run_time_system_is_a_domain_error() {
+fn a_singular_run_time_system_leaves_its_null_space_to_theta() {
     let program = Program::parse("runtime.pinv", RUNTIME).expect("compiles");
     let inverse = program.invert("gain3").expect("invertible");
-    // g = −1: the rows are dependent; no θ can make it solvable.
+    let gain = |g: f64, free: f64| [Const::F64(g), Const::F64(free)];
+    // g = −1: the rows are dependent (they sum to 0), so a y whose outputs do not sum to 0 has
+    // no preimage with that gain, whatever θ names.
     let y = [Const::F64(1.0), Const::F64(2.0), Const::F64(3.0)];
-    let err = inverse
-        .call_with_tape(&y, &[Const::F64(-1.0)])
-        .expect_err("singular");
-    assert!(err.is_domain_error(), "{err}");
-    assert!(err.to_string().contains("singular"), "{err}");
-    // Any other gain solves it, and the scale of a rotation is never drawn as 0.
+    for free in [0.0, 0.5, -7.0] {
+        let err = inverse
+            .call_with_tape(&y, &gain(-1.0, free))
+            .expect_err("inconsistent");
+        assert!(err.is_domain_error(), "{err}");
+    }
+    // Any other gain solves it, with no further θ.
     let x = inverse
         .call_with_tape(&y, &[Const::F64(2.0)])
         .expect("solvable");
@@ -460,6 +464,31 @@ fn a_singular_run_time_system_is_a_domain_error() {
     for (a, b) in back.iter().zip(&y) {
         assert!(close(f(a), f(b), 1e-9), "{back:?}");
     }
+    // A y on the plane the rows leave: every θ for the free column gives a preimage, each a
+    // different one (the null space is the line x = y = z).
+    let y = [Const::F64(1.0), Const::F64(2.0), Const::F64(-3.0)];
+    let mut seen = Vec::new();
+    for free in [0.0, 0.5, -7.0, 1e3] {
+        let x = inverse
+            .call_with_tape(&y, &gain(-1.0, free))
+            .expect("consistent");
+        let back = inverse.forward(&x).expect("runs");
+        for (a, b) in back.iter().zip(&y) {
+            assert!(close(f(a), f(b), 1e-9), "θ {free}: {x:?} gives {back:?}");
+        }
+        assert!(!seen.contains(&f(&x[0])), "θ {free}: {x:?} again");
+        seen.push(f(&x[0]));
+    }
+    // And the PGF names such an x: gain −1 and its free unknown.
+    let x0 = [0.25, -1.5, 4.0, -1.0].map(Const::F64);
+    let y0 = inverse.forward(&x0).expect("runs");
+    let tape = inverse.pgf(&x0).expect("pgf");
+    assert_eq!(tape.len(), 2, "{tape:?}");
+    let x = inverse.call_with_tape(&y0, &tape).expect("the PGF's θ");
+    for (a, b) in x.iter().zip(&x0) {
+        assert!(close(f(a), f(b), 1e-9), "{x:?} is not {x0:?}");
+    }
+    // The scale of a rotation is drawn nonzero: a rotation is singular only at scale 0.
     let rotate = program.invert("scale_rotate").expect("invertible");
     let text = rotate.schema().to_string();
     assert!(text.contains("nonzero"), "{text}");

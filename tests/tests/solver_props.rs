@@ -4,7 +4,8 @@
 //! gives an x with f(x) = y or a domain error, never a wrong x (soundness); including the edges:
 //! the i64 extremes for a quotient and remainder, a variance of 0 (the one point where the
 //! system's Jacobian is singular) for Newton's method, a zero matrix (every unknown free) and
-//! random θ that make a matrix singular for a linear system with run-time coefficients, and a
+//! random θ that make a matrix singular, and matrices of rank 2 of 3 and 1 of 2 (θ names the
+//! unknowns of the columns without a pivot) for a linear system with run-time coefficients, and a
 //! double root (y = 0) for a numeric root.
 //!
 //! `PROPTEST_CASES` sets the cases per property (default 64).
@@ -24,6 +25,8 @@ fn stats3(a: f64, b: f64, c: f64) -> (f64, f64) {
 }
 fn exp_mix(x: f64, y: f64) -> (f64, f64) { (exp(x) + y, x + exp(y)) }
 fn rot2(x: f64, y: f64, a: f64, b: f64) -> (f64, f64) { (a * x - b * y, b * x + a * y) }
+fn cyc3(x: f64, y: f64, z: f64, g: f64) -> (f64, f64, f64) { (g * x + y, g * y + z, g * z + x) }
+fn twice(x: f64, y: f64, a: f64, b: f64) -> (f64, f64) { (a * x + b * y, 2.0 * a * x + 2.0 * b * y) }
 fn gap(a: f64, b: f64) -> f64 { max(a, b) - min(a, b) }
 fn cubic(x: f64) -> f64 { x * x * x - x }
 fn fare(n: i64, x: f64) -> f64 { (n as f64) * 2.5 + x }
@@ -46,6 +49,8 @@ fn inverse(name: &str) -> &'static pinv::Inverse {
             "stats3",
             "exp_mix",
             "rot2",
+            "cyc3",
+            "twice",
             "gap",
             "cubic",
             "fare",
@@ -178,6 +183,12 @@ proptest! {
         round_trip_close_and_sound("rot2", &f([x, y, a, b]), &theta)?;
         // The zero matrix: every (x, y) gives (0, 0), and θ names x and y.
         round_trip_and_sound("rot2", &f([x, y, 0.0, 0.0]), &theta)?;
+        // Rank 2 of 3 (a cyclic gain of −1), and a matrix whose second row is twice its first:
+        // θ names the unknowns of the columns without a pivot.
+        let g = if a == 0.0 { -1.0 } else { a };
+        round_trip_close_and_sound("cyc3", &f([x, y, b, g]), &theta)?;
+        round_trip_close_and_sound("cyc3", &f([x, y, b, -1.0]), &theta)?;
+        round_trip_close_and_sound("twice", &f([x, y, a, b]), &theta)?;
     }
 
     #[test]

@@ -372,9 +372,7 @@ fn add_helpers(
             PKind::Wrap => Some(super::wrap::install(module, layer)),
             PKind::Bits(spec) => Some(super::bits::install(module, layer, inst, spec)),
             PKind::Affine(spec) => Some(super::modular::install(module, layer, inst, spec)),
-            PKind::LinearRt { n, free } => {
-                Some(super::linear_rt::install(module, layer, inst, *n, *free))
-            }
+            PKind::LinearRt { n } => Some(super::linear_rt::install(module, layer, inst, *n)),
             PKind::Linear {
                 rows,
                 matrix,

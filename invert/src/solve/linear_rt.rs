@@ -17,13 +17,18 @@
 //!   the other inputs the coefficients use are read from θ first ([`PKind::Given`]), so that
 //!   the coefficients are known when the helper is inverted.
 //! - **The rule** ([`LinearRtRule`]): Gaussian elimination with partial pivoting on the
-//!   run-time matrix (unrolled, the row swaps as selects); a pivot below 10⁻¹² of the matrix's
-//!   largest entry is a singular system, a domain error for that θ. A zero matrix (every
-//!   coefficient 0) leaves every unknown free: θ names each (read only then), so an x whose
-//!   coefficients are all 0 is in reach. Where a factor of every coefficient is drawn from the
-//!   nonzero reals (a rotation's scale), the matrix cannot be zero and no such read is emitted;
-//!   an x with that factor 0 is out of reach (a gap). Other singular matrices are still a
-//!   domain error.
+//!   run-time matrix (unrolled, the row swaps as selects). Where a pivot is at or below 10⁻¹²
+//!   of the matrix's largest entry, the matrix is taken as singular and complete pivoting
+//!   (rows and columns swapped so that each pivot is the largest entry left) finds its rank r:
+//!   the unknowns of the n − r columns without a pivot are free, θ names each (read only then:
+//!   the null space's directions), and the r pivot rows give the others. An x is in reach
+//!   whatever the rank, the zero matrix (r = 0) included; where y is not in the matrix's image,
+//!   the final check makes it a domain error. The PGF takes the same decisions on the same
+//!   matrix (its entries are computed from values θ gives exactly) and records the free
+//!   unknowns in the order the inverse reads them.
+//! - Where a factor of every coefficient is an input (a rotation's scale), it is drawn from the
+//!   nonzero reals: a scale of 0 would make the matrix zero, and a random θ for its unknowns
+//!   would almost never give y. An x with that factor 0 is out of reach (a gap).
 //!
 //! The inverse's final check runs the original function, so the regrouping of sums (exact
 //! only up to rounding) never makes an answer wrong.
@@ -94,18 +99,6 @@ pub struct System {
     /// Those of them that are a factor of every coefficient (zero would make the matrix zero):
     /// read from the nonzero reals.
     nonzero: Vec<u32>,
-}
-
-impl System {
-    /// Whether every coefficient can be 0 at once: none is drawn nonzero through a common
-    /// factor, and none is a nonzero constant (the 1 and −1 of a mix).
-    fn can_be_zero(&self) -> bool {
-        let constant_nonzero = |terms: &Vec<Term>| {
-            terms.iter().all(|(_, factors)| factors.is_empty())
-                && terms.iter().map(|(k, _)| k).sum::<f64>() != 0.0
-        };
-        self.nonzero.is_empty() && !self.matrix.iter().any(constant_nonzero)
-    }
 }
 
 /// Whether `p` is a factor of value `v` (`v` is zero when `p` is).
@@ -336,10 +329,7 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     }
     args.extend(system.unknowns.iter().map(|&p| b.param(p as usize)));
     let h = b.push(
-        PKind::LinearRt {
-            n: n as u32,
-            free: system.can_be_zero(),
-        },
+        PKind::LinearRt { n: n as u32 },
         args,
         vec![Type::F64; n],
         span,
@@ -420,7 +410,7 @@ fn products<O: Ops + ?Sized>(
 }
 
 /// Adds the helper for a [`PKind::LinearRt`] instruction to `module`, and its rule to `layer`.
-pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32, free: bool) -> FuncId {
+pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32) -> FuncId {
     let n = n as usize;
     let params = (0..n * n + 2 * n)
         .map(|i| match i {
@@ -442,7 +432,7 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32, fre
         sig,
         inst.span,
         body,
-        LinearRtRule { n, free },
+        LinearRtRule { n },
     )
 }
 
@@ -450,14 +440,10 @@ pub fn install(module: &mut Module, layer: &mut Layer, inst: &PInst, n: u32, fre
 #[derive(Debug)]
 pub struct LinearRtRule {
     pub n: usize,
-    /// The matrix can be zero: θ names the unknowns it leaves free (see the module docs).
-    pub free: bool,
 }
 
-const SINGULAR: &str = "the linear system is singular for this θ";
-
-/// The role of the θ that names an unknown a zero matrix leaves free.
-const FREE: &str = "an unknown the zero matrix leaves free";
+/// The role of the θ that names an unknown a singular matrix leaves free.
+const FREE: &str = "an unknown the singular system leaves free";
 
 impl InverseRule for LinearRtRule {
     fn name(&self) -> &str {
@@ -473,18 +459,16 @@ impl InverseRule for LinearRtRule {
 
     fn doc(&self, _: &Pattern) -> RuleDoc {
         RuleDoc {
-            thetas: (0..if self.free { self.n } else { 0 })
+            thetas: (0..self.n)
                 .map(|_| ThetaDoc {
-                    when: Some("every coefficient is 0".to_string()),
+                    when: Some("the matrix is singular".to_string()),
                     ..ThetaDoc::value(Domain::Real, FREE)
                 })
                 .collect(),
-            checks: vec![
-                SINGULAR.to_string(),
-                "the outputs are the matrix products at the answer".to_string(),
-            ],
+            checks: vec!["the outputs are the matrix products at the answer".to_string()],
             exact: false,
-            summary: "Gaussian elimination with partial pivoting on the run-time matrix"
+            summary: "Gaussian elimination with partial pivoting on the run-time matrix; \
+                      complete pivoting where it is singular"
                 .to_string(),
         }
     }
@@ -504,21 +488,46 @@ impl InverseRule for LinearRtRule {
             .map(|a| a.known().ok_or(RuleError::Uncovered(Pattern::of(args))))
             .collect::<Result<_, _>>()?;
         let (a0, b0) = known.split_at(n * n);
-        if !self.free {
-            let u = self.eliminate(e, a0, b0, outputs)?;
-            return self.checked(e, known, u, outputs);
-        }
-        // A zero matrix leaves every unknown free (the outputs are then the constant parts):
-        // θ names each, as the PGF records them. Otherwise, elimination.
-        let all_zero = all_zero(e, a0);
+        let r0: Vec<Value> = outputs
+            .iter()
+            .zip(b0)
+            .map(|(&y, &b)| e.fsub(y, b))
+            .collect();
+        let regular = partial_pivoting(e, n, a0, &r0)?;
         let types = vec![Type::F64; n];
         let u = e.if_else(
-            all_zero,
+            regular.nonsingular,
             &types,
-            |e| (0..n).map(|_| e.theta(Domain::Real, FREE)).collect(),
-            |e| self.eliminate(e, a0, b0, outputs),
+            |e| back_substitution(e, n, &regular.a, &regular.r),
+            |e| {
+                // Singular: the columns complete pivoting leaves without a pivot are free; θ
+                // names them, and the pivot rows give the others.
+                let ech = complete_pivoting(e, n, a0, &r0)?;
+                let mut w: Vec<Option<Value>> = vec![None; n];
+                for k in (0..n).rev() {
+                    let mut known_w = Vec::with_capacity(n - k - 1);
+                    for wj in &w[k + 1..] {
+                        known_w.push(
+                            wj.ok_or_else(|| RuleError::Malformed("back substitution".into()))?,
+                        );
+                    }
+                    let (a, r) = (&ech.a, ech.r[k]);
+                    w[k] = Some(e.if_value(
+                        ech.free[k],
+                        Type::F64,
+                        |e| e.theta(Domain::Real, FREE),
+                        |e| Ok(solve_row(e, n, k, a, r, &known_w)),
+                    )?);
+                }
+                let w = super::helpers::solved(w)?;
+                (0..n).map(|c| ech.unpermute(e, &w, c)).collect()
+            },
         )?;
-        self.checked(e, known, u, outputs)
+        let again = products(e, n, a0, b0, &u);
+        for (v, &y) in again.into_iter().zip(outputs) {
+            e.check_step_equal(v, y, "the outputs are not a solution of the linear system")?;
+        }
+        Ok(known.into_iter().chain(u).collect())
     }
 
     fn emit_pgf(
@@ -529,122 +538,245 @@ impl InverseRule for LinearRtRule {
         _pattern: &Pattern,
     ) -> Result<(), RuleError> {
         let n = self.n;
-        if !self.free {
-            return Ok(());
-        }
         let (a0, rest) = args.split_at(n * n);
         let u = rest
             .get(n..2 * n)
             .ok_or_else(|| RuleError::Malformed("the unknowns' forward values".into()))?;
-        let all_zero = all_zero(e, a0);
-        e.if_else(
-            all_zero,
-            &[],
+        // The same decisions as the inverse, on the same matrix (its entries are computed from
+        // values θ gives exactly): where it is singular, record the free columns' unknowns in
+        // the order the inverse reads them.
+        let regular = partial_pivoting(e, n, a0, &[])?;
+        e.branch(
+            regular.nonsingular,
+            |_| Ok(()),
             |e| {
-                for &v in u {
-                    e.record(v, FREE)?;
+                let ech = complete_pivoting(e, n, a0, &[])?;
+                for k in (0..n).rev() {
+                    let v = ech.permuted(e, u, k)?;
+                    e.branch(ech.free[k], |e| e.record(v, FREE), |_| Ok(()))?;
                 }
-                Ok(Vec::new())
+                Ok(())
             },
-            |_| Ok(Vec::new()),
-        )?;
-        Ok(())
+        )
     }
 }
 
-/// Whether every entry of the matrix `a` is 0 (a NaN entry does not count against it: the
-/// check of `A·u + b` then fails), decided alike in the inverse and the PGF.
-fn all_zero(e: &mut Emitter<'_>, a: &[Value]) -> Value {
-    let mut largest = e.fc(0.0);
+/// The largest |entry| of the matrix `a`, at least the smallest normal, times 10⁻¹²: a pivot
+/// at or below it is taken for 0.
+fn tiny_pivot(e: &mut Emitter<'_>, a: &[Value]) -> Value {
+    let mut scale = e.fc(f64::MIN_POSITIVE);
     for &v in a {
         let m = e.fabs(v);
-        largest = e.op2(Opcode::Fmax, largest, m);
+        scale = e.op2(Opcode::Fmax, scale, m);
     }
-    let zero = e.fc(0.0);
-    e.op2(Opcode::Fle, largest, zero)
+    let eps = e.fc(1e-12);
+    e.fmul(scale, eps)
 }
 
-impl LinearRtRule {
-    /// The matrix and constants, then `u`, once the outputs are checked to be `A·u + b`.
-    fn checked(
-        &self,
-        e: &mut Emitter<'_>,
-        known: Vec<Value>,
-        u: Vec<Value>,
-        outputs: &[Value],
-    ) -> Result<Vec<Value>, RuleError> {
-        let n = self.n;
-        let again = products(e, n, &known[..n * n], &known[n * n..], &u);
-        for (v, &y) in again.into_iter().zip(outputs) {
-            e.check_step_equal(v, y, "the outputs are not a solution of the linear system")?;
+/// Swaps `x` and `y` where `cond` holds.
+fn swap_if(
+    e: &mut Emitter<'_>,
+    cond: Value,
+    x: &mut Value,
+    y: &mut Value,
+) -> Result<(), RuleError> {
+    let (a, b) = (*x, *y);
+    *x = e.select(cond, b, a)?;
+    *y = e.select(cond, a, b)?;
+    Ok(())
+}
+
+/// Subtracts multiples of row `k` (pivot `a[k][k]`) from the rows below it, in `a` and in the
+/// right-hand sides `r` (empty where only the matrix matters).
+fn eliminate_below(e: &mut Emitter<'_>, n: usize, k: usize, a: &mut [Value], r: &mut [Value]) {
+    let p = a[k * n + k];
+    for i in k + 1..n {
+        let f = e.fdiv(a[i * n + k], p);
+        for j in k..n {
+            let t = e.fmul(f, a[k * n + j]);
+            a[i * n + j] = e.fsub(a[i * n + j], t);
         }
-        Ok(known.into_iter().chain(u).collect())
+        if !r.is_empty() {
+            let t = e.fmul(f, r[k]);
+            r[i] = e.fsub(r[i], t);
+        }
+    }
+}
+
+/// The upper-triangular system partial pivoting leaves.
+struct Triangular {
+    a: Vec<Value>,
+    r: Vec<Value>,
+    /// Every pivot is above [`tiny_pivot`].
+    nonsingular: Value,
+}
+
+/// Gaussian elimination with partial pivoting (the row swaps as selects) of `a0` and the
+/// right-hand sides `r0` (empty where only the matrix matters).
+fn partial_pivoting(
+    e: &mut Emitter<'_>,
+    n: usize,
+    a0: &[Value],
+    r0: &[Value],
+) -> Result<Triangular, RuleError> {
+    let mut a: Vec<Value> = a0.to_vec();
+    let mut r: Vec<Value> = r0.to_vec();
+    let tiny = tiny_pivot(e, &a);
+    let mut nonsingular = e.bc(true);
+    for k in 0..n {
+        // Bring the largest |a[i][k]| (i ≥ k) to row k, by swaps.
+        for i in k + 1..n {
+            let ak = e.fabs(a[k * n + k]);
+            let ai = e.fabs(a[i * n + k]);
+            let swap = e.fgt(ai, ak);
+            for j in 0..n {
+                let (lo, hi) = a.split_at_mut(i * n);
+                swap_if(e, swap, &mut lo[k * n + j], &mut hi[j])?;
+            }
+            if !r.is_empty() {
+                let (lo, hi) = r.split_at_mut(i);
+                swap_if(e, swap, &mut lo[k], &mut hi[0])?;
+            }
+        }
+        let mag = e.fabs(a[k * n + k]);
+        let ok = e.fgt(mag, tiny);
+        nonsingular = e.band(nonsingular, ok);
+        eliminate_below(e, n, k, &mut a, &mut r);
+    }
+    Ok(Triangular { a, r, nonsingular })
+}
+
+/// Unknown `k` of an upper-triangular system, from the unknowns after it (`after[j]` is
+/// unknown `k + 1 + j`).
+fn solve_row(
+    e: &mut Emitter<'_>,
+    n: usize,
+    k: usize,
+    a: &[Value],
+    r: Value,
+    after: &[Value],
+) -> Value {
+    let mut acc = r;
+    for (j, &w) in (k + 1..n).zip(after) {
+        let t = e.fmul(a[k * n + j], w);
+        acc = e.fsub(acc, t);
+    }
+    e.fdiv(acc, a[k * n + k])
+}
+
+/// Back substitution in the triangular system of nonzero pivots.
+fn back_substitution(
+    e: &mut Emitter<'_>,
+    n: usize,
+    a: &[Value],
+    r: &[Value],
+) -> Result<Vec<Value>, RuleError> {
+    let mut u: Vec<Value> = Vec::with_capacity(n);
+    for k in (0..n).rev() {
+        // `u` holds the unknowns after k, last first.
+        let after: Vec<Value> = u.iter().rev().copied().collect();
+        let v = solve_row(e, n, k, a, r[k], &after);
+        u.push(v);
+    }
+    u.reverse();
+    Ok(u)
+}
+
+/// Row echelon form by complete pivoting: rows and columns swapped (as selects) so that each
+/// pivot is the largest |entry| left. Position k holds column `perm[k]` (an i64 value), and
+/// `free[k]` holds from the first position whose largest entry left is at or below
+/// [`tiny_pivot`]: that column and every later one have no pivot, so the unknowns there are
+/// free, and the rows above give the others.
+struct Echelon {
+    a: Vec<Value>,
+    r: Vec<Value>,
+    perm: Vec<Value>,
+    free: Vec<Value>,
+}
+
+impl Echelon {
+    /// The unknown of column `c`, from `w` in the echelon's column order.
+    fn unpermute(&self, e: &mut Emitter<'_>, w: &[Value], c: usize) -> Result<Value, RuleError> {
+        let column = e.ic(c as i64);
+        let mut acc = w[0];
+        for (&p, &wk) in self.perm.iter().zip(w).skip(1) {
+            let here = e.ieq(p, column);
+            acc = e.select(here, wk, acc)?;
+        }
+        Ok(acc)
     }
 
-    /// Gaussian elimination with partial pivoting: the unknowns of `A·u + b = outputs`, or a
-    /// domain error where a pivot is below 10⁻¹² of the largest entry.
-    fn eliminate(
-        &self,
-        e: &mut Emitter<'_>,
-        a0: &[Value],
-        b0: &[Value],
-        outputs: &[Value],
-    ) -> Result<Vec<Value>, RuleError> {
-        let n = self.n;
-        let mut a: Vec<Value> = a0.to_vec();
-        let mut r: Vec<Value> = outputs
-            .iter()
-            .zip(b0)
-            .map(|(&y, &b)| e.fsub(y, b))
-            .collect();
-        // The scale a pivot is judged against: the largest |entry|, at least the smallest normal.
-        let mut scale = e.fc(f64::MIN_POSITIVE);
-        for &v in &a {
-            let m = e.fabs(v);
-            scale = e.op2(Opcode::Fmax, scale, m);
+    /// The unknown at echelon position `k`, from `u` in the original column order.
+    fn permuted(&self, e: &mut Emitter<'_>, u: &[Value], k: usize) -> Result<Value, RuleError> {
+        let mut acc = u[0];
+        for (c, &uc) in u.iter().enumerate().skip(1) {
+            let column = e.ic(c as i64);
+            let here = e.ieq(self.perm[k], column);
+            acc = e.select(here, uc, acc)?;
         }
-        let eps = e.fc(1e-12);
-        let tiny = e.fmul(scale, eps);
-        for k in 0..n {
-            // Partial pivoting: bring the largest |a[i][k]| (i ≥ k) to row k, by swaps.
-            for i in k + 1..n {
-                let ak = e.fabs(a[k * n + k]);
-                let ai = e.fabs(a[i * n + k]);
-                let swap = e.fgt(ai, ak);
-                for j in 0..n {
-                    let (x, y) = (a[k * n + j], a[i * n + j]);
-                    a[k * n + j] = e.select(swap, y, x)?;
-                    a[i * n + j] = e.select(swap, x, y)?;
-                }
-                let (x, y) = (r[k], r[i]);
-                r[k] = e.select(swap, y, x)?;
-                r[i] = e.select(swap, x, y)?;
-            }
-            let p = a[k * n + k];
-            let mag = e.fabs(p);
-            let ok = e.fgt(mag, tiny);
-            e.check(ok, SINGULAR)?;
-            for i in k + 1..n {
-                let f = e.fdiv(a[i * n + k], p);
-                for j in k..n {
-                    let t = e.fmul(f, a[k * n + j]);
-                    a[i * n + j] = e.fsub(a[i * n + j], t);
-                }
-                let t = e.fmul(f, r[k]);
-                r[i] = e.fsub(r[i], t);
-            }
-        }
-        // Back substitution.
-        let mut u: Vec<Option<Value>> = vec![None; n];
-        for k in (0..n).rev() {
-            let mut acc = r[k];
-            for j in k + 1..n {
-                let uj = u[j].ok_or_else(|| RuleError::Malformed("back substitution".into()))?;
-                let t = e.fmul(a[k * n + j], uj);
-                acc = e.fsub(acc, t);
-            }
-            u[k] = Some(e.fdiv(acc, a[k * n + k]));
-        }
-        super::helpers::solved(u)
+        Ok(acc)
     }
+}
+
+/// [`Echelon`] of `a0` and the right-hand sides `r0` (empty where only the matrix matters).
+fn complete_pivoting(
+    e: &mut Emitter<'_>,
+    n: usize,
+    a0: &[Value],
+    r0: &[Value],
+) -> Result<Echelon, RuleError> {
+    let mut a: Vec<Value> = a0.to_vec();
+    let mut r: Vec<Value> = r0.to_vec();
+    let mut perm: Vec<Value> = (0..n).map(|j| e.ic(j as i64)).collect();
+    let tiny = tiny_pivot(e, &a);
+    let mut free = Vec::with_capacity(n);
+    let mut no_pivot = e.bc(false);
+    for k in 0..n {
+        // Where the largest |a[i][j]| with i, j ≥ k is (the first of equals).
+        let mut best = e.fabs(a[k * n + k]);
+        let at_k = e.ic(k as i64);
+        let (mut bi, mut bj) = (at_k, at_k);
+        for i in k..n {
+            for j in k..n {
+                if (i, j) == (k, k) {
+                    continue;
+                }
+                let m = e.fabs(a[i * n + j]);
+                let larger = e.fgt(m, best);
+                best = e.select(larger, m, best)?;
+                let (iv, jv) = (e.ic(i as i64), e.ic(j as i64));
+                bi = e.select(larger, iv, bi)?;
+                bj = e.select(larger, jv, bj)?;
+            }
+        }
+        // Row k ↔ row bi, then column k ↔ column bj (in every row, and in `perm`).
+        for i in k + 1..n {
+            let iv = e.ic(i as i64);
+            let here = e.ieq(bi, iv);
+            for j in 0..n {
+                let (lo, hi) = a.split_at_mut(i * n);
+                swap_if(e, here, &mut lo[k * n + j], &mut hi[j])?;
+            }
+            if !r.is_empty() {
+                let (lo, hi) = r.split_at_mut(i);
+                swap_if(e, here, &mut lo[k], &mut hi[0])?;
+            }
+        }
+        for j in k + 1..n {
+            let jv = e.ic(j as i64);
+            let here = e.ieq(bj, jv);
+            for i in 0..n {
+                let (lo, hi) = a.split_at_mut(i * n + j);
+                swap_if(e, here, &mut lo[i * n + k], &mut hi[0])?;
+            }
+            let (lo, hi) = perm.split_at_mut(j);
+            swap_if(e, here, &mut lo[k], &mut hi[0])?;
+        }
+        let pivot = e.fgt(best, tiny);
+        let none = e.bnot(pivot);
+        no_pivot = e.bor(no_pivot, none);
+        free.push(no_pivot);
+        eliminate_below(e, n, k, &mut a, &mut r);
+    }
+    Ok(Echelon { a, r, perm, free })
 }

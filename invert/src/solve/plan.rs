@@ -87,9 +87,6 @@ pub enum PKind {
     /// (the helper `iso.linrt.N`, see [`super::linear_rt`]).
     LinearRt {
         n: u32,
-        /// Whether the matrix can be zero (no factor of every coefficient is drawn nonzero):
-        /// then θ names the unknowns it leaves free.
-        free: bool,
     },
 }
 
