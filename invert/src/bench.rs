@@ -441,6 +441,7 @@ pub mod reference {
             "f2" => f2,
             "splitmix" => splitmix,
             "scale_rotate" => scale_rotate,
+            "cubic" => cubic,
             _ => return None,
         })
     }
@@ -662,6 +663,25 @@ pub mod reference {
         let z = unshift(z, 27).wrapping_mul(const { odd_inverse(M1) });
         let x = unshift(z, 30);
         (splitmix_forward(x) == out).then(|| vec![Const::I64(x as i64)])
+    }
+
+    /// `cubic(x) = x³ + 2x` (`docs/gallery.pinv`). θ is a start point: returned at once where
+    /// it gives y exactly, as pinv's numeric root does (the PGF's θ is x itself); otherwise
+    /// Newton's method from it (the cubic is increasing, so it converges from any start).
+    pub fn cubic(y: &[Const], t: &[Const]) -> Option<Vec<Const>> {
+        let out = f(y.first())?;
+        let forward = |x: f64| x * x * x + 2.0 * x;
+        let mut x = f(t.first())?;
+        if forward(x) != out {
+            for _ in 0..100 {
+                let step = (forward(x) - out) / (3.0 * x * x + 2.0);
+                x -= step;
+                if step.abs() <= 1e-15 * x.abs().max(1.0) {
+                    break;
+                }
+            }
+        }
+        close(forward(x), out).then(|| vec![Const::F64(x)])
     }
 
     /// `scale_rotate(x, y, s, t)`: θ is t, then s (nonzero); (x, y) solves the 2×2 system

@@ -19,6 +19,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("branches.pinv", "f2"),
     ("bits.pinv", "splitmix"),
     ("systems.pinv", "scale_rotate"),
+    ("../../docs/gallery.pinv", "cubic"),
 ];
 
 /// A tiny deterministic generator.
