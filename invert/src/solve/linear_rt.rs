@@ -586,6 +586,27 @@ fn swap_if(
     Ok(())
 }
 
+/// Swaps rows `k < i` of the matrix `a` and of the right-hand sides `r` (empty where only the
+/// matrix matters) where `cond` holds.
+fn swap_rows_if(
+    e: &mut Emitter<'_>,
+    cond: Value,
+    n: usize,
+    (k, i): (usize, usize),
+    a: &mut [Value],
+    r: &mut [Value],
+) -> Result<(), RuleError> {
+    for j in 0..n {
+        let (lo, hi) = a.split_at_mut(i * n);
+        swap_if(e, cond, &mut lo[k * n + j], &mut hi[j])?;
+    }
+    if !r.is_empty() {
+        let (lo, hi) = r.split_at_mut(i);
+        swap_if(e, cond, &mut lo[k], &mut hi[0])?;
+    }
+    Ok(())
+}
+
 /// Subtracts multiples of row `k` (pivot `a[k][k]`) from the rows below it, in `a` and in the
 /// right-hand sides `r` (empty where only the matrix matters).
 fn eliminate_below(e: &mut Emitter<'_>, n: usize, k: usize, a: &mut [Value], r: &mut [Value]) {
@@ -629,14 +650,7 @@ fn partial_pivoting(
             let ak = e.fabs(a[k * n + k]);
             let ai = e.fabs(a[i * n + k]);
             let swap = e.fgt(ai, ak);
-            for j in 0..n {
-                let (lo, hi) = a.split_at_mut(i * n);
-                swap_if(e, swap, &mut lo[k * n + j], &mut hi[j])?;
-            }
-            if !r.is_empty() {
-                let (lo, hi) = r.split_at_mut(i);
-                swap_if(e, swap, &mut lo[k], &mut hi[0])?;
-            }
+            swap_rows_if(e, swap, n, (k, i), &mut a, &mut r)?;
         }
         let mag = e.fabs(a[k * n + k]);
         let ok = e.fgt(mag, tiny);
@@ -753,14 +767,7 @@ fn complete_pivoting(
         for i in k + 1..n {
             let iv = e.ic(i as i64);
             let here = e.ieq(bi, iv);
-            for j in 0..n {
-                let (lo, hi) = a.split_at_mut(i * n);
-                swap_if(e, here, &mut lo[k * n + j], &mut hi[j])?;
-            }
-            if !r.is_empty() {
-                let (lo, hi) = r.split_at_mut(i);
-                swap_if(e, here, &mut lo[k], &mut hi[0])?;
-            }
+            swap_rows_if(e, here, n, (k, i), &mut a, &mut r)?;
         }
         for j in k + 1..n {
             let jv = e.ic(j as i64);
