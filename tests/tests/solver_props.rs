@@ -3,7 +3,9 @@
 //! for random x, the PGF's θ gives x back bit for bit (completeness); for random θ, the inverse
 //! gives an x with f(x) = y or a domain error, never a wrong x (soundness); including the edges:
 //! the i64 extremes for a quotient and remainder, a variance of 0 (the one point where the
-//! system's Jacobian is singular) for Newton's method, a zero matrix (every unknown free) and
+//! system's Jacobian is singular) and a Jacobian singular along whole curves for Newton's
+//! method, a variance of 0 and a negative one (the edge of the image, and beyond it) for a
+//! function of one linear form, a zero matrix (every unknown free) and
 //! random θ that make a matrix singular, and matrices of rank 2 of 3 and 1 of 2 (θ names the
 //! unknowns of the columns without a pivot) for a linear system with run-time coefficients, and a
 //! double root (y = 0) for a numeric root.
@@ -28,6 +30,11 @@ fn rot2(x: f64, y: f64, a: f64, b: f64) -> (f64, f64) { (a * x - b * y, b * x + 
 fn cyc3(x: f64, y: f64, z: f64, g: f64) -> (f64, f64, f64) { (g * x + y, g * y + z, g * z + x) }
 fn twice(x: f64, y: f64, a: f64, b: f64) -> (f64, f64) { (a * x + b * y, 2.0 * a * x + 2.0 * b * y) }
 fn gap(a: f64, b: f64) -> f64 { max(a, b) - min(a, b) }
+fn mv2(a: f64, b: f64) -> (f64, f64) {
+    let m = (a + b) / 2.0;
+    (m, ((a - m) * (a - m) + (b - m) * (b - m)) / 2.0)
+}
+fn curve(x: f64, y: f64) -> (f64, f64) { (x * x + y * y, x * y * y) }
 fn cubic(x: f64) -> f64 { x * x * x - x }
 fn fare(n: i64, x: f64) -> f64 { (n as f64) * 2.5 + x }
 ";
@@ -52,6 +59,8 @@ fn inverse(name: &str) -> &'static pinv::Inverse {
             "cyc3",
             "twice",
             "gap",
+            "mv2",
+            "curve",
             "cubic",
             "fare",
         ]
@@ -168,6 +177,42 @@ proptest! {
         round_trip_and_sound("stats3", &[Const::F64(a), Const::F64(a), Const::F64(a)], &theta)?;
         let (x, y) = (a / 10.0, b / 10.0);
         round_trip_and_sound("exp_mix", &[Const::F64(x), Const::F64(y)], &theta[..2])?;
+    }
+
+    #[test]
+    fn newton_is_sound_and_complete_where_the_jacobian_is_singular_along_curves(
+        x in prop_oneof![Just(0.0), -100.0f64..100.0],
+        y in prop_oneof![Just(0.0), -100.0f64..100.0],
+        s in proptest::collection::vec(prop_oneof![Just(0.0), -1e3f64..1e3], 2),
+    ) {
+        // (x² + y², x·y²): J = [[2x, 2y], [y², 2xy]], det = 2y(2x² − y²), zero along y = 0
+        // and y = ±√2·x.
+        let theta: Vec<Const> = s.iter().map(|&v| Const::F64(v)).collect();
+        let f = |a: f64, b: f64| [Const::F64(a), Const::F64(b)];
+        round_trip_and_sound("curve", &f(x, y), &theta)?;
+        round_trip_and_sound("curve", &f(x, 0.0), &theta)?;
+        round_trip_and_sound("curve", &f(x, std::f64::consts::SQRT_2 * x), &theta)?;
+    }
+
+    #[test]
+    fn a_function_of_one_linear_form_is_sound_at_the_edge_of_its_image(
+        a in -1e3f64..1e3,
+        d in prop_oneof![Just(0.0), -1e-6f64..1e-6, -1e3f64..1e3],
+        v in prop_oneof![Just(f64::MIN_POSITIVE), 1e-300f64..1e-200, 1e-3f64..1e3],
+        s in proptest::collection::vec(prop_oneof![Just(0.0), Just(1.0), -1e3f64..1e3], 3),
+    ) {
+        // The mean and variance of two numbers: a variance of 0 (a = b) is the edge of the
+        // image, where the sign θ picks between equal roots.
+        let theta: Vec<Const> = s.iter().map(|&v| Const::F64(v)).collect();
+        let f = |a: f64, b: f64| [Const::F64(a), Const::F64(b)];
+        round_trip_close_and_sound("mv2", &f(a, a + d), &theta)?;
+        round_trip_close_and_sound("mv2", &f(a, a), &theta)?;
+        // Beyond the edge: a negative variance has no preimage, whatever θ is.
+        let beyond = [Const::F64(a), Const::F64(-v)];
+        let inverse = inverse("mv2");
+        for tape in [theta.clone(), vec![Const::I64(0)], vec![Const::I64(1)], Vec::new()] {
+            prop_assert!(inverse.call_with_tape(&beyond, &tape).is_err(), "θ {:?}", tape);
+        }
     }
 
     #[test]
