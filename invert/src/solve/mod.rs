@@ -43,8 +43,10 @@
 //! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR;
 //! [`bits_flow`] finds bit maps in functions with branches and loops (a CRC step in a loop).
 //! [`helpers`] has the small helpers every solver shares (square, balanced product,
-//! values read first from θ) and installs a plan's helpers.
+//! values read first from θ) and installs a plan's helpers. [`arith`] is the arithmetic the
+//! numeric kernels are written in once, for plain floats (`num_traits::Float`) and for IR.
 
+pub mod arith;
 pub mod bits;
 pub mod bits_flow;
 pub mod divmod;

@@ -23,14 +23,22 @@
 //!   already gives y within the tolerance it is returned as it is.
 //! - **The PGF** records x itself as the start point: Newton's method stops at once there, so
 //!   x comes back bit for bit.
+//! - **The mathematics is written once**, over [`Arith`] ([`super::arith`]): the convergence
+//!   test, forward differences, `J·Jᵀ`, Cramer's rule, the residual, the line search's points
+//!   and the retry starts are kernels that the generated `solve` emits as IR and that
+//!   [`solve_plain`] runs on any [`num_traits::Float`]. `solve_plain` has the same control flow
+//!   and limits: on f64 it gives the generated code's results bit for bit (tested), and it
+//!   tests the method in f32 too.
 //!
 //! Acceptance depends on where the start falls: one from which the method reaches no solution
 //! (no y of that kind is near, or the basins lead nowhere) is a domain error. Soundness never
 //! depends on it: the rule checks the outputs, and the inverse ends with the original
 //! function's `f(x) = y` check.
 
+use super::arith::{Arith, Plain};
 use super::helpers::{emit_plan, new_function, Fb};
 use super::plan::{PKind, PVal, Plan, PlanBuilder, RootSpec};
+use num_traits::Float;
 use pinv_core::ir::{Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::{
@@ -207,48 +215,248 @@ pub fn install(module: &mut Module, layer: &mut Layer, spec: &RootSpec, span: Sp
     body
 }
 
-/// What Newton's method's builder adds.
-impl Fb {
-    /// The sum of the squared residuals `F − y`.
-    fn norm(&mut self, fs: &[Value], ys: &[Value]) -> Value {
-        let mut acc = self.c(0.0);
-        for (&a, &y) in fs.iter().zip(ys) {
-            let r = self.op(Opcode::Fsub, &[a, y]);
-            let r2 = self.op(Opcode::Fmul, &[r, r]);
-            acc = self.op(Opcode::Fadd, &[acc, r2]);
-        }
-        acc
+// ---- the mathematics, written once over `Arith` (plain floats, or IR)
+
+/// Whether every output `fx` is `ys` within `tolerance` (relative to max(1, |y|)), or NaN where
+/// y is NaN (as the final check of `f(x) = y` matches them: no step leads anywhere from a NaN).
+pub fn converged<A: Arith>(a: &mut A, fx: &[A::F], ys: &[A::F], tolerance: f64) -> A::B {
+    let mut conv = a.yes();
+    for (&f, &y) in fx.iter().zip(ys) {
+        let f_nan = a.ne(f, f);
+        let y_nan = a.ne(y, y);
+        let both_nan = a.and(f_nan, y_nan);
+        let eq = a.eq(f, y);
+        let eq = a.or(eq, both_nan);
+        let d = a.sub(f, y);
+        let d = a.abs(d);
+        let one = a.c(1.0);
+        let ay = a.abs(y);
+        let scale = a.max(one, ay);
+        let tol = a.c(tolerance);
+        let bound = a.mul(tol, scale);
+        let near = a.le(d, bound);
+        let ok = a.or(eq, near);
+        conv = a.and(conv, ok);
     }
-    /// The determinant of a 2×2 or 3×3 matrix (rows of values).
-    fn det(&mut self, m: &[Vec<Value>]) -> Value {
-        match m.len() {
-            2 => {
-                let ad = self.op(Opcode::Fmul, &[m[0][0], m[1][1]]);
-                let bc = self.op(Opcode::Fmul, &[m[0][1], m[1][0]]);
-                self.op(Opcode::Fsub, &[ad, bc])
+    conv
+}
+
+/// The point a forward difference in one coordinate `xj` evaluates at, and the step actually
+/// taken (`xj + h` rounds): `h = 1e-7 · max(1, |xj|)` in f64, scaled by the square root of the
+/// ratio of machine epsilons at another precision (2.3e-3 in f32, where 1e-7 is below an ulp).
+pub fn difference_point<A: Arith>(a: &mut A, xj: A::F) -> (A::F, A::F) {
+    let ax = a.abs(xj);
+    let one = a.c(1.0);
+    let scale = a.max(one, ax);
+    let eps = a.c(1e-7 * (a.epsilon() / f64::EPSILON).sqrt());
+    let h = a.mul(eps, scale);
+    let xp = a.add(xj, h);
+    let h = a.sub(xp, xj);
+    (xp, h)
+}
+
+/// A column of the Jacobian by forward differences: `(F(x + h·eⱼ) − F(x)) / h`.
+pub fn difference_column<A: Arith>(a: &mut A, fp: &[A::F], fx: &[A::F], h: A::F) -> Vec<A::F> {
+    fp.iter()
+        .zip(fx)
+        .map(|(&f1, &f0)| {
+            let d = a.sub(f1, f0);
+            a.div(d, h)
+        })
+        .collect()
+}
+
+/// `J·Jᵀ` (k × k) from the Jacobian's n columns of k entries.
+pub fn normal_matrix<A: Arith>(a: &mut A, columns: &[Vec<A::F>], k: usize) -> Vec<Vec<A::F>> {
+    (0..k)
+        .map(|i| {
+            (0..k)
+                .map(|l| {
+                    let mut acc = a.c(0.0);
+                    for col in columns {
+                        let p = a.mul(col[i], col[l]);
+                        acc = a.add(acc, p);
+                    }
+                    acc
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The determinant of a 2×2 or 3×3 matrix (rows), by cofactors along the first row.
+pub fn det<A: Arith>(a: &mut A, m: &[Vec<A::F>]) -> A::F {
+    match m.len() {
+        2 => {
+            let ad = a.mul(m[0][0], m[1][1]);
+            let bc = a.mul(m[0][1], m[1][0]);
+            a.sub(ad, bc)
+        }
+        _ => {
+            let mut acc = a.c(0.0);
+            for col in 0..3 {
+                let minor: Vec<Vec<A::F>> = (1..3)
+                    .map(|r| (0..3).filter(|&c| c != col).map(|c| m[r][c]).collect())
+                    .collect();
+                let d = det(a, &minor);
+                let term = a.mul(m[0][col], d);
+                acc = if col == 1 {
+                    a.sub(acc, term)
+                } else {
+                    a.add(acc, term)
+                };
             }
-            _ => {
-                let mut acc = self.c(0.0);
-                for col in 0..3 {
-                    let minor: Vec<Vec<Value>> = (1..3)
-                        .map(|r| (0..3).filter(|&c| c != col).map(|c| m[r][c]).collect())
-                        .collect();
-                    let d = self.det(&minor);
-                    let term = self.op(Opcode::Fmul, &[m[0][col], d]);
-                    acc = if col == 1 {
-                        self.op(Opcode::Fsub, &[acc, term])
-                    } else {
-                        self.op(Opcode::Fadd, &[acc, term])
-                    };
+            acc
+        }
+    }
+}
+
+/// Whether `J·Jᵀ` can be solved: its determinant is not 0 (nor NaN).
+pub fn regular<A: Arith>(a: &mut A, det: A::F) -> A::B {
+    let ad = a.abs(det);
+    let zero = a.c(0.0);
+    a.gt(ad, zero)
+}
+
+/// The step of least norm `δ = Jᵀ·(J·Jᵀ)⁻¹·(y − F)` (the Newton step when n = k), with
+/// `J·Jᵀ` (`jm`, determinant `det`) solved by Cramer's rule.
+pub fn least_norm_step<A: Arith>(
+    a: &mut A,
+    (jm, det): (&[Vec<A::F>], A::F),
+    columns: &[Vec<A::F>],
+    fx: &[A::F],
+    ys: &[A::F],
+) -> Vec<A::F> {
+    let k = jm.len();
+    let rhs: Vec<A::F> = fx.iter().zip(ys).map(|(&f, &y)| a.sub(y, f)).collect();
+    let z: Vec<A::F> = (0..k)
+        .map(|j| {
+            let mut m = jm.to_vec();
+            for (i, row) in m.iter_mut().enumerate() {
+                row[j] = rhs[i];
+            }
+            let dj = self::det(a, &m);
+            a.div(dj, det)
+        })
+        .collect();
+    columns
+        .iter()
+        .map(|col| {
+            let mut acc = a.c(0.0);
+            for (&jij, &zi) in col.iter().zip(&z) {
+                let p = a.mul(jij, zi);
+                acc = a.add(acc, p);
+            }
+            acc
+        })
+        .collect()
+}
+
+/// The sum of the squared residuals `F − y`.
+pub fn residual_norm<A: Arith>(a: &mut A, fs: &[A::F], ys: &[A::F]) -> A::F {
+    let mut acc = a.c(0.0);
+    for (&f, &y) in fs.iter().zip(ys) {
+        let r = a.sub(f, y);
+        let r2 = a.mul(r, r);
+        acc = a.add(acc, r2);
+    }
+    acc
+}
+
+/// `x + t·δ`: a point of the line search.
+pub fn line_point<A: Arith>(a: &mut A, x: &[A::F], delta: &[A::F], t: A::F) -> Vec<A::F> {
+    x.iter()
+        .zip(delta)
+        .map(|(&xj, &dj)| {
+            let tj = a.mul(t, dj);
+            a.add(xj, tj)
+        })
+        .collect()
+}
+
+/// The n coordinates of retry number `tries` (`tries` and `tries mod 2` as floats):
+/// `0.5 − 2·tries·(1 − 2·(tries mod 2)) + 0.37·j`, staggered so that no symmetric point makes
+/// the Jacobian singular.
+pub fn retry_start<A: Arith>(a: &mut A, tries: A::F, odd: A::F, n: usize) -> Vec<A::F> {
+    let base = a.c(0.5);
+    let two = a.c(2.0);
+    let swing = a.mul(tries, two);
+    let sign = a.mul(odd, two);
+    let one = a.c(1.0);
+    let sign = a.sub(one, sign);
+    let swing = a.mul(swing, sign);
+    let from = a.sub(base, swing);
+    (0..n)
+        .map(|j| {
+            let stagger = a.c(0.37 * j as f64);
+            a.add(from, stagger)
+        })
+        .collect()
+}
+
+/// Newton's method on plain floats, as `iso.newton.N.solve` runs it: the same kernels in the
+/// same order, with the same limits. `body` gives the k outputs at a point. Returns the last
+/// iterate and whether it converged. On `f64` it gives the generated code's results bit for
+/// bit (a test checks it); on `f32` it tests the mathematics at another precision.
+pub fn solve_plain<F: Float>(
+    body: &dyn Fn(&[F]) -> Vec<F>,
+    ys: &[F],
+    starts: &[F],
+    tolerance: f64,
+) -> (Vec<F>, bool) {
+    let a = &mut Plain::<F>::new();
+    let (n, k) = (starts.len(), ys.len());
+    let (mut x, mut it, mut tries) = (starts.to_vec(), 0i64, 0i64);
+    loop {
+        let fx = body(&x);
+        if converged(a, &fx, ys, tolerance) {
+            return (x, true);
+        }
+        let it1 = it + 1;
+        let mut stepped = false;
+        if it1 <= MAX_ITERATIONS {
+            let columns: Vec<Vec<F>> = (0..n)
+                .map(|j| {
+                    let (xpj, h) = difference_point(a, x[j]);
+                    let mut xp = x.clone();
+                    xp[j] = xpj;
+                    difference_column(a, &body(&xp), &fx, h)
+                })
+                .collect();
+            let jm = normal_matrix(a, &columns, k);
+            let d = det(a, &jm);
+            if regular(a, d) {
+                let delta = least_norm_step(a, (&jm, d), &columns, &fx, ys);
+                let norm = residual_norm(a, &fx, ys);
+                let (mut t, mut halvings) = (a.c(1.0), 0i64);
+                loop {
+                    let xn = line_point(a, &x, &delta, t);
+                    let norm_n = residual_norm(a, &body(&xn), ys);
+                    if norm_n < norm || halvings >= MAX_HALVINGS {
+                        x = xn;
+                        break;
+                    }
+                    t = t * a.c(0.5);
+                    halvings += 1;
                 }
-                acc
+                it = it1;
+                stepped = true;
             }
+        }
+        if !stepped {
+            if tries >= RETRIES {
+                return (x, false);
+            }
+            let (tf, odd) = (a.c(tries as f64), a.c((tries % 2) as f64));
+            x = retry_start(a, tf, odd, n);
+            it = 0;
+            tries += 1;
         }
     }
 }
 
 /// `iso.newton.N.solve(y…, s…) -> (x…, ok)`: Newton's method for `body(x…) = y…` from `s…`
-/// (see the module docs).
+/// (see the module docs), the control flow of [`solve_plain`] around the same kernels.
 fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Function {
     let params = vec![Type::F64; k + n];
     let mut names: Vec<String> = (0..k).map(|i| format!("y{i}")).collect();
@@ -275,28 +483,9 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     b.jump(iter, &args);
     let (failed, _) = b.new_block(&[]);
 
-    // Converged when every output is within the tolerance, or NaN where y is (as the final
-    // check of `f(x) = y` matches them: no step leads anywhere from a NaN).
     b.block = iter;
     let fx = b.calls(body, &x, k);
-    let mut conv = b.f.ins_const(iter, Const::Bool(true), span);
-    for (&a, &y) in fx.iter().zip(ys) {
-        let a_nan = b.op(Opcode::Fne, &[a, a]);
-        let y_nan = b.op(Opcode::Fne, &[y, y]);
-        let both_nan = b.op(Opcode::Band, &[a_nan, y_nan]);
-        let eq = b.op(Opcode::Feq, &[a, y]);
-        let eq = b.op(Opcode::Bor, &[eq, both_nan]);
-        let d = b.op(Opcode::Fsub, &[a, y]);
-        let d = b.op(Opcode::Fabs, &[d]);
-        let one = b.c(1.0);
-        let ay = b.op(Opcode::Fabs, &[y]);
-        let scale = b.op(Opcode::Fmax, &[one, ay]);
-        let tol = b.c(tolerance);
-        let bound = b.op(Opcode::Fmul, &[tol, scale]);
-        let near = b.op(Opcode::Fle, &[d, bound]);
-        let ok = b.op(Opcode::Bor, &[eq, near]);
-        conv = b.op(Opcode::Band, &[conv, ok]);
-    }
+    let conv = converged(&mut b, &fx, ys, tolerance);
     let (done, dp) = b.new_block(&[Type::Bool]);
     let (step, _) = b.new_block(&[]);
     let yes = b.f.ins_const(iter, Const::Bool(true), span);
@@ -313,89 +502,29 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     b.block = jac;
     let mut columns: Vec<Vec<Value>> = Vec::new();
     for j in 0..n {
-        let ax = b.op(Opcode::Fabs, &[x[j]]);
-        let one = b.c(1.0);
-        let scale = b.op(Opcode::Fmax, &[one, ax]);
-        let eps = b.c(1e-7);
-        let h = b.op(Opcode::Fmul, &[eps, scale]);
+        let (xpj, h) = difference_point(&mut b, x[j]);
         let mut xp = x.clone();
-        xp[j] = b.op(Opcode::Fadd, &[x[j], h]);
-        // The step actually taken (x + h rounds).
-        let h = b.op(Opcode::Fsub, &[xp[j], x[j]]);
+        xp[j] = xpj;
         let fp = b.calls(body, &xp, k);
-        let col: Vec<Value> = fp
-            .iter()
-            .zip(&fx)
-            .map(|(&a, &f0)| {
-                let d = b.op(Opcode::Fsub, &[a, f0]);
-                b.op(Opcode::Fdiv, &[d, h])
-            })
-            .collect();
-        columns.push(col);
+        columns.push(difference_column(&mut b, &fp, &fx, h));
     }
-    // The step of least norm: δ = Jᵀ·(J·Jᵀ)⁻¹·(y − F), the Newton step when n = k.
-    let jm: Vec<Vec<Value>> = (0..k)
-        .map(|i| {
-            (0..k)
-                .map(|l| {
-                    let mut acc = b.c(0.0);
-                    for col in &columns {
-                        let p = b.op(Opcode::Fmul, &[col[i], col[l]]);
-                        acc = b.op(Opcode::Fadd, &[acc, p]);
-                    }
-                    acc
-                })
-                .collect()
-        })
-        .collect();
-    let det = b.det(&jm);
-    let ad = b.op(Opcode::Fabs, &[det]);
-    let zero_f = b.c(0.0);
-    let regular = b.op(Opcode::Fgt, &[ad, zero_f]);
+    let jm = normal_matrix(&mut b, &columns, k);
+    let d = det(&mut b, &jm);
+    let ok = regular(&mut b, d);
     let (cramer, _) = b.new_block(&[]);
-    b.brif(regular, (cramer, &[]), (failed, &[]));
+    b.brif(ok, (cramer, &[]), (failed, &[]));
     b.block = cramer;
-    let rhs: Vec<Value> = fx
-        .iter()
-        .zip(ys)
-        .map(|(&a, &y)| b.op(Opcode::Fsub, &[y, a]))
-        .collect();
-    let z: Vec<Value> = (0..k)
-        .map(|j| {
-            let mut m = jm.clone();
-            for (i, row) in m.iter_mut().enumerate() {
-                row[j] = rhs[i];
-            }
-            let dj = b.det(&m);
-            b.op(Opcode::Fdiv, &[dj, det])
-        })
-        .collect();
-    let delta: Vec<Value> = columns
-        .iter()
-        .map(|col| {
-            let mut acc = b.c(0.0);
-            for (&jij, &zi) in col.iter().zip(&z) {
-                let p = b.op(Opcode::Fmul, &[jij, zi]);
-                acc = b.op(Opcode::Fadd, &[acc, p]);
-            }
-            acc
-        })
-        .collect();
-    let norm = b.norm(&fx, ys);
+    let delta = least_norm_step(&mut b, (&jm, d), &columns, &fx, ys);
+    let norm = residual_norm(&mut b, &fx, ys);
     // The line search: halve the step until the residual shrinks (or give up halving).
     let (ls, lp) = b.new_block(&[Type::F64, Type::I64]);
     let one_f = b.c(1.0);
     b.jump(ls, &[one_f, zero]);
     b.block = ls;
     let (t, halvings) = (lp[0], lp[1]);
-    let xn: Vec<Value> = (0..n)
-        .map(|j| {
-            let tj = b.op(Opcode::Fmul, &[t, delta[j]]);
-            b.op(Opcode::Fadd, &[x[j], tj])
-        })
-        .collect();
+    let xn = line_point(&mut b, &x, &delta, t);
     let fn_ = b.calls(body, &xn, k);
-    let norm_n = b.norm(&fn_, ys);
+    let norm_n = residual_norm(&mut b, &fn_, ys);
     let better = b.op(Opcode::Flt, &[norm_n, norm]);
     let max_h = b.ci(MAX_HALVINGS);
     let tired = b.op(Opcode::Ige, &[halvings, max_h]);
@@ -411,8 +540,7 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let h2 = b.op(Opcode::Iadd, &[halvings, one_h]);
     b.jump(ls, &[t2, h2]);
 
-    // Failed: again from fixed starts (staggered, so that no symmetric point makes the
-    // Jacobian singular), at most RETRIES times, else done without an answer.
+    // Failed: again from fixed starts, at most RETRIES times, else done without an answer.
     b.block = failed;
     let max_tries = b.ci(RETRIES);
     let retried = b.op(Opcode::Ige, &[tries, max_tries]);
@@ -420,25 +548,11 @@ fn build_solve(name: &str, body: FuncId, n: usize, k: usize, span: Span) -> Func
     let no = b.f.ins_const(failed, Const::Bool(false), span);
     b.brif(retried, (done, &[no]), (retry, &[]));
     b.block = retry;
-    // Start j of retry r: 0.5 − 2·r·(−1)^r + 0.37·j, from the number of tries so far.
     let tf = b.op(Opcode::FcvtFromI64, &[tries]);
-    let base = b.c(0.5);
-    let two = b.c(2.0);
-    let swing = b.op(Opcode::Fmul, &[tf, two]);
     let par = b.ci(2);
     let odd = b.op(Opcode::Irem, &[tries, par]);
     let oddf = b.op(Opcode::FcvtFromI64, &[odd]);
-    let sign = b.op(Opcode::Fmul, &[oddf, two]);
-    let one = b.c(1.0);
-    let sign = b.op(Opcode::Fsub, &[one, sign]);
-    let swing = b.op(Opcode::Fmul, &[swing, sign]);
-    let from = b.op(Opcode::Fsub, &[base, swing]);
-    let mut again_args: Vec<Value> = (0..n)
-        .map(|j| {
-            let stagger = b.c(0.37 * j as f64);
-            b.op(Opcode::Fadd, &[from, stagger])
-        })
-        .collect();
+    let mut again_args = retry_start(&mut b, tf, oddf, n);
     let zero_it = b.ci(0);
     let one_t = b.ci(1);
     let tries1 = b.op(Opcode::Iadd, &[tries, one_t]);
@@ -547,6 +661,106 @@ mod tests {
         let compiled = pinv_core::compile_source(&file).expect("compiles");
         let (_, f) = compiled.module.iter().next().expect("a function");
         Plan::from_function(f).expect("straight line")
+    }
+
+    /// `(x·y, x² + y²)` and the mean and variance of three numbers, on plain floats.
+    fn product_and_square<F: Float>(x: &[F]) -> Vec<F> {
+        vec![x[0] * x[1], x[0] * x[0] + x[1] * x[1]]
+    }
+
+    fn mean_and_variance<F: Float>(x: &[F]) -> Vec<F> {
+        let three = F::from(3.0).unwrap();
+        let m = (x[0] + x[1] + x[2]) / three;
+        let v =
+            ((x[0] - m) * (x[0] - m) + (x[1] - m) * (x[1] - m) + (x[2] - m) * (x[2] - m)) / three;
+        vec![m, v]
+    }
+
+    /// The method reaches y from θ's start (and from a start where the Jacobian is singular,
+    /// through a retry), in f64 and in f32, with the tolerance each precision can meet.
+    fn converges_in<F: Float + std::fmt::Debug>(tolerance: f64) {
+        let f = |v: f64| F::from(v).unwrap();
+        let cases: [(&dyn Fn(&[F]) -> Vec<F>, Vec<F>, Vec<F>); 4] = [
+            (
+                &product_and_square,
+                vec![f(6.0), f(13.0)],
+                vec![f(1.0), f(1.0)],
+            ),
+            // The Jacobian [[y, x], [2x, 2y]] is zero at the origin: only a retry moves.
+            (
+                &product_and_square,
+                vec![f(6.0), f(13.0)],
+                vec![f(0.0), f(0.0)],
+            ),
+            (
+                &mean_and_variance,
+                vec![f(2.0), f(9.0)],
+                vec![f(0.0), f(1.0), f(3.0)],
+            ),
+            (
+                &mean_and_variance,
+                vec![f(-1.5), f(0.25)],
+                vec![f(7.0), f(7.0), f(-2.0)],
+            ),
+        ];
+        for (body, ys, starts) in cases {
+            let (x, ok) = solve_plain(body, &ys, &starts, tolerance);
+            assert!(ok, "{ys:?} from {starts:?}: stopped at {x:?}");
+            let fx = body(&x);
+            let mut a = Plain::<F>::new();
+            assert!(converged(&mut a, &fx, &ys, tolerance), "{x:?} gives {fx:?}");
+        }
+        // No real solution (x² + y² ≥ 2|x·y|): every start fails, and says so.
+        let (_, ok) = solve_plain(
+            &product_and_square,
+            &[f(6.0), f(1.0)],
+            &[f(1.0), f(1.0)],
+            tolerance,
+        );
+        assert!(!ok);
+    }
+
+    #[test]
+    fn newtons_method_converges_in_f64_and_in_f32() {
+        converges_in::<f64>(1e-9);
+        converges_in::<f32>(1e-5);
+    }
+
+    /// The generated `iso.newton.N.solve`, run by the interpreter, and [`solve_plain`] on f64
+    /// give the same iterate and verdict bit for bit: they share the kernels and the control.
+    #[test]
+    fn the_generated_solver_is_the_plain_one_bit_for_bit() {
+        use pinv_core::interp::Interpreter;
+        let file = SourceFile::new(
+            "n.pinv",
+            "fn body(x: f64, y: f64) -> (f64, f64) { (x * y, x * x + y * y) }",
+        );
+        let mut module = pinv_core::compile_source(&file).expect("compiles").module;
+        let body = module.get("body").expect("body");
+        let solve = build_solve("solve", body, 2, 2, Span::default());
+        let solve = super::super::helpers::add(&mut module, solve);
+        let tolerance = pinv_primitives::EmitOptions::default().tolerance;
+        let interp = Interpreter::new(&module);
+        for (ys, starts) in [
+            ([6.0, 13.0], [1.0, 1.0]),
+            ([6.0, 13.0], [0.0, 0.0]),
+            ([-6.0, 13.0], [100.0, -0.001]),
+            ([6.0, 1.0], [1.0, 1.0]),
+            ([1e-300, 2.5], [3.0, 1e10]),
+            ([f64::NAN, 2.0], [1.0, 2.0]),
+        ] {
+            let args: Vec<Const> = ys.iter().chain(&starts).map(|&v| Const::F64(v)).collect();
+            let got = interp.call(solve, &args).expect("runs");
+            let (x, ok) = solve_plain(&product_and_square, &ys, &starts, tolerance);
+            let mut want: Vec<Const> = x.iter().map(|&v| Const::F64(v)).collect();
+            want.push(Const::Bool(ok));
+            let bits = |v: &[Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{ys:?} from {starts:?}: {got:?} vs {want:?}"
+            );
+        }
     }
 
     #[test]
