@@ -680,7 +680,8 @@ mod tests {
     /// through a retry), in f64 and in f32, with the tolerance each precision can meet.
     fn converges_in<F: Float + std::fmt::Debug>(tolerance: f64) {
         let f = |v: f64| F::from(v).unwrap();
-        let cases: [(&dyn Fn(&[F]) -> Vec<F>, Vec<F>, Vec<F>); 4] = [
+        type Body<'a, F> = &'a dyn Fn(&[F]) -> Vec<F>;
+        let cases: [(Body<F>, Vec<F>, Vec<F>); 4] = [
             (
                 &product_and_square,
                 vec![f(6.0), f(13.0)],
