@@ -1,14 +1,14 @@
 //! Arithmetic the numeric solvers' kernels are written in once: on plain floats ([`Plain`], over
-//! any [`num_traits::Float`]) or as IR (the function builder [`Fb`], for the code the inverse
-//! runs).
+//! any [`num_traits::Float`]) or as IR (the function builder [`Fb`] of generated solver
+//! functions, and a rule's [`Emitter`]), for the code the inverse runs.
 //!
 //! A kernel written over [`Arith`] performs the same operations in the same order on both, so
 //! a run on `Plain<f64>` gives the generated code's results bit for bit (the tests of
 //! [`super::newton`] compare them), and the mathematics can be tested on its own, in f64 and in
 //! f32, without building IR.
 //!
-//! The operations are IR's: [`Arith::max`] ignores a NaN operand as `fmax` does (and as
-//! [`num_traits::Float::max`] does); comparisons with a NaN are false.
+//! The operations are IR's: [`Arith::max`] and [`Arith::min`] ignore a NaN operand and pick
+//! +0 over −0 (−0 for min) as `fmax` and `fmin` do; comparisons with a NaN are false.
 //!
 //! ```
 //! use pinv::solve::arith::{Arith, Plain};
@@ -31,6 +31,8 @@
 use super::helpers::Fb;
 use num_traits::Float;
 use pinv_core::ir::{Const, Opcode, Value};
+use pinv_primitives::rules::ops::Ops;
+use pinv_primitives::Emitter;
 use std::marker::PhantomData;
 
 /// Floating-point arithmetic and comparisons, on values of type [`Arith::F`] (floats) and
@@ -47,19 +49,29 @@ pub trait Arith {
     fn epsilon(&self) -> f64;
     /// The constant true.
     fn yes(&mut self) -> Self::B;
+    /// The constant false.
+    fn no(&mut self) -> Self::B;
     fn add(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn abs(&mut self, a: Self::F) -> Self::F;
-    /// The larger of `a` and `b`; a NaN operand is ignored.
+    /// The larger of `a` and `b`; a NaN operand is ignored, and +0 is larger than −0.
     fn max(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// The smaller of `a` and `b`; a NaN operand is ignored, and −0 is smaller than +0.
+    fn min(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn lt(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn le(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn gt(&mut self, a: Self::F, b: Self::F) -> Self::B;
+    fn ge(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn eq(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn ne(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn and(&mut self, a: Self::B, b: Self::B) -> Self::B;
+    fn not(&mut self, a: Self::B) -> Self::B;
+    /// `c ? x : y` for truth values already computed.
+    fn pick(&mut self, c: Self::B, x: Self::B, y: Self::B) -> Self::B;
+    /// `c ? x : y` for floats already computed.
+    fn choose(&mut self, c: Self::B, x: Self::F, y: Self::F) -> Self::F;
     fn or(&mut self, a: Self::B, b: Self::B) -> Self::B;
 }
 
@@ -86,6 +98,9 @@ impl<F: Float> Arith for Plain<F> {
     fn yes(&mut self) -> bool {
         true
     }
+    fn no(&mut self) -> bool {
+        false
+    }
     fn add(&mut self, a: F, b: F) -> F {
         a + b
     }
@@ -102,7 +117,36 @@ impl<F: Float> Arith for Plain<F> {
         a.abs()
     }
     fn max(&mut self, a: F, b: F) -> F {
-        a.max(b)
+        match (a.is_nan(), b.is_nan()) {
+            (true, _) => b,
+            (_, true) => a,
+            // Equal, or ±0: the positive one, as IR's `fmax`.
+            _ if a == b => {
+                if a.is_sign_positive() {
+                    a
+                } else {
+                    b
+                }
+            }
+            _ if a > b => a,
+            _ => b,
+        }
+    }
+    fn min(&mut self, a: F, b: F) -> F {
+        match (a.is_nan(), b.is_nan()) {
+            (true, _) => b,
+            (_, true) => a,
+            // Equal, or ±0: the negative one, as IR's `fmin`.
+            _ if a == b => {
+                if a.is_sign_negative() {
+                    a
+                } else {
+                    b
+                }
+            }
+            _ if a < b => a,
+            _ => b,
+        }
     }
     fn lt(&mut self, a: F, b: F) -> bool {
         a < b
@@ -113,6 +157,9 @@ impl<F: Float> Arith for Plain<F> {
     fn gt(&mut self, a: F, b: F) -> bool {
         a > b
     }
+    fn ge(&mut self, a: F, b: F) -> bool {
+        a >= b
+    }
     fn eq(&mut self, a: F, b: F) -> bool {
         a == b
     }
@@ -121,6 +168,23 @@ impl<F: Float> Arith for Plain<F> {
     }
     fn and(&mut self, a: bool, b: bool) -> bool {
         a && b
+    }
+    fn not(&mut self, a: bool) -> bool {
+        !a
+    }
+    fn pick(&mut self, c: bool, x: bool, y: bool) -> bool {
+        if c {
+            x
+        } else {
+            y
+        }
+    }
+    fn choose(&mut self, c: bool, x: F, y: F) -> F {
+        if c {
+            x
+        } else {
+            y
+        }
     }
     fn or(&mut self, a: bool, b: bool) -> bool {
         a || b
@@ -141,6 +205,9 @@ impl Arith for Fb {
     fn yes(&mut self) -> Value {
         self.f.ins_const(self.block, Const::Bool(true), self.span)
     }
+    fn no(&mut self) -> Value {
+        self.f.ins_const(self.block, Const::Bool(false), self.span)
+    }
     fn add(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Fadd, &[a, b])
     }
@@ -159,6 +226,9 @@ impl Arith for Fb {
     fn max(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Fmax, &[a, b])
     }
+    fn min(&mut self, a: Value, b: Value) -> Value {
+        self.op(Opcode::Fmin, &[a, b])
+    }
     fn lt(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Flt, &[a, b])
     }
@@ -167,6 +237,9 @@ impl Arith for Fb {
     }
     fn gt(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Fgt, &[a, b])
+    }
+    fn ge(&mut self, a: Value, b: Value) -> Value {
+        self.op(Opcode::Fge, &[a, b])
     }
     fn eq(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Feq, &[a, b])
@@ -177,7 +250,95 @@ impl Arith for Fb {
     fn and(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Band, &[a, b])
     }
+    fn pick(&mut self, c: Value, x: Value, y: Value) -> Value {
+        self.select(c, x, y)
+    }
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.op(Opcode::Bor, &[a, b])
     }
+    fn not(&mut self, a: Value) -> Value {
+        self.op(Opcode::Bnot, &[a])
+    }
+    fn choose(&mut self, c: Value, x: Value, y: Value) -> Value {
+        self.select(c, x, y)
+    }
+}
+
+/// IR emitted by a rule ([`Emitter`]), through its [`Ops`].
+impl Arith for Emitter<'_> {
+    type F = Value;
+    type B = Value;
+
+    fn c(&mut self, x: f64) -> Value {
+        self.fc(x)
+    }
+    fn epsilon(&self) -> f64 {
+        f64::EPSILON
+    }
+    fn yes(&mut self) -> Value {
+        self.bc(true)
+    }
+    fn no(&mut self) -> Value {
+        self.bc(false)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.fadd(a, b)
+    }
+    fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.fsub(a, b)
+    }
+    fn mul(&mut self, a: Value, b: Value) -> Value {
+        self.fmul(a, b)
+    }
+    fn div(&mut self, a: Value, b: Value) -> Value {
+        self.fdiv(a, b)
+    }
+    fn abs(&mut self, a: Value) -> Value {
+        self.fabs(a)
+    }
+    fn max(&mut self, a: Value, b: Value) -> Value {
+        self.op2(Opcode::Fmax, a, b)
+    }
+    fn min(&mut self, a: Value, b: Value) -> Value {
+        self.op2(Opcode::Fmin, a, b)
+    }
+    fn lt(&mut self, a: Value, b: Value) -> Value {
+        self.flt(a, b)
+    }
+    fn le(&mut self, a: Value, b: Value) -> Value {
+        self.fle(a, b)
+    }
+    fn gt(&mut self, a: Value, b: Value) -> Value {
+        self.fgt(a, b)
+    }
+    fn ge(&mut self, a: Value, b: Value) -> Value {
+        self.fge(a, b)
+    }
+    fn eq(&mut self, a: Value, b: Value) -> Value {
+        self.feq(a, b)
+    }
+    fn ne(&mut self, a: Value, b: Value) -> Value {
+        self.fne(a, b)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.bor(a, b)
+    }
+    fn not(&mut self, a: Value) -> Value {
+        self.bnot(a)
+    }
+    fn pick(&mut self, c: Value, x: Value, y: Value) -> Value {
+        emitted_select(self, c, x, y)
+    }
+    fn choose(&mut self, c: Value, x: Value, y: Value) -> Value {
+        emitted_select(self, c, x, y)
+    }
+}
+
+/// `c ? x : y` as an `if` whose arms give `x` and `y`. Both values exist and have one type,
+/// so the join cannot fail; were it to, that is a bug in the emitter.
+fn emitted_select(e: &mut Emitter<'_>, c: Value, x: Value, y: Value) -> Value {
+    Ops::select(e, c, x, y).expect("a select of two values of one type joins")
 }

@@ -26,6 +26,10 @@
 //!   the final check makes it a domain error. The PGF takes the same decisions on the same
 //!   matrix (its entries are computed from values θ gives exactly) and records the free
 //!   unknowns in the order the inverse reads them.
+//! - **The elimination is written once**, over [`Arith`] ([`super::arith`]): partial and
+//!   complete pivoting, back substitution and the column permutation emit the rule's IR and run
+//!   on any [`num_traits::Float`] in [`solve_plain`], which gives the generated inverse's
+//!   unknowns bit for bit on f64 (tested) and is tested in f32 too.
 //! - Where a factor of every coefficient is an input (a rotation's scale), it is drawn from the
 //!   nonzero reals: a scale of 0 would make the matrix zero, and a random θ for its unknowns
 //!   would almost never give y. An x with that factor 0 is out of reach (a gap).
@@ -33,7 +37,9 @@
 //! The inverse's final check runs the original function, so the regrouping of sums (exact
 //! only up to rounding) never makes an answer wrong.
 
+use super::arith::{Arith, Plain};
 use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use num_traits::Float;
 use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::ops::Ops;
@@ -493,16 +499,16 @@ impl InverseRule for LinearRtRule {
             .zip(b0)
             .map(|(&y, &b)| e.fsub(y, b))
             .collect();
-        let regular = partial_pivoting(e, n, a0, &r0)?;
+        let regular = partial_pivoting(e, n, a0, &r0);
         let types = vec![Type::F64; n];
         let u = e.if_else(
             regular.nonsingular,
             &types,
-            |e| back_substitution(e, n, &regular.a, &regular.r),
+            |e| Ok(back_substitution(e, n, &regular.a, &regular.r)),
             |e| {
                 // Singular: the columns complete pivoting leaves without a pivot are free; θ
                 // names them, and the pivot rows give the others.
-                let ech = complete_pivoting(e, n, a0, &r0)?;
+                let ech = complete_pivoting(e, n, a0, &r0);
                 let mut w: Vec<Option<Value>> = vec![None; n];
                 for k in (0..n).rev() {
                     let mut known_w = Vec::with_capacity(n - k - 1);
@@ -520,7 +526,7 @@ impl InverseRule for LinearRtRule {
                     )?);
                 }
                 let w = super::helpers::solved(w)?;
-                (0..n).map(|c| ech.unpermute(e, &w, c)).collect()
+                Ok((0..n).map(|c| ech.unpermute(e, &w, c)).collect())
             },
         )?;
         let again = products(e, n, a0, b0, &u);
@@ -545,14 +551,14 @@ impl InverseRule for LinearRtRule {
         // The same decisions as the inverse, on the same matrix (its entries are computed from
         // values θ gives exactly): where it is singular, record the free columns' unknowns in
         // the order the inverse reads them.
-        let regular = partial_pivoting(e, n, a0, &[])?;
+        let regular = partial_pivoting(e, n, a0, &[]);
         e.branch(
             regular.nonsingular,
             |_| Ok(()),
             |e| {
-                let ech = complete_pivoting(e, n, a0, &[])?;
+                let ech = complete_pivoting(e, n, a0, &[]);
                 for k in (0..n).rev() {
-                    let v = ech.permuted(e, u, k)?;
+                    let v = ech.permuted(e, u, k);
                     e.branch(ech.free[k], |e| e.record(v, FREE), |_| Ok(()))?;
                 }
                 Ok(())
@@ -563,227 +569,340 @@ impl InverseRule for LinearRtRule {
 
 /// The largest |entry| of the matrix `a`, at least the smallest normal, times 10⁻¹²: a pivot
 /// at or below it is taken for 0.
-fn tiny_pivot(e: &mut Emitter<'_>, a: &[Value]) -> Value {
-    let mut scale = e.fc(f64::MIN_POSITIVE);
+pub fn tiny_pivot<A: Arith>(e: &mut A, a: &[A::F]) -> A::F {
+    let mut scale = e.c(f64::MIN_POSITIVE);
     for &v in a {
-        let m = e.fabs(v);
-        scale = e.op2(Opcode::Fmax, scale, m);
+        let m = e.abs(v);
+        scale = e.max(scale, m);
     }
-    let eps = e.fc(1e-12);
-    e.fmul(scale, eps)
+    let eps = e.c(1e-12);
+    e.mul(scale, eps)
 }
 
 /// Swaps `x` and `y` where `cond` holds.
-fn swap_if(
-    e: &mut Emitter<'_>,
-    cond: Value,
-    x: &mut Value,
-    y: &mut Value,
-) -> Result<(), RuleError> {
+fn swap_if<A: Arith>(e: &mut A, cond: A::B, x: &mut A::F, y: &mut A::F) {
     let (a, b) = (*x, *y);
-    *x = e.select(cond, b, a)?;
-    *y = e.select(cond, a, b)?;
-    Ok(())
+    *x = e.choose(cond, b, a);
+    *y = e.choose(cond, a, b);
 }
 
 /// Swaps rows `k < i` of the matrix `a` and of the right-hand sides `r` (empty where only the
 /// matrix matters) where `cond` holds.
-fn swap_rows_if(
-    e: &mut Emitter<'_>,
-    cond: Value,
+fn swap_rows_if<A: Arith>(
+    e: &mut A,
+    cond: A::B,
     n: usize,
     (k, i): (usize, usize),
-    a: &mut [Value],
-    r: &mut [Value],
-) -> Result<(), RuleError> {
+    a: &mut [A::F],
+    r: &mut [A::F],
+) {
     for j in 0..n {
         let (lo, hi) = a.split_at_mut(i * n);
-        swap_if(e, cond, &mut lo[k * n + j], &mut hi[j])?;
+        swap_if(e, cond, &mut lo[k * n + j], &mut hi[j]);
     }
     if !r.is_empty() {
         let (lo, hi) = r.split_at_mut(i);
-        swap_if(e, cond, &mut lo[k], &mut hi[0])?;
+        swap_if(e, cond, &mut lo[k], &mut hi[0]);
     }
-    Ok(())
 }
 
 /// Subtracts multiples of row `k` (pivot `a[k][k]`) from the rows below it, in `a` and in the
 /// right-hand sides `r` (empty where only the matrix matters).
-fn eliminate_below(e: &mut Emitter<'_>, n: usize, k: usize, a: &mut [Value], r: &mut [Value]) {
+fn eliminate_below<A: Arith>(e: &mut A, n: usize, k: usize, a: &mut [A::F], r: &mut [A::F]) {
     let p = a[k * n + k];
     for i in k + 1..n {
-        let f = e.fdiv(a[i * n + k], p);
+        let f = e.div(a[i * n + k], p);
         for j in k..n {
-            let t = e.fmul(f, a[k * n + j]);
-            a[i * n + j] = e.fsub(a[i * n + j], t);
+            let t = e.mul(f, a[k * n + j]);
+            a[i * n + j] = e.sub(a[i * n + j], t);
         }
         if !r.is_empty() {
-            let t = e.fmul(f, r[k]);
-            r[i] = e.fsub(r[i], t);
+            let t = e.mul(f, r[k]);
+            r[i] = e.sub(r[i], t);
         }
     }
 }
 
 /// The upper-triangular system partial pivoting leaves.
-struct Triangular {
-    a: Vec<Value>,
-    r: Vec<Value>,
+pub struct Triangular<A: Arith> {
+    pub a: Vec<A::F>,
+    pub r: Vec<A::F>,
     /// Every pivot is above [`tiny_pivot`].
-    nonsingular: Value,
+    pub nonsingular: A::B,
 }
 
-/// Gaussian elimination with partial pivoting (the row swaps as selects) of `a0` and the
-/// right-hand sides `r0` (empty where only the matrix matters).
-fn partial_pivoting(
-    e: &mut Emitter<'_>,
-    n: usize,
-    a0: &[Value],
-    r0: &[Value],
-) -> Result<Triangular, RuleError> {
-    let mut a: Vec<Value> = a0.to_vec();
-    let mut r: Vec<Value> = r0.to_vec();
+/// Gaussian elimination with partial pivoting (the row swaps as selects) of `a0` (n × n, row
+/// major) and the right-hand sides `r0` (empty where only the matrix matters).
+pub fn partial_pivoting<A: Arith>(e: &mut A, n: usize, a0: &[A::F], r0: &[A::F]) -> Triangular<A> {
+    let mut a: Vec<A::F> = a0.to_vec();
+    let mut r: Vec<A::F> = r0.to_vec();
     let tiny = tiny_pivot(e, &a);
-    let mut nonsingular = e.bc(true);
+    let mut nonsingular = e.yes();
     for k in 0..n {
         // Bring the largest |a[i][k]| (i ≥ k) to row k, by swaps.
         for i in k + 1..n {
-            let ak = e.fabs(a[k * n + k]);
-            let ai = e.fabs(a[i * n + k]);
-            let swap = e.fgt(ai, ak);
-            swap_rows_if(e, swap, n, (k, i), &mut a, &mut r)?;
+            let ak = e.abs(a[k * n + k]);
+            let ai = e.abs(a[i * n + k]);
+            let swap = e.gt(ai, ak);
+            swap_rows_if(e, swap, n, (k, i), &mut a, &mut r);
         }
-        let mag = e.fabs(a[k * n + k]);
-        let ok = e.fgt(mag, tiny);
-        nonsingular = e.band(nonsingular, ok);
+        let mag = e.abs(a[k * n + k]);
+        let ok = e.gt(mag, tiny);
+        nonsingular = e.and(nonsingular, ok);
         eliminate_below(e, n, k, &mut a, &mut r);
     }
-    Ok(Triangular { a, r, nonsingular })
+    Triangular { a, r, nonsingular }
 }
 
 /// Unknown `k` of an upper-triangular system, from the unknowns after it (`after[j]` is
 /// unknown `k + 1 + j`).
-fn solve_row(
-    e: &mut Emitter<'_>,
+pub fn solve_row<A: Arith>(
+    e: &mut A,
     n: usize,
     k: usize,
-    a: &[Value],
-    r: Value,
-    after: &[Value],
-) -> Value {
+    a: &[A::F],
+    r: A::F,
+    after: &[A::F],
+) -> A::F {
     let mut acc = r;
     for (j, &w) in (k + 1..n).zip(after) {
-        let t = e.fmul(a[k * n + j], w);
-        acc = e.fsub(acc, t);
+        let t = e.mul(a[k * n + j], w);
+        acc = e.sub(acc, t);
     }
-    e.fdiv(acc, a[k * n + k])
+    e.div(acc, a[k * n + k])
 }
 
 /// Back substitution in the triangular system of nonzero pivots.
-fn back_substitution(
-    e: &mut Emitter<'_>,
-    n: usize,
-    a: &[Value],
-    r: &[Value],
-) -> Result<Vec<Value>, RuleError> {
-    let mut u: Vec<Value> = Vec::with_capacity(n);
+pub fn back_substitution<A: Arith>(e: &mut A, n: usize, a: &[A::F], r: &[A::F]) -> Vec<A::F> {
+    let mut u: Vec<A::F> = Vec::with_capacity(n);
     for k in (0..n).rev() {
         // `u` holds the unknowns after k, last first.
-        let after: Vec<Value> = u.iter().rev().copied().collect();
+        let after: Vec<A::F> = u.iter().rev().copied().collect();
         let v = solve_row(e, n, k, a, r[k], &after);
         u.push(v);
     }
     u.reverse();
-    Ok(u)
+    u
 }
 
 /// Row echelon form by complete pivoting: rows and columns swapped (as selects) so that each
-/// pivot is the largest |entry| left. Position k holds column `perm[k]` (an i64 value), and
-/// `free[k]` holds from the first position whose largest entry left is at or below
+/// pivot is the largest |entry| left. Position k holds column `perm[k]` (its index, as a
+/// float), and `free[k]` holds from the first position whose largest entry left is at or below
 /// [`tiny_pivot`]: that column and every later one have no pivot, so the unknowns there are
 /// free, and the rows above give the others.
-struct Echelon {
-    a: Vec<Value>,
-    r: Vec<Value>,
-    perm: Vec<Value>,
-    free: Vec<Value>,
+pub struct Echelon<A: Arith> {
+    pub a: Vec<A::F>,
+    pub r: Vec<A::F>,
+    pub perm: Vec<A::F>,
+    pub free: Vec<A::B>,
 }
 
-impl Echelon {
+impl<A: Arith> Echelon<A> {
     /// The unknown of column `c`, from `w` in the echelon's column order.
-    fn unpermute(&self, e: &mut Emitter<'_>, w: &[Value], c: usize) -> Result<Value, RuleError> {
-        let column = e.ic(c as i64);
+    pub fn unpermute(&self, e: &mut A, w: &[A::F], c: usize) -> A::F {
+        let column = e.c(c as f64);
         let mut acc = w[0];
         for (&p, &wk) in self.perm.iter().zip(w).skip(1) {
-            let here = e.ieq(p, column);
-            acc = e.select(here, wk, acc)?;
+            let here = e.eq(p, column);
+            acc = e.choose(here, wk, acc);
         }
-        Ok(acc)
+        acc
     }
 
     /// The unknown at echelon position `k`, from `u` in the original column order.
-    fn permuted(&self, e: &mut Emitter<'_>, u: &[Value], k: usize) -> Result<Value, RuleError> {
+    pub fn permuted(&self, e: &mut A, u: &[A::F], k: usize) -> A::F {
         let mut acc = u[0];
         for (c, &uc) in u.iter().enumerate().skip(1) {
-            let column = e.ic(c as i64);
-            let here = e.ieq(self.perm[k], column);
-            acc = e.select(here, uc, acc)?;
+            let column = e.c(c as f64);
+            let here = e.eq(self.perm[k], column);
+            acc = e.choose(here, uc, acc);
         }
-        Ok(acc)
+        acc
     }
 }
 
 /// [`Echelon`] of `a0` and the right-hand sides `r0` (empty where only the matrix matters).
-fn complete_pivoting(
-    e: &mut Emitter<'_>,
-    n: usize,
-    a0: &[Value],
-    r0: &[Value],
-) -> Result<Echelon, RuleError> {
-    let mut a: Vec<Value> = a0.to_vec();
-    let mut r: Vec<Value> = r0.to_vec();
-    let mut perm: Vec<Value> = (0..n).map(|j| e.ic(j as i64)).collect();
+pub fn complete_pivoting<A: Arith>(e: &mut A, n: usize, a0: &[A::F], r0: &[A::F]) -> Echelon<A> {
+    let mut a: Vec<A::F> = a0.to_vec();
+    let mut r: Vec<A::F> = r0.to_vec();
+    let mut perm: Vec<A::F> = (0..n).map(|j| e.c(j as f64)).collect();
     let tiny = tiny_pivot(e, &a);
     let mut free = Vec::with_capacity(n);
-    let mut no_pivot = e.bc(false);
+    let mut no_pivot = e.no();
     for k in 0..n {
         // Where the largest |a[i][j]| with i, j ≥ k is (the first of equals).
-        let mut best = e.fabs(a[k * n + k]);
-        let at_k = e.ic(k as i64);
+        let mut best = e.abs(a[k * n + k]);
+        let at_k = e.c(k as f64);
         let (mut bi, mut bj) = (at_k, at_k);
         for i in k..n {
             for j in k..n {
                 if (i, j) == (k, k) {
                     continue;
                 }
-                let m = e.fabs(a[i * n + j]);
-                let larger = e.fgt(m, best);
-                best = e.select(larger, m, best)?;
-                let (iv, jv) = (e.ic(i as i64), e.ic(j as i64));
-                bi = e.select(larger, iv, bi)?;
-                bj = e.select(larger, jv, bj)?;
+                let m = e.abs(a[i * n + j]);
+                let larger = e.gt(m, best);
+                best = e.choose(larger, m, best);
+                let (iv, jv) = (e.c(i as f64), e.c(j as f64));
+                bi = e.choose(larger, iv, bi);
+                bj = e.choose(larger, jv, bj);
             }
         }
         // Row k ↔ row bi, then column k ↔ column bj (in every row, and in `perm`).
         for i in k + 1..n {
-            let iv = e.ic(i as i64);
-            let here = e.ieq(bi, iv);
-            swap_rows_if(e, here, n, (k, i), &mut a, &mut r)?;
+            let iv = e.c(i as f64);
+            let here = e.eq(bi, iv);
+            swap_rows_if(e, here, n, (k, i), &mut a, &mut r);
         }
         for j in k + 1..n {
-            let jv = e.ic(j as i64);
-            let here = e.ieq(bj, jv);
+            let jv = e.c(j as f64);
+            let here = e.eq(bj, jv);
             for i in 0..n {
                 let (lo, hi) = a.split_at_mut(i * n + j);
-                swap_if(e, here, &mut lo[i * n + k], &mut hi[0])?;
+                swap_if(e, here, &mut lo[i * n + k], &mut hi[0]);
             }
             let (lo, hi) = perm.split_at_mut(j);
-            swap_if(e, here, &mut lo[k], &mut hi[0])?;
+            swap_if(e, here, &mut lo[k], &mut hi[0]);
         }
-        let pivot = e.fgt(best, tiny);
-        let none = e.bnot(pivot);
-        no_pivot = e.bor(no_pivot, none);
+        let pivot = e.gt(best, tiny);
+        let none = e.not(pivot);
+        no_pivot = e.or(no_pivot, none);
         free.push(no_pivot);
         eliminate_below(e, n, k, &mut a, &mut r);
     }
-    Ok(Echelon { a, r, perm, free })
+    Echelon { a, r, perm, free }
+}
+
+/// The rule's solution on plain floats: `u` with `A·u + b = y` (`a` row major), as the inverse
+/// computes it: partial pivoting where every pivot is above [`tiny_pivot`]; otherwise complete
+/// pivoting, with `free()` naming the unknowns of the columns without a pivot, asked in the
+/// order the inverse reads their θ (the last echelon position first). On f64 it gives the
+/// generated inverse's unknowns bit for bit (tested).
+pub fn solve_plain<F: Float>(
+    n: usize,
+    a: &[F],
+    b: &[F],
+    y: &[F],
+    free: &mut dyn FnMut() -> F,
+) -> Vec<F> {
+    let e = &mut Plain::<F>::new();
+    let r0: Vec<F> = y.iter().zip(b).map(|(&yi, &bi)| e.sub(yi, bi)).collect();
+    let regular = partial_pivoting(e, n, a, &r0);
+    if regular.nonsingular {
+        return back_substitution(e, n, &regular.a, &regular.r);
+    }
+    let ech = complete_pivoting(e, n, a, &r0);
+    let mut w: Vec<F> = vec![F::nan(); n];
+    for k in (0..n).rev() {
+        w[k] = if ech.free[k] {
+            free()
+        } else {
+            solve_row(e, n, k, &ech.a, ech.r[k], &w[k + 1..])
+        };
+    }
+    (0..n).map(|c| ech.unpermute(e, &w, c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Program;
+
+    /// `A·u + b = y` holds within `tol` (relative to max(1, |y|)).
+    fn solves<F: Float + std::fmt::Debug>(n: usize, a: &[F], b: &[F], y: &[F], u: &[F], tol: F) {
+        for r in 0..n {
+            let mut acc = b[r];
+            for c in 0..n {
+                acc = acc + a[r * n + c] * u[c];
+            }
+            let scale = y[r].abs().max(F::one());
+            assert!(
+                (acc - y[r]).abs() <= tol * scale,
+                "row {r}: {acc:?} is not {:?}",
+                y[r]
+            );
+        }
+    }
+
+    /// The elimination on plain floats, in f64 and f32: a regular matrix, a rank-deficient one
+    /// (θ names the pivotless column's unknown), and the zero matrix (θ names every unknown).
+    fn solves_in<F: Float + std::fmt::Debug>(tol: F) {
+        let f = |v: f64| F::from(v).unwrap();
+        let fs = |v: &[f64]| v.iter().map(|&x| f(x)).collect::<Vec<F>>();
+        let mut none = || -> F { panic!("no θ needed") };
+        let (a, b, y) = (fs(&[0.0, 2.0, 3.0, -1.0]), fs(&[1.0, 0.0]), fs(&[5.0, 4.0]));
+        let u = solve_plain(2, &a, &b, &y, &mut none);
+        solves(2, &a, &b, &y, &u, tol);
+        // Rank 2 of 3: the rows of the cyclic gain −1 sum to 0, and y on that plane.
+        let a = fs(&[-1.0, 1.0, 0.0, 0.0, -1.0, 1.0, 1.0, 0.0, -1.0]);
+        let (b, y) = (fs(&[0.0; 3]), fs(&[1.0, 2.0, -3.0]));
+        let mut named = Vec::new();
+        let u = solve_plain(3, &a, &b, &y, &mut || {
+            named.push(());
+            f(0.75)
+        });
+        assert_eq!(named.len(), 1);
+        solves(3, &a, &b, &y, &u, tol);
+        // Rank 1 with its largest entry off the first position: rows and columns swap, and
+        // the answer comes back in the original column order.
+        let (a, b, y) = (fs(&[1.0, 2.0, 2.0, 4.0]), fs(&[0.0, 1.0]), fs(&[3.0, 7.0]));
+        let u = solve_plain(2, &a, &b, &y, &mut || f(-0.5));
+        solves(2, &a, &b, &y, &u, tol);
+        // The pivot is the 4, in column 1: column 0 is the free one.
+        assert_eq!(u[0], f(-0.5), "{u:?}: θ names the column without a pivot");
+        // The zero matrix: each unknown is θ's, the last position first.
+        let mut values = vec![f(2.0), f(-4.0)];
+        let u = solve_plain(
+            2,
+            &fs(&[0.0; 4]),
+            &fs(&[1.0, 1.0]),
+            &fs(&[1.0, 1.0]),
+            &mut || values.remove(0),
+        );
+        assert_eq!(u, fs(&[-4.0, 2.0]));
+    }
+
+    #[test]
+    fn elimination_solves_regular_and_singular_systems_in_f64_and_f32() {
+        solves_in::<f64>(1e-12);
+        solves_in::<f32>(1e-5);
+    }
+
+    /// The generated inverse's unknowns are [`solve_plain`]'s on f64, bit for bit, whether the
+    /// matrix θ gives is regular, rank-deficient or zero.
+    #[test]
+    fn the_generated_elimination_is_the_plain_one_bit_for_bit() {
+        let program = Program::parse(
+            "m.pinv",
+            "fn g(x: f64, y: f64, a: f64, b: f64) -> (f64, f64) { (a * x + b * y, b * x + a * y) }",
+        )
+        .expect("compiles");
+        let inverse = program.invert("g").expect("invertible");
+        let report = inverse.isolation()[0].to_string();
+        assert!(report.contains("with coefficients from a, b"), "{report}");
+        // θ reads b, then a, then, where the matrix [[a, b], [b, a]] is singular (a = ±b), the
+        // free unknowns.
+        for (y, [a, b], free) in [
+            ([5.0, 4.0], [0.3, 2.0], vec![]),
+            ([1e-3, -7.5], [1e10, -1e-10], vec![]),
+            ([3.0, 3.0], [1.0, 1.0], vec![0.625]),
+            ([-2.0, 2.0], [-4.0, 4.0], vec![1e3]),
+            ([0.0, 0.0], [0.0, 0.0], vec![1.5, -2.25]),
+        ] {
+            let mut tape: Vec<Const> = [b, a].iter().map(|&v| Const::F64(v)).collect();
+            tape.extend(free.iter().map(|&v| Const::F64(v)));
+            let ys = y.map(Const::F64);
+            let got = inverse.call_with_tape(&ys, &tape).expect("a preimage");
+            let mut next = free.into_iter();
+            let want = solve_plain(2, &[a, b, b, a], &[0.0, 0.0], &y, &mut || {
+                next.next().expect("as many θ as the inverse read")
+            });
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let got: Vec<f64> = got[..2].iter().map(|c| c.as_f64().expect("f64")).collect();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "y {y:?}, a {a}, b {b}: {got:?} vs {want:?}"
+            );
+        }
+    }
 }

@@ -39,14 +39,22 @@
 //! (so `n·(n − 1) / 2` is scanned whole rather than leaving a remainder to guess), and it may
 //! not divide by anything that depends on x (a trap would stop the scan).
 //!
+//! **The mathematics is written once**, over [`Arith`] ([`super::arith`]): the bracket and dip
+//! tests, distances, the golden-section points and the bisection step are kernels that the
+//! generated functions emit as IR and that [`bisect_plain`] and [`dip_plain`] run on any
+//! [`num_traits::Float`]. `dip_plain` gives the generated `iso.root.N.dip`'s results bit for bit
+//! on f64 (tested); both are tested in f32 too. The grid walk itself is IR only.
+//!
 //! Limits of the scan (for sampled θ only; completeness does not depend on it): roots beyond
 //! ±1e8, and roots in a dip the grid does not show (a narrow spike of the other sign where the
 //! grid's `|h|` is not smallest at a point next to it), are not found from a start point that
 //! is not itself a root. Soundness is unaffected (the rule checks `T(x, k…) ≈ y`, and the inverse
 //! checks the original function).
 
+use super::arith::{Arith, Plain};
 use super::helpers::{emit_plan, fresh, new_function, Fb, RootRule};
 use super::plan::{PKind, RootSpec};
+use num_traits::Float;
 use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::{Callee, Layer};
@@ -91,31 +99,11 @@ impl Fb {
             return self.op(Opcode::Ieq, &[t, y]);
         }
         let diff = self.op(Opcode::Fsub, &[t, y]);
-        self.small_beside(diff, y, 1e-9)
-    }
-
-    /// Whether `|d| ≤ tol · max(1, |y|)`: `d` is small beside `y` (false for a NaN `d`).
-    fn small_beside(&mut self, d: Value, y: Value, tol: f64) -> Value {
-        let ad = self.op(Opcode::Fabs, &[d]);
-        let ay = self.op(Opcode::Fabs, &[y]);
-        let one = self.c(1.0);
-        let scale = self.op(Opcode::Fmax, &[ay, one]);
-        let tol = self.c(tol);
-        let bound = self.op(Opcode::Fmul, &[tol, scale]);
-        self.op(Opcode::Fle, &[ad, bound])
-    }
-
-    /// The distance from `s` to the interval `[lo, hi]` (0 inside it).
-    fn distance(&mut self, s: Value, lo: Value, hi: Value) -> Value {
-        let below = self.op(Opcode::Fsub, &[lo, s]);
-        let above = self.op(Opcode::Fsub, &[s, hi]);
-        let out = self.op(Opcode::Fmax, &[below, above]);
-        let zero = self.c(0.0);
-        self.op(Opcode::Fmax, &[out, zero])
+        small_beside(self, diff, y, 1e-9)
     }
 
     /// `c ? a : b` for two values of one type, already computed.
-    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+    pub(super) fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         let ty = self.f.value_type(a);
         let (t, _) = self.new_block(&[]);
         let (e, _) = self.new_block(&[]);
@@ -153,45 +141,201 @@ impl Fb {
         let at_low = self.op(Opcode::Ieq, &[i, toward]);
         self.select(at_low, zero, next)
     }
+}
 
-    /// Whether `h_prev`, `h`, `h_next` (three points in a row) have one strict sign and `|h|`
-    /// is the smallest (strictly below `|h_prev|`): a dip that may hide two roots.
-    fn dip(&mut self, h_prev: Value, h: Value, h_next: Value) -> Value {
-        let zero = self.c(0.0);
-        let all = |this: &mut Fb, op: Opcode| {
-            let a = this.op(op, &[h_prev, zero]);
-            let b = this.op(op, &[h, zero]);
-            let c = this.op(op, &[h_next, zero]);
-            let ab = this.op(Opcode::Band, &[a, b]);
-            this.op(Opcode::Band, &[ab, c])
-        };
-        let pos = all(self, Opcode::Fgt);
-        let neg = all(self, Opcode::Flt);
-        let same = self.op(Opcode::Bor, &[pos, neg]);
-        let ap = self.op(Opcode::Fabs, &[h_prev]);
-        let a = self.op(Opcode::Fabs, &[h]);
-        let an = self.op(Opcode::Fabs, &[h_next]);
-        let below_prev = self.op(Opcode::Flt, &[a, ap]);
-        let below_next = self.op(Opcode::Fle, &[a, an]);
-        let low = self.op(Opcode::Band, &[below_prev, below_next]);
-        self.op(Opcode::Band, &[same, low])
+// ---- the mathematics of the scan, the dip search and the bisection, written once over
+// `Arith` (plain floats, or IR)
+
+/// Whether `|d| ≤ tol · max(1, |y|)`: `d` is small beside `y` (false for a NaN `d`).
+pub fn small_beside<A: Arith>(a: &mut A, d: A::F, y: A::F, tol: f64) -> A::B {
+    let ad = a.abs(d);
+    let ay = a.abs(y);
+    let one = a.c(1.0);
+    let scale = a.max(ay, one);
+    let tol = a.c(tol);
+    let bound = a.mul(tol, scale);
+    a.le(ad, bound)
+}
+
+/// The distance from `s` to the interval `[lo, hi]` (0 inside it).
+pub fn distance<A: Arith>(a: &mut A, s: A::F, lo: A::F, hi: A::F) -> A::F {
+    let below = a.sub(lo, s);
+    let above = a.sub(s, hi);
+    let out = a.max(below, above);
+    let zero = a.c(0.0);
+    a.max(out, zero)
+}
+
+/// Whether `h_prev`, `h`, `h_next` (three points in a row) have one strict sign and `|h|` is
+/// the smallest (strictly below `|h_prev|`): a dip that may hide two roots.
+pub fn dip<A: Arith>(a: &mut A, h_prev: A::F, h: A::F, h_next: A::F) -> A::B {
+    let zero = a.c(0.0);
+    let p = [a.gt(h_prev, zero), a.gt(h, zero), a.gt(h_next, zero)];
+    let pos = a.and(p[0], p[1]);
+    let pos = a.and(pos, p[2]);
+    let n = [a.lt(h_prev, zero), a.lt(h, zero), a.lt(h_next, zero)];
+    let neg = a.and(n[0], n[1]);
+    let neg = a.and(neg, n[2]);
+    let same = a.or(pos, neg);
+    let ap = a.abs(h_prev);
+    let am = a.abs(h);
+    let an = a.abs(h_next);
+    let below_prev = a.lt(am, ap);
+    let below_next = a.le(am, an);
+    let low = a.and(below_prev, below_next);
+    a.and(same, low)
+}
+
+/// `h = 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
+pub fn is_root<A: Arith>(a: &mut A, h: A::F, h1: A::F) -> A::B {
+    let zero = a.c(0.0);
+    let at = a.eq(h, zero);
+    let l = a.lt(h, zero);
+    let r = a.gt(h1, zero);
+    let up = a.and(l, r);
+    let l = a.gt(h, zero);
+    let r = a.lt(h1, zero);
+    let down = a.and(l, r);
+    let change = a.or(up, down);
+    a.or(at, change)
+}
+
+/// The golden ratio's conjugate, 1/φ: the fraction of an interval a golden-section step keeps.
+const GOLDEN: f64 = 0.618_033_988_749_894_9;
+
+/// The golden-section point `hi − 0.618·(hi − lo)`, nearer `lo`.
+pub fn golden_lower<A: Arith>(a: &mut A, lo: A::F, hi: A::F) -> A::F {
+    let g = a.c(GOLDEN);
+    let w = a.sub(hi, lo);
+    let gw = a.mul(g, w);
+    a.sub(hi, gw)
+}
+
+/// The golden-section point `lo + 0.618·(hi − lo)`, nearer `hi`.
+pub fn golden_upper<A: Arith>(a: &mut A, lo: A::F, hi: A::F) -> A::F {
+    let g = a.c(GOLDEN);
+    let w = a.sub(hi, lo);
+    let gw = a.mul(g, w);
+    a.add(lo, gw)
+}
+
+/// Whether `hx` has the other sign than `h_f` (or is 0): a bracket with the dip's middle.
+/// `f_positive` is `h_f > 0`.
+pub fn other_sign<A: Arith>(a: &mut A, f_positive: A::B, hx: A::F) -> A::B {
+    let zero = a.c(0.0);
+    let le = a.le(hx, zero);
+    let ge = a.ge(hx, zero);
+    a.pick(f_positive, le, ge)
+}
+
+/// The midpoint of a bisection step, `lo + (hi − lo)/2`, and whether it is stuck (not strictly
+/// inside: `lo` and `hi` are adjacent floats).
+pub fn bisection_midpoint<A: Arith>(a: &mut A, lo: A::F, hi: A::F) -> (A::F, A::B) {
+    let d = a.sub(hi, lo);
+    let half = a.c(0.5);
+    let d = a.mul(d, half);
+    let mid = a.add(lo, d);
+    let below = a.le(mid, lo);
+    let above = a.ge(mid, hi);
+    (mid, a.or(below, above))
+}
+
+/// Whether `hm` and `hlo` have one strict sign: the root is above the midpoint.
+pub fn same_sign<A: Arith>(a: &mut A, hm: A::F, hlo: A::F) -> A::B {
+    let zero = a.c(0.0);
+    let m = a.lt(hm, zero);
+    let l = a.lt(hlo, zero);
+    let both_neg = a.and(m, l);
+    let m = a.gt(hm, zero);
+    let l = a.gt(hlo, zero);
+    let both_pos = a.and(m, l);
+    a.or(both_neg, both_pos)
+}
+
+/// Whether `|h_lo| ≤ |h_hi|`: the end a finished bisection returns.
+pub fn lower_is_nearer<A: Arith>(a: &mut A, h_lo: A::F, h_hi: A::F) -> A::B {
+    let l = a.abs(h_lo);
+    let h = a.abs(h_hi);
+    a.le(l, h)
+}
+
+/// The bisection of `iso.root.N.solve` on plain floats: from a bracket `[lo, hi]` of `h` (with
+/// `h(lo)`), halve it until `h` is 0 at a point or the ends are adjacent floats (at most
+/// [`BISECTIONS`] steps), and return the end with the smaller `|h|`.
+pub fn bisect_plain<F: Float>(h: &dyn Fn(F) -> F, lo: F, hi: F, h_lo: F) -> F {
+    let a = &mut Plain::<F>::new();
+    let (mut lo, mut hi, mut h_lo) = (lo, hi, h_lo);
+    for _ in 0..BISECTIONS {
+        if h_lo == F::zero() {
+            return lo;
+        }
+        let (mid, stuck) = bisection_midpoint(a, lo, hi);
+        if stuck {
+            break;
+        }
+        let hm = h(mid);
+        if hm == F::zero() {
+            return mid;
+        }
+        if same_sign(a, hm, h_lo) {
+            (lo, h_lo) = (mid, hm);
+        } else {
+            hi = mid;
+        }
     }
-
-    /// `feq h 0 || h < 0 < h1 || h > 0 > h1`: a root in `[x_i, x_{i+1})`.
-    fn is_root(&mut self, h: Value, h1: Value) -> Value {
-        let zero = self.c(0.0);
-        let at = self.op(Opcode::Feq, &[h, zero]);
-        let a = self.op(Opcode::Flt, &[h, zero]);
-        let b = self.op(Opcode::Fgt, &[h1, zero]);
-        let up = self.op(Opcode::Band, &[a, b]);
-        let a = self.op(Opcode::Fgt, &[h, zero]);
-        let b = self.op(Opcode::Flt, &[h1, zero]);
-        let down = self.op(Opcode::Band, &[a, b]);
-        let change = self.op(Opcode::Bor, &[up, down]);
-        self.op(Opcode::Bor, &[at, change])
+    if h_lo == F::zero() {
+        return lo;
+    }
+    if lower_is_nearer(a, h_lo, h(hi)) {
+        lo
+    } else {
+        hi
     }
 }
 
+/// What the dip search found: a point, `h` there, and its kind (0: nothing; 1: `h` has the
+/// other sign there; 2: `|h|` is below `1e-12·max(1, |y|)`, a double root).
+pub type DipFound<F> = (F, F, F);
+
+/// The dip search of `iso.root.N.dip` on plain floats ([`build_dip`]): inside `[lo, hi]`, where
+/// `h` kept the sign of `h_f` at three grid points, a golden-section search for the smallest
+/// `|h|`, at most [`DIP_STEPS`] steps.
+pub fn dip_plain<F: Float>(h: &dyn Fn(F) -> F, y: F, lo: F, hi: F, h_f: F) -> DipFound<F> {
+    let a = &mut Plain::<F>::new();
+    let (mut lo, mut hi) = (lo, hi);
+    let (mut c, mut d) = (golden_lower(a, lo, hi), golden_upper(a, lo, hi));
+    let (mut hc, mut hd) = (h(c), h(d));
+    let f_positive = h_f > F::zero();
+    let one = F::one();
+    for k in 0.. {
+        if other_sign(a, f_positive, hc) {
+            return (c, hc, one);
+        }
+        if other_sign(a, f_positive, hd) {
+            return (d, hd, one);
+        }
+        if k >= DIP_STEPS || !a.lt(c, d) {
+            break;
+        }
+        if hc.abs() < hd.abs() {
+            // The smallest |h| is in [lo, d]: d becomes the upper end, c the new d.
+            let nc = golden_lower(a, lo, d);
+            (hi, c, d, hc, hd) = (d, nc, c, h(nc), hc);
+        } else {
+            // In [c, hi]: c becomes the lower end, d the new c.
+            let nd = golden_upper(a, c, hi);
+            (lo, c, d, hc, hd) = (c, d, nd, hd, h(nd));
+        }
+    }
+    let c_best = hc.abs() <= hd.abs();
+    let (x, hx) = if c_best { (c, hc) } else { (d, hd) };
+    let kind = if small_beside(a, hx, y, 1e-12) {
+        a.c(2.0)
+    } else {
+        F::zero()
+    };
+    (x, hx, kind)
+}
 /// The grid helper, added once per module.
 fn grid(module: &mut Module) -> FuncId {
     if let Some(id) = module.get(GRID) {
@@ -431,13 +575,13 @@ impl Walk {
     fn step(&self, b: &mut Fb, side: Side, fronts: [Value; 6], prevs: [Value; 4]) {
         let (lo, hi, h_lo, h_hi, d) = side.bracket;
         let [best_lo, best_hi, best_h, best_d] = self.best;
-        let r = b.is_root(h_lo, h_hi);
+        let r = is_root(b, h_lo, h_hi);
         let nb_lo = b.select(r, lo, best_lo);
         let nb_hi = b.select(r, hi, best_hi);
         let nb_h = b.select(r, h_lo, best_h);
         let nd = b.select(r, d, best_d);
         let (x_front, h_front) = side.front;
-        let dip = b.dip(side.prev.1, h_front, side.new.1);
+        let dip = dip(b, side.prev.1, h_front, side.new.1);
         let (look, _) = b.new_block(&[]);
         let (joined, jp) = b.new_block(&[Type::F64, Type::F64, Type::F64, Type::F64]);
         b.brif(dip, (look, &[]), (joined, &[nb_lo, nb_hi, nb_h, nd]));
@@ -460,7 +604,7 @@ impl Walk {
         let hi_d = b.select(double_root, dx, hi_d);
         let h_lo_d = b.select(below_front, dh, h_front);
         let h_lo_d = b.select(double_root, dh, h_lo_d);
-        let d_dip = b.distance(self.s, lo_d, hi_d);
+        let d_dip = distance(b, self.s, lo_d, hi_d);
         let some = b.op(Opcode::Fgt, &[kind, none]);
         let nearer = b.op(Opcode::Flt, &[d_dip, nd]);
         let take = b.op(Opcode::Band, &[some, nearer]);
@@ -504,11 +648,8 @@ fn build_dip(name: &str, body: FuncId, k_types: &[Type], span: Span) -> Function
     let y = ps[0];
     let ks = ps[1..n - 3].to_vec();
     let (a, z, hf) = (ps[n - 3], ps[n - 2], ps[n - 1]);
-    let g = b.c(0.618_033_988_749_894_9);
-    let w = b.op(Opcode::Fsub, &[z, a]);
-    let gw = b.op(Opcode::Fmul, &[g, w]);
-    let c = b.op(Opcode::Fsub, &[z, gw]);
-    let d = b.op(Opcode::Fadd, &[a, gw]);
+    let c = golden_lower(&mut b, a, z);
+    let d = golden_upper(&mut b, a, z);
     let hc = h(&mut b, body, c, &ks, y);
     let hd = h(&mut b, body, d, &ks, y);
     let i0 = b.ci(0);
@@ -528,13 +669,8 @@ fn build_dip(name: &str, body: FuncId, k_types: &[Type], span: Span) -> Function
     let zero = b.c(0.0);
     let one_k = b.c(1.0);
     let f_pos = b.op(Opcode::Fgt, &[hf, zero]);
-    let other = |b: &mut Fb, hx: Value| {
-        let le = b.op(Opcode::Fle, &[hx, zero]);
-        let ge = b.op(Opcode::Fge, &[hx, zero]);
-        b.select(f_pos, le, ge)
-    };
-    let other_c = other(&mut b, hc);
-    let other_d = other(&mut b, hd);
+    let other_c = other_sign(&mut b, f_pos, hc);
+    let other_d = other_sign(&mut b, f_pos, hd);
     let (ret_c, _) = b.new_block(&[]);
     let (try_d, _) = b.new_block(&[]);
     b.brif(other_c, (ret_c, &[]), (try_d, &[]));
@@ -565,25 +701,19 @@ fn build_dip(name: &str, body: FuncId, k_types: &[Type], span: Span) -> Function
     b.brif(left, (lb, &[]), (rb, &[]));
     // The smallest |h| is in [a, d]: d becomes the upper end, c the new d.
     b.at(lb);
-    let w = b.op(Opcode::Fsub, &[d, a]);
-    let gw = b.op(Opcode::Fmul, &[g, w]);
-    let nc = b.op(Opcode::Fsub, &[d, gw]);
+    let nc = golden_lower(&mut b, a, d);
     let hnc = h(&mut b, body, nc, &ks, y);
     b.jump(gs, &[a, d, nc, c, hnc, hc, k1]);
     // In [c, z]: c becomes the lower end, d the new c.
     b.at(rb);
-    let w = b.op(Opcode::Fsub, &[z, c]);
-    let gw = b.op(Opcode::Fmul, &[g, w]);
-    let nd = b.op(Opcode::Fadd, &[c, gw]);
+    let nd = golden_upper(&mut b, c, z);
     let hnd = h(&mut b, body, nd, &ks, y);
     b.jump(gs, &[c, z, d, nd, hd, hnd, k1]);
     b.at(finish);
-    let ac = b.op(Opcode::Fabs, &[hc]);
-    let ad = b.op(Opcode::Fabs, &[hd]);
-    let c_best = b.op(Opcode::Fle, &[ac, ad]);
+    let c_best = lower_is_nearer(&mut b, hc, hd);
     let x = b.select(c_best, c, d);
     let hx = b.select(c_best, hc, hd);
-    let double = b.small_beside(hx, y, 1e-12);
+    let double = small_beside(&mut b, hx, y, 1e-12);
     let two = b.c(2.0);
     let kind = b.select(double, two, zero);
     b.f.ins_return(b.block, vec![x, hx, kind], span);
@@ -708,12 +838,12 @@ fn build(
     let (xpu, hpu, xpl, hpl) = (wp[10], wp[11], wp[12], wp[13]);
     let u_in = b.op(Opcode::Ile, &[u, last]);
     let xu1 = b.grid_next(u, xu, 1);
-    let du = b.distance(s, xu, xu1);
+    let du = distance(&mut b, s, xu, xu1);
     let du = b.select(u_in, du, far);
     let l = b.op(Opcode::Isub, &[l1, one]);
     let l_in = b.op(Opcode::Ige, &[l, i0]);
     let xl = b.grid_next(l1, xl1, -1);
-    let dd = b.distance(s, xl, xl1);
+    let dd = distance(&mut b, s, xl, xl1);
     let dd = b.select(l_in, dd, far);
     let nearest = b.op(Opcode::Fmin, &[du, dd]);
     let go_on = b.op(Opcode::Flt, &[nearest, best_d]);
@@ -775,7 +905,7 @@ fn build(
     let x_end = b.call(grid, &[end]);
     let h_end = h(&mut b, body, x_end, &ks, y);
     let at_end = b.op(Opcode::Feq, &[h_end, zero]);
-    let d = b.distance(s, x_end, x_end);
+    let d = distance(&mut b, s, x_end, x_end);
     let nearer = b.op(Opcode::Flt, &[d, best_d]);
     let end_wins = b.op(Opcode::Band, &[at_end, nearer]);
     let (ret_end, _) = b.new_block(&[]);
@@ -812,13 +942,7 @@ fn build(
     let (finish, _) = b.new_block(&[]);
     b.brif(enough, (finish, &[]), (step_b, &[]));
     b.at(step_b);
-    let d = b.op(Opcode::Fsub, &[hi, lo]);
-    let half = b.c(0.5);
-    let d = b.op(Opcode::Fmul, &[d, half]);
-    let mid = b.op(Opcode::Fadd, &[lo, d]);
-    let below = b.op(Opcode::Fle, &[mid, lo]);
-    let above = b.op(Opcode::Fge, &[mid, hi]);
-    let stuck = b.op(Opcode::Bor, &[below, above]);
+    let (mid, stuck) = bisection_midpoint(&mut b, lo, hi);
     let (eval_b, _) = b.new_block(&[]);
     b.brif(stuck, (finish, &[]), (eval_b, &[]));
     b.at(eval_b);
@@ -831,21 +955,13 @@ fn build(
     b.at(ret_mid);
     b.ret(mid);
     b.at(move_b);
-    let a = b.op(Opcode::Flt, &[hm, zero]);
-    let c = b.op(Opcode::Flt, &[hlo, zero]);
-    let both_neg = b.op(Opcode::Band, &[a, c]);
-    let a = b.op(Opcode::Fgt, &[hm, zero]);
-    let c = b.op(Opcode::Fgt, &[hlo, zero]);
-    let both_pos = b.op(Opcode::Band, &[a, c]);
-    let same = b.op(Opcode::Bor, &[both_neg, both_pos]);
+    let same = same_sign(&mut b, hm, hlo);
     let k1 = b.op(Opcode::Iadd, &[k, one]);
     b.brif(same, (bis, &[mid, hi, hm, k1]), (bis, &[lo, mid, hlo, k1]));
     // The end with the smaller |h|.
     b.at(finish);
     let hh = h(&mut b, body, hi, &ks, y);
-    let a = b.op(Opcode::Fabs, &[hlo]);
-    let c = b.op(Opcode::Fabs, &[hh]);
-    let pick_lo = b.op(Opcode::Fle, &[a, c]);
+    let pick_lo = lower_is_nearer(&mut b, hlo, hh);
     let (rl, _) = b.new_block(&[]);
     let (rh, _) = b.new_block(&[]);
     b.brif(pick_lo, (rl, &[]), (rh, &[]));
@@ -854,4 +970,93 @@ fn build(
     b.at(rh);
     b.ret(hi);
     b.f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::SourceFile;
+
+    fn cubic<F: Float>(x: F) -> F {
+        x * x * x + (F::one() + F::one()) * x - F::from(5.0).unwrap()
+    }
+
+    /// Bisection ends at a float next to the root of x³ + 2x − 5 (about 1.3283), in f64 and
+    /// in f32: no float nearer the root gives a smaller |h|.
+    fn bisects_in<F: Float + std::fmt::Debug>() {
+        let (lo, hi) = (F::one(), F::one() + F::one());
+        let r = bisect_plain(&cubic, lo, hi, cubic(lo));
+        let h = cubic(r).abs();
+        for n in [r - r * F::epsilon(), r + r * F::epsilon()] {
+            assert!(h <= cubic(n).abs() * (F::one() + F::one()), "{r:?}: {h:?}");
+        }
+        assert!((r - F::from(1.328_268_855_668_608_6).unwrap()).abs() < F::from(1e-5).unwrap());
+    }
+
+    #[test]
+    fn bisection_reaches_adjacent_floats_in_f64_and_f32() {
+        bisects_in::<f64>();
+        bisects_in::<f32>();
+    }
+
+    /// `(x − 1)² − y` keeps one sign at grid points around 1 for a small y; the dip search
+    /// finds a point of the other sign between them (two roots), or, for y = 0, the double root
+    /// itself, in f64 and f32.
+    fn finds_dips_in<F: Float + std::fmt::Debug>() {
+        let f = |v: f64| F::from(v).unwrap();
+        let (lo, hi) = (f(0.9), f(1.1));
+        for y in [f(1e-4), f(0.0)] {
+            let h = |x: F| (x - F::one()) * (x - F::one()) - y;
+            let (x, hx, kind) = dip_plain(&h, y, lo, hi, h(lo));
+            assert!(kind > F::zero(), "y = {y:?}: nothing found ({x:?}, {hx:?})");
+            assert!(hx <= F::zero() || hx.abs() <= f(1e-6), "{x:?}: {hx:?}");
+        }
+        // A dip with no root: (x − 1)² + 1.
+        let h = |x: F| (x - F::one()) * (x - F::one()) + F::one();
+        assert_eq!(dip_plain(&h, F::zero(), lo, hi, h(lo)).2, F::zero());
+    }
+
+    #[test]
+    fn the_dip_search_finds_close_and_double_roots_in_f64_and_f32() {
+        finds_dips_in::<f64>();
+        finds_dips_in::<f32>();
+    }
+
+    /// The generated `iso.root.N.dip`, run by the interpreter, and [`dip_plain`] on f64 give
+    /// the same point, value and kind bit for bit: they share the kernels.
+    #[test]
+    fn the_generated_dip_search_is_the_plain_one_bit_for_bit() {
+        use pinv_core::interp::Interpreter;
+        let file = SourceFile::new(
+            "d.pinv",
+            "fn body(x: f64) -> f64 { (x - 1.0) * (x - 1.0) + x * 1e-3 }",
+        );
+        let mut module = pinv_core::compile_source(&file).expect("compiles").module;
+        let body = module.get("body").expect("body");
+        let dip = build_dip("dip", body, &[], Span::default());
+        let dip = super::super::helpers::add(&mut module, dip);
+        let interp = Interpreter::new(&module);
+        let forward = |x: f64| (x - 1.0) * (x - 1.0) + x * 1e-3;
+        for (y, lo, hi) in [
+            (1.0005, 0.9, 1.1),
+            (0.99975, 0.9, 1.1),
+            (0.9, 0.9, 1.1),
+            (2.0, -3.0, 5.0),
+            // No root, over an interval wide enough for every one of the DIP_STEPS steps.
+            (-1.0, -1e6, 1e6),
+            (f64::NAN, 0.0, 1.0),
+        ] {
+            let h = |x: f64| forward(x) - y;
+            let args = [y, lo, hi, h(lo)].map(Const::F64);
+            let got = interp.call(dip, &args).expect("runs");
+            let (x, hx, kind) = dip_plain(&h, y, lo, hi, h(lo));
+            let want = [x, hx, kind].map(Const::F64);
+            let bits = |v: &[Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "y = {y} in [{lo}, {hi}]: {got:?} vs {want:?}"
+            );
+        }
+    }
 }
