@@ -191,6 +191,39 @@ impl<F: Float> Arith for Plain<F> {
     }
 }
 
+/// The operations of [`Arith`] that are one IR instruction each, for an implementation whose
+/// `Value`s are IR values and that emits an instruction with `$emit(self, opcode, operands)`.
+macro_rules! one_instruction_each {
+    ($emit:expr; binary [$($b:ident = $bop:ident),*]; unary [$($u:ident = $uop:ident),*]) => {
+        $(
+            fn $b(&mut self, a: Value, b: Value) -> Value {
+                $emit(self, Opcode::$bop, &[a, b])
+            }
+        )*
+        $(
+            fn $u(&mut self, a: Value) -> Value {
+                $emit(self, Opcode::$uop, &[a])
+            }
+        )*
+    };
+}
+
+/// The float, comparison and logic operations of [`Arith`] in IR, as `one_instruction_each!`
+/// takes them.
+macro_rules! ir_arith {
+    ($emit:expr) => {
+        one_instruction_each! {
+            $emit;
+            binary [
+                add = Fadd, sub = Fsub, mul = Fmul, div = Fdiv, max = Fmax, min = Fmin,
+                lt = Flt, le = Fle, gt = Fgt, ge = Fge, eq = Feq, ne = Fne,
+                and = Band, or = Bor
+            ];
+            unary [abs = Fabs, not = Bnot]
+        }
+    };
+}
+
 /// IR, emitted into the builder's current block.
 impl Arith for Fb {
     type F = Value;
@@ -208,63 +241,16 @@ impl Arith for Fb {
     fn no(&mut self) -> Value {
         self.f.ins_const(self.block, Const::Bool(false), self.span)
     }
-    fn add(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fadd, &[a, b])
-    }
-    fn sub(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fsub, &[a, b])
-    }
-    fn mul(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fmul, &[a, b])
-    }
-    fn div(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fdiv, &[a, b])
-    }
-    fn abs(&mut self, a: Value) -> Value {
-        self.op(Opcode::Fabs, &[a])
-    }
-    fn max(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fmax, &[a, b])
-    }
-    fn min(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fmin, &[a, b])
-    }
-    fn lt(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Flt, &[a, b])
-    }
-    fn le(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fle, &[a, b])
-    }
-    fn gt(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fgt, &[a, b])
-    }
-    fn ge(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fge, &[a, b])
-    }
-    fn eq(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Feq, &[a, b])
-    }
-    fn ne(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Fne, &[a, b])
-    }
-    fn and(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Band, &[a, b])
-    }
     fn pick(&mut self, c: Value, x: Value, y: Value) -> Value {
         self.select(c, x, y)
-    }
-    fn or(&mut self, a: Value, b: Value) -> Value {
-        self.op(Opcode::Bor, &[a, b])
-    }
-    fn not(&mut self, a: Value) -> Value {
-        self.op(Opcode::Bnot, &[a])
     }
     fn choose(&mut self, c: Value, x: Value, y: Value) -> Value {
         self.select(c, x, y)
     }
+    ir_arith!(|b: &mut Fb, op, args: &[Value]| b.op(op, args));
 }
 
-/// IR emitted by a rule ([`Emitter`]), through its [`Ops`].
+/// IR emitted by a rule ([`Emitter`]).
 impl Arith for Emitter<'_> {
     type F = Value;
     type B = Value;
@@ -281,60 +267,13 @@ impl Arith for Emitter<'_> {
     fn no(&mut self) -> Value {
         self.bc(false)
     }
-    fn add(&mut self, a: Value, b: Value) -> Value {
-        self.fadd(a, b)
-    }
-    fn sub(&mut self, a: Value, b: Value) -> Value {
-        self.fsub(a, b)
-    }
-    fn mul(&mut self, a: Value, b: Value) -> Value {
-        self.fmul(a, b)
-    }
-    fn div(&mut self, a: Value, b: Value) -> Value {
-        self.fdiv(a, b)
-    }
-    fn abs(&mut self, a: Value) -> Value {
-        self.fabs(a)
-    }
-    fn max(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fmax, a, b)
-    }
-    fn min(&mut self, a: Value, b: Value) -> Value {
-        self.op2(Opcode::Fmin, a, b)
-    }
-    fn lt(&mut self, a: Value, b: Value) -> Value {
-        self.flt(a, b)
-    }
-    fn le(&mut self, a: Value, b: Value) -> Value {
-        self.fle(a, b)
-    }
-    fn gt(&mut self, a: Value, b: Value) -> Value {
-        self.fgt(a, b)
-    }
-    fn ge(&mut self, a: Value, b: Value) -> Value {
-        self.fge(a, b)
-    }
-    fn eq(&mut self, a: Value, b: Value) -> Value {
-        self.feq(a, b)
-    }
-    fn ne(&mut self, a: Value, b: Value) -> Value {
-        self.fne(a, b)
-    }
-    fn and(&mut self, a: Value, b: Value) -> Value {
-        self.band(a, b)
-    }
-    fn or(&mut self, a: Value, b: Value) -> Value {
-        self.bor(a, b)
-    }
-    fn not(&mut self, a: Value) -> Value {
-        self.bnot(a)
-    }
     fn pick(&mut self, c: Value, x: Value, y: Value) -> Value {
         emitted_select(self, c, x, y)
     }
     fn choose(&mut self, c: Value, x: Value, y: Value) -> Value {
         emitted_select(self, c, x, y)
     }
+    ir_arith!(|e: &mut Emitter<'_>, op, args: &[Value]| e.prim(op, args));
 }
 
 /// `c ? x : y` as an `if` whose arms give `x` and `y`. Both values exist and have one type,
