@@ -4,8 +4,8 @@
 //!
 //! A kernel written over [`Arith`] performs the same operations in the same order on both, so
 //! a run on `Plain<f64>` gives the generated code's results bit for bit (the tests of
-//! [`super::newton`] compare them), and the mathematics can be tested on its own, in f64 and in
-//! f32, without building IR.
+//! [`super::newton`], [`super::numeric`] and [`super::linear_rt`] compare them), and the
+//! mathematics can be tested on its own, in f64 and in f32, without building IR.
 //!
 //! The operations are IR's: [`Arith::max`] and [`Arith::min`] ignore a NaN operand and pick
 //! +0 over −0 (−0 for min) as `fmax` and `fmin` do; comparisons with a NaN are false.
@@ -67,12 +67,12 @@ pub trait Arith {
     fn eq(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn ne(&mut self, a: Self::F, b: Self::F) -> Self::B;
     fn and(&mut self, a: Self::B, b: Self::B) -> Self::B;
+    fn or(&mut self, a: Self::B, b: Self::B) -> Self::B;
     fn not(&mut self, a: Self::B) -> Self::B;
     /// `c ? x : y` for truth values already computed.
     fn pick(&mut self, c: Self::B, x: Self::B, y: Self::B) -> Self::B;
     /// `c ? x : y` for floats already computed.
     fn choose(&mut self, c: Self::B, x: Self::F, y: Self::F) -> Self::F;
-    fn or(&mut self, a: Self::B, b: Self::B) -> Self::B;
 }
 
 /// Plain arithmetic on `F`.
