@@ -41,9 +41,10 @@
 //!
 //! **The mathematics is written once**, over [`Arith`] ([`super::arith`]): the bracket and dip
 //! tests, distances, the golden-section points and the bisection step are kernels that the
-//! generated functions emit as IR and that [`bisect_plain`] and [`dip_plain`] run on any
-//! [`num_traits::Float`]. `dip_plain` gives the generated `iso.root.N.dip`'s results bit for bit
-//! on f64 (tested); both are tested in f32 too. The grid walk itself is IR only.
+//! generated functions emit as IR and that [`scan_plain`] (the walk over the grid),
+//! [`dip_plain`] and [`bisect_plain`] run on any [`num_traits::Float`], with the generated
+//! code's control flow. On f64 they give the generated `iso.root.N.solve`'s and `.dip`'s results
+//! bit for bit (tested); they are tested in f32 too.
 //!
 //! Limits of the scan (for sampled θ only; completeness does not depend on it): roots beyond
 //! ±1e8, and roots in a dip the grid does not show (a narrow spike of the other sign where the
@@ -291,6 +292,128 @@ pub fn bisect_plain<F: Float>(h: &dyn Fn(F) -> F, lo: F, hi: F, h_lo: F) -> F {
     } else {
         hi
     }
+}
+
+/// The grid point next to `x = x_i` on plain floats, as [`Fb::grid_next`] emits it (`dir` is 1
+/// or −1).
+fn grid_next_plain<F: Float>(a: &mut Plain<F>, i: i64, x: F, dir: i64) -> F {
+    let ratio = a.c(10f64.powf(STEP));
+    let away = if dir > 0 { i > SIDE } else { i < SIDE };
+    let next = if away { x * ratio } else { x / ratio };
+    let next = if i == SIDE {
+        a.c(dir as f64 * 10f64.powf(LOW))
+    } else {
+        next
+    };
+    if i == SIDE - dir {
+        a.c(0.0)
+    } else {
+        next
+    }
+}
+
+/// `x as i64` as IR's `fcvt_to_i64` computes it: saturating, NaN to 0.
+fn to_i64<F: Float>(x: F) -> i64 {
+    x.to_i64().unwrap_or(if x.is_nan() {
+        0
+    } else if x > F::zero() {
+        i64::MAX
+    } else {
+        i64::MIN
+    })
+}
+
+/// `iso.root.N.solve` on plain floats: the root of `h` whose bracket is nearest the start
+/// point `s`, found by the same walk over the grid ([`build`]: nearest bracket first, dips
+/// searched with [`dip_plain`]) and bisected with [`bisect_plain`]; `None` where the generated
+/// code fails ("no real root in [-1e8, 1e8]"). On f64 it gives the generated code's root bit for
+/// bit (tested).
+pub fn scan_plain<F: Float>(h: &dyn Fn(F) -> F, y: F, s: F) -> Option<F> {
+    let a = &mut Plain::<F>::new();
+    let grid = |i: i64| F::from(grid_point(i)).unwrap_or_else(F::nan);
+    let last = 2 * SIDE - 1;
+    // Where s lies: estimated from log|s|, then set right by a step or two either way.
+    let e = (s.abs().ln() / a.c(std::f64::consts::LN_10) - a.c(LOW)) / a.c(STEP);
+    let j = to_i64(e.floor()).clamp(-1, SIDE);
+    let p = (SIDE + 1 + j).min(last);
+    let mut i = if s < F::zero() { last - p } else { p };
+    while i < last && grid(i + 1) <= s {
+        i += 1;
+    }
+    while i > 0 && grid(i) > s {
+        i -= 1;
+    }
+    let (nan, far) = (F::nan(), F::infinity());
+    let x_start = grid(i);
+    let h_start = h(x_start);
+    let (mut u, mut xu, mut hu) = (i, x_start, h_start);
+    let (mut l1, mut xl1, mut hl1) = (i, x_start, h_start);
+    let mut best = (nan, nan, nan, far);
+    let (mut xpu, mut hpu, mut xpl, mut hpl) = (nan, nan, nan, nan);
+    loop {
+        let xu1 = grid_next_plain(a, u, xu, 1);
+        let du = distance(a, s, xu, xu1);
+        let du = if u <= last { du } else { far };
+        let l = l1 - 1;
+        let xl = grid_next_plain(a, l1, xl1, -1);
+        let dd = distance(a, s, xl, xl1);
+        let dd = if l >= 0 { dd } else { far };
+        let nearest = a.min(du, dd);
+        // Go on while a bracket nearer than the best is left (false for NaN, as in IR).
+        if !a.lt(nearest, best.3) {
+            break;
+        }
+        // Up or down (ties go down), with the point before the frontier, the frontier and the
+        // new point.
+        let up = du < dd;
+        let (bracket, prev, front, new) = if up {
+            let moved = !xpu.is_nan();
+            let prev = if moved { (xpu, hpu) } else { (xl1, hl1) };
+            let h_new = h(xu1);
+            ((xu, xu1, hu, h_new, du), prev, (xu, hu), (xu1, h_new))
+        } else {
+            let moved = !xpl.is_nan();
+            let prev = if moved { (xpl, hpl) } else { (xu, hu) };
+            let h_new = h(xl);
+            ((xl, xl1, h_new, hl1, dd), prev, (xl1, hl1), (xl, h_new))
+        };
+        let (lo, hi, h_lo, h_hi, d) = bracket;
+        if is_root(a, h_lo, h_hi) {
+            best = (lo, hi, h_lo, d);
+        }
+        if dip(a, prev.1, front.1, new.1) {
+            let (lo_x, hi_x) = (a.min(prev.0, new.0), a.max(prev.0, new.0));
+            let (dx, dh, kind) = dip_plain(h, y, lo_x, hi_x, front.1);
+            let double_root = kind == a.c(2.0);
+            let (lo_d, hi_d) = if double_root {
+                (dx, dx)
+            } else {
+                (a.min(dx, front.0), a.max(dx, front.0))
+            };
+            let h_lo_d = if double_root || dx < front.0 {
+                dh
+            } else {
+                front.1
+            };
+            let d_dip = distance(a, s, lo_d, hi_d);
+            if kind > F::zero() && d_dip < best.3 {
+                best = (lo_d, hi_d, h_lo_d, d_dip);
+            }
+        }
+        if up {
+            (xpu, hpu) = (xu, hu);
+            (u, xu, hu) = (u + 1, xu1, new.1);
+        } else {
+            (xpl, hpl) = (xl1, hl1);
+            (l1, xl1, hl1) = (l, xl, new.1);
+        }
+    }
+    // The last grid point is a root of its own where h is 0 there.
+    let x_end = grid(2 * SIDE);
+    if h(x_end) == F::zero() && distance(a, s, x_end, x_end) < best.3 {
+        return Some(x_end);
+    }
+    (best.3 < far).then(|| bisect_plain(h, best.0, best.1, best.2))
 }
 
 /// What the dip search found: a point, `h` there, and its kind (0: nothing; 1: `h` has the
@@ -1020,6 +1143,65 @@ mod tests {
     fn the_dip_search_finds_close_and_double_roots_in_f64_and_f32() {
         finds_dips_in::<f64>();
         finds_dips_in::<f32>();
+    }
+
+    /// The generated `iso.root.N.solve`, run by the interpreter, and [`scan_plain`] on f64
+    /// find the same root (or fail alike) bit for bit, from start points near and far, on both
+    /// sides of 0, at a double root and where there is no root.
+    #[test]
+    fn the_generated_scan_is_the_plain_one_bit_for_bit() {
+        use pinv_core::interp::Interpreter;
+        let mut found = 0;
+        for (source, forward, ys) in [
+            (
+                "fn body(x: f64) -> f64 { x * x * x + 2.0 * x }",
+                (|x: f64| x * x * x + 2.0 * x) as fn(f64) -> f64,
+                [5.0, -3.0, 0.0, 1e12],
+            ),
+            (
+                "fn body(x: f64) -> f64 { (x - 1.0) * (x - 1.0) }",
+                |x: f64| (x - 1.0) * (x - 1.0),
+                [0.0, 1e-4, 4.0, -1.0],
+            ),
+        ] {
+            let file = SourceFile::new("s.pinv", source);
+            let mut module = pinv_core::compile_source(&file).expect("compiles").module;
+            let body = module.get("body").expect("body");
+            let grid_fn = grid(&mut module);
+            let dip = build_dip("dip", body, &[], Span::default());
+            let dip = super::super::helpers::add(&mut module, dip);
+            let solve = build("solve", body, grid_fn, dip, &[], Span::default());
+            let solve = super::super::helpers::add(&mut module, solve);
+            let interp = Interpreter::new(&module);
+            for y in ys {
+                for s in [0.0, 1.0, -1.0, 0.37, -250.0, 3e7, f64::NAN] {
+                    let got = interp
+                        .call(solve, &[Const::F64(y), Const::F64(s)])
+                        .ok()
+                        .and_then(|v| v[0].as_f64());
+                    let h = |x: f64| forward(x) - y;
+                    let want = scan_plain(&h, y, s);
+                    found += usize::from(want.is_some());
+                    assert_eq!(
+                        got.map(f64::to_bits),
+                        want.map(f64::to_bits),
+                        "{source}: y = {y}, s = {s}: {got:?} vs {want:?}"
+                    );
+                }
+            }
+        }
+        // Of the 56 runs, those at y = −1 for the square and y = 1e12 beyond the grid find none.
+        assert!(found >= 40, "{found}");
+    }
+
+    #[test]
+    fn the_scan_finds_roots_in_f32() {
+        let h = |x: f32| x * x * x + 2.0 * x - 5.0;
+        for s in [0.0f32, 1.0, -3.0, 100.0] {
+            let x = scan_plain(&h, 5.0, s).expect("a root");
+            assert!(h(x).abs() < 1e-5, "from {s}: {x}");
+        }
+        assert_eq!(scan_plain(&|x: f32| x * x + 1.0, 0.0, 0.5), None);
     }
 
     /// The generated `iso.root.N.dip`, run by the interpreter, and [`dip_plain`] on f64 give
