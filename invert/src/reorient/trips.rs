@@ -895,10 +895,22 @@ struct Offsets<'f> {
     franges: HashMap<Value, Interval>,
     /// The parameters of loops inside the body, as widened so far (offsets, i64 range).
     widened: HashMap<Value, (Vec<Offset>, Option<IntRange>)>,
+    /// Per block, the edges into it from the loop's blocks: the source's position in the
+    /// order head, body… (what [`Offsets::pass`] visits), its terminator and the side taken.
+    /// Built once: looking them up by scanning the loop for every block was quadratic in the
+    /// loop's size (cubic with the `done` test), 86% of inverting a 2,400-line function.
+    preds: HashMap<Block, Vec<(usize, Inst, usize)>>,
 }
 
 impl<'f> Offsets<'f> {
     fn new(c: &'f Function, head: Block, body: &'f [Block]) -> Offsets<'f> {
+        let mut preds: HashMap<Block, Vec<(usize, Inst, usize)>> = HashMap::new();
+        for (pos, &p) in std::iter::once(&head).chain(body).enumerate() {
+            let Some(t) = c.terminator(p) else { continue };
+            for (side, call) in c.insts[t].kind.successors().iter().enumerate() {
+                preds.entry(call.block).or_default().push((pos, t, side));
+            }
+        }
         Offsets {
             c,
             head,
@@ -907,6 +919,7 @@ impl<'f> Offsets<'f> {
             ranges: HashMap::new(),
             franges: HashMap::new(),
             widened: HashMap::new(),
+            preds,
         }
     }
 
@@ -1026,38 +1039,33 @@ impl<'f> Offsets<'f> {
     /// Whether body block `b` heads a loop inside the body: an edge comes to it from itself or
     /// from a block after it.
     fn is_inner_head(&self, b: Block) -> bool {
-        let at = |x: Block| self.body.iter().position(|&y| y == x);
-        let Some(here) = at(b) else { return false };
-        std::iter::once(&self.head).chain(self.body).any(|&p| {
-            at(p).is_some_and(|i| i >= here)
-                && self.c.terminator(p).is_some_and(|t| {
-                    self.c.insts[t]
-                        .kind
-                        .successors()
-                        .iter()
-                        .any(|call| call.block == b)
-                })
-        })
+        // Body block i is at position i + 1 of head, body….
+        let Some(here) = self.body.iter().position(|&y| y == b) else {
+            return false;
+        };
+        self.preds
+            .get(&b)
+            .is_some_and(|edges| edges.iter().any(|&(pos, _, _)| pos > here))
     }
 
-    /// The edges into `b` from the loop's blocks (only from those in `done`, when given): each
-    /// edge's arguments, with the range its branch narrows each to.
-    fn incoming(&self, b: Block, done: Option<&[Block]>) -> Vec<Vec<(Value, Option<IntRange>)>> {
+    /// The edges into `b` from the loop's blocks (only from the first `done` of head, body…,
+    /// when given): each edge's arguments, with the range its branch narrows each to.
+    fn incoming(&self, b: Block, done: Option<usize>) -> Vec<Vec<(Value, Option<IntRange>)>> {
         let c = self.c;
-        let mut incoming = Vec::new();
-        for &p in std::iter::once(&self.head).chain(self.body) {
-            if done.is_some_and(|d| !d.contains(&p)) {
-                continue;
-            }
-            let Some(t) = c.terminator(p) else { continue };
-            for (side, call) in c.insts[t].kind.successors().iter().enumerate() {
-                if call.block == b {
-                    let args = call.args.iter();
-                    incoming.push(args.map(|&a| (a, self.narrowed(t, side, a))).collect());
-                }
-            }
-        }
-        incoming
+        let Some(edges) = self.preds.get(&b) else {
+            return Vec::new();
+        };
+        edges
+            .iter()
+            .filter(|&&(pos, _, _)| done.is_none_or(|d| pos < d))
+            .map(|&(_, t, side)| {
+                let call = &c.insts[t].kind.successors()[side];
+                call.args
+                    .iter()
+                    .map(|&a| (a, self.narrowed(t, side, a)))
+                    .collect()
+            })
+            .collect()
     }
 
     /// What branch `t` taking side `side` says of `a`, where it tests `a REL k` (or `k REL a`)
@@ -1145,7 +1153,7 @@ impl<'f> Offsets<'f> {
             .collect();
         for (n, &b) in order.iter().enumerate() {
             if n > 0 {
-                self.block_params(b, &order[..n]);
+                self.block_params(b, n);
             }
             for &inst in &c.blocks[b].insts {
                 let InstKind::Prim { op, args } = &c.insts[inst].kind else {
@@ -1197,7 +1205,7 @@ impl<'f> Offsets<'f> {
     /// hull), from blocks already done. The head of a loop inside the body has edges back from
     /// blocks not done yet: its parameters are what [`Offsets::widen`] made of them, else what
     /// the edges entering it bring.
-    fn block_params(&mut self, b: Block, done: &[Block]) {
+    fn block_params(&mut self, b: Block, done: usize) {
         let c = self.c;
         let incoming = self.incoming(b, Some(done));
         for (k, &q) in c.blocks[b].params.iter().enumerate() {
