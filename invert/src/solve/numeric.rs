@@ -118,13 +118,8 @@ impl Fb {
         p[0]
     }
 
-    /// The grid point next to `x = x_i` (`x_{i+1}` for `dir = 1`, `x_{i−1}` for `dir = −1`), by
-    /// one multiplication or division by the grid's ratio, and the constants at 0 and ±1e-6.
-    /// Within a few ulps of what `iso.grid` computes: a scan only needs its points in order.
+    /// The grid point next to `x = x_i` ([`grid_step`]), with the index tests in IR.
     fn grid_next(&mut self, i: Value, x: Value, dir: i64) -> Value {
-        let ratio = self.c(10f64.powf(STEP));
-        let grown = self.op(Opcode::Fmul, &[x, ratio]);
-        let shrunk = self.op(Opcode::Fdiv, &[x, ratio]);
         let side = self.ci(SIDE);
         // Moving away from 0 grows |x|: up on the positive side, down on the negative one.
         let away = if dir > 0 {
@@ -132,15 +127,10 @@ impl Fb {
         } else {
             self.op(Opcode::Ilt, &[i, side])
         };
-        let next = self.select(away, grown, shrunk);
-        // Next to 0 the grid jumps to ±1e-6, and from ±1e-6 to 0.
-        let low = self.c(dir as f64 * 10f64.powf(LOW));
-        let zero = self.c(0.0);
         let at_zero = self.op(Opcode::Ieq, &[i, side]);
-        let next = self.select(at_zero, low, next);
         let toward = self.ci(SIDE - dir);
         let at_low = self.op(Opcode::Ieq, &[i, toward]);
-        self.select(at_low, zero, next)
+        grid_step(self, x, dir, (away, at_zero, at_low))
     }
 }
 
@@ -165,6 +155,28 @@ pub fn distance<A: Arith>(a: &mut A, s: A::F, lo: A::F, hi: A::F) -> A::F {
     let out = a.max(below, above);
     let zero = a.c(0.0);
     a.max(out, zero)
+}
+
+/// The grid point next to `x = x_i` (`x_{i+1}` for `dir = 1`, `x_{i−1}` for `dir = −1`), by
+/// one multiplication or division by the grid's ratio, and the constants at 0 and ±1e-6. The
+/// caller tests the index: `away` (i is beyond 0 in the direction of the step, so |x| grows),
+/// `at_zero` (i is 0's index) and `at_low` (i is ±1e-6's index, the step goes to 0). Within a
+/// few ulps of what `iso.grid` computes: a scan only needs its points in order.
+pub fn grid_step<A: Arith>(
+    a: &mut A,
+    x: A::F,
+    dir: i64,
+    (away, at_zero, at_low): (A::B, A::B, A::B),
+) -> A::F {
+    let ratio = a.c(10f64.powf(STEP));
+    let grown = a.mul(x, ratio);
+    let shrunk = a.div(x, ratio);
+    let next = a.choose(away, grown, shrunk);
+    // Next to 0 the grid jumps to ±1e-6, and from ±1e-6 to 0.
+    let low = a.c(dir as f64 * 10f64.powf(LOW));
+    let zero = a.c(0.0);
+    let next = a.choose(at_zero, low, next);
+    a.choose(at_low, zero, next)
 }
 
 /// Whether `h_prev`, `h`, `h_next` (three points in a row) have one strict sign and `|h|` is
@@ -294,22 +306,11 @@ pub fn bisect_plain<F: Float>(h: &dyn Fn(F) -> F, lo: F, hi: F, h_lo: F) -> F {
     }
 }
 
-/// The grid point next to `x = x_i` on plain floats, as [`Fb::grid_next`] emits it (`dir` is 1
-/// or −1).
+/// The grid point next to `x = x_i` on plain floats ([`grid_step`], the index tests as
+/// [`Fb::grid_next`] makes them).
 fn grid_next_plain<F: Float>(a: &mut Plain<F>, i: i64, x: F, dir: i64) -> F {
-    let ratio = a.c(10f64.powf(STEP));
     let away = if dir > 0 { i > SIDE } else { i < SIDE };
-    let next = if away { x * ratio } else { x / ratio };
-    let next = if i == SIDE {
-        a.c(dir as f64 * 10f64.powf(LOW))
-    } else {
-        next
-    };
-    if i == SIDE - dir {
-        a.c(0.0)
-    } else {
-        next
-    }
+    grid_step(a, x, dir, (away, i == SIDE, i == SIDE - dir))
 }
 
 /// `x as i64` as IR's `fcvt_to_i64` computes it: saturating, NaN to 0.
