@@ -105,26 +105,27 @@ pub fn run(args: &CompletionsArgs) -> Outcome {
 /// the positional after FILE of the commands in [`FILE_THEN_FUNCTION`], and options whose value
 /// is named FUNCTION (`check --function`).
 fn zsh_with_functions(script: &str, command: &clap::Command) -> String {
-    let mut positional = Vec::new();
-    for name in FILE_THEN_FUNCTION.split(' ') {
-        let Some(sub) = command.find_subcommand(name) else {
-            continue;
-        };
-        if let Some(arg) = sub.get_positionals().nth(1) {
-            positional.push(arg.get_id().to_string());
-        }
-    }
+    let positional: Vec<String> = FILE_THEN_FUNCTION
+        .split(' ')
+        .filter_map(|name| command.find_subcommand(name))
+        .filter_map(|sub| sub.get_positionals().nth(1))
+        .map(|arg| arg.get_id().to_string())
+        .collect();
     let mut out = String::with_capacity(script.len() + ZSH_FUNCTIONS.len());
     for line in script.lines() {
         if line.starts_with("if [ \"$funcstack[1]\" = \"_pinv\" ]") {
             out.push_str(ZSH_FUNCTIONS);
         }
-        let spec = line.trim_start().trim_start_matches('\'');
-        let is_function = positional.iter().any(|id| {
-            spec.strip_prefix(':')
-                .map(|rest| rest.trim_start_matches(':'))
-                .is_some_and(|rest| rest.starts_with(&format!("{id} -- ")))
-        }) || line.ends_with(":FUNCTION:_default' \\");
+        // A positional's spec: `':id -- help:action'` (`'::id …` when optional).
+        let id = line
+            .trim_start()
+            .trim_start_matches('\'')
+            .strip_prefix(':')
+            .map(|rest| rest.trim_start_matches(':'))
+            .and_then(|rest| rest.split_once(" -- "))
+            .map(|(id, _)| id);
+        let is_function = id.is_some_and(|id| positional.iter().any(|p| p == id))
+            || line.ends_with(":FUNCTION:_default' \\");
         match line.rsplit_once(":_default'") {
             Some((head, tail)) if is_function => {
                 out.push_str(head);
