@@ -509,23 +509,20 @@ impl InverseRule for LinearRtRule {
                 // Singular: the columns complete pivoting leaves without a pivot are free; θ
                 // names them, and the pivot rows give the others.
                 let ech = complete_pivoting(e, n, a0, &r0);
-                let mut w: Vec<Option<Value>> = vec![None; n];
+                // The unknowns from the last position up (as back substitution goes).
+                let mut w: Vec<Value> = Vec::with_capacity(n);
                 for k in (0..n).rev() {
-                    let mut known_w = Vec::with_capacity(n - k - 1);
-                    for wj in &w[k + 1..] {
-                        known_w.push(
-                            wj.ok_or_else(|| RuleError::Malformed("back substitution".into()))?,
-                        );
-                    }
+                    let after: Vec<Value> = w.iter().rev().copied().collect();
                     let (a, r) = (&ech.a, ech.r[k]);
-                    w[k] = Some(e.if_value(
+                    let v = e.if_value(
                         ech.free[k],
                         Type::F64,
                         |e| e.theta(Domain::Real, FREE),
-                        |e| Ok(solve_row(e, n, k, a, r, &known_w)),
-                    )?);
+                        |e| Ok(solve_row(e, n, k, a, r, &after)),
+                    )?;
+                    w.push(v);
                 }
-                let w = super::helpers::solved(w)?;
+                w.reverse();
                 Ok((0..n).map(|c| ech.unpermute(e, &w, c)).collect())
             },
         )?;
