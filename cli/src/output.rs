@@ -160,6 +160,7 @@ pub fn library_error(file: &SourceFile, error: &pinv::Error, json: bool) -> Outc
         E::Runtime(_) if error.is_domain_error() => ("domain", Outcome::Failure),
         E::Runtime(_) => ("runtime", Outcome::Failure),
         E::Jit(_) => ("jit", Outcome::Failure),
+        E::TimedOut { .. } => ("timeout", Outcome::Failure),
         E::Internal(_) => ("internal", Outcome::Failure),
     };
     if VERBOSE.load(Ordering::Relaxed) && !json {

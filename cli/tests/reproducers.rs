@@ -252,6 +252,33 @@ fn area(r: f64) -> f64 { 3.0 * square(r) }
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// `check --time-limit` bounds building the inverse too: a function whose inversion takes
+/// longer is a `timeout` that says so, and the rest of the file is checked.
+#[test]
+fn building_an_inverse_counts_against_the_time_limit() {
+    let mut src = String::from("fn long(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..3000 {
+        src.push_str("    a = a * 1.0001 + 0.5;\n");
+    }
+    src.push_str("    a\n}\nfn short(x: f64) -> f64 { x + 1.0 }\n");
+    let file = temp_program("long-build.pinv", &src);
+    let o = pinv(&["check", &file, "--cases", "5", "--time-limit", "0.05"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("building the inverse of `long` took longer than the time limit of 0.05 s"),
+        "{out}"
+    );
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row for {name}: {out}"))
+            .to_string()
+    };
+    assert!(row("long").ends_with("timeout"), "{out}");
+    assert!(row("short").ends_with("ok"), "{out}");
+}
+
 /// The fuzzer's saved finds.
 #[test]
 fn saved_reproducers() {

@@ -34,8 +34,9 @@ pub struct CheckConfig {
     pub search_cases: usize,
     /// Limits of each search.
     pub search: SearchConfig,
-    /// The longest one function's check may take; the cases done by then are reported, with
-    /// the status [`Status::Timeout`]. `None`: no limit.
+    /// The longest one function's check may take, building its inverse included
+    /// ([`check_function`]); the cases done by then are reported, with the status
+    /// [`Status::Timeout`]. `None`: no limit.
     pub time_limit: Option<std::time::Duration>,
     /// Acceptance, in percent, below which an inverse is poor
     /// ([`FunctionReport::acceptance_ok`]; [`LOW_ACCEPTANCE`] by default).
@@ -202,11 +203,30 @@ pub fn check_function_with(
     config: &CheckConfig,
     on_case: &mut dyn FnMut(usize),
 ) -> FunctionReport {
-    match program.invert(name) {
-        Ok(inverse) => check_inverse_with(&inverse, config, on_case),
+    // Building the inverse counts against the time limit too: a program whose inversion
+    // would take minutes is a `timeout`, and the cases get what is left.
+    let started = std::time::Instant::now();
+    let options = crate::reorient::ReorientOptions {
+        time_limit: config.time_limit,
+        ..crate::reorient::ReorientOptions::default()
+    };
+    match program.invert_with(name, &program.stack(), &options) {
+        Ok(inverse) => {
+            let config = CheckConfig {
+                time_limit: config
+                    .time_limit
+                    .map(|limit| limit.saturating_sub(started.elapsed())),
+                ..config.clone()
+            };
+            check_inverse_with(&inverse, &config, on_case)
+        }
         Err(e) => FunctionReport {
             name: name.to_string(),
-            status: Status::Unsupported,
+            status: if matches!(e, crate::Error::TimedOut { .. }) {
+                Status::Timeout
+            } else {
+                Status::Unsupported
+            },
             theta: 0,
             soundness: Soundness::default(),
             completeness: Completeness::default(),
@@ -407,7 +427,15 @@ fn check_chunk(
         trials += 1;
         let mut trial = check_case(inverse, config, &x0, &y, steps, &mut sampler);
         if index < config.search_cases {
-            trial.search = Some(search_case(inverse, config, &y, index, &mut trial.message));
+            let deadline = config.time_limit.map(|limit| started + limit);
+            trial.search = Some(search_case(
+                inverse,
+                config,
+                &y,
+                index,
+                deadline,
+                &mut trial.message,
+            ));
         }
         chunk.cases.push(Some(trial));
     }
@@ -508,6 +536,7 @@ fn search_case(
     config: &CheckConfig,
     y: &[Const],
     index: usize,
+    deadline: Option<std::time::Instant>,
     message: &mut Option<String>,
 ) -> SearchReport {
     let mut report = SearchReport {
@@ -516,6 +545,7 @@ fn search_case(
     };
     let cfg = SearchConfig {
         seed: config.seed.wrapping_add(index as u64 + 1),
+        deadline: deadline.or(config.search.deadline),
         ..config.search
     };
     if let Ok(outcome) = inverse.search(y, &cfg) {

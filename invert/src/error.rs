@@ -39,6 +39,17 @@ pub enum Error {
         limit: usize,
         span: Span,
     },
+    /// Building the inverse took longer than the time limit it was given
+    /// ([`crate::reorient::ReorientOptions::time_limit`]).
+    #[error(
+        "building the inverse of `{function}` took longer than the time limit of {}",
+        crate::deadline::seconds(*limit)
+    )]
+    TimedOut {
+        function: String,
+        limit: std::time::Duration,
+        span: Span,
+    },
     /// No layer of the stack has a rule for this callee and pattern.
     #[error("cannot invert `{function}`: no inverse rule for {callee} with operands {pattern}")]
     NoRule {
@@ -66,7 +77,8 @@ impl Error {
             Error::Compile(e) => Some(e.span()),
             Error::Unsupported { span, .. }
             | Error::NoRule { span, .. }
-            | Error::TooLarge { span, .. } => Some(*span),
+            | Error::TooLarge { span, .. }
+            | Error::TimedOut { span, .. } => Some(*span),
             Error::Runtime(e) => Some(e.span),
             _ => None,
         }

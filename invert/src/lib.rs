@@ -52,6 +52,7 @@
 //! - [`theta`]: θ tapes, the [`ThetaSchema`], the seeded [`Sampler`].
 //! - [`mod@bench`]: ns per call, interpreted and native, against hand-written inverses.
 //! - [`check`]: soundness, acceptance and completeness, measured (`pinv check`).
+//! - [`deadline`]: the time limit of building an inverse, polled by the passes.
 //! - [`parallel`]: work over threads in numbered chunks, with results that do not depend on
 //!   the number of threads.
 //! - [`strategy`]: proptest strategies for θ and inputs, for your own property tests.
@@ -74,6 +75,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod deadline;
 pub mod egraph;
 pub mod error;
 pub mod parallel;

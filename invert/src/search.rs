@@ -29,6 +29,8 @@ pub struct SearchConfig {
     /// send the inverse round a loop without end (an f64 loop bound drawn far out) would
     /// otherwise cost a full step budget per run.
     pub max_exhausted: usize,
+    /// When the search gives up, found or not (polled before every run); none by default.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for SearchConfig {
@@ -39,6 +41,7 @@ impl Default for SearchConfig {
             seed: 0,
             step_limit: 10_000_000,
             max_exhausted: 8,
+            deadline: None,
         }
     }
 }
@@ -245,7 +248,10 @@ pub fn search(inverse: &Inverse, y: &[Const], config: &SearchConfig) -> SearchOu
         });
         let mut sampled = false;
         while let Some(p) = heap.pop() {
-            if runs >= config.max_runs {
+            let late = config
+                .deadline
+                .is_some_and(|at| std::time::Instant::now() >= at);
+            if runs >= config.max_runs || late {
                 return SearchOutcome { found: None, runs };
             }
             runs += 1;

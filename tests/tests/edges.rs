@@ -246,3 +246,47 @@ fn generated_programs_past_the_first_thousand_invert() {
         assert_eq!(r.status, Status::Ok, "{name}: {r:?}");
     }
 }
+
+/// A build that runs past its time limit ends in an error naming the function, and `check`
+/// reports it as a `timeout` (building counts against `check`'s time limit).
+#[test]
+fn building_past_the_time_limit_is_a_timeout() {
+    let program = Program::parse(
+        "t.pinv",
+        "fn f(x: f64, y: f64) -> f64 { let a = x * y + 1.0; a * a - y }",
+    )
+    .expect("compiles");
+    let options =
+        pinv::reorient::ReorientOptions::default().with_time_limit(std::time::Duration::ZERO);
+    match program.invert_with("f", &program.stack(), &options) {
+        Err(pinv::Error::TimedOut { function, .. }) => assert_eq!(function, "f"),
+        other => panic!("{other:?}"),
+    }
+    let report = check_function(
+        &program,
+        "f",
+        &CheckConfig {
+            time_limit: Some(std::time::Duration::ZERO),
+            ..config(10)
+        },
+    );
+    assert_eq!(report.status, Status::Timeout, "{report:?}");
+    assert!(
+        report
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("took longer than the time limit")),
+        "{report:?}"
+    );
+    // Without a limit (and with a generous one) it builds as before.
+    assert!(program.invert("f").is_ok());
+    let report = check_function(
+        &program,
+        "f",
+        &CheckConfig {
+            time_limit: Some(std::time::Duration::from_secs(600)),
+            ..config(10)
+        },
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+}

@@ -40,8 +40,9 @@ pub struct CheckArgs {
     /// instructions; a function whose every run does is reported as `failed: limit`.
     #[arg(long, default_value_t = pinv::DEFAULT_STEP_LIMIT, value_parser = crate::values::parse_step_limit)]
     pub step_limit: u64,
-    /// Seconds one function's check may take; then it is reported as `timeout` with the cases
-    /// done so far, and the check goes on with the next function.
+    /// Seconds one function's check may take, building its inverse included; then it is
+    /// reported as `timeout` with the cases done so far, and the check goes on with the next
+    /// function.
     #[arg(long, default_value_t = 120.0, value_parser = crate::values::parse_seconds)]
     pub time_limit: f64,
     /// Exit 0 even when a function had no case to check (`no data`).

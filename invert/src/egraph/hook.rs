@@ -22,6 +22,7 @@
 
 use super::config::{IsolationConfig, IsolationReport};
 use super::isolate::isolate_function;
+use crate::deadline::Deadline;
 use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module};
 use pinv_primitives::{Callee, Layer, LayerStamp, Pattern, Stack};
 use std::collections::{BTreeSet, HashSet};
@@ -30,6 +31,8 @@ use std::collections::{BTreeSet, HashSet};
 #[derive(Debug)]
 pub struct Hook {
     config: IsolationConfig,
+    /// Past it, no function is isolated or simplified (the reorientation reports the time-out).
+    deadline: Deadline,
     layer: Option<Layer>,
     /// Functions whose bodies were replaced, with their original bodies.
     originals: Vec<(FuncId, Function)>,
@@ -62,9 +65,11 @@ pub fn before(
     function: FuncId,
     stack: &Stack,
     config: &IsolationConfig,
+    deadline: Deadline,
 ) -> Hook {
     let mut hook = Hook {
         config: config.clone(),
+        deadline,
         layer: None,
         originals: Vec::new(),
         reports: Vec::new(),
@@ -75,7 +80,7 @@ pub fn before(
     let mut layer = Layer::new("isolation");
     for id in reachable(forward, function) {
         let f = &forward.functions[id];
-        if f.kind != FuncKind::Fn {
+        if f.kind != FuncKind::Fn || deadline.passed() {
             continue;
         }
         let pattern = Pattern::all_unknown(f.sig.params.len());
@@ -152,9 +157,9 @@ impl Hook {
         let mut deferred = Vec::new();
         if self.config.simplify {
             if defer_pgfs {
-                deferred = super::simplify::simplify_generated_deferring_pgfs(out);
+                deferred = super::simplify::simplify_generated_deferring_pgfs(out, self.deadline);
             } else {
-                super::simplify::simplify_generated(out);
+                super::simplify::simplify_generated(out, self.deadline);
             }
         }
         (self.reports, deferred)

@@ -37,6 +37,7 @@ use super::analysis::{IsoAnalysis, VarInfo, VarKind};
 use super::cost::IsoCost;
 use super::lang::Node;
 use super::rules::{exact_simplifications, Rule};
+use crate::deadline::Deadline;
 use egg::{Extractor, Id, Runner, Symbol};
 use pinv_core::ir::implied::{remove_implied_checks, ImpliedConfig};
 use pinv_core::ir::{Block, Const, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
@@ -55,11 +56,16 @@ pub struct SimplifyStats {
 }
 
 /// Simplifies every generated inverse and PGF of `module`.
-pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
+///
+/// Past `deadline` the functions left are not simplified (the build is given up anyway).
+pub fn simplify_generated(module: &mut Module, deadline: Deadline) -> SimplifyStats {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
     let first = fold_constant_callees(module, &ids, &mut stats);
     for &id in ids.iter().filter(|id| !first.contains(id)) {
+        if deadline.passed() {
+            break;
+        }
         simplify_one(module, id, &mut stats);
     }
     remove_dead_thetas(module, &ids, &mut stats);
@@ -72,7 +78,7 @@ pub fn simplify_generated(module: &mut Module) -> SimplifyStats {
 /// reads together with records of the *simplified* PGF). Returns the PGFs left, for
 /// [`finish_pgfs`]; simplifying them then gives what `simplify_generated` gives (each function is
 /// simplified on its own). This way an inverse can be compiled and run before its PGF is needed.
-pub fn simplify_generated_deferring_pgfs(module: &mut Module) -> Vec<FuncId> {
+pub fn simplify_generated_deferring_pgfs(module: &mut Module, deadline: Deadline) -> Vec<FuncId> {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
     let is_pgf =
@@ -81,6 +87,9 @@ pub fn simplify_generated_deferring_pgfs(module: &mut Module) -> Vec<FuncId> {
         ids.iter().partition(|&&id| is_pgf(module, id));
     let first = fold_constant_callees(module, &ids, &mut stats);
     for &id in others.iter().filter(|id| !first.contains(id)) {
+        if deadline.passed() {
+            break;
+        }
         simplify_one(module, id, &mut stats);
     }
     let unused_reads = others.iter().any(|&id| {
@@ -1053,7 +1062,7 @@ block0(v0: f64):
                 let run = |fast: bool| {
                     FAST_PATH.with(|c| c.set(fast));
                     let mut m = inv.module.clone();
-                    let stats = simplify_generated(&mut m);
+                    let stats = simplify_generated(&mut m, Deadline::none());
                     FAST_PATH.with(|c| c.set(true));
                     (pinv_core::ir::write_module(&m, &Default::default()), stats)
                 };
@@ -1096,10 +1105,10 @@ block0(v0: f64):
                     }
                 };
                 let mut eager = raw.module.clone();
-                simplify_generated(&mut eager);
+                simplify_generated(&mut eager, Deadline::none());
                 merge(&mut eager, &[]);
                 let mut lazy = raw.module.clone();
-                let pgfs = simplify_generated_deferring_pgfs(&mut lazy);
+                let pgfs = simplify_generated_deferring_pgfs(&mut lazy, Deadline::none());
                 merge(&mut lazy, &pgfs);
                 let write = |m: &Module, id: FuncId| {
                     pinv_core::ir::write_function(m, id, &Default::default())
@@ -1246,7 +1255,7 @@ block0(v0: f64):
             let run = |fast: bool| {
                 FAST_PATH.with(|c| c.set(fast));
                 let mut m = m.clone();
-                let stats = simplify_generated(&mut m);
+                let stats = simplify_generated(&mut m, Deadline::none());
                 FAST_PATH.with(|c| c.set(true));
                 (pinv_core::ir::write_module(&m, &Default::default()), stats)
             };
@@ -1268,7 +1277,7 @@ block0(v0: f64):
     #[test]
     fn dead_theta_goes_with_its_record() {
         let mut m = parse_module(PAIR).expect("parses");
-        let stats = simplify_generated(&mut m);
+        let stats = simplify_generated(&mut m, Deadline::none());
         pinv_core::ir::verify::verify_module(&m).expect("verifies");
         let text = pinv_core::ir::write_module(&m, &Default::default());
         assert_eq!(stats.dead_thetas, 1, "{text}");
@@ -1287,16 +1296,19 @@ block0(v0: f64):
     fn dead_theta_reads_are_not_deferred() {
         let eager = {
             let mut m = parse_module(PAIR).expect("parses");
-            simplify_generated(&mut m);
+            simplify_generated(&mut m, Deadline::none());
             pinv_core::ir::write_module(&m, &Default::default())
         };
         let mut m = parse_module(PAIR).expect("parses");
-        assert!(simplify_generated_deferring_pgfs(&mut m).is_empty());
+        assert!(simplify_generated_deferring_pgfs(&mut m, Deadline::none()).is_empty());
         assert_eq!(pinv_core::ir::write_module(&m, &Default::default()), eager);
         // Without the dead read, the PGF waits.
         let used = PAIR.replace("    return v5\n}", "    v9 = fadd v5, v2\n    return v9\n}");
         let mut m = parse_module(&used).expect("parses");
-        assert_eq!(simplify_generated_deferring_pgfs(&mut m).len(), 1);
+        assert_eq!(
+            simplify_generated_deferring_pgfs(&mut m, Deadline::none()).len(),
+            1
+        );
     }
 
     #[test]
@@ -1307,7 +1319,7 @@ block0(v0: f64):
             "    record v2, \"unused\" @3..4\n    return\n}",
         );
         let mut m = parse_module(&text).expect("parses");
-        let stats = simplify_generated(&mut m);
+        let stats = simplify_generated(&mut m, Deadline::none());
         assert_eq!(stats.dead_thetas, 0);
         let out = pinv_core::ir::write_module(&m, &Default::default());
         assert_eq!(out.matches("\"unused\"").count(), 3, "{out}");

@@ -674,6 +674,7 @@ impl Reorienter<'_> {
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
+        self.deadline.check(&c.name, span)?;
         // Whether this region is the edge leaving P's loop on side `slot` (0: the `then` side).
         let leaving = |slot: usize| cond.is_some_and(|(_, taken)| taken == (slot == 0));
         // The exit of a loop whose trip count is scanned for.

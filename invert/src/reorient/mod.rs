@@ -32,6 +32,7 @@ mod recursion;
 mod region;
 mod trips;
 
+use crate::deadline::Deadline;
 use crate::error::Error;
 use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};
 use pinv_core::Span;
@@ -63,6 +64,10 @@ pub struct ReorientOptions {
     /// says so, before any work (inversion takes time and memory in proportion to it: about
     /// 1 ms and 50 KB per instruction today).
     pub max_instructions: usize,
+    /// How long building the inverse may take (none by default): past it, the build ends in
+    /// [`Error::TimedOut`]. It cannot change the code of a build that finishes, so it is not
+    /// part of the cache key.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 impl ReorientOptions {
@@ -80,6 +85,7 @@ impl ReorientOptions {
             isolation,
             step_checks,
             max_instructions,
+            time_limit: _,
         } = self;
         tolerance.to_bits().hash(h);
         exact_floats.hash(h);
@@ -121,6 +127,7 @@ impl Default for ReorientOptions {
             isolation: crate::egraph::IsolationConfig::default(),
             step_checks: false,
             max_instructions: 60_000,
+            time_limit: None,
         }
     }
 }
@@ -128,6 +135,12 @@ impl Default for ReorientOptions {
 impl ReorientOptions {
     pub fn with_iteration_limit(mut self, limit: i64) -> ReorientOptions {
         self.iteration_limit = limit;
+        self
+    }
+
+    /// Limits how long building the inverse may take; see [`ReorientOptions::time_limit`].
+    pub fn with_time_limit(mut self, limit: std::time::Duration) -> ReorientOptions {
+        self.time_limit = Some(limit);
         self
     }
 
@@ -228,7 +241,9 @@ fn reorient_in(
     let (mut forward, _) = input.extract_reaching(&roots);
     let function = FuncId::from_u32(0);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
-    let isolation = crate::egraph::hook::before(&mut forward, function, stack, &options.isolation);
+    let deadline = Deadline::after(options.time_limit);
+    let isolation =
+        crate::egraph::hook::before(&mut forward, function, stack, &options.isolation, deadline);
     let stack = &isolation.stack(stack);
     // ---- end of hook
     for id in forward.reachable_from(&[function]) {
@@ -252,6 +267,7 @@ fn reorient_in(
         int_returns: int_ranges::IntReturns::default(),
         bodies: HashMap::new(),
         outlined: HashMap::new(),
+        deadline,
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
@@ -263,6 +279,8 @@ fn reorient_in(
         (isolation.after(&mut module, &mut consulted), Vec::new())
     };
     // ---- end of hook
+    let inverted = &forward.functions[function];
+    deadline.check(&inverted.name, inverted.span)?;
     for (id, f) in module.functions.iter_mut() {
         if matches!(
             f.kind,
@@ -278,6 +296,7 @@ fn reorient_in(
     for (id, f) in module.iter() {
         let placeholder = f.kind == FuncKind::Fn && f.layout.is_empty();
         if !placeholder && input.functions.get(id) != Some(f) {
+            deadline.check(&inverted.name, inverted.span)?;
             pinv_core::ir::verify::verify_function(&module, id)
                 .map_err(|e| Error::Internal(e.to_string()))?;
         }
@@ -344,6 +363,9 @@ pub(crate) struct Reorienter<'a> {
     bodies: HashMap<FuncId, FuncId>,
     /// The helpers of outlined pieces, by the piece's text ([`Reorienter::install_outlined`]).
     outlined: HashMap<String, FuncId>,
+    /// When the build gives up ([`ReorientOptions::time_limit`]): polled per function, block
+    /// and instruction inverted.
+    deadline: Deadline,
 }
 
 impl<'a> Reorienter<'a> {
@@ -362,6 +384,7 @@ impl<'a> Reorienter<'a> {
             return Ok(pair.clone());
         }
         let f = &self.forward.functions[id];
+        self.deadline.check(&f.name, f.span)?;
         if self.in_progress.len() >= MAX_CALL_NESTING {
             return Err(Error::Unsupported {
                 function: f.name.clone(),

@@ -354,6 +354,7 @@ impl Reorienter<'_> {
     ) -> Result<(), Error> {
         let data = &f.insts[inst];
         let span = data.span;
+        self.deadline.check(&f.name, span)?;
         if data.results.iter().all(|r| !pair.known.contains_key(r)) {
             // No output depends on this instruction.
             return Ok(());
