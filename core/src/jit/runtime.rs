@@ -26,9 +26,15 @@
 //! The interpreter keeps frames on the heap; compiled code uses the native stack. Before a call
 //! the host makes sure the stack can hold the deepest run the depth limit allows (for a
 //! recursive unit, `depth_limit` frames of the unit's largest size; otherwise the deepest chain of
-//! calls) plus room for callbacks. When it cannot tell or there is not enough, the call runs in the
-//! interpreter instead, which gives the same outcome by construction. Recursive functions also
-//! check the stack pointer at entry, so compiled code never overflows the stack.
+//! calls) plus room for callbacks. When there is not enough (a recursive function with large
+//! frames, or a thread with a small stack), the call runs on a stack of its own of the size it
+//! needs: an uncommitted anonymous mapping with a guard page, kept per thread for the next deep
+//! call ([`stack::OwnStack`]). When that cannot be had either (the need is over
+//! [`MAX_OWN_STACK`], the system refuses the mapping, or the stack's bounds are unknown on this
+//! system), the call runs in the interpreter instead, which gives the same outcome by
+//! construction. Recursive functions also check the stack pointer at entry, so compiled code
+//! never overflows the stack. Compiled code never runs the host's calls of other compiled
+//! functions from inside a call, so an own stack's bounds never meet the thread's.
 
 use super::abi::{
     decode, encode, segment_op, Ctx, EntryFn, ErrorCode, Site, NO_TAPE, STATUS_BAD_ARGUMENTS,
@@ -49,6 +55,10 @@ use std::sync::atomic::Ordering;
 const CALLBACK_STACK: usize = 96 * 1024;
 /// Stack a call needs beyond its frames: the callbacks' room and slack for the host.
 const STACK_MARGIN: usize = 192 * 1024;
+/// The largest stack a call gets of its own when the thread's is too small
+/// ([`CompiledFunction::run_on_own_stack`]): address space reserved without commitment, of
+/// which a run touches only what its depth uses. Deeper needs run in the interpreter.
+const MAX_OWN_STACK: usize = 16 << 30;
 
 /// What callbacks need during one call: the unit, the θ source, and what went wrong.
 pub(crate) struct Host<'u, 't> {
@@ -394,13 +404,55 @@ impl CompiledFunction {
         {
             return Err(self.bad_call(config, args, out));
         }
-        let unit = &*self.unit;
         let (entry, stack) = self.code_to_run();
         let Some(stack_floor) = stack_floor(stack, config) else {
-            // Not enough native stack for the depth the limit allows: the interpreter gives the
-            // same outcome.
-            return self.interpret(config, args, theta, out);
+            // Not enough native stack for the depth the limit allows.
+            return self.run_on_own_stack(config, args, theta, out, entry, stack);
         };
+        self.run_native(config, args, theta, out, entry, stack_floor)
+    }
+
+    /// [`CompiledFunction::run`] where this thread's stack is too small for the deepest run
+    /// the limits allow (a recursive function with large frames): the code runs on a stack of
+    /// its own, of the size it needs, allocated for the call (address space, mostly never
+    /// touched). Past [`MAX_OWN_STACK`] the interpreter runs it instead, with the same outcome.
+    #[cold]
+    #[inline(never)]
+    fn run_on_own_stack(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+        out: &mut [Const],
+        entry: EntryFn,
+        stack: &StackNeeds,
+    ) -> Result<Ran, RuntimeError> {
+        let need = stack_need(stack, config).filter(|&need| need <= MAX_OWN_STACK);
+        match need.and_then(stack::OwnStack::take) {
+            Some(own) => {
+                let ran = own.run(|low| {
+                    self.run_native(config, args, theta, out, entry, low + CALLBACK_STACK)
+                });
+                own.give_back();
+                ran
+            }
+            None => self.interpret(config, args, theta, out),
+        }
+    }
+
+    /// Runs `entry` natively, with compiled code stopping before the stack pointer goes below
+    /// `stack_floor`.
+    #[inline(always)]
+    fn run_native(
+        &self,
+        config: &InterpConfig,
+        args: &[Const],
+        theta: Option<&mut dyn ThetaSource>,
+        out: &mut [Const],
+        entry: EntryFn,
+        stack_floor: usize,
+    ) -> Result<Ran, RuntimeError> {
+        let unit = &*self.unit;
         let fuel = match config.step_limit {
             None => i64::MAX,
             Some(l) => i64::try_from(l).unwrap_or(i64::MAX),
@@ -658,6 +710,20 @@ impl CompiledFunction {
     }
 }
 
+/// The native stack a call of code with `stack` needs under `config`: the deepest run the
+/// depth limit allows, and the margin.
+#[inline]
+fn stack_need(stack: &StackNeeds, config: &InterpConfig) -> Option<usize> {
+    if stack.recursive {
+        config
+            .depth_limit
+            .checked_mul(stack.max_frame)?
+            .checked_add(STACK_MARGIN)
+    } else {
+        Some(stack.static_stack.saturating_add(STACK_MARGIN))
+    }
+}
+
 /// A site's function name and instruction span.
 fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
     let f = unit.module.functions.get(site.func)?;
@@ -669,20 +735,13 @@ fn describe(unit: &Unit, site: Site) -> Option<(String, Span)> {
 /// native stack may be too small for the deepest run the limits allow.
 #[inline]
 fn stack_floor(stack: &StackNeeds, config: &InterpConfig) -> Option<usize> {
-    let need = if stack.recursive {
-        config
-            .depth_limit
-            .checked_mul(stack.max_frame)?
-            .checked_add(STACK_MARGIN)?
-    } else {
-        stack.static_stack.saturating_add(STACK_MARGIN)
-    };
+    let need = stack_need(stack, config)?;
     let (low, sp) = stack::bounds()?;
     (sp.checked_sub(low)? >= need).then_some(low + CALLBACK_STACK)
 }
 
-/// The current thread's stack.
-mod stack {
+/// The current thread's stack, and stacks of its own for deep calls.
+pub(crate) mod stack {
     use std::cell::Cell;
 
     thread_local! {
@@ -735,5 +794,121 @@ mod stack {
     #[cfg(not(target_os = "linux"))]
     fn lowest_address() -> Option<usize> {
         None
+    }
+
+    thread_local! {
+        /// The own stack of this thread's last deep call, kept for the next one.
+        static SPARE: Cell<Option<OwnStack>> = const { Cell::new(None) };
+        /// How many own stacks this thread has mapped (for tests).
+        static MAPPED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many own stacks the calling thread has mapped so far.
+    #[cfg(test)]
+    pub fn mapped_on_this_thread() -> usize {
+        MAPPED.with(Cell::get)
+    }
+
+    /// A stack for calls deeper than the thread's own: an anonymous mapping reserved without
+    /// commitment (`MAP_NORESERVE`), with a guard page below it, unmapped when dropped.
+    pub struct OwnStack {
+        #[cfg(target_os = "linux")]
+        addr: *mut libc::c_void,
+        len: usize,
+    }
+
+    /// Bytes kept above the need, for the frames between the switch and the code.
+    const SLACK: usize = 64 * 1024;
+    const PAGE: usize = 4096;
+
+    impl OwnStack {
+        /// A stack with at least `need` bytes usable: this thread's spare one if it is large
+        /// enough, else a new mapping; `None` if the system refuses one.
+        pub fn take(need: usize) -> Option<OwnStack> {
+            let size = need.checked_add(SLACK)?.checked_next_multiple_of(PAGE)?;
+            match SPARE.with(Cell::take) {
+                Some(spare) if spare.size() >= size => Some(spare),
+                _ => {
+                    let own = OwnStack::map(size)?;
+                    MAPPED.with(|n| n.set(n.get() + 1));
+                    Some(own)
+                }
+            }
+        }
+
+        /// Keeps this stack for the next deep call on this thread.
+        pub fn give_back(self) {
+            SPARE.with(|spare| spare.set(Some(self)));
+        }
+
+        #[cfg(target_os = "linux")]
+        fn map(size: usize) -> Option<OwnStack> {
+            let len = size.checked_add(PAGE)?;
+            // SAFETY: a fresh anonymous mapping that nothing else refers to; its lowest page
+            // becomes the guard, and it is unmapped (whole) only by `drop`.
+            unsafe {
+                let addr = libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                    -1,
+                    0,
+                );
+                if addr == libc::MAP_FAILED {
+                    return None;
+                }
+                if libc::mprotect(addr, PAGE, libc::PROT_NONE) != 0 {
+                    libc::munmap(addr, len);
+                    return None;
+                }
+                Some(OwnStack { addr, len })
+            }
+        }
+
+        #[cfg(not(target_os = "linux"))]
+        fn map(_size: usize) -> Option<OwnStack> {
+            None
+        }
+
+        fn size(&self) -> usize {
+            self.len - PAGE
+        }
+
+        /// Runs `f` on this stack, passing the lowest usable address; a panic inside is
+        /// resumed after switching back.
+        pub fn run<R>(&self, f: impl FnOnce(usize) -> R) -> R {
+            #[cfg(target_os = "linux")]
+            {
+                let low = self.addr as usize + PAGE;
+                let caught = std::panic::AssertUnwindSafe(|| f(low));
+                // SAFETY: `low..low + size` is mapped read-write, page aligned, and used by
+                // nothing else while `f` runs; the callback cannot unwind (caught here).
+                let result = unsafe {
+                    psm::on_stack(low as *mut u8, self.size(), || {
+                        std::panic::catch_unwind(caught)
+                    })
+                };
+                match result {
+                    Ok(r) => r,
+                    Err(payload) => std::panic::resume_unwind(payload),
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            {
+                let _ = f;
+                unreachable!("no own stack is mapped on this system")
+            }
+        }
+    }
+
+    impl Drop for OwnStack {
+        fn drop(&mut self) {
+            #[cfg(target_os = "linux")]
+            // SAFETY: the mapping `map` made, unmapped once.
+            unsafe {
+                libc::munmap(self.addr, self.len);
+            }
+        }
     }
 }

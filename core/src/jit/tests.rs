@@ -127,7 +127,7 @@ fn agree(
         let other = run_code(&code, args, theta, cfg);
         match (&other.result, &got.result) {
             // Where the limit is noticed may differ (a recursive unit whose frames do not fit
-            // runs in the interpreter, which notices it exactly).
+            // may run in the interpreter, which notices it exactly).
             (Err(a), Err(b)) if matches!(b.kind, RuntimeErrorKind::StepLimit { .. }) => {
                 assert_eq!(a.kind, b.kind, "{tier:?}: {}", ctx())
             }
@@ -586,16 +586,58 @@ fn deep_recursion_never_overflows_a_small_stack() {
     let m = source(PROGRAM);
     let even = m.get("even").unwrap();
     let code = compile(Arc::clone(&m), even).unwrap();
-    // 64 KiB of stack cannot hold 10 000 frames: the call runs in the interpreter instead.
+    // 256 KiB of stack cannot hold a million frames: the call runs natively on a stack of its
+    // own, mapped once per thread and kept for the next deep call.
     let handle = std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(move || {
             let cfg = InterpConfig::default().with_depth_limit(1_000_000);
-            code.call_traced(&cfg, &[Const::I64(200_000)], None)
+            let first = code.call_traced(&cfg, &[Const::I64(200_000)], None);
+            let second = code.call_traced(&cfg, &[Const::I64(199_999)], None);
+            (
+                first,
+                second,
+                super::runtime::stack::mapped_on_this_thread(),
+            )
         })
         .unwrap();
-    let outcome = handle.join().unwrap().unwrap();
-    assert_eq!(outcome.results, [Const::Bool(true)]);
+    let (first, second, mapped) = handle.join().unwrap();
+    assert_eq!(first.unwrap().results, [Const::Bool(true)]);
+    assert_eq!(second.unwrap().results, [Const::Bool(false)]);
+    assert_eq!(mapped, 1, "one own stack, reused");
+}
+
+/// On a stack of its own, compiled code gives what the interpreter gives: results, steps and
+/// the depth limit at the same depth, and a θ source's panic comes back to the caller.
+#[test]
+fn calls_on_an_own_stack_agree_with_the_interpreter() {
+    let m = source(PROGRAM);
+    let handle = std::thread::Builder::new()
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            let mut seen = Vec::new();
+            for (n, limit) in [
+                (0, 100_000),
+                (5_000, 100_000),
+                (99_998, 100_000),
+                (100_000, 100_000),
+            ] {
+                let cfg = InterpConfig::default().with_depth_limit(limit);
+                let r = agree(&m, "even", &[Const::I64(n)], &Theta::None, cfg);
+                seen.push(r.map(|o| o.results).map_err(|e| e.kind));
+            }
+            (seen, super::runtime::stack::mapped_on_this_thread())
+        })
+        .unwrap();
+    let (seen, mapped) = handle.join().unwrap();
+    assert_eq!(seen[0], Ok(vec![Const::Bool(true)]));
+    assert_eq!(seen[1], Ok(vec![Const::Bool(true)]));
+    assert_eq!(seen[2], Ok(vec![Const::Bool(true)]));
+    assert_eq!(
+        seen[3],
+        Err(RuntimeErrorKind::DepthLimit { limit: 100_000 })
+    );
+    assert!(mapped >= 1, "the calls ran natively on an own stack");
 }
 
 const THETA_IR: &str = r#"
