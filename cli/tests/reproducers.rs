@@ -8,7 +8,10 @@
 //! walked its DAG of shared operands as a tree, exponentially; `self-calls-*`: a recursive
 //! function calling itself hundreds of times, which isolation's numeric checks ran to the step
 //! limit at every point; `long-sum-in-a-check-worker`: a sum of 3,000 terms whose plan copy
-//! recursed once per term, past the stack of `check`'s worker threads).
+//! recursed once per term, past the stack of `check`'s worker threads; `self-calls-per-level-*`:
+//! a recursive function with a frame too large for the thread's stack, which ran in the
+//! interpreter for seconds per case past `check`'s time limit; `shared-sums-*`: sums sharing
+//! operands, which the linear-system recognisers walked as a tree, exponentially).
 
 mod common;
 

@@ -290,3 +290,52 @@ fn building_past_the_time_limit_is_a_timeout() {
     );
     assert_eq!(report.status, Status::Ok, "{report:?}");
 }
+
+/// Values that share operands (`a = a + a - y`, repeated) form a DAG whose tree has 2²⁰⁰
+/// leaves: the solvers that take sums and products apart (linear systems with constant and
+/// run-time coefficients, planar chains) look at each value once and cap the size of what they
+/// build, so such programs invert at once instead of running until memory runs out.
+#[test]
+fn shared_operands_do_not_make_the_solvers_exponential() {
+    let repeat = |head: &str, step: &str, tail: &str| {
+        let mut s = String::from(head);
+        for _ in 0..200 {
+            s.push_str(step);
+        }
+        s.push_str(tail);
+        s
+    };
+    let programs = [
+        repeat(
+            "fn f(x: f64, y: f64) -> (f64, f64) {\n    let mut a = x;\n",
+            "    a = a + a - y;\n",
+            "    (a + y, a - y)\n}\n",
+        ),
+        repeat(
+            "fn f(x: f64, y: f64) -> (f64, f64) {\n    let mut a = x;\n",
+            "    a = a + a * 0.5;\n",
+            "    (cos(a) + cos(y), sin(a) + sin(y))\n}\n",
+        ),
+        repeat(
+            "fn f(x: f64, y: f64) -> (f64, f64) {\n    let mut a = x * y;\n",
+            "    a = a * a * 0.5 + y;\n",
+            "    (a + y, a * y)\n}\n",
+        ),
+    ];
+    for text in programs {
+        let program = Program::parse("dag.pinv", &text).expect("compiles");
+        let report = check_function(
+            &program,
+            "f",
+            &CheckConfig {
+                time_limit: Some(std::time::Duration::from_secs(120)),
+                ..config(10)
+            },
+        );
+        assert!(
+            !matches!(report.status, Status::Timeout | Status::Unsupported),
+            "{report:?}\n{text}"
+        );
+        assert_eq!(report.soundness.violations, 0, "{report:?}");
+    }
+}

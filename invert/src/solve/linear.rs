@@ -73,36 +73,95 @@ fn constant(plan: &Plan, v: PVal) -> Option<f64> {
     }
 }
 
-/// The affine form of f64 value `v`.
-pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
+/// How an f64 value's affine form is made from its operands' ([`affine`]).
+enum Form {
+    /// Free of unknowns: a known term.
+    Known,
+    /// Not a linear combination: an atom.
+    Atom,
+    /// The sum of two forms, the second scaled (`a + b`, `a − b`).
+    Sum(PVal, PVal, f64),
+    /// A form scaled (`−a`, `c·a`, `a / c`).
+    Scaled(PVal, f64),
+}
+
+/// How `v`'s form is made.
+fn form(plan: &Plan, v: PVal, dep: &[bool]) -> Form {
     if !dep[v.inst as usize] {
-        return Affine {
-            atoms: Vec::new(),
-            known: vec![(1.0, v)],
-        };
+        return Form::Known;
     }
     let inst = &plan.insts[v.inst as usize];
-    let atom = || Affine {
-        atoms: vec![(v, 1.0)],
-        known: Vec::new(),
-    };
     match (&inst.kind, inst.args.as_slice()) {
-        (PKind::Prim(Opcode::Fadd), &[a, b]) => affine(plan, a, dep).add(affine(plan, b, dep)),
-        (PKind::Prim(Opcode::Fsub), &[a, b]) => {
-            affine(plan, a, dep).add(affine(plan, b, dep).scale(-1.0))
-        }
-        (PKind::Prim(Opcode::Fneg), &[a]) => affine(plan, a, dep).scale(-1.0),
+        (PKind::Prim(Opcode::Fadd), &[a, b]) => Form::Sum(a, b, 1.0),
+        (PKind::Prim(Opcode::Fsub), &[a, b]) => Form::Sum(a, b, -1.0),
+        (PKind::Prim(Opcode::Fneg), &[a]) => Form::Scaled(a, -1.0),
         (PKind::Prim(Opcode::Fmul), &[a, b]) => match (constant(plan, a), constant(plan, b)) {
-            (Some(c), _) if c != 0.0 => affine(plan, b, dep).scale(c),
-            (_, Some(c)) if c != 0.0 => affine(plan, a, dep).scale(c),
-            _ => atom(),
+            (Some(c), _) if c != 0.0 => Form::Scaled(b, c),
+            (_, Some(c)) if c != 0.0 => Form::Scaled(a, c),
+            _ => Form::Atom,
         },
         (PKind::Prim(Opcode::Fdiv), &[a, b]) => match constant(plan, b) {
-            Some(c) if c != 0.0 => affine(plan, a, dep).scale(1.0 / c),
-            _ => atom(),
+            Some(c) if c != 0.0 => Form::Scaled(a, 1.0 / c),
+            _ => Form::Atom,
         },
-        _ => atom(),
+        _ => Form::Atom,
     }
+}
+
+/// The most terms (atoms and known terms) an affine form may have: a value whose form would
+/// have more is an atom. Without it, sums sharing operands (`a = a + a`, repeated) would
+/// double the form at every level.
+const MAX_TERMS: usize = 4096;
+
+/// The affine form of f64 value `v`.
+///
+/// Each value's form is worked out once, operands first, with an explicit work list: a plan's
+/// values form a DAG, which walking as a tree would cost exponential time, and a long chain of
+/// sums would cost as much native stack as it is long.
+pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
+    let mut done: HashMap<PVal, Affine> = HashMap::new();
+    let mut work = vec![(v, false)];
+    while let Some((u, ready)) = work.pop() {
+        if done.contains_key(&u) {
+            continue;
+        }
+        let how = form(plan, u, dep);
+        let operands = match how {
+            Form::Sum(a, b, _) => vec![a, b],
+            Form::Scaled(a, _) => vec![a],
+            Form::Known | Form::Atom => Vec::new(),
+        };
+        if !ready && !operands.is_empty() {
+            work.push((u, true));
+            work.extend(
+                operands
+                    .into_iter()
+                    .filter(|o| !done.contains_key(o))
+                    .map(|o| (o, false)),
+            );
+            continue;
+        }
+        let atom = || Affine {
+            atoms: vec![(u, 1.0)],
+            known: Vec::new(),
+        };
+        let made = match how {
+            Form::Known => Affine {
+                atoms: Vec::new(),
+                known: vec![(1.0, u)],
+            },
+            Form::Atom => atom(),
+            Form::Sum(a, b, c) => done[&a].clone().add(done[&b].clone().scale(c)),
+            Form::Scaled(a, c) => done[&a].clone().scale(c),
+        };
+        let made = if made.atoms.len() + made.known.len() > MAX_TERMS {
+            atom()
+        } else {
+            made
+        };
+        done.insert(u, made);
+    }
+    done.remove(&v).unwrap_or_default()
 }
 
 /// A linear system found in a plan's outputs.

@@ -107,17 +107,26 @@ pub struct System {
     nonzero: Vec<u32>,
 }
 
-/// Whether `p` is a factor of value `v` (`v` is zero when `p` is).
+/// Whether `p` is a factor of value `v` (`v` is zero when `p` is). Each value is looked at
+/// once: products share operands (`a = a * a`, repeated), and a tree walk would be exponential.
 fn has_factor(plan: &Plan, v: PVal, p: u32) -> bool {
-    let inst = &plan.insts[v.inst as usize];
-    pinv_core::stack::ensure_sufficient_stack(|| match (&inst.kind, inst.args.as_slice()) {
-        (PKind::Param(q), _) => *q == p,
-        (PKind::Prim(Opcode::Fmul), &[a, b]) => has_factor(plan, a, p) || has_factor(plan, b, p),
-        (PKind::Prim(Opcode::Fneg), &[a]) | (PKind::Prim(Opcode::Fdiv), &[a, _]) => {
-            has_factor(plan, a, p)
+    let mut seen = std::collections::HashSet::new();
+    let mut work = vec![v];
+    while let Some(v) = work.pop() {
+        if !seen.insert(v) {
+            continue;
         }
-        _ => false,
-    })
+        let inst = &plan.insts[v.inst as usize];
+        match (&inst.kind, inst.args.as_slice()) {
+            (PKind::Param(q), _) if *q == p => return true,
+            (PKind::Prim(Opcode::Fmul), &[a, b]) => work.extend([b, a]),
+            (PKind::Prim(Opcode::Fneg), &[a]) | (PKind::Prim(Opcode::Fdiv), &[a, _]) => {
+                work.push(a)
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Per plan value, the inputs it depends on (a bit per parameter; the first 64).
@@ -133,13 +142,25 @@ fn depends(plan: &Plan) -> Vec<u64> {
     out
 }
 
-/// The form of f64 value `v` in the inputs `set`, if it is linear in them.
-fn form(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Option<Form> {
+/// How a value's [`Form`] is made from its operands' ([`form`]).
+enum Shape {
+    /// Free of the inputs in the set: a known term.
+    Known,
+    /// One of the inputs.
+    Param(u32),
+    /// `a + k·b` (`k` is ±1).
+    Sum(PVal, PVal, f64),
+    /// `k·a`.
+    Scaled(PVal, f64),
+    /// `a·f`, with `f` free of the inputs.
+    Times(PVal, PVal),
+    /// Not linear in the inputs.
+    Other,
+}
+
+fn shape(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Shape {
     if dep[v.inst as usize] & set == 0 {
-        return Some(Form {
-            coeffs: HashMap::new(),
-            known: vec![(1.0, vec![v])],
-        });
+        return Shape::Known;
     }
     let inst = &plan.insts[v.inst as usize];
     let free = |a: PVal| dep[a.inst as usize] & set == 0;
@@ -147,30 +168,78 @@ fn form(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Option<Form> {
         Some(Const::F64(c)) if c.is_finite() && c != 0.0 => Some(c),
         _ => None,
     };
-    pinv_core::stack::ensure_sufficient_stack(|| match (&inst.kind, inst.args.as_slice()) {
-        (PKind::Param(p), _) => Some(Form {
-            coeffs: HashMap::from([(*p, vec![(1.0, Vec::new())])]),
-            known: Vec::new(),
-        }),
-        (PKind::Prim(Opcode::Fadd), &[a, b]) => {
-            Some(form(plan, a, set, dep)?.add(form(plan, b, set, dep)?))
-        }
-        (PKind::Prim(Opcode::Fsub), &[a, b]) => {
-            Some(form(plan, a, set, dep)?.add(form(plan, b, set, dep)?.scale(-1.0)))
-        }
-        (PKind::Prim(Opcode::Fneg), &[a]) => Some(form(plan, a, set, dep)?.scale(-1.0)),
+    match (&inst.kind, inst.args.as_slice()) {
+        (PKind::Param(p), _) => Shape::Param(*p),
+        (PKind::Prim(Opcode::Fadd), &[a, b]) => Shape::Sum(a, b, 1.0),
+        (PKind::Prim(Opcode::Fsub), &[a, b]) => Shape::Sum(a, b, -1.0),
+        (PKind::Prim(Opcode::Fneg), &[a]) => Shape::Scaled(a, -1.0),
         (PKind::Prim(Opcode::Fmul), &[a, b]) => match (constant(a), constant(b)) {
-            (Some(k), _) => Some(form(plan, b, set, dep)?.scale(k)),
-            (_, Some(k)) => Some(form(plan, a, set, dep)?.scale(k)),
-            _ if free(a) => Some(form(plan, b, set, dep)?.times(a)),
-            _ if free(b) => Some(form(plan, a, set, dep)?.times(b)),
-            _ => None,
+            (Some(k), _) => Shape::Scaled(b, k),
+            (_, Some(k)) => Shape::Scaled(a, k),
+            _ if free(a) => Shape::Times(b, a),
+            _ if free(b) => Shape::Times(a, b),
+            _ => Shape::Other,
         },
-        (PKind::Prim(Opcode::Fdiv), &[a, b]) => {
-            constant(b).and_then(|k| Some(form(plan, a, set, dep)?.scale(1.0 / k)))
+        (PKind::Prim(Opcode::Fdiv), &[a, b]) => match constant(b) {
+            Some(k) => Shape::Scaled(a, 1.0 / k),
+            None => Shape::Other,
+        },
+        _ => Shape::Other,
+    }
+}
+
+/// The most terms a [`Form`] may have: a larger one is not taken as linear. Sums that share
+/// operands (`a = a + a`, repeated) would double the form at every level.
+const MAX_TERMS: usize = 4096;
+
+/// The form of f64 value `v` in the inputs `set`, if it is linear in them.
+///
+/// Each value's form is worked out once, operands first, with an explicit work list: a plan's
+/// values form a DAG, which a tree walk would take exponential time over.
+fn form(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Option<Form> {
+    let mut done: HashMap<PVal, Form> = HashMap::new();
+    let mut work = vec![(v, false)];
+    while let Some((u, ready)) = work.pop() {
+        if done.contains_key(&u) {
+            continue;
         }
-        _ => None,
-    })
+        let how = shape(plan, u, set, dep);
+        let operands = match how {
+            Shape::Sum(a, b, _) => vec![a, b],
+            Shape::Scaled(a, _) | Shape::Times(a, _) => vec![a],
+            Shape::Known | Shape::Param(_) | Shape::Other => Vec::new(),
+        };
+        if !ready && !operands.is_empty() {
+            work.push((u, true));
+            work.extend(
+                operands
+                    .into_iter()
+                    .filter(|o| !done.contains_key(o))
+                    .map(|o| (o, false)),
+            );
+            continue;
+        }
+        let made = match how {
+            Shape::Known => Form {
+                coeffs: HashMap::new(),
+                known: vec![(1.0, vec![u])],
+            },
+            Shape::Param(p) => Form {
+                coeffs: HashMap::from([(p, vec![(1.0, Vec::new())])]),
+                known: Vec::new(),
+            },
+            Shape::Sum(a, b, k) => done.get(&a)?.clone().add(done.get(&b)?.clone().scale(k)),
+            Shape::Scaled(a, k) => done.get(&a)?.clone().scale(k),
+            Shape::Times(a, f) => done.get(&a)?.clone().times(f),
+            Shape::Other => return None,
+        };
+        let terms = made.known.len() + made.coeffs.values().map(Vec::len).sum::<usize>();
+        if terms > MAX_TERMS {
+            return None;
+        }
+        done.insert(u, made);
+    }
+    done.remove(&v)
 }
 
 /// The system with run-time coefficients among `plan`'s f64 outputs, if there is one that the

@@ -82,21 +82,31 @@ impl Chain {
     }
 }
 
-/// The summands of the f64 sum `v` (through `+`, `−` and unary `−`), with their signs.
-fn summands(plan: &Plan, v: PVal, neg: bool, out: &mut Vec<(bool, PVal)>) {
-    let inst = &plan.insts[v.inst as usize];
-    match (&inst.kind, inst.args.as_slice()) {
-        (PKind::Prim(Opcode::Fadd), &[a, b]) => {
-            summands(plan, a, neg, out);
-            summands(plan, b, neg, out);
+/// The most summands a side of a chain may have: past it, it is not one. A sum whose operands
+/// are shared (`a = a + a`, repeated) has exponentially many summands when taken apart.
+const MAX_SUMMANDS: usize = 4096;
+
+/// The summands of the f64 sum `v` (through `+`, `−` and unary `−`), with their signs, left
+/// to right; `None` past [`MAX_SUMMANDS`]. A work list, not recursion: a long chain of sums
+/// costs no native stack.
+fn summands(plan: &Plan, v: PVal) -> Option<Vec<(bool, PVal)>> {
+    let mut out = Vec::new();
+    let mut work = vec![(v, false)];
+    while let Some((v, neg)) = work.pop() {
+        let inst = &plan.insts[v.inst as usize];
+        match (&inst.kind, inst.args.as_slice()) {
+            (PKind::Prim(Opcode::Fadd), &[a, b]) => work.extend([(b, neg), (a, neg)]),
+            (PKind::Prim(Opcode::Fsub), &[a, b]) => work.extend([(b, !neg), (a, neg)]),
+            (PKind::Prim(Opcode::Fneg), &[a]) => work.push((a, !neg)),
+            _ => {
+                out.push((neg, v));
+                if out.len() > MAX_SUMMANDS {
+                    return None;
+                }
+            }
         }
-        (PKind::Prim(Opcode::Fsub), &[a, b]) => {
-            summands(plan, a, neg, out);
-            summands(plan, b, !neg, out);
-        }
-        (PKind::Prim(Opcode::Fneg), &[a]) => summands(plan, a, !neg, out),
-        _ => out.push((neg, v)),
     }
+    Some(out)
 }
 
 /// `trig(φ)`, `c·trig(φ)` or `trig(φ)·c`: (`φ`, `c`).
@@ -132,8 +142,7 @@ fn trig_term(plan: &Plan, v: PVal, trig: Opcode, dep: &[bool]) -> Option<(PVal, 
 type Side = (Vec<Term>, Vec<(bool, PVal)>);
 
 fn side(plan: &Plan, output: PVal, trig: Opcode, dep: &[bool]) -> Option<Side> {
-    let mut parts = Vec::new();
-    summands(plan, output, false, &mut parts);
+    let parts = summands(plan, output)?;
     let mut terms: Vec<Term> = Vec::new();
     let mut rest = Vec::new();
     for (neg, v) in parts {
