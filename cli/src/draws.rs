@@ -56,6 +56,8 @@ pub struct Draws {
     pub limited: usize,
     /// Why the first rejected draw was rejected.
     pub first_rejection: Option<pinv::Error>,
+    /// Drawing stopped at the time limit ([`DrawConfig::deadline`]).
+    pub timed_out: bool,
 }
 
 impl Draws {
@@ -115,6 +117,8 @@ pub struct DrawConfig {
     pub max_draws: usize,
     /// Threads drawing at once (the draws are the same for any number).
     pub jobs: usize,
+    /// When drawing stops, whatever it found (`--time-limit`); polled before every draw.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl DrawConfig {
@@ -126,7 +130,13 @@ impl DrawConfig {
             seed,
             max_draws: max_draws.unwrap_or_else(|| default_max_draws(wanted)),
             jobs,
+            deadline: None,
         }
+    }
+
+    /// Stops drawing at `deadline` (none: no limit).
+    pub fn until(self, deadline: Option<std::time::Instant>) -> DrawConfig {
+        DrawConfig { deadline, ..self }
     }
 }
 
@@ -146,6 +156,8 @@ struct Chunk<T> {
     first_rejection: Option<pinv::Error>,
     /// An error that stops drawing (neither a domain error nor a limit: a bug), after the draws.
     error: Option<pinv::Error>,
+    /// The time limit came before the chunk was done.
+    timed_out: bool,
 }
 
 /// Draws chunk `k`: its share of the draws, stopping early once it alone has `wanted`
@@ -165,10 +177,18 @@ fn draw_chunk<T>(
         text: String::new(),
         first_rejection: None,
         error: None,
+        timed_out: false,
     };
     let mut accepted = 0;
     for _ in start..end {
         if accepted >= config.wanted {
+            break;
+        }
+        if config
+            .deadline
+            .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            chunk.timed_out = true;
             break;
         }
         sampler.take_drawn();
@@ -246,6 +266,10 @@ pub fn draw_each<T: Send>(
             }
             if let Some(e) = chunk.error {
                 failed = Some(e);
+                return ControlFlow::Break(());
+            }
+            if chunk.timed_out {
+                draws.timed_out = true;
                 return ControlFlow::Break(());
             }
             if draws.accepted >= config.wanted {

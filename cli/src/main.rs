@@ -23,6 +23,7 @@ mod commands;
 mod draws;
 mod engine;
 mod jobs;
+mod limits;
 mod output;
 mod progress;
 mod values;

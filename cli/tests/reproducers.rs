@@ -282,6 +282,84 @@ fn building_an_inverse_counts_against_the_time_limit() {
     assert!(row("short").ends_with("ok"), "{out}");
 }
 
+/// `invert`, `sample`, `plot` and `pgf` take `--step-limit` and `--time-limit`: building past
+/// the time limit is an error that says so, and drawing stops there with what it found.
+#[test]
+fn every_command_that_inverts_takes_the_limits() {
+    let mut src = String::from("fn long(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..3000 {
+        src.push_str("    a = a * 1.0001 + 0.5;\n");
+    }
+    src.push_str("    a\n}\n");
+    let file = temp_program("long-build-each.pinv", &src);
+    for args in [
+        vec!["invert", &file, "long", "--y", "1"],
+        vec!["sample", &file, "long", "--y", "1"],
+        vec!["pgf", &file, "long", "1"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--time-limit", "0.05"]);
+        let o = pinv(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("took longer than the time limit of 0.05 s"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+    // Each draw of `steps_to` at y = 2·10⁶ runs its loop two million times: a hundred
+    // thousand of them do not fit in half a second.
+    let slow = "tests/corpus/recursion.pinv";
+    let many = ["--samples", "100000", "--time-limit", "0.5"];
+    let o = pinv(&[&["sample", slow, "steps_to", "--y", "2000000"][..], &many].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("stopped at the time limit"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("before the time limit; raise --time-limit"),
+        "{}",
+        text(&o)
+    );
+    let o = pinv(&[&["invert", slow, "steps_to", "--y", "2000000"][..], &many].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("the time limit came after"),
+        "{}",
+        text(&o)
+    );
+    let out = common::temp_file("slow-plot.svg", "");
+    let out = out.to_string_lossy();
+    let o = pinv(
+        &[
+            &["plot", slow, "steps_to", "--y", "2000000", "--out", &out][..],
+            &many,
+        ]
+        .concat(),
+    );
+    assert!(text(&o).contains("the time limit came"), "{}", text(&o));
+    // A step limit that every run hits: each θ is skipped and counted.
+    let o = pinv(&[
+        "sample",
+        slow,
+        "steps_to",
+        "--y",
+        "2000000",
+        "--samples",
+        "3",
+        "--step-limit",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("stopped at a step or depth limit"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// The fuzzer's saved finds.
 #[test]
 fn saved_reproducers() {

@@ -48,11 +48,6 @@ impl Deadline {
     }
 }
 
-/// A limit as people write it: `10 s`, `0.5 s`.
-pub fn seconds(limit: Duration) -> String {
-    format!("{} s", limit.as_secs_f64())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,8 +42,8 @@ pub enum Error {
     /// Building the inverse took longer than the time limit it was given
     /// ([`crate::reorient::ReorientOptions::time_limit`]).
     #[error(
-        "building the inverse of `{function}` took longer than the time limit of {}",
-        crate::deadline::seconds(*limit)
+        "building the inverse of `{function}` took longer than the time limit of {} s",
+        limit.as_secs_f64()
     )]
     TimedOut {
         function: String,

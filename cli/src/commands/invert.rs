@@ -42,6 +42,8 @@ pub struct InvertArgs {
     pub json: bool,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitsArg,
 }
 
 /// Parses comma-separated values, one per type: `1.5, 2` or, as `run` prints a tuple,
@@ -88,16 +90,25 @@ pub fn load_inverse(
     file: &std::path::Path,
     function: &str,
     json: bool,
+    limits: &crate::limits::LimitsArg,
 ) -> Result<(Loaded, Inverse), Outcome> {
-    let loaded = output::load(file, json)?;
-    match loaded.program.invert(function) {
+    let mut loaded = output::load(file, json)?;
+    loaded.program = loaded.program.clone().with_config(limits.interp());
+    let options = pinv::reorient::ReorientOptions {
+        time_limit: limits.time(),
+        ..pinv::reorient::ReorientOptions::default()
+    };
+    let program = &loaded.program;
+    match program.invert_with(function, &program.stack(), &options) {
         Ok(inverse) => Ok((loaded, inverse)),
         Err(e) => Err(output::library_error(&loaded.file, &e, json)),
     }
 }
 
 pub fn run(args: &InvertArgs) -> Outcome {
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
+    let start = std::time::Instant::now();
+    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
+    {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };
@@ -110,7 +121,8 @@ pub fn run(args: &InvertArgs) -> Outcome {
         return explicit(&loaded, &inverse, &y, theta, args.json);
     }
     if let Some(runs) = args.search {
-        return search(&loaded, &inverse, &y, runs, args.seed, args.json);
+        let deadline = args.limits.deadline(start);
+        return search(&loaded, &inverse, &y, runs, args.seed, deadline, args.json);
     }
     let mut sampler = Sampler::new(args.seed);
     let mut results = Vec::new();
@@ -118,7 +130,17 @@ pub fn run(args: &InvertArgs) -> Outcome {
     let mut limited = 0;
     // With one θ drawn, what became of it, said once in the error.
     let (mut only, mut only_theta): (Option<String>, String) = (None, String::new());
+    let (mut drawn, mut timed_out) = (0, false);
     for _ in 0..args.samples {
+        if args
+            .limits
+            .deadline(start)
+            .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            timed_out = true;
+            break;
+        }
+        drawn += 1;
         let (x, theta) = inverse.sample(&y, &mut sampler);
         match x {
             Ok(x) => {
@@ -168,11 +190,18 @@ pub fn run(args: &InvertArgs) -> Outcome {
             "function": inverse.function(),
             "y": y.iter().map(|&v| json_value(v)).collect::<Vec<_>>(),
             "results": results,
-            "drawn": args.samples,
+            "drawn": drawn,
             "accepted": accepted,
             "limited": limited,
+            "timed_out": timed_out,
         });
         outln!("{value}");
+    }
+    if timed_out && accepted > 0 && !args.json {
+        eprintln!(
+            "note: the time limit came after {drawn} of the {} θ draws",
+            args.samples
+        );
     }
     if accepted > 0 || args.samples == 0 {
         Outcome::Success
@@ -185,6 +214,10 @@ pub fn run(args: &InvertArgs) -> Outcome {
             } else {
                 eprintln!("error: the θ drawn, [{only_theta}], {what} (try --samples)");
             }
+        } else if !args.json && timed_out {
+            eprintln!(
+                "error: none of the {drawn} θ drawn before the time limit gave a preimage of y (raise --time-limit)"
+            );
         } else if !args.json {
             eprintln!(
                 "error: none of the {} θ drawn gave a preimage of y (try --samples)",
@@ -269,11 +302,13 @@ fn search(
     y: &[Const],
     runs: usize,
     seed: u64,
+    deadline: Option<std::time::Instant>,
     json: bool,
 ) -> Outcome {
     let config = pinv::search::SearchConfig {
         max_runs: runs,
         seed,
+        deadline,
         ..pinv::search::SearchConfig::default()
     };
     let outcome = match inverse.search(y, &config) {

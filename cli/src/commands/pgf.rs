@@ -27,10 +27,13 @@ pub struct PgfArgs {
     pub json: bool,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitsArg,
 }
 
 pub fn run(args: &PgfArgs) -> Outcome {
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
+    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
+    {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };

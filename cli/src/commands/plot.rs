@@ -63,6 +63,8 @@ pub struct PlotArgs {
     pub jobs: crate::jobs::JobsArg,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitsArg,
 }
 
 /// The picture formats, from the extension.
@@ -91,6 +93,7 @@ impl Format {
 }
 
 pub fn run(args: &PlotArgs) -> Outcome {
+    let start = std::time::Instant::now();
     let Some(format) = Format::of(&args.out) else {
         let message = format!(
             "cannot tell the picture format of `{}`: --out must end in `.svg` or `.png`",
@@ -98,7 +101,8 @@ pub fn run(args: &PlotArgs) -> Outcome {
         );
         return output::plain_error(args.json, "arguments", &message, Outcome::BadInput);
     };
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json) {
+    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
+    {
         Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,
     };
@@ -123,7 +127,8 @@ pub fn run(args: &PlotArgs) -> Outcome {
             return output::plain_error(args.json, "arguments", &m, Outcome::BadInput)
         }
     };
-    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get());
+    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get())
+        .until(args.limits.deadline(start));
     let progress = Progress::new(args.samples as u64, args.json, "sampling");
     let draws = match draw(&inverse, &y, &config, &progress) {
         Ok(d) => d,
@@ -192,6 +197,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
             "accepted": draws.preimages.len(),
             "rejected": draws.rejected,
             "limited": draws.limited,
+            "timed_out": draws.timed_out,
             "acceptance": draws.acceptance() / 100.0,
             "categories": categories,
         });
@@ -220,10 +226,15 @@ pub fn run(args: &PlotArgs) -> Outcome {
         }
         if short {
             eprintln!(
-                "warning: found only {} of {} preimages in {} draws (raise --max-draws for more)",
+                "warning: found only {} of {} preimages in {} draws ({})",
                 draws.preimages.len(),
                 args.samples,
-                draws.drawn
+                draws.drawn,
+                if draws.timed_out {
+                    "the time limit came; raise --time-limit for more"
+                } else {
+                    "raise --max-draws for more"
+                }
             );
         }
     }

@@ -65,6 +65,8 @@ pub struct SampleArgs {
     pub jobs: crate::jobs::JobsArg,
     #[command(flatten)]
     pub engine: crate::engine::EngineArg,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitsArg,
 }
 
 /// `sample --format`.
@@ -77,10 +79,11 @@ pub enum Format {
 }
 
 pub fn run(args: &SampleArgs) -> Outcome {
+    let start = std::time::Instant::now();
     let format = if args.json { Format::Json } else { args.format };
     // Errors are JSON where the output is.
     let json = matches!(format, Format::Json | Format::Jsonl);
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, json) {
+    let (loaded, inverse) = match load_inverse(&args.file, &args.function, json, &args.limits) {
         Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,
     };
@@ -92,7 +95,8 @@ pub fn run(args: &SampleArgs) -> Outcome {
         Ok(names) => names,
         Err(e) => return output::library_error(&loaded.file, &e, json),
     };
-    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get());
+    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get())
+        .until(args.limits.deadline(start));
     let progress = Progress::new(args.samples as u64, format != Format::Text, "sampling");
     // Samples are written as they are found; the text and JSON reports also count the
     // distinct x (JSON keeps every sample anyway).
@@ -282,6 +286,11 @@ fn summary_line(y: &[Const], draws: &Draws, distinct: Option<usize>) -> String {
         Some(d) if d < draws.accepted => format!(" ({d} distinct)"),
         _ => String::new(),
     };
+    let limited = if draws.timed_out {
+        format!("{limited}; stopped at the time limit")
+    } else {
+        limited
+    };
     format!(
         "{} preimage(s){distinct} of y = {} from {} θ drawn: acceptance {:.1}% ({} rejected as out of domain{limited})",
         draws.accepted,
@@ -305,6 +314,7 @@ fn summary_json(
         "accepted": draws.accepted,
         "rejected": draws.rejected,
         "limited": draws.limited,
+        "timed_out": draws.timed_out,
         "acceptance": draws.acceptance() / 100.0,
         "requested": wanted,
         "function": inverse.function(),
@@ -335,6 +345,14 @@ fn print_json(
 }
 
 fn shortfall_message(loaded: &Loaded, function: &str, draws: &Draws, wanted: usize) -> String {
+    if draws.timed_out {
+        return format!(
+            "found {} of {wanted} preimage(s) in {} θ draws (acceptance {:.2}%) before the time limit; raise --time-limit",
+            draws.accepted,
+            draws.drawn,
+            draws.acceptance(),
+        );
+    }
     format!(
         "found {} of {wanted} preimage(s) in {} θ draws (acceptance {:.2}%); raise --max-draws, or see what θ means with `pinv show {} {function} --inverse`",
         draws.accepted,
