@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Workloads: `check --cases 10` of a file of N small functions (the memory of checking many
-//! functions), and `invert` of one function of N statements: a chain
+//! functions), `check --cases 10` of a chain of N statements (building, compiling and running
+//! the inverse and the PGF), and `invert` of one function of N statements: a chain
 //! (`a = a * 1.0001 + 0.5`), N branches (`if a > 0.0 { a * 0.5 } else { a + 1.0 }`) and a
 //! loop whose body has N statements. Sizes go 10, 100, 1,000, … up to `--max` (default
 //! 10,000).
@@ -28,12 +29,19 @@ fn main() {
         .map(|k| 10usize.pow(k))
         .take_while(|&n| n <= max)
         .collect();
-    let workloads: [Workload; 4] = [
+    let workloads: [Workload; 5] = [
         ("functions, check", functions, &["check", "--cases", "10"]),
         (
             "chain, invert",
             chain,
             &["invert", "--y", "1", "--samples", "1"],
+        ),
+        // `check` also compiles and runs the PGF, which computes the whole chain forward before
+        // it walks back: every forward value stays live across the walk.
+        (
+            "chain, check",
+            chain,
+            &["check", "--cases", "10", "--search", "0"],
         ),
         (
             "branches, invert",
