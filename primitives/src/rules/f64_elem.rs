@@ -1,7 +1,9 @@
 //! Elementary f64 functions: `exp log sqrt sinh tanh` (monotone: one closed form), `cosh fabs`
 //! (even: a sign choice), `floor` (a fractional part θ) and `pow` (by which operand is known).
 //!
-//! The monotone functions share `monotone`: check the output's domain, compute the closed-form
+//! The monotone functions share `monotone`: check the output's domain (a z past the end of a
+//! bounded range, `tanh`'s ±1 or `atan`'s ±π/2, by no more than the tolerance is moved onto
+//! it: computed from other values, it may be an ulp off), compute the closed-form
 //! inverse, [settle](super::settle) it (saturation such as `exp x = 0` or `tanh x = 1` reads an
 //! offset θ, so those preimages are reached too), and check the forward value.
 
@@ -22,11 +24,11 @@ pub fn register(layer: &mut Layer) {
     use Opcode::{Exp, Log, Sinh, Sqrt, Tanh};
     // op => monotone(name, op, summary, the output's domain check, the closed-form inverse)
     rows! { layer;
-        Exp => monotone("log", Exp, "x = log z", Some(("exp is never negative", not_negative)), |e, z| Ok(e.op1(Log, z)));
-        Log => monotone("exp", Log, "x = exp z", None, |e, z| Ok(e.op1(Exp, z)));
-        Sqrt => monotone("square", Sqrt, "x = z²", Some(("sqrt is never negative", not_below_zero)), |e, z| Ok(e.fmul(z, z)));
-        Sinh => monotone("asinh", Sinh, "x = asinh z", None, asinh);
-        Tanh => monotone("atanh", Tanh, "x = atanh z", Some(("tanh is between -1 and 1", |e, z| within(e, z, 1.0))), atanh);
+        Exp => monotone("log", Exp, "x = log z", OutputDomain::Check(("exp is never negative", not_negative)), |e, z| Ok(e.op1(Log, z)));
+        Log => monotone("exp", Log, "x = exp z", OutputDomain::Any, |e, z| Ok(e.op1(Exp, z)));
+        Sqrt => monotone("square", Sqrt, "x = z²", OutputDomain::Check(("sqrt is never negative", not_below_zero)), |e, z| Ok(e.fmul(z, z)));
+        Sinh => monotone("asinh", Sinh, "x = asinh z", OutputDomain::Any, asinh);
+        Tanh => monotone("atanh", Tanh, "x = atanh z", OutputDomain::Onto("tanh is between -1 and 1", -1.0, 1.0), atanh);
     }
     layer.add(Callee::Prim(Opcode::Cosh), cosh());
     layer.add(Callee::Prim(Opcode::Fabs), fabs());
@@ -68,6 +70,60 @@ pub(crate) fn within(e: &mut Emitter<'_>, z: Value, bound: f64) -> Value {
 /// A domain check of an output: its reason, and the condition as IR (true: in the domain).
 pub type OutputCheck = (&'static str, fn(&mut Emitter<'_>, Value) -> Value);
 
+/// What a monotone function's inverse requires of its output z.
+#[derive(Clone, Copy)]
+pub(crate) enum OutputDomain {
+    /// Every f64.
+    Any,
+    /// What the check says.
+    Check(OutputCheck),
+    /// The closed interval `[lo, hi]` that the function reaches, both ends included (in f64,
+    /// `tanh` reaches ±1 and `atan` ±π/2 rounded), with the reason a z outside it is out of
+    /// domain. A z outside it by no more than the tolerance is moved onto the end: a z
+    /// computed from other values (`y / a` for `a·atan(x) = y`) may land an ulp or so past
+    /// the end that the forward value was, and the closed form at the end (`tan(π/2)` ≈
+    /// 1.6·10¹⁶) is the preimage there, settled as usual.
+    Onto(&'static str, f64, f64),
+}
+
+/// Checks z against `domain`, and returns the z the inverse goes on with.
+fn output_domain(e: &mut Emitter<'_>, z: Value, domain: OutputDomain) -> Result<Value, RuleError> {
+    match domain {
+        OutputDomain::Any => Ok(z),
+        OutputDomain::Check((reason, ok)) => {
+            let ok = ok(e, z);
+            e.check(ok, reason)?;
+            Ok(z)
+        }
+        OutputDomain::Onto(reason, lo, hi) => {
+            let ok = near_interval(e, z, lo, hi);
+            e.check(ok, reason)?;
+            onto_interval(e, z, lo, hi)
+        }
+    }
+}
+
+/// `!(z < lo − δ) && !(z > hi + δ)`, δ the tolerance at each end (true for NaN).
+fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
+    let tol = e.options().tolerance;
+    let below = e.fc(lo - tol * lo.abs().max(1.0));
+    let above = e.fc(hi + tol * hi.abs().max(1.0));
+    let under = e.flt(z, below);
+    let over = e.fgt(z, above);
+    let out = e.bor(under, over);
+    e.bnot(out)
+}
+
+/// z moved onto `[lo, hi]` if it is past an end (NaN stays NaN).
+fn onto_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Result<Value, RuleError> {
+    let lo_c = e.fc(lo);
+    let hi_c = e.fc(hi);
+    let under = e.flt(z, lo_c);
+    let over = e.fgt(z, hi_c);
+    let z = e.select(under, lo_c, z)?;
+    e.select(over, hi_c, z)
+}
+
 pub(crate) const OFFSET: &str = "operand: offset from the closed form";
 
 /// A strictly monotone unary function `op` with a closed-form inverse: `x = closed(z)`, settled
@@ -77,25 +133,32 @@ pub(crate) fn monotone(
     name: &'static str,
     op: Opcode,
     summary: &'static str,
-    check: Option<OutputCheck>,
+    domain: OutputDomain,
     closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
 ) -> Spec {
     Spec::unary(name, move |e, z| {
-        if let Some((reason, ok)) = check {
-            let ok = ok(e, z);
-            e.check(ok, reason)?;
-        }
+        let z = output_domain(e, z, domain)?;
         let d = closed(e, z)?;
         let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
         verify_forward(e, op, &[x], z)?;
         Ok(x)
     })
     .records(move |e, z, x| {
+        // The forward value is in the domain; moved onto it as the inverse moves its z.
+        let z = match domain {
+            OutputDomain::Onto(_, lo, hi) => onto_interval(e, z, lo, hi)?,
+            _ => z,
+        };
         let d = closed(e, z)?;
         settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
     })
     .doc(move |_| {
-        let mut checks: Vec<String> = check.iter().map(|c| c.0.to_string()).collect();
+        let mut checks: Vec<String> = match domain {
+            OutputDomain::Any => Vec::new(),
+            OutputDomain::Check((reason, _)) | OutputDomain::Onto(reason, _, _) => {
+                vec![reason.to_string()]
+            }
+        };
         checks.push(format!("`{}` of the solution is the output", op.spelling()));
         RuleDoc {
             thetas: vec![settle_doc(OFFSET)],

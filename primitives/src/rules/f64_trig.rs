@@ -1,7 +1,7 @@
 //! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
 //! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
 
-use super::f64_elem::{monotone, within, OFFSET};
+use super::f64_elem::{monotone, within, OutputDomain, OFFSET};
 use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
@@ -19,29 +19,14 @@ pub fn register(layer: &mut Layer) {
     use Opcode::{Acos, Asin, Atan, Cos, Sin, Tan};
     // op => monotone(name, op, summary, the output's domain check, the closed-form inverse)
     rows! { layer;
-        Asin => monotone("sin", Asin, "x = sin z", Some(("asin is between -π/2 and π/2", within_half_pi)), |e, z| Ok(e.op1(Sin, z)));
-        Acos => monotone("cos", Acos, "x = cos z", Some(("acos is between 0 and π", within_zero_pi)), |e, z| Ok(e.op1(Cos, z)));
-        Atan => monotone("tan", Atan, "x = tan z", Some(("atan is between -π/2 and π/2", within_half_pi)), |e, z| Ok(e.op1(Tan, z)));
+        Asin => monotone("sin", Asin, "x = sin z", OutputDomain::Onto("asin is between -π/2 and π/2", -FRAC_PI_2, FRAC_PI_2), |e, z| Ok(e.op1(Sin, z)));
+        Acos => monotone("cos", Acos, "x = cos z", OutputDomain::Onto("acos is between 0 and π", 0.0, PI), |e, z| Ok(e.op1(Cos, z)));
+        Atan => monotone("tan", Atan, "x = tan z", OutputDomain::Onto("atan is between -π/2 and π/2", -FRAC_PI_2, FRAC_PI_2), |e, z| Ok(e.op1(Tan, z)));
         Sin => Spec::from(Periodic::Sin);
         Cos => Spec::from(Periodic::Cos);
         Tan => Spec::from(Periodic::Tan);
         Atan2 => atan2();
     }
-}
-
-/// `!(|z| > π/2)`.
-fn within_half_pi(e: &mut Emitter<'_>, z: Value) -> Value {
-    within(e, z, FRAC_PI_2)
-}
-
-/// `0 ≤ z ≤ π` (or NaN).
-fn within_zero_pi(e: &mut Emitter<'_>, z: Value) -> Value {
-    let zero = e.fc(0.0);
-    let neg = e.flt(z, zero);
-    let pi = e.fc(PI);
-    let big = e.fgt(z, pi);
-    let out = e.bor(neg, big);
-    e.bnot(out)
 }
 
 // ---------------------------------------------------------------------------------------------
