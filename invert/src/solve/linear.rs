@@ -25,7 +25,7 @@
 //! Not covered: i64 and bool outputs (wrapping arithmetic is a ring, not a field), coefficients
 //! that are not constants, and systems that are not linear (`(x + y, x·y)`).
 
-use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use super::plan::{fold_dag, PInst, PKind, PVal, Plan, PlanBuilder};
 use num_traits::Float;
 use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
@@ -115,37 +115,20 @@ const MAX_TERMS: usize = 4096;
 
 /// The affine form of f64 value `v`.
 ///
-/// Each value's form is worked out once, operands first, with an explicit work list: a plan's
-/// values form a DAG, which walking as a tree would cost exponential time, and a long chain of
-/// sums would cost as much native stack as it is long.
+/// Each value's form is worked out once, operands first ([`fold_dag`]): a plan's values form a
+/// DAG, which walking as a tree would cost exponential time.
 pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
-    let mut done: HashMap<PVal, Affine> = HashMap::new();
-    let mut work = vec![(v, false)];
-    while let Some((u, ready)) = work.pop() {
-        if done.contains_key(&u) {
-            continue;
-        }
-        let how = form(plan, u, dep);
-        let operands = match how {
-            Form::Sum(a, b, _) => vec![a, b],
-            Form::Scaled(a, _) => vec![a],
-            Form::Known | Form::Atom => Vec::new(),
-        };
-        if !ready && !operands.is_empty() {
-            work.push((u, true));
-            work.extend(
-                operands
-                    .into_iter()
-                    .filter(|o| !done.contains_key(o))
-                    .map(|o| (o, false)),
-            );
-            continue;
-        }
+    let operands = |u| match form(plan, u, dep) {
+        Form::Sum(a, b, _) => vec![a, b],
+        Form::Scaled(a, _) => vec![a],
+        Form::Known | Form::Atom => Vec::new(),
+    };
+    let made = fold_dag(v, operands, |u, done: &HashMap<PVal, Affine>| {
         let atom = || Affine {
             atoms: vec![(u, 1.0)],
             known: Vec::new(),
         };
-        let made = match how {
+        let made = match form(plan, u, dep) {
             Form::Known => Affine {
                 atoms: Vec::new(),
                 known: vec![(1.0, u)],
@@ -154,14 +137,13 @@ pub(super) fn affine(plan: &Plan, v: PVal, dep: &[bool]) -> Affine {
             Form::Sum(a, b, c) => done[&a].clone().add(done[&b].clone().scale(c)),
             Form::Scaled(a, c) => done[&a].clone().scale(c),
         };
-        let made = if made.atoms.len() + made.known.len() > MAX_TERMS {
+        Some(if made.atoms.len() + made.known.len() > MAX_TERMS {
             atom()
         } else {
             made
-        };
-        done.insert(u, made);
-    }
-    done.remove(&v).unwrap_or_default()
+        })
+    });
+    made.unwrap_or_default()
 }
 
 /// A linear system found in a plan's outputs.

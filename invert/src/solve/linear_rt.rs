@@ -38,7 +38,7 @@
 //! only up to rounding) never makes an answer wrong.
 
 use super::arith::{Arith, Plain};
-use super::plan::{PInst, PKind, PVal, Plan, PlanBuilder};
+use super::plan::{fold_dag, PInst, PKind, PVal, Plan, PlanBuilder};
 use num_traits::Float;
 use pinv_core::ir::{Const, Domain, FuncId, Module, Opcode, Type, Value};
 use pinv_core::Span;
@@ -194,32 +194,16 @@ const MAX_TERMS: usize = 4096;
 
 /// The form of f64 value `v` in the inputs `set`, if it is linear in them.
 ///
-/// Each value's form is worked out once, operands first, with an explicit work list: a plan's
-/// values form a DAG, which a tree walk would take exponential time over.
+/// Each value's form is worked out once, operands first ([`fold_dag`]): a plan's values form a
+/// DAG, which a tree walk would take exponential time over.
 fn form(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Option<Form> {
-    let mut done: HashMap<PVal, Form> = HashMap::new();
-    let mut work = vec![(v, false)];
-    while let Some((u, ready)) = work.pop() {
-        if done.contains_key(&u) {
-            continue;
-        }
-        let how = shape(plan, u, set, dep);
-        let operands = match how {
-            Shape::Sum(a, b, _) => vec![a, b],
-            Shape::Scaled(a, _) | Shape::Times(a, _) => vec![a],
-            Shape::Known | Shape::Param(_) | Shape::Other => Vec::new(),
-        };
-        if !ready && !operands.is_empty() {
-            work.push((u, true));
-            work.extend(
-                operands
-                    .into_iter()
-                    .filter(|o| !done.contains_key(o))
-                    .map(|o| (o, false)),
-            );
-            continue;
-        }
-        let made = match how {
+    let operands = |u| match shape(plan, u, set, dep) {
+        Shape::Sum(a, b, _) => vec![a, b],
+        Shape::Scaled(a, _) | Shape::Times(a, _) => vec![a],
+        Shape::Known | Shape::Param(_) | Shape::Other => Vec::new(),
+    };
+    fold_dag(v, operands, |u, done: &HashMap<PVal, Form>| {
+        let made = match shape(plan, u, set, dep) {
             Shape::Known => Form {
                 coeffs: HashMap::new(),
                 known: vec![(1.0, vec![u])],
@@ -234,12 +218,8 @@ fn form(plan: &Plan, v: PVal, set: u64, dep: &[u64]) -> Option<Form> {
             Shape::Other => return None,
         };
         let terms = made.known.len() + made.coeffs.values().map(Vec::len).sum::<usize>();
-        if terms > MAX_TERMS {
-            return None;
-        }
-        done.insert(u, made);
-    }
-    done.remove(&v)
+        (terms <= MAX_TERMS).then_some(made)
+    })
 }
 
 /// The system with run-time coefficients among `plan`'s f64 outputs, if there is one that the

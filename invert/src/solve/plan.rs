@@ -309,6 +309,38 @@ pub struct PlanBuilder {
     cache: HashMap<(PKind, Vec<PVal>), u32>,
 }
 
+/// Folds the values below `root` bottom-up, each once: `operands(v)` are the values v's result
+/// is made from, and `make(v, done)` makes it from theirs in `done` (or gives up with `None`,
+/// which ends the fold). A work list, so a DAG of shared operands costs its values, not its
+/// exponentially many paths, and a long chain costs no native stack.
+pub(super) fn fold_dag<T>(
+    root: PVal,
+    operands: impl Fn(PVal) -> Vec<PVal>,
+    mut make: impl FnMut(PVal, &HashMap<PVal, T>) -> Option<T>,
+) -> Option<T> {
+    let mut done: HashMap<PVal, T> = HashMap::new();
+    let mut work = vec![(root, false)];
+    while let Some((v, ready)) = work.pop() {
+        if done.contains_key(&v) {
+            continue;
+        }
+        let below = operands(v);
+        if !ready && !below.is_empty() {
+            work.push((v, true));
+            work.extend(
+                below
+                    .into_iter()
+                    .filter(|o| !done.contains_key(o))
+                    .map(|o| (o, false)),
+            );
+            continue;
+        }
+        let made = make(v, &done)?;
+        done.insert(v, made);
+    }
+    done.remove(&root)
+}
+
 impl PlanBuilder {
     /// A builder with one parameter instruction per type, in order.
     pub fn new(params: Vec<Type>) -> PlanBuilder {
