@@ -56,13 +56,21 @@ pub struct InterpConfig {
     pub step_limit: Option<u64>,
     /// The most frames on the call stack at once (the called function counts as one).
     pub depth_limit: usize,
+    /// When a run in the interpreter stops with [`RuntimeErrorKind::TimeLimit`] (polled every
+    /// [`DEADLINE_POLL`] steps; none by default). Compiled code does not poll it: its step
+    /// limit, a thousand times faster than the interpreter's, bounds it.
+    pub deadline: Option<std::time::Instant>,
 }
+
+/// Steps between two looks at [`InterpConfig::deadline`] (a power of two).
+pub const DEADLINE_POLL: u64 = 1 << 16;
 
 impl Default for InterpConfig {
     fn default() -> InterpConfig {
         InterpConfig {
             step_limit: None,
             depth_limit: 10_000,
+            deadline: None,
         }
     }
 }
@@ -80,6 +88,11 @@ impl InterpConfig {
             depth_limit: limit,
             ..self
         }
+    }
+
+    /// Stops interpreted runs at `deadline` (see [`InterpConfig::deadline`]).
+    pub fn with_deadline(self, deadline: Option<std::time::Instant>) -> InterpConfig {
+        InterpConfig { deadline, ..self }
     }
 }
 
@@ -354,6 +367,8 @@ pub enum RuntimeErrorKind {
     StepLimit { limit: u64 },
     #[error("call depth limit of {limit} exceeded")]
     DepthLimit { limit: usize },
+    #[error("time limit reached")]
+    TimeLimit,
     #[error("this function reads θ but no θ source was given")]
     NoThetaSource,
     #[error(transparent)]
@@ -477,6 +492,7 @@ impl Located for RuntimeError {
             CheckFailed { reason } | Fail { reason } => reason.clone(),
             StepLimit { .. } => "running here when the limit was reached".into(),
             DepthLimit { .. } => "this call is too deep".into(),
+            TimeLimit => "running here when the time limit came".into(),
             NoThetaSource | Theta(_) => "θ is read here".into(),
             BadArguments { .. } => "this function".into(),
             Malformed { .. } => "here".into(),
@@ -813,6 +829,17 @@ impl<'m> Interpreter<'m> {
                     span,
                 });
             }
+        }
+        if run.steps & (DEADLINE_POLL - 1) == 0
+            && self
+                .config
+                .deadline
+                .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            return Err(Fault {
+                kind: RuntimeErrorKind::TimeLimit,
+                span,
+            });
         }
         let fault = |m: String| malformed(m, span);
         let frame_fault = |f: FrameFault| malformed(f.to_string(), span);

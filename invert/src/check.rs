@@ -254,6 +254,13 @@ pub fn check_inverse_with(
     on_case: &mut dyn FnMut(usize),
 ) -> FunctionReport {
     let started = std::time::Instant::now();
+    // Interpreted runs stop at the time limit too (compiled ones at their step limit).
+    let limited = inverse.with_limits(
+        inverse
+            .limits()
+            .with_deadline(config.time_limit.map(|limit| started + limit)),
+    );
+    let inverse = &limited;
     let mut soundness = Soundness::default();
     let mut completeness = Completeness::default();
     let mut search = (config.search_cases > 0).then(SearchReport::default);

@@ -115,14 +115,14 @@ impl Error {
         }
     }
 
-    /// Whether a run stopped at the step or depth limit (not a domain error, not a bug: the
-    /// run was too long or too deep for the limits it was given).
+    /// Whether a run stopped at the step, depth or time limit (not a domain error, not a bug:
+    /// the run was too long or too deep for the limits it was given).
     pub fn is_limit(&self) -> bool {
         use pinv_core::interp::RuntimeErrorKind as K;
         matches!(
             self,
             Error::Runtime(RuntimeError {
-                kind: K::StepLimit { .. } | K::DepthLimit { .. },
+                kind: K::StepLimit { .. } | K::DepthLimit { .. } | K::TimeLimit,
                 ..
             })
         )

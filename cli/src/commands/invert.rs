@@ -93,7 +93,12 @@ pub fn load_inverse(
     limits: &crate::limits::LimitsArg,
 ) -> Result<(Loaded, Inverse), Outcome> {
     let mut loaded = output::load(file, json)?;
-    loaded.program = loaded.program.clone().with_config(limits.interp());
+    // Interpreted runs stop at the time limit too (compiled ones at their step limit).
+    let deadline = limits.deadline(std::time::Instant::now());
+    loaded.program = loaded
+        .program
+        .clone()
+        .with_config(limits.interp().with_deadline(deadline));
     let options = pinv::reorient::ReorientOptions {
         time_limit: limits.time(),
         ..pinv::reorient::ReorientOptions::default()

@@ -289,6 +289,31 @@ fn infinite_loop_hits_the_step_limit() {
 }
 
 #[test]
+fn a_run_past_its_deadline_stops_within_a_poll() {
+    let (mut f, b0, _) = func("spin", &[], &[]);
+    let l = f.create_block();
+    f.ins_jump(b0, l, vec![], sp());
+    f.ins_jump(l, l, vec![], Span::new(7, 9));
+    let (module, id) = single(f);
+    let past = std::time::Instant::now();
+    let config = InterpConfig::default().with_deadline(Some(past));
+    let run = Interpreter::new(&module).with_config(config);
+    let err = run.call(id, &[]).unwrap_err();
+    assert_eq!(err.kind, RuntimeErrorKind::TimeLimit);
+    assert_eq!(err.to_string(), "time limit reached in `spin`");
+    // A deadline far off changes nothing: the step limit ends the run, as without one.
+    let later = past + std::time::Duration::from_secs(3600);
+    let config = InterpConfig::default()
+        .with_step_limit(200_000)
+        .with_deadline(Some(later));
+    let err = Interpreter::new(&module)
+        .with_config(config)
+        .call(id, &[])
+        .unwrap_err();
+    assert_eq!(err.kind, RuntimeErrorKind::StepLimit { limit: 200_000 });
+}
+
+#[test]
 fn step_limit_is_exact() {
     let (module, id) = single(sum_function());
     let steps = Interpreter::new(&module)
