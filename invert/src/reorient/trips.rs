@@ -900,6 +900,8 @@ struct Offsets<'f> {
     /// Built once: looking them up by scanning the loop for every block was quadratic in the
     /// loop's size (cubic with the `done` test), 86% of inverting a 2,400-line function.
     preds: HashMap<Block, Vec<(usize, Inst, usize)>>,
+    /// Each body block's (first) index in `body` (built once, as `preds` is).
+    at: HashMap<Block, usize>,
 }
 
 impl<'f> Offsets<'f> {
@@ -920,6 +922,12 @@ impl<'f> Offsets<'f> {
             franges: HashMap::new(),
             widened: HashMap::new(),
             preds,
+            at: body
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, &b)| (b, i))
+                .collect(),
         }
     }
 
@@ -1040,7 +1048,7 @@ impl<'f> Offsets<'f> {
     /// from a block after it.
     fn is_inner_head(&self, b: Block) -> bool {
         // Body block i is at position i + 1 of head, body….
-        let Some(here) = self.body.iter().position(|&y| y == b) else {
+        let Some(&here) = self.at.get(&b) else {
             return false;
         };
         self.preds
