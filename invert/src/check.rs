@@ -253,13 +253,11 @@ pub fn check_inverse_with(
     config: &CheckConfig,
     on_case: &mut dyn FnMut(usize),
 ) -> FunctionReport {
-    let started = std::time::Instant::now();
+    let deadline = config
+        .time_limit
+        .map(|limit| std::time::Instant::now() + limit);
     // Interpreted runs stop at the time limit too (compiled ones at their step limit).
-    let limited = inverse.with_limits(
-        inverse
-            .limits()
-            .with_deadline(config.time_limit.map(|limit| started + limit)),
-    );
+    let limited = inverse.with_limits(inverse.limits().with_deadline(deadline));
     let inverse = &limited;
     let mut soundness = Soundness::default();
     let mut completeness = Completeness::default();
@@ -271,7 +269,7 @@ pub fn check_inverse_with(
     crate::parallel::ordered(
         config.jobs,
         chunks,
-        |k| check_chunk(inverse, config, k, started),
+        |k| check_chunk(inverse, config, k, deadline),
         |_, chunk| {
             for case in chunk.cases {
                 if soundness.trials >= config.cases {
@@ -385,7 +383,7 @@ fn check_chunk(
     inverse: &Inverse,
     config: &CheckConfig,
     k: usize,
-    started: std::time::Instant,
+    deadline: Option<std::time::Instant>,
 ) -> ChunkCases {
     let seed = crate::parallel::chunk_seed(config.seed, k);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -399,10 +397,7 @@ fn check_chunk(
         if trials >= CASES_PER_CHUNK.min(config.cases) {
             break;
         }
-        if config
-            .time_limit
-            .is_some_and(|limit| started.elapsed() > limit)
-        {
+        if deadline.is_some_and(|at| std::time::Instant::now() > at) {
             chunk.timed_out = true;
             break;
         }
@@ -434,7 +429,6 @@ fn check_chunk(
         trials += 1;
         let mut trial = check_case(inverse, config, &x0, &y, steps, &mut sampler);
         if index < config.search_cases {
-            let deadline = config.time_limit.map(|limit| started + limit);
             trial.search = Some(search_case(
                 inverse,
                 config,

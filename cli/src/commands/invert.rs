@@ -91,10 +91,10 @@ pub fn load_inverse(
     function: &str,
     json: bool,
     limits: &crate::limits::LimitsArg,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(Loaded, Inverse), Outcome> {
     let mut loaded = output::load(file, json)?;
     // Interpreted runs stop at the time limit too (compiled ones at their step limit).
-    let deadline = limits.deadline(std::time::Instant::now());
     loaded.program = loaded
         .program
         .clone()
@@ -111,9 +111,15 @@ pub fn load_inverse(
 }
 
 pub fn run(args: &InvertArgs) -> Outcome {
-    let start = std::time::Instant::now();
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
-    {
+    let deadline = args.limits.deadline(std::time::Instant::now());
+    let loaded = load_inverse(
+        &args.file,
+        &args.function,
+        args.json,
+        &args.limits,
+        deadline,
+    );
+    let (loaded, inverse) = match loaded {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };
@@ -126,7 +132,6 @@ pub fn run(args: &InvertArgs) -> Outcome {
         return explicit(&loaded, &inverse, &y, theta, args.json);
     }
     if let Some(runs) = args.search {
-        let deadline = args.limits.deadline(start);
         return search(&loaded, &inverse, &y, runs, args.seed, deadline, args.json);
     }
     let mut sampler = Sampler::new(args.seed);
@@ -137,11 +142,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
     let (mut only, mut only_theta): (Option<String>, String) = (None, String::new());
     let (mut drawn, mut timed_out) = (0, false);
     for _ in 0..args.samples {
-        if args
-            .limits
-            .deadline(start)
-            .is_some_and(|at| std::time::Instant::now() >= at)
-        {
+        if deadline.is_some_and(|at| std::time::Instant::now() >= at) {
             timed_out = true;
             break;
         }

@@ -32,8 +32,14 @@ pub struct PgfArgs {
 }
 
 pub fn run(args: &PgfArgs) -> Outcome {
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
-    {
+    let deadline = args.limits.deadline(std::time::Instant::now());
+    let (loaded, inverse) = match load_inverse(
+        &args.file,
+        &args.function,
+        args.json,
+        &args.limits,
+        deadline,
+    ) {
         Ok(x) => x,
         Err(outcome) => return outcome,
     };

@@ -93,7 +93,7 @@ impl Format {
 }
 
 pub fn run(args: &PlotArgs) -> Outcome {
-    let start = std::time::Instant::now();
+    let deadline = args.limits.deadline(std::time::Instant::now());
     let Some(format) = Format::of(&args.out) else {
         let message = format!(
             "cannot tell the picture format of `{}`: --out must end in `.svg` or `.png`",
@@ -101,8 +101,13 @@ pub fn run(args: &PlotArgs) -> Outcome {
         );
         return output::plain_error(args.json, "arguments", &message, Outcome::BadInput);
     };
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, args.json, &args.limits)
-    {
+    let (loaded, inverse) = match load_inverse(
+        &args.file,
+        &args.function,
+        args.json,
+        &args.limits,
+        deadline,
+    ) {
         Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,
     };
@@ -127,8 +132,8 @@ pub fn run(args: &PlotArgs) -> Outcome {
             return output::plain_error(args.json, "arguments", &m, Outcome::BadInput)
         }
     };
-    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get())
-        .until(args.limits.deadline(start));
+    let config =
+        DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get()).until(deadline);
     let progress = Progress::new(args.samples as u64, args.json, "sampling");
     let draws = match draw(&inverse, &y, &config, &progress) {
         Ok(d) => d,

@@ -79,14 +79,15 @@ pub enum Format {
 }
 
 pub fn run(args: &SampleArgs) -> Outcome {
-    let start = std::time::Instant::now();
+    let deadline = args.limits.deadline(std::time::Instant::now());
     let format = if args.json { Format::Json } else { args.format };
     // Errors are JSON where the output is.
     let json = matches!(format, Format::Json | Format::Jsonl);
-    let (loaded, inverse) = match load_inverse(&args.file, &args.function, json, &args.limits) {
-        Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
-        Err(outcome) => return outcome,
-    };
+    let (loaded, inverse) =
+        match load_inverse(&args.file, &args.function, json, &args.limits, deadline) {
+            Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
+            Err(outcome) => return outcome,
+        };
     let y = match parse_list(&args.y, inverse.output_types(), "--y") {
         Ok(y) => y,
         Err(m) => return output::plain_error(json, "arguments", &m, Outcome::BadInput),
@@ -95,8 +96,8 @@ pub fn run(args: &SampleArgs) -> Outcome {
         Ok(names) => names,
         Err(e) => return output::library_error(&loaded.file, &e, json),
     };
-    let config = DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get())
-        .until(args.limits.deadline(start));
+    let config =
+        DrawConfig::new(args.samples, args.seed, args.max_draws, args.jobs.get()).until(deadline);
     let progress = Progress::new(args.samples as u64, format != Format::Text, "sampling");
     // Samples are written as they are found; the text and JSON reports also count the
     // distinct x (JSON keeps every sample anyway).
@@ -345,20 +346,19 @@ fn print_json(
 }
 
 fn shortfall_message(loaded: &Loaded, function: &str, draws: &Draws, wanted: usize) -> String {
-    if draws.timed_out {
-        return format!(
-            "found {} of {wanted} preimage(s) in {} θ draws (acceptance {:.2}%) before the time limit; raise --time-limit",
-            draws.accepted,
-            draws.drawn,
-            draws.acceptance(),
-        );
-    }
+    let advice = if draws.timed_out {
+        " before the time limit; raise --time-limit".to_string()
+    } else {
+        format!(
+            "; raise --max-draws, or see what θ means with `pinv show {} {function} --inverse`",
+            loaded.file.name()
+        )
+    };
     format!(
-        "found {} of {wanted} preimage(s) in {} θ draws (acceptance {:.2}%); raise --max-draws, or see what θ means with `pinv show {} {function} --inverse`",
+        "found {} of {wanted} preimage(s) in {} θ draws (acceptance {:.2}%){advice}",
         draws.accepted,
         draws.drawn,
         draws.acceptance(),
-        loaded.file.name(),
     )
 }
 
