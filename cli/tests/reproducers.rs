@@ -255,15 +255,21 @@ fn area(r: f64) -> f64 { 3.0 * square(r) }
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
-/// `check --time-limit` bounds building the inverse too: a function whose inversion takes
-/// longer is a `timeout` that says so, and the rest of the file is checked.
-#[test]
-fn building_an_inverse_counts_against_the_time_limit() {
+/// `fn long`, 3,000 statements long: its inverse takes longer than 0.05 s to build.
+fn long_statement_chain() -> String {
     let mut src = String::from("fn long(x: f64) -> f64 {\n    let mut a = x;\n");
     for _ in 0..3000 {
         src.push_str("    a = a * 1.0001 + 0.5;\n");
     }
-    src.push_str("    a\n}\nfn short(x: f64) -> f64 { x + 1.0 }\n");
+    src.push_str("    a\n}\n");
+    src
+}
+
+/// `check --time-limit` bounds building the inverse too: a function whose inversion takes
+/// longer is a `timeout` that says so, and the rest of the file is checked.
+#[test]
+fn building_an_inverse_counts_against_the_time_limit() {
+    let src = long_statement_chain() + "fn short(x: f64) -> f64 { x + 1.0 }\n";
     let file = temp_program("long-build.pinv", &src);
     let o = pinv(&["check", &file, "--cases", "5", "--time-limit", "0.05"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
@@ -286,12 +292,7 @@ fn building_an_inverse_counts_against_the_time_limit() {
 /// the time limit is an error that says so, and drawing stops there with what it found.
 #[test]
 fn every_command_that_inverts_takes_the_limits() {
-    let mut src = String::from("fn long(x: f64) -> f64 {\n    let mut a = x;\n");
-    for _ in 0..3000 {
-        src.push_str("    a = a * 1.0001 + 0.5;\n");
-    }
-    src.push_str("    a\n}\n");
-    let file = temp_program("long-build-each.pinv", &src);
+    let file = temp_program("long-build-each.pinv", &long_statement_chain());
     for args in [
         vec!["invert", &file, "long", "--y", "1"],
         vec!["sample", &file, "long", "--y", "1"],

@@ -414,8 +414,9 @@ impl CompiledFunction {
 
     /// [`CompiledFunction::run`] where this thread's stack is too small for the deepest run
     /// the limits allow (a recursive function with large frames): the code runs on a stack of
-    /// its own, of the size it needs, allocated for the call (address space, mostly never
-    /// touched). Past [`MAX_OWN_STACK`] the interpreter runs it instead, with the same outcome.
+    /// its own, of at least the size it needs, kept per thread for the next deep call (address
+    /// space, mostly never touched). Past [`MAX_OWN_STACK`], or where no such stack can be
+    /// mapped, the interpreter runs it instead, with the same outcome.
     #[cold]
     #[inline(never)]
     fn run_on_own_stack(

@@ -607,8 +607,8 @@ fn deep_recursion_never_overflows_a_small_stack() {
     assert_eq!(mapped, 1, "one own stack, reused");
 }
 
-/// On a stack of its own, compiled code gives what the interpreter gives: results, steps and
-/// the depth limit at the same depth, and a θ source's panic comes back to the caller.
+/// On a stack of its own, compiled code gives what the interpreter gives: the results, and the
+/// depth limit at the same depth (`agree` also compares steps, θ reads and errors).
 #[test]
 fn calls_on_an_own_stack_agree_with_the_interpreter() {
     let m = source(PROGRAM);

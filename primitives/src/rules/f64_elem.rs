@@ -86,19 +86,29 @@ pub(crate) enum OutputDomain {
     Onto(&'static str, f64, f64),
 }
 
-/// Checks z against `domain`, and returns the z the inverse goes on with.
-fn output_domain(e: &mut Emitter<'_>, z: Value, domain: OutputDomain) -> Result<Value, RuleError> {
-    match domain {
-        OutputDomain::Any => Ok(z),
-        OutputDomain::Check((reason, ok)) => {
-            let ok = ok(e, z);
-            e.check(ok, reason)?;
-            Ok(z)
+impl OutputDomain {
+    /// Checks z, and returns the z the inverse goes on with ([`OutputDomain::moved_onto`]).
+    fn check(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+        match self {
+            OutputDomain::Any => {}
+            OutputDomain::Check((reason, ok)) => {
+                let ok = ok(e, z);
+                e.check(ok, reason)?;
+            }
+            OutputDomain::Onto(reason, lo, hi) => {
+                let ok = near_interval(e, z, lo, hi);
+                e.check(ok, reason)?;
+            }
         }
-        OutputDomain::Onto(reason, lo, hi) => {
-            let ok = near_interval(e, z, lo, hi);
-            e.check(ok, reason)?;
-            onto_interval(e, z, lo, hi)
+        self.moved_onto(e, z)
+    }
+
+    /// z moved onto the interval of [`OutputDomain::Onto`] (itself otherwise): the inverse and
+    /// the PGF both go on with it.
+    fn moved_onto(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+        match self {
+            OutputDomain::Onto(_, lo, hi) => onto_interval(e, z, lo, hi),
+            OutputDomain::Any | OutputDomain::Check(_) => Ok(z),
         }
     }
 }
@@ -137,7 +147,7 @@ pub(crate) fn monotone(
     closed: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>,
 ) -> Spec {
     Spec::unary(name, move |e, z| {
-        let z = output_domain(e, z, domain)?;
+        let z = domain.check(e, z)?;
         let d = closed(e, z)?;
         let x = settle(e, d, z, &|e, x| e.op1(op, x), OFFSET)?;
         verify_forward(e, op, &[x], z)?;
@@ -145,10 +155,7 @@ pub(crate) fn monotone(
     })
     .records(move |e, z, x| {
         // The forward value is in the domain; moved onto it as the inverse moves its z.
-        let z = match domain {
-            OutputDomain::Onto(_, lo, hi) => onto_interval(e, z, lo, hi)?,
-            _ => z,
-        };
+        let z = domain.moved_onto(e, z)?;
         let d = closed(e, z)?;
         settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
     })
