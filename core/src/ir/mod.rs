@@ -9,7 +9,8 @@
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
 //! - [`outline`]: moving a piece of a function into a helper it calls.
 //! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`], [`implied`] (checks and
-//!   branches the path already decided); [`dominators`] for them and the verifier.
+//!   branches the path already decided), [`unroll`] (loops whose trips are constants); [`dominators`] for
+//!   them and the verifier.
 
 pub mod closed;
 pub mod compact;
@@ -29,6 +30,7 @@ pub mod opcode;
 pub mod outline;
 pub mod read;
 pub mod types;
+pub mod unroll;
 pub mod verify;
 pub mod write;
 
