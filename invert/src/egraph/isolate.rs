@@ -446,6 +446,18 @@ fn isolate_plan(
         }
     }
 
+    // A long sum the e-graph could not regroup: its affine form, collected.
+    if !best.as_ref().is_some_and(Candidate::perfect) {
+        if let Some(row) = crate::solve::linear::find_row(&ctx.plan) {
+            consider(
+                solved(
+                    crate::solve::linear::candidate(&ctx.plan, &row, names),
+                    None,
+                ),
+                &mut best,
+            );
+        }
+    }
     // A rewrite can show a system the original body hides: `((a − m)² + (b − m)²)/2` with
     // `m = (a + b)/2` becomes `(a − b)²/4`, a function of one linear form, which with `m` is a
     // linear system. The solvers look at the best rewrite too.

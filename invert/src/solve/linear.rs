@@ -95,9 +95,11 @@ fn form(plan: &Plan, v: PVal, dep: &[bool]) -> Form {
         (PKind::Prim(Opcode::Fadd), &[a, b]) => Form::Sum(a, b, 1.0),
         (PKind::Prim(Opcode::Fsub), &[a, b]) => Form::Sum(a, b, -1.0),
         (PKind::Prim(Opcode::Fneg), &[a]) => Form::Scaled(a, -1.0),
+        // A product with 0 is a term of coefficient 0 (`b * (i as f64)` at i = 0, unrolled):
+        // exact for finite b, which is all the inverse's final check lets through.
         (PKind::Prim(Opcode::Fmul), &[a, b]) => match (constant(plan, a), constant(plan, b)) {
-            (Some(c), _) if c != 0.0 => Form::Scaled(b, c),
-            (_, Some(c)) if c != 0.0 => Form::Scaled(a, c),
+            (Some(c), _) if c.is_finite() => Form::Scaled(b, c),
+            (_, Some(c)) if c.is_finite() => Form::Scaled(a, c),
             _ => Form::Atom,
         },
         (PKind::Prim(Opcode::Fdiv), &[a, b]) => match constant(plan, b) {
@@ -183,6 +185,19 @@ fn univariate_arg(plan: &Plan, atom: PVal, dep: &[bool]) -> Option<PVal> {
 
 /// The linear system among `plan`'s f64 outputs, if some atom occurs in two of them.
 pub fn find_system(plan: &Plan) -> Option<System> {
+    find(plan, false)
+}
+
+/// One f64 output as a linear system of one row, when an atom occurs in it more than once
+/// (`a + b + c + a + b·2 + c`, an unrolled loop's sum) and its atoms share no input (`a +
+/// a / b` is not linear in two unknowns): the form collects the coefficients, which no walk of
+/// the sum as written does. The e-graph's rewrites do the same for short sums; past a dozen
+/// terms its regrouping runs out of nodes, and this is what is left.
+pub fn find_row(plan: &Plan) -> Option<System> {
+    find(plan, true)
+}
+
+fn find(plan: &Plan, one_row: bool) -> Option<System> {
     let dep = plan.depends_on_params();
     let mut outputs = Vec::new();
     let mut forms = Vec::new();
@@ -247,7 +262,29 @@ pub fn find_system(plan: &Plan) -> Option<System> {
             .count()
             >= 2
     });
-    if !shared || rows.len() < 2 {
+    let repeated = || {
+        let masks = plan.param_masks();
+        let mut seen = 0u64;
+        let disjoint = atoms.iter().all(|a| {
+            let m = masks[a.inst as usize];
+            let fresh = seen & m == 0;
+            seen |= m;
+            fresh
+        });
+        let mut uses = vec![0usize; plan.insts.len()];
+        for inst in &plan.insts {
+            for a in &inst.args {
+                uses[a.inst as usize] += 1;
+            }
+        }
+        disjoint && atoms.iter().any(|a| uses[a.inst as usize] >= 2)
+    };
+    let found = if one_row {
+        rows.len() == 1 && repeated()
+    } else {
+        shared && rows.len() >= 2
+    };
+    if !found {
         return None;
     }
     let mut matrix = vec![0.0; rows.len() * atoms.len()];
@@ -291,6 +328,19 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
         .iter()
         .map(|&a| super::plan::plan_text(plan, names, a, 60))
         .collect();
+    // Outputs outside the system come first, so that the inverse, which walks the plan from
+    // its end, solves the system first and has its unknowns when it reaches them (`(p as i64,
+    // p + p)`: p from the sum, then checked against the integer part, not read from θ and then
+    // checked against the sum). With inner forms they may be built on the system's rows, and
+    // keep their place after it.
+    let mut early = HashMap::new();
+    if system.inner.is_empty() {
+        for (i, &o) in plan.outputs.iter().enumerate() {
+            if !system.outputs.contains(&i) {
+                early.insert(i, b.copy(plan, o, &ident, &mut memo));
+            }
+        }
+    }
     let lin = b.push(
         PKind::Linear {
             rows: rows as u32,
@@ -324,7 +374,11 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     let mut outputs = Vec::new();
     for (i, &o) in plan.outputs.iter().enumerate() {
         let Some(r) = system.outputs.iter().position(|&k| k == i) else {
-            outputs.push(b.copy(plan, o, &ident, &mut memo));
+            let copied = match early.get(&i) {
+                Some(&v) => v,
+                None => b.copy(plan, o, &ident, &mut memo),
+            };
+            outputs.push(copied);
             continue;
         };
         let out_span = plan.insts[o.inst as usize].span;

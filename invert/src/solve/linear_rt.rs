@@ -129,19 +129,6 @@ fn has_factor(plan: &Plan, v: PVal, p: u32) -> bool {
     false
 }
 
-/// Per plan value, the inputs it depends on (a bit per parameter; the first 64).
-fn depends(plan: &Plan) -> Vec<u64> {
-    let mut out: Vec<u64> = Vec::with_capacity(plan.insts.len());
-    for inst in &plan.insts {
-        let d = match inst.kind {
-            PKind::Param(p) => 1u64 << p.min(63),
-            _ => inst.args.iter().fold(0, |d, a| d | out[a.inst as usize]),
-        };
-        out.push(d);
-    }
-    out
-}
-
 /// How a value's [`Form`] is made from its operands' ([`form`]).
 enum Shape {
     /// Free of the inputs in the set: a known term.
@@ -228,7 +215,7 @@ pub fn find_system(plan: &Plan) -> Option<System> {
     if plan.params.len() > 64 {
         return None;
     }
-    let dep = depends(plan);
+    let dep = plan.param_masks();
     let f64_params: Vec<u32> = (0..plan.params.len() as u32)
         .filter(|&p| plan.params[p as usize] == Type::F64)
         .collect();

@@ -185,6 +185,20 @@ impl Plan {
         dep
     }
 
+    /// Per instruction, the parameters it depends on: a bit per parameter (the 64th stands
+    /// for every parameter past 63).
+    pub fn param_masks(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = Vec::with_capacity(self.insts.len());
+        for inst in &self.insts {
+            let d = match inst.kind {
+                PKind::Param(p) => 1u64 << p.min(63),
+                _ => inst.args.iter().fold(0, |d, a| d | out[a.inst as usize]),
+            };
+            out.push(d);
+        }
+        out
+    }
+
     /// Instructions other than parameters and constants.
     pub fn size(&self) -> usize {
         self.insts
