@@ -67,14 +67,24 @@ pub struct System {
 }
 
 /// Per instruction of `plan`, the parameters it depends on, or `None` if its code has anything
-/// but parameters, constants, primitives and squares (one pass in order: no recursion as deep
-/// as the program).
+/// but parameters, constants, f64 primitives and squares (one pass in order: no recursion as
+/// deep as the program). Steps are left out: through `floor` or an integer (`(p as i64) as
+/// f64`) the derivative is 0 almost everywhere, and Newton's method cannot move.
 fn inputs(plan: &Plan) -> Vec<Option<BTreeSet<u32>>> {
     let mut out: Vec<Option<BTreeSet<u32>>> = Vec::with_capacity(plan.insts.len());
     for inst in &plan.insts {
+        let smooth = match inst.kind {
+            PKind::Prim(op) => {
+                op != Opcode::Floor
+                    && op.result_type() == Type::F64
+                    && inst.args.iter().all(|&a| plan.ty(a) == Type::F64)
+            }
+            _ => true,
+        };
         let found = match &inst.kind {
             PKind::Param(p) => Some(BTreeSet::from([*p])),
             PKind::Const(_) => Some(BTreeSet::new()),
+            PKind::Prim(_) if !smooth => None,
             PKind::Prim(_) | PKind::Sq => {
                 inst.args.iter().try_fold(BTreeSet::new(), |mut all, a| {
                     all.extend(out[a.inst as usize].as_ref()?.iter().copied());
@@ -113,6 +123,29 @@ pub fn find_system(plan: &Plan) -> Option<System> {
     }
     let (k, n) = (outputs.len(), params.len());
     if !(2..=MAX_EQUATIONS).contains(&k) || n < k || n > MAX_UNKNOWNS || !nonlinear {
+        return None;
+    }
+    // Outputs that share no input are separate equations, each inverted on its own: one
+    // system only when they are connected through the inputs they share.
+    let uses: Vec<BTreeSet<u32>> = outputs
+        .iter()
+        .filter_map(|&i| used_by[plan.outputs[i].inst as usize].clone())
+        .collect();
+    let mut reached = uses[0].clone();
+    let mut joined = vec![false; uses.len()];
+    joined[0] = true;
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (j, u) in uses.iter().enumerate() {
+            if !joined[j] && !u.is_disjoint(&reached) {
+                joined[j] = true;
+                reached.extend(u.iter().copied());
+                grew = true;
+            }
+        }
+    }
+    if joined.contains(&false) {
         return None;
     }
     Some(System {
