@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | [`Family::Comm`] | `a+b = b+a`, `a·b = b·a` | exact |
 //! | [`Family::Assoc`] | `(a+b)+c → a+(b+c)`, same for `·` (one way: with commutativity this reaches every bracketing, and the e-graph grows more slowly) | rounding |
-//! | [`Family::Canon`] | `a−b ↔ a+(−b)`, `−a ↔ (−1)·a`, `−(−a) → a`, `(−a)·b ↔ −(a·b)`, `−(a+b) ↔ (−a)+(−b)`, `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)` | exact but the last two and the sign of a zero sum |
+//! | [`Family::Canon`] | `a−b ↔ a+(−b)`, `−a ↔ (−1)·a`, `−(−a) → a`, `(−a)·b ↔ −(a·b)`, `−(a+b) ↔ (−a)+(−b)`, `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)`; `max(a, a) → a`, `min(a, a) → a` (f64 and i64), `a & a → a`, `a | a → a` (i64 and bool) | exact but `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)` and the sign of a zero sum |
 //! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → c/(c−a) − 1`, `a/(a+c) → 1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
 //! | [`Family::Square`] | `a·a ↔ sq a`, `sq(−a) → sq a`, `sq(a−b) → sq(b−a)`, `sq(a·b) ↔ sq a · sq b` | exact but the last |
 //! | [`Family::Csq`] | completing the square `a·sq x + b·x → a·sq(x + b/2a) − b²/4a` (and `a = 1`, `b = 1`), if `a`, `b` do not depend on an unknown, `x` does, and `a ≠ 0` is known | rounding |
@@ -163,6 +163,15 @@ fn canon() -> Vec<Rule> {
         rw!("mul-to-div"; "(fmul ?a (fdiv 1.0 ?b))" => "(fdiv ?a ?b)"),
         rw!("div-of-mul"; "(fdiv (fmul ?a ?b) ?c)" => "(fmul ?a (fdiv ?b ?c))"),
         rw!("mul-of-div"; "(fmul ?a (fdiv ?b ?c))" => "(fdiv (fmul ?a ?b) ?c)"),
+        // Idempotence: `max(p, p)` uses p twice and is p (NaN and −0.0 included).
+        rw!("fmax-self"; "(fmax ?a ?a)" => "?a"),
+        rw!("fmin-self"; "(fmin ?a ?a)" => "?a"),
+        rw!("imax-self"; "(imax ?a ?a)" => "?a"),
+        rw!("imin-self"; "(imin ?a ?a)" => "?a"),
+        rw!("iand-self"; "(iand ?a ?a)" => "?a"),
+        rw!("ior-self"; "(ior ?a ?a)" => "?a"),
+        rw!("band-self"; "(band ?a ?a)" => "?a"),
+        rw!("bor-self"; "(bor ?a ?a)" => "?a"),
     ]
 }
 
