@@ -240,6 +240,7 @@ fn reorient_in(
     // Renumbered: `function` is the first.
     let (mut forward, _) = input.extract_reaching(&roots);
     let function = FuncId::from_u32(0);
+    let rolled = unroll_constant_loops(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let deadline = Deadline::after(options.time_limit);
     let isolation =
@@ -279,6 +280,9 @@ fn reorient_in(
         (isolation.after(&mut module, &mut consulted), Vec::new())
     };
     // ---- end of hook
+    for (id, original) in rolled {
+        module.functions[id] = original;
+    }
     let inverted = &forward.functions[function];
     deadline.check(&inverted.name, inverted.span)?;
     for (id, f) in module.functions.iter_mut() {
@@ -317,6 +321,37 @@ fn reorient_in(
         isolation,
     };
     Ok((inversion, deferred))
+}
+
+/// Unrolls, in `forward`, the loops of `function` and of every `fn` it calls (without a rule
+/// of its own in `stack`) whose trips do not depend on the inputs
+/// ([`pinv_core::ir::unroll`]), so that isolation and the solvers see the straight-line
+/// function they compute. Returns the original bodies, which go back into the output module
+/// once the inverse is built: the user's `f` is what callers and the final check run (the
+/// unrolled body computes the same bits, but it is the user's code that is shown and run).
+fn unroll_constant_loops(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+) -> Vec<(FuncId, Function)> {
+    let mut originals = Vec::new();
+    for id in forward.reachable_from(&[function]) {
+        let f = &forward.functions[id];
+        if f.kind != FuncKind::Fn {
+            continue;
+        }
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        let callee = Callee::Function(f.name.clone());
+        if stack.lookup(&callee, &pattern).found.is_some() {
+            continue;
+        }
+        let limits = pinv_core::ir::unroll::UnrollLimits::default();
+        if let Some(unrolled) = pinv_core::ir::unroll::unroll_loops(f, limits) {
+            let original = std::mem::replace(&mut forward.functions[id], unrolled.function);
+            originals.push((id, original));
+        }
+    }
+    originals
 }
 
 /// How deeply the functions being inverted may call each other: inverting `f1`, which calls
