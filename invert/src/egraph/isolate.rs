@@ -173,7 +173,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     let mut body = func.clone();
     pinv_core::ir::cse::cse(&mut body);
     if let Some(plan) = Plan::from_function(&body) {
-        let one = isolate_plan(module, config, start, plan.pruned(), &names, false);
+        let one = isolate_plan(module, config, start, plan.pruned(), &names, false, false);
         let mut report = one.report(&func.name);
         report.time = start.elapsed();
         return Isolated {
@@ -216,15 +216,9 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
     let mut plans = Vec::new();
     let mut any = false;
     for b in closed.layout.clone() {
-        let straight = closed.terminator(b).is_some_and(|t| {
-            matches!(
-                closed.insts[t].kind,
-                InstKind::Return { .. } | InstKind::Jump { .. }
-            )
-        });
-        if !straight {
-            continue;
-        }
+        // A block that branches is rewritten with its condition and both sides' arguments as
+        // outputs: along each edge the inverse knows some of them, and a rewrite computes
+        // every one as the block did.
         let Some(plan) = Plan::from_block(&closed, b) else {
             continue;
         };
@@ -235,7 +229,18 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
                 .map(|i| format!("{b}.p{i}"))
                 .collect()
         };
-        let one = isolate_plan(module, config, start, plan.pruned(), &block_names, true);
+        let branches = closed
+            .terminator(b)
+            .is_some_and(|t| matches!(closed.insts[t].kind, InstKind::Brif { .. }));
+        let one = isolate_plan(
+            module,
+            config,
+            start,
+            plan.pruned(),
+            &block_names,
+            true,
+            branches,
+        );
         any = true;
         merge_block_report(&mut report, &one, b);
         if let Some(p) = one.plan {
@@ -243,7 +248,7 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
         }
     }
     if !any {
-        return skipped("every block branches");
+        return skipped("no block is pure code ending in a return, jump or branch");
     }
     if !plans.is_empty() {
         report.outcome = if report.after.checks == 0 && report.after.bad == 0 {
@@ -331,6 +336,7 @@ impl One {
             joint: self.joint.clone(),
             runs: self.runs.clone(),
             time: Duration::ZERO,
+            unrolled: 0,
         }
     }
 }
@@ -339,6 +345,10 @@ impl One {
 /// (a block of a function with control flow) only consistency checks count: a block's values
 /// also meet the branch conditions of other blocks, which the simulation does not see, so a
 /// rewrite that only changes how θ is drawn may lose as much acceptance there as it wins here.
+/// With `branches` (a block that ends in `brif`, whose first output is its condition), a value
+/// is chosen as θ first only if a value the block passes on depends on it: the walk narrows an
+/// unknown the condition alone reads to the side taken, where a θ drawn first from everywhere
+/// would then be checked against the condition.
 fn isolate_plan(
     module: &Module,
     config: &IsolationConfig,
@@ -346,6 +356,7 @@ fn isolate_plan(
     plan: Plan,
     names: &[String],
     checks_only: bool,
+    branches: bool,
 ) -> One {
     let before = simulate(&plan);
     let original: Vec<String> = plan
@@ -424,12 +435,18 @@ fn isolate_plan(
     if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
         // An input as θ is pointless when it is the only input used.
         let used_params = dag.total.iter().filter(|&&t| t > 0).count();
+        let masks = ctx.plan.param_masks();
+        let passed_on = match ctx.plan.outputs.split_first() {
+            Some((_, args)) if branches => args.iter().fold(0, |m, a| m | masks[a.inst as usize]),
+            _ => u64::MAX,
+        };
         for pivot in dag
             .pivot_candidates(&ctx.plan)
             .into_iter()
             .filter(|p| {
                 !(matches!(ctx.plan.insts[p.inst as usize].kind, PKind::Param(_))
                     && used_params < 2)
+                    && masks[p.inst as usize] & passed_on != 0
             })
             .take(config.max_pivots)
         {

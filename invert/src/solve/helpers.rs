@@ -261,7 +261,7 @@ pub fn install(
                 let helpers = add_helpers(plan, module, layer, stack);
                 let term = new
                     .terminator(*b)
-                    .expect("a rewritten block ends in return or jump");
+                    .expect("a rewritten block ends in return, jump or brif");
                 let mut kind = new.insts[term].kind.clone();
                 let span = new.insts[term].span;
                 new.blocks[*b].insts.clear();
@@ -270,6 +270,25 @@ pub fn install(
                 let outputs = emit_plan(plan, &mut new, *b, &params, &helper, module);
                 match &mut kind {
                     InstKind::Jump { dest } => dest.args = outputs,
+                    InstKind::Brif { .. } => {
+                        // The plan's outputs are the branch's values, each once.
+                        let values = super::plan::branch_values(&kind);
+                        let new_value = |v: &mut Value| {
+                            if let Some(i) = values.iter().position(|w| w == v) {
+                                *v = outputs[i];
+                            }
+                        };
+                        if let InstKind::Brif {
+                            cond,
+                            then_dest,
+                            else_dest,
+                        } = &mut kind
+                        {
+                            new_value(cond);
+                            then_dest.args.iter_mut().for_each(new_value);
+                            else_dest.args.iter_mut().for_each(new_value);
+                        }
+                    }
                     _ => kind = InstKind::Return { args: outputs },
                 }
                 new.ins_void(*b, kind, span);

@@ -216,9 +216,10 @@ impl Plan {
         Plan::from_block(f, f.entry()?)
     }
 
-    /// The plan of one block that ends in `return` or `jump` and uses only its own parameters
-    /// and results (a block in closed form): a function from its parameters to the returned
-    /// values, or to the jump's arguments.
+    /// The plan of one block that ends in `return`, `jump` or `brif` and uses only its own
+    /// parameters and results (a block in closed form): a function from its parameters to the
+    /// returned values, to the jump's arguments, or to the values a `brif` uses
+    /// ([`branch_values`]).
     pub fn from_block(f: &Function, block: pinv_core::ir::Block) -> Option<Plan> {
         let params: Vec<Type> = f.blocks[block]
             .params
@@ -258,9 +259,10 @@ impl Plan {
                 );
             }
         }
-        let args = match &f.insts[term].kind {
-            InstKind::Return { args } => args,
-            InstKind::Jump { dest } => &dest.args,
+        let args: Vec<Value> = match &f.insts[term].kind {
+            InstKind::Return { args } => args.clone(),
+            InstKind::Jump { dest } => dest.args.clone(),
+            kind @ InstKind::Brif { .. } => branch_values(kind),
             _ => return None,
         };
         let outputs: Option<Vec<PVal>> = args.iter().map(|a| map.get(a).copied()).collect();
@@ -321,6 +323,29 @@ impl Plan {
 pub struct PlanBuilder {
     plan: Plan,
     cache: HashMap<(PKind, Vec<PVal>), u32>,
+}
+
+/// The values a `brif` uses, each once, in order: its condition, then its `then` side's
+/// arguments, then its `else` side's. A value passed to both sides is one output of a block's
+/// plan, not two equal ones (which a solver would take for two equations).
+pub fn branch_values(kind: &InstKind) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let InstKind::Brif {
+        cond,
+        then_dest,
+        else_dest,
+    } = kind
+    {
+        for &v in std::iter::once(cond)
+            .chain(&then_dest.args)
+            .chain(&else_dest.args)
+        {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// Folds the values below `root` bottom-up, each once: `operands(v)` are the values v's result
