@@ -229,6 +229,14 @@ fn constant_trip_counts_are_unrolled_and_accept_almost_every_theta() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+    // The isolation report says what was unrolled.
+    let inverse = program.invert("drift_mean").expect("invertible");
+    let report = &inverse.isolation()[0];
+    assert_eq!(report.unrolled, 3, "{report}");
+    assert!(
+        report.to_string().contains("unrolled first: 3 trip(s)"),
+        "{report}"
+    );
     use Const::{F64 as F, I64 as I};
     // Finite inputs: a linear system solves its pivot as y less the other terms, which for
     // an infinite y and another infinite input is inf − inf, no number.

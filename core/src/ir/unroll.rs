@@ -25,7 +25,7 @@
 
 use super::closed::close_blocks;
 use super::{Block, BlockCall, Const, Function, InstKind, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How far [`unroll_loops`] may go before it gives up and leaves the function as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,15 +50,15 @@ impl Default for UnrollLimits {
 pub struct Unrolled {
     /// The function without loops.
     pub function: Function,
-    /// How many copies of loop blocks the unrolling made, beyond one of each.
-    pub extra_copies: usize,
+    /// The trips unrolled, over every loop (a loop inside another counts its trips in all).
+    pub trips: usize,
 }
 
 /// The unrolled form of `f`, when `f` has a loop, every loop's control flow depends only on
 /// constants, and the result fits `limits`; `None` otherwise (nothing to do, or a loop whose
 /// trips depend on the inputs: such a loop is better walked back as a loop, or scanned for).
 pub fn unroll_loops(f: &Function, limits: UnrollLimits) -> Option<Unrolled> {
-    if !has_cycle(f) {
+    if loop_heads(f).is_empty() {
         return None;
     }
     let closed = close_blocks(f);
@@ -76,23 +76,25 @@ pub fn unroll_loops(f: &Function, limits: UnrollLimits) -> Option<Unrolled> {
     let entry = closed.entry()?;
     let out_entry = spec.out.create_entry();
     let key = (entry, vec![None; closed.blocks[entry].params.len()]);
+    spec.copies.insert(entry, 1);
     spec.states.insert(key.clone(), out_entry);
     spec.queue.push((key, out_entry));
     while let Some((key, block)) = spec.queue.pop() {
         spec.copy_block(&key, block)?;
     }
-    if has_cycle(&spec.out) {
+    if !loop_heads(&spec.out).is_empty() {
         return None;
     }
-    let extra_copies = spec.states.len() - closed.reachable_blocks().len().min(spec.states.len());
+    // A loop's head is copied once per test of its condition: once more than its trips.
+    let trips = loop_heads(&closed)
+        .iter()
+        .map(|h| spec.copies.get(h).copied().unwrap_or(0).saturating_sub(1))
+        .sum();
     let mut function = spec.out;
     super::dce::remove_dead_code(&mut function);
     super::merge_blocks::merge_blocks(&mut function);
     function.compact();
-    Some(Unrolled {
-        function,
-        extra_copies,
-    })
+    Some(Unrolled { function, trips })
 }
 
 /// A block of the input with what is known of its parameters.
@@ -270,10 +272,12 @@ impl Specializer<'_> {
     }
 }
 
-/// Whether `f`'s reachable control-flow graph has a cycle (an iterative depth-first search).
-fn has_cycle(f: &Function) -> bool {
+/// The heads of `f`'s loops: the targets of the edges that close a cycle in a depth-first
+/// search of its reachable control-flow graph (iterative: no recursion as deep as the graph).
+fn loop_heads(f: &Function) -> HashSet<Block> {
+    let mut heads = HashSet::new();
     let Some(entry) = f.entry() else {
-        return false;
+        return heads;
     };
     // 0: unseen, 1: on the search path, 2: done.
     let mut state: HashMap<Block, u8> = HashMap::new();
@@ -287,7 +291,9 @@ fn has_cycle(f: &Function) -> bool {
                     let next = f.successors(s);
                     stack.push((s, next));
                 }
-                1 => return true,
+                1 => {
+                    heads.insert(s);
+                }
                 _ => {}
             },
             None => {
@@ -296,7 +302,7 @@ fn has_cycle(f: &Function) -> bool {
             }
         }
     }
-    false
+    heads
 }
 
 #[cfg(test)]
@@ -341,6 +347,10 @@ block3:
 
     #[test]
     fn a_loop_of_three_constant_trips_becomes_straight_line_code() {
+        let m = parse_module(MEAN).expect("parses");
+        let f = m.functions.values().next().expect("a function");
+        let u = unroll_loops(f, UnrollLimits::default()).expect("unrolled");
+        assert_eq!(u.trips, 3);
         let (_, text) = unrolled(MEAN, UnrollLimits::default()).expect("unrolled");
         assert_eq!(
             text,

@@ -221,6 +221,9 @@ pub struct IsolationReport {
     pub runs: Vec<RunReport>,
     #[serde(serialize_with = "ser_ms")]
     pub time: Duration,
+    /// The trips of the function's loops of constant trip count, unrolled before isolation (0:
+    /// nothing was unrolled; see `pinv_core::ir::unroll`).
+    pub unrolled: usize,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -241,6 +244,7 @@ impl IsolationReport {
             joint: Vec::new(),
             runs: Vec::new(),
             time: Duration::ZERO,
+            unrolled: 0,
         }
     }
 
@@ -292,6 +296,13 @@ impl fmt::Display for IsolationReport {
             Outcome::Skipped(why) => format!("not attempted: {why}"),
         };
         writeln!(f, "`{}`: {head}", self.function)?;
+        if self.unrolled > 0 {
+            writeln!(
+                f,
+                "  (its loops of constant trip count unrolled first: {} trip(s) in all)",
+                self.unrolled
+            )?;
+        }
         if self.rewritten() {
             for (a, b) in self.original.iter().zip(&self.rewritten) {
                 writeln!(f, "  {a}")?;

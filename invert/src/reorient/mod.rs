@@ -280,7 +280,11 @@ fn reorient_in(
         (isolation.after(&mut module, &mut consulted), Vec::new())
     };
     // ---- end of hook
-    for (id, original) in rolled {
+    let mut isolation = isolation;
+    for (id, original, trips) in rolled {
+        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
+            report.unrolled = trips;
+        }
         module.functions[id] = original;
     }
     let inverted = &forward.functions[function];
@@ -328,12 +332,13 @@ fn reorient_in(
 /// ([`pinv_core::ir::unroll`]), so that isolation and the solvers see the straight-line
 /// function they compute. Returns the original bodies, which go back into the output module
 /// once the inverse is built: the user's `f` is what callers and the final check run (the
-/// unrolled body computes the same bits, but it is the user's code that is shown and run).
+/// unrolled body computes the same bits, but it is the user's code that is shown and run),
+/// with the trips each unrolling took.
 fn unroll_constant_loops(
     forward: &mut Module,
     function: FuncId,
     stack: &Stack,
-) -> Vec<(FuncId, Function)> {
+) -> Vec<(FuncId, Function, usize)> {
     let mut originals = Vec::new();
     for id in forward.reachable_from(&[function]) {
         let f = &forward.functions[id];
@@ -348,7 +353,7 @@ fn unroll_constant_loops(
         let limits = pinv_core::ir::unroll::UnrollLimits::default();
         if let Some(unrolled) = pinv_core::ir::unroll::unroll_loops(f, limits) {
             let original = std::mem::replace(&mut forward.functions[id], unrolled.function);
-            originals.push((id, original));
+            originals.push((id, original, unrolled.trips));
         }
     }
     originals
