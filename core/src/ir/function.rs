@@ -14,6 +14,7 @@ use super::{
 use crate::span::Span;
 use cranelift_entity::PrimaryMap;
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The types a function takes and returns. Several returns are a tuple in the language.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -320,6 +321,40 @@ impl Function {
                 .collect(),
             None => Vec::new(),
         }
+    }
+
+    /// The heads of the function's loops: the targets of the edges that go back to a block
+    /// still on the stack of a depth-first walk from the entry. A cycle's blocks cannot all be
+    /// left before one of them is reached again, so every cycle has such an edge. (A work
+    /// list: no recursion as deep as the graph.)
+    pub fn loop_heads(&self) -> BTreeSet<Block> {
+        let mut heads = BTreeSet::new();
+        let Some(entry) = self.entry() else {
+            return heads;
+        };
+        let mut state: BTreeMap<Block, bool> = BTreeMap::new(); // true: on the stack
+        let mut stack = vec![(entry, self.successors(entry), 0usize)];
+        state.insert(entry, true);
+        while let Some((b, succs, next)) = stack.last_mut() {
+            let Some(&s) = succs.get(*next) else {
+                state.insert(*b, false);
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            match state.get(&s) {
+                Some(true) => {
+                    heads.insert(s);
+                }
+                Some(false) => {}
+                None => {
+                    state.insert(s, true);
+                    let ss = self.successors(s);
+                    stack.push((s, ss, 0));
+                }
+            }
+        }
+        heads
     }
 
     /// The blocks reachable from the entry, in depth-first preorder.

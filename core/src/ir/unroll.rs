@@ -25,7 +25,7 @@
 
 use super::closed::close_blocks;
 use super::{Block, BlockCall, Const, Function, InstKind, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// How far [`unroll_loops`] may go before it gives up and leaves the function as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct Unrolled {
 /// constants, and the result fits `limits`; `None` otherwise (nothing to do, or a loop whose
 /// trips depend on the inputs: such a loop is better walked back as a loop, or scanned for).
 pub fn unroll_loops(f: &Function, limits: UnrollLimits) -> Option<Unrolled> {
-    if loop_heads(f).is_empty() {
+    if f.loop_heads().is_empty() {
         return None;
     }
     let closed = close_blocks(f);
@@ -82,11 +82,12 @@ pub fn unroll_loops(f: &Function, limits: UnrollLimits) -> Option<Unrolled> {
     while let Some((key, block)) = spec.queue.pop() {
         spec.copy_block(&key, block)?;
     }
-    if !loop_heads(&spec.out).is_empty() {
+    if !spec.out.loop_heads().is_empty() {
         return None;
     }
     // A loop's head is copied once per test of its condition: once more than its trips.
-    let trips = loop_heads(&closed)
+    let trips = closed
+        .loop_heads()
         .iter()
         .map(|h| spec.copies.get(h).copied().unwrap_or(0).saturating_sub(1))
         .sum();
@@ -270,39 +271,6 @@ impl Specializer<'_> {
         };
         Some(BlockCall::new(target, args))
     }
-}
-
-/// The heads of `f`'s loops: the targets of the edges that close a cycle in a depth-first
-/// search of its reachable control-flow graph (iterative: no recursion as deep as the graph).
-fn loop_heads(f: &Function) -> HashSet<Block> {
-    let mut heads = HashSet::new();
-    let Some(entry) = f.entry() else {
-        return heads;
-    };
-    // 0: unseen, 1: on the search path, 2: done.
-    let mut state: HashMap<Block, u8> = HashMap::new();
-    let mut stack: Vec<(Block, Vec<Block>)> = vec![(entry, f.successors(entry))];
-    state.insert(entry, 1);
-    while let Some((b, succs)) = stack.last_mut() {
-        match succs.pop() {
-            Some(s) => match state.get(&s).copied().unwrap_or(0) {
-                0 => {
-                    state.insert(s, 1);
-                    let next = f.successors(s);
-                    stack.push((s, next));
-                }
-                1 => {
-                    heads.insert(s);
-                }
-                _ => {}
-            },
-            None => {
-                state.insert(*b, 2);
-                stack.pop();
-            }
-        }
-    }
-    heads
 }
 
 #[cfg(test)]

@@ -162,7 +162,7 @@ impl Cfg {
                 }
             }
         }
-        let loop_heads = retreating_targets(f);
+        let loop_heads = f.loop_heads();
         Cfg {
             preds,
             returns,
@@ -170,39 +170,6 @@ impl Cfg {
             loop_heads,
         }
     }
-}
-
-/// The targets of the edges that go back to a block still on the stack of a depth-first walk
-/// from the entry. A cycle's blocks cannot all be left before one of them is reached again, so
-/// every cycle has such an edge.
-fn retreating_targets(f: &Function) -> BTreeSet<Block> {
-    let mut heads = BTreeSet::new();
-    let Some(entry) = f.entry() else {
-        return heads;
-    };
-    let mut state: BTreeMap<Block, bool> = BTreeMap::new(); // true: on the stack
-    let mut stack = vec![(entry, f.successors(entry), 0usize)];
-    state.insert(entry, true);
-    while let Some((b, succs, next)) = stack.last_mut() {
-        let Some(&s) = succs.get(*next) else {
-            state.insert(*b, false);
-            stack.pop();
-            continue;
-        };
-        *next += 1;
-        match state.get(&s) {
-            Some(true) => {
-                heads.insert(s);
-            }
-            Some(false) => {}
-            None => {
-                state.insert(s, true);
-                let ss = f.successors(s);
-                stack.push((s, ss, 0));
-            }
-        }
-    }
-    heads
 }
 
 /// Finds facts in a function (in closed block form).

@@ -809,9 +809,13 @@ mod tests {
         assert_eq!(system.outputs, vec![0, 1]);
         assert_eq!(system.params, vec![0, 1, 2]);
         // A linear system is the linear solver's; one output is no system; nor are more
-        // equations than unknowns, or outputs built with calls.
+        // equations than unknowns, outputs built with calls, outputs that share no input, or
+        // outputs through a step (floor, an integer).
         for source in [
             "fn l(a: f64, b: f64) -> (f64, f64) { (a + b, a - 2.0 * b) }",
+            "fn d(a: f64, b: f64) -> (f64, f64) { (a * a + a, b * exp(b)) }",
+            "fn f(a: f64, b: f64) -> (f64, f64) { (floor(a * b), a * a + b) }",
+            "fn i(a: f64, b: f64) -> (f64, f64) { (((a * b) as i64) as f64, a * a + b) }",
             "fn o(a: f64, b: f64) -> f64 { a * b + a }",
             "fn m(a: f64) -> (f64, f64) { (a * a, a + 1.0) }",
             "fn e(a: f64, b: f64, c: f64, d: f64) -> (f64, f64, f64, f64) {
