@@ -463,12 +463,14 @@ impl Inverse {
     ) -> Result<Outcome> {
         if self.engine == Engine::Jit {
             // Native code was asked for: a function that cannot be compiled is an error that
-            // says so (the interpreter, `Engine::Interp`, runs it), not a silent fall back.
-            let code = self
-                .native
-                .get(slot, module, func)
-                .map_err(|e| Error::Jit(e.clone()))?;
-            return Ok(code.call_traced(config, args, theta)?);
+            // says so (the interpreter, `Engine::Interp`, runs it), not a silent fall back. One
+            // too large to compile quickly is the JIT's documented limit, and the interpreter
+            // (bit for bit the same) runs it.
+            match self.native.get(slot, module, func) {
+                Ok(code) => return Ok(code.call_traced(config, args, theta)?),
+                Err(JitError::TooLarge { .. }) => {}
+                Err(e) => return Err(Error::Jit(e.clone())),
+            }
         }
         Ok(Interpreter::new(module)
             .with_config(*config)

@@ -38,7 +38,7 @@ pub(crate) mod runtime;
 pub(crate) mod translate;
 
 pub use cache::{CacheStats, CodeCache, EntryInfo, InverseDeps, InverseKey, LayerVersion, Owner};
-pub use compile::{compile, CompiledFunction};
+pub use compile::{compile, CompiledFunction, MAX_JIT_BLOCKS};
 
 use crate::interp::{InterpConfig, Interpreter, Outcome, RuntimeError, ThetaSource};
 use crate::ir::{Const, FuncId, Module};
@@ -67,6 +67,13 @@ pub enum JitError {
     Target(String),
     #[error("no function {0} in the module")]
     NoSuchFunction(String),
+    /// A function with more blocks than [`MAX_JIT_BLOCKS`]: compiling it would take
+    /// longer than interpreting it, so the interpreter runs it.
+    #[error(
+        "`{function}` has {blocks} blocks, more than the JIT compiles ({}): the interpreter runs it",
+        MAX_JIT_BLOCKS
+    )]
+    TooLarge { function: String, blocks: usize },
 }
 
 /// Which engine runs IR functions.
@@ -75,7 +82,7 @@ pub enum Engine {
     /// The reference interpreter.
     Interp,
     /// Native code compiled with Cranelift (falling back to the interpreter for a function that
-    /// cannot be compiled).
+    /// cannot be compiled, or that is too large to compile quickly: [`JitError::TooLarge`]).
     #[default]
     Jit,
 }

@@ -1411,3 +1411,41 @@ fn quick_code_tiers_up_after_enough_calls() {
     assert!(optimized.unit.tier_up.is_none());
     assert!(!optimized.tier_up_now());
 }
+
+/// A function with more blocks than the JIT compiles is refused with [`JitError::TooLarge`]
+/// before any compilation, and a [`Runner`] asked for native code runs it in the interpreter,
+/// with the same result.
+#[test]
+fn a_function_of_too_many_blocks_runs_in_the_interpreter() {
+    let mut text = String::from("function %long(x: i64) -> i64 {\nblock0(v0: i64):\n");
+    let blocks = MAX_JIT_BLOCKS + 1;
+    for b in 0..blocks - 1 {
+        text.push_str(&format!(
+            "    v{} = iconst 1\n    v{} = iadd v{}, v{}\n    jump block{}(v{})\nblock{}(v{}: i64):\n",
+            3 * b + 1,
+            3 * b + 2,
+            if b == 0 { 0 } else { 3 * b },
+            3 * b + 1,
+            b + 1,
+            3 * b + 2,
+            b + 1,
+            3 * b + 3,
+        ));
+    }
+    text.push_str(&format!("    return v{}\n}}\n", 3 * (blocks - 1)));
+    let m = ir(&text);
+    let id = m.get("long").expect("long");
+    let e = compile(Arc::clone(&m), id)
+        .map(|_| ())
+        .expect_err("too large");
+    assert!(
+        matches!(e, JitError::TooLarge { blocks: b, .. } if b == blocks),
+        "{e}"
+    );
+    assert!(e.to_string().contains("the interpreter runs it"), "{e}");
+    let args = [Const::I64(5)];
+    let native = Runner::new(Arc::clone(&m), Engine::Jit).call(id, &args);
+    let interp = Runner::new(Arc::clone(&m), Engine::Interp).call(id, &args);
+    assert_eq!(native, Ok(vec![Const::I64(5 + blocks as i64 - 1)]));
+    assert_eq!(native, interp);
+}
