@@ -242,6 +242,12 @@ pub fn isolate_function(module: &Module, f: FuncId, config: &IsolationConfig) ->
             branches,
         );
         any = true;
+        // A branching block's condition is a fact along each edge, not a value the inverse
+        // knows, so its simulation counts an unknown the condition and a side both read as a
+        // check the walk never makes: such a block is reported only where it was rewritten.
+        if branches && one.plan.is_none() {
+            continue;
+        }
         merge_block_report(&mut report, &one, b);
         if let Some(p) = one.plan {
             plans.push((b, p));
