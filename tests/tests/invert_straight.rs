@@ -292,3 +292,31 @@ fn a_numeric_root_is_the_one_nearest_its_start_point_in_both_engines() {
         );
     }
 }
+
+/// An unknown compared with itself (`p <= p`, and what `p <= min(p, p)` becomes once `min(p, p)`
+/// is p) is read from θ once and the comparison checked forward: reading each side from θ, as
+/// a comparison of two unknowns does, gave two different values of p for almost every θ.
+#[test]
+fn an_unknown_compared_with_itself_is_read_once() {
+    let program = Program::parse(
+        "self.pinv",
+        "fn le_self(p: f64, q: f64) -> (bool, f64) { (p <= min(p, p), q * 2.0) }
+         fn gt_self(n: i64) -> bool { n > n }
+         fn ge_self(n: i64, m: i64) -> (bool, i64) { (n >= n, n + m) }",
+    )
+    .expect("compiles");
+    let config = CheckConfig {
+        cases: cases().min(300),
+        ..CheckConfig::default()
+    };
+    for name in ["le_self", "gt_self", "ge_self"] {
+        let r = check_function(&program, name, &config);
+        assert!(
+            r.sound_and_complete() && r.acceptance() >= 90.0,
+            "{name}: {:?} {:?}, accepted {:.1}%",
+            r.status,
+            r.message,
+            r.acceptance()
+        );
+    }
+}

@@ -370,6 +370,9 @@ impl Reorienter<'_> {
                 .map_err(|e| rule_error(f, e))
             }
             InstKind::Prim { op, args } => {
+                if self.compare_with_itself(f, pair, *op, args, data.results[0], span)? {
+                    return Ok(());
+                }
                 self.solve_loop_exit(f, pair, *op, args, data.results[0], span)?;
                 let callee = Callee::Prim(*op);
                 self.apply_rule(f, pair, &callee, op.name(), &data.results, args, span)
@@ -383,6 +386,51 @@ impl Reorienter<'_> {
                 span,
             )),
         }
+    }
+
+    /// A comparison of an unknown with itself (`p <= p`, left by `p <= min(p, p)` once `min(p,
+    /// p)` is p): reads p once from θ and checks the comparison forward, and says whether it
+    /// did. The comparison's rule would read each side from θ, narrowed to the output's side,
+    /// and then find the two solutions of p different for almost every θ.
+    fn compare_with_itself(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        op: Opcode,
+        args: &[Value],
+        result: Value,
+        span: Span,
+    ) -> Result<bool, Error> {
+        let (&[a, b], Type::Bool) = (args, op.result_type()) else {
+            return Ok(false);
+        };
+        if a != b || !matches!(self.operand(f, pair, a), Arg::Unknown) {
+            return Ok(false);
+        }
+        let Some(&z) = pair.known.get(&result) else {
+            return Ok(false);
+        };
+        let fv = pair_fwd(&pair.fwd, a)?;
+        let ty = f.value_type(a);
+        let role = format!("{}: the operand, compared with itself", op.name());
+        let v = pair
+            .emit(self.options, span, "", None, |ie, pe| {
+                let v = ie.theta(Domain::all(ty), &role)?;
+                pe.record(fv, &role)?;
+                let c = ie.prim(op, &[v, v]);
+                ie.check_equal(c, z, "the operand compared with itself does not give z")?;
+                Ok(v)
+            })
+            .map_err(|e| rule_error(f, e))?;
+        self.solve(
+            f,
+            pair,
+            a,
+            v,
+            span,
+            "a value used twice gets two different solutions",
+        )?;
+        Ok(true)
     }
 
     /// A loop counter leaving its loop has a known value: counting up by one from `start` and
