@@ -11,6 +11,7 @@
 //! - **Fan-out**: a value solved by one use is known to every other use, whose rule then checks
 //!   consistency (the all-known pattern); a value appearing twice among one instruction's unknown
 //!   operands is solved once and checked against itself. Sound, but most θ fail those checks.
+//!   A comparison of an unknown with itself (`p <= p`) reads p once and checks it forward.
 //! - **Calls** go through the stack too (declared `inverse`/`pgf` and user layers); a module
 //!   function without a rule is inverted by recursing into its body, and its generated inverse
 //!   and PGF are called, reading and writing the same θ tape.
