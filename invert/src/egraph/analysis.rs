@@ -51,7 +51,21 @@ pub struct Data {
     pub ty: Option<Type>,
     pub konst: Option<Const>,
     pub unknowns: u64,
+    /// The signs the class's value may have, as merged: only ever narrowed, so the analysis
+    /// reaches a fixed point. Empty (0) after a conflict; read it with [`Data::signs`].
     pub sign: Sign,
+}
+
+impl Data {
+    /// The signs the value may have: [`ANY`] where merging met two expressions with disjoint
+    /// signs (a rounding-only equality went wrong), so that nothing is derived from it.
+    pub fn signs(&self) -> Sign {
+        if self.sign == 0 {
+            ANY
+        } else {
+            self.sign
+        }
+    }
 }
 
 /// The analysis. `vars` says what each leaf symbol is; `calls` gives the result types of
@@ -165,9 +179,9 @@ impl Analysis<Node> for IsoAnalysis {
                     Some(Const::F64(x)) => fold(Opcode::Fmul, &[Const::F64(x), Const::F64(x)]),
                     _ => None,
                 };
-                let sign = if a.sign & ZERO == 0 {
+                let sign = if a.signs() & ZERO == 0 {
                     POS
-                } else if a.sign == ZERO {
+                } else if a.signs() == ZERO {
                     ZERO
                 } else {
                     ZERO | POS
@@ -188,7 +202,7 @@ impl Analysis<Node> for IsoAnalysis {
             Node::Op(op, args) => {
                 let consts: Option<Vec<Const>> = args.iter().map(|&a| child(a).konst).collect();
                 let konst = consts.and_then(|cs| fold(*op, &cs));
-                let s = |i: usize| child(args[i]).sign;
+                let s = |i: usize| child(args[i]).signs();
                 let sign = match op {
                     Opcode::Fadd | Opcode::Iadd => add_sign(s(0), s(1)),
                     Opcode::Fsub => add_sign(s(0), negate(s(1))),
@@ -223,15 +237,15 @@ impl Analysis<Node> for IsoAnalysis {
             _ => {}
         }
         a.unknowns &= b.unknowns;
+        // Two expressions proven equal cannot have disjoint signs: a rounding-only equality
+        // went wrong. The empty set stays (it reads as any sign, [`Data::signs`]): widening it
+        // back to every sign here would let the next merge narrow it again, and the rebuild
+        // would go round for ever (it did, on `-((-p) / ((-p) - (-p)))`).
         let sign = a.sign & b.sign;
-        if sign == 0 {
-            // Two expressions proven equal cannot have disjoint signs: a rounding-only equality
-            // went wrong. Forget the sign rather than derive anything from it.
+        if sign == 0 && a.sign != 0 && b.sign != 0 {
             self.conflicts += 1;
-            a.sign = ANY;
-        } else {
-            a.sign = sign;
         }
+        a.sign = sign;
         if a.ty.is_none() {
             a.ty = b.ty;
         }

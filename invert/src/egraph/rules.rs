@@ -112,7 +112,7 @@ fn quadratic(a: Option<&str>, b: Option<&str>) -> impl Fn(&mut IsoGraph, Id, &Su
             None => true,
             Some(var) => {
                 let d = &eg[s[var]].data;
-                d.unknowns == 0 && (!nonzero || d.sign & ZERO == 0)
+                d.unknowns == 0 && (!nonzero || d.signs() & ZERO == 0)
             }
         };
         coeff_ok(a, true) && coeff_ok(b, false) && eg[s[x]].data.unknowns != 0
@@ -121,7 +121,7 @@ fn quadratic(a: Option<&str>, b: Option<&str>) -> impl Fn(&mut IsoGraph, Id, &Su
 
 fn positive(vars: &[&str]) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
     let vars: Vec<Var> = vars.iter().map(|s| v(s)).collect();
-    move |eg, _, s| vars.iter().all(|&x| eg[s[x]].data.sign == POS)
+    move |eg, _, s| vars.iter().all(|&x| eg[s[x]].data.signs() == POS)
 }
 
 /// Every listed variable is a small integer-valued f64 constant.
