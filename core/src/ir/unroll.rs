@@ -122,6 +122,14 @@ enum Val {
     Out(Value),
 }
 
+/// The constant `v` is known to be, if it is one.
+fn known_const(env: &HashMap<Value, Val>, v: Value) -> Option<Const> {
+    match env.get(&v) {
+        Some(Val::Known(c)) => Some(*c),
+        _ => None,
+    }
+}
+
 impl Specializer<'_> {
     /// Fills in `block`, the copy of `key`'s input block; `None` past the limits.
     fn copy_block(&mut self, key: &State, block: Block) -> Option<()> {
@@ -153,13 +161,8 @@ impl Specializer<'_> {
                     continue;
                 }
                 InstKind::Prim { op, args } => {
-                    let known: Option<Vec<Const>> = args
-                        .iter()
-                        .map(|a| match env.get(a) {
-                            Some(Val::Known(c)) => Some(*c),
-                            _ => None,
-                        })
-                        .collect();
+                    let known: Option<Vec<Const>> =
+                        args.iter().map(|a| known_const(&env, *a)).collect();
                     if let Some(Ok(c)) = known.map(|k| crate::semantics::eval(*op, &k)) {
                         env.insert(data.results[0], Val::Known(c));
                         continue;
@@ -190,7 +193,7 @@ impl Specializer<'_> {
             }
             if !kind.is_terminator() {
                 kind.map_args(|a| self.out_value(a, &env, &mut consts, block, span));
-            } else if let InstKind::Brif { cond, .. } | InstKind::Check { cond, .. } = &mut kind {
+            } else if let InstKind::Brif { cond, .. } = &mut kind {
                 *cond = self.out_value(*cond, &env, &mut consts, block, span);
             } else if let InstKind::Return { args } = &mut kind {
                 for a in args.iter_mut() {
@@ -239,14 +242,7 @@ impl Specializer<'_> {
         block: Block,
         span: crate::span::Span,
     ) -> Option<BlockCall> {
-        let known: Vec<Option<Const>> = dest
-            .args
-            .iter()
-            .map(|a| match env.get(a) {
-                Some(Val::Known(c)) => Some(*c),
-                _ => None,
-            })
-            .collect();
+        let known: Vec<Option<Const>> = dest.args.iter().map(|a| known_const(env, *a)).collect();
         let args: Vec<Value> = dest
             .args
             .iter()

@@ -54,11 +54,10 @@ impl Dag {
         let np = plan.params.len();
         let live = plan.live();
         let mut uses = vec![0u32; n];
-        let mut params = vec![0u64; n];
+        let params = plan.param_masks();
         let mut occ = vec![vec![0u64; np]; n];
         for (i, inst) in plan.insts.iter().enumerate() {
             if let PKind::Param(p) = inst.kind {
-                params[i] = 1u64 << p.min(63);
                 occ[i][p as usize] = 1;
                 continue;
             }
@@ -67,7 +66,6 @@ impl Dag {
                 if live[i] {
                     uses[a] += 1;
                 }
-                params[i] |= params[a];
                 let (before, after) = occ.split_at_mut(i);
                 for (d, s) in after[0].iter_mut().zip(&before[a]) {
                     *d = d.saturating_add(*s);

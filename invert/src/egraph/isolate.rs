@@ -441,7 +441,7 @@ fn isolate_plan(
     if fanned && !best.as_ref().is_some_and(Candidate::perfect) {
         // An input as θ is pointless when it is the only input used.
         let used_params = dag.total.iter().filter(|&&t| t > 0).count();
-        let masks = ctx.plan.param_masks();
+        let masks = &dag.params;
         let passed_on = match ctx.plan.outputs.split_first() {
             Some((_, args)) if branches => args.iter().fold(0, |m, a| m | masks[a.inst as usize]),
             _ => u64::MAX,

@@ -103,6 +103,8 @@ pub fn find_system(plan: &Plan) -> Option<System> {
     let dep = plan.depends_on_params();
     let used_by = inputs(plan);
     let mut outputs = Vec::new();
+    // The inputs each output is built from.
+    let mut uses: Vec<BTreeSet<u32>> = Vec::new();
     let mut params: BTreeSet<u32> = BTreeSet::new();
     let mut nonlinear = false;
     for (i, &o) in plan.outputs.iter().enumerate() {
@@ -119,7 +121,8 @@ pub fn find_system(plan: &Plan) -> Option<System> {
             .iter()
             .any(|(a, _)| !matches!(plan.insts[a.inst as usize].kind, PKind::Param(_)));
         outputs.push(i);
-        params.extend(used);
+        params.extend(used.iter().copied());
+        uses.push(used);
     }
     let (k, n) = (outputs.len(), params.len());
     if !(2..=MAX_EQUATIONS).contains(&k) || n < k || n > MAX_UNKNOWNS || !nonlinear {
@@ -127,10 +130,6 @@ pub fn find_system(plan: &Plan) -> Option<System> {
     }
     // Outputs that share no input are separate equations, each inverted on its own: one
     // system only when they are connected through the inputs they share.
-    let uses: Vec<BTreeSet<u32>> = outputs
-        .iter()
-        .filter_map(|&i| used_by[plan.outputs[i].inst as usize].clone())
-        .collect();
     let mut reached = uses[0].clone();
     let mut joined = vec![false; uses.len()];
     joined[0] = true;
