@@ -832,7 +832,12 @@ fn numeric_plan(
     for (&s, info) in vars {
         if matches!(info.kind, VarKind::Unknown { .. }) {
             let occ = ext.occurrences(s);
-            let total: u64 = ext.roots.iter().map(|&r| occ[r]).sum();
+            // Occurrences saturate (a DAG of shared sums has 2^200 of them on its tree), so
+            // their total does too.
+            let total = ext
+                .roots
+                .iter()
+                .fold(0u64, |t, &r| t.saturating_add(occ[r]));
             if total > 1 {
                 repeated.push(s);
             }
