@@ -44,6 +44,10 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
                 "pair_sums",
                 "rows",
                 "stairs",
+                "fact_loop",
+                "pow3",
+                "savings",
+                "debt",
             ],
         ),
     ];
@@ -201,6 +205,37 @@ fn a_sum_that_may_wrap_keeps_its_tail_in_a_small_share_of_theta() {
             .call_with_tape(&y, &[Const::F64(u), Const::I64(7)])
             .expect("one trip count before any wrap");
         assert_eq!(x, x0);
+    }
+}
+
+#[test]
+fn products_and_one_way_floats_stop_the_scan_and_round_trip() {
+    // A product that reaches 0 stays 0 (fact_loop from 66 trips); one that never does (pow3) is
+    // scanned up to a horizon of 4,096 trips, past which its counts are the tail's; an f64 that
+    // never falls (savings) stops the scan once past y, and at ∞ its later counts are the
+    // tail's. Each round trips, in both engines, on either side of those edges.
+    let trips = load("../programs/trips.pinv");
+    use Const::I64 as I;
+    for n in [-4, 0, 1, 2, 21, 65, 66, 100, 4095, 4096, 5000] {
+        round_trip(&trips, "fact_loop", &[I(n)]);
+        round_trip(&trips, "pow3", &[I(n)]);
+    }
+    for n in [-1, 0, 10, 14427, 14428, 14500] {
+        round_trip(&trips, "savings", &[I(n)]);
+        round_trip(&trips, "debt", &[I(n)]);
+    }
+    // y = ∞ is matched exactly: the first count that overflows, not every count (∞'s
+    // tolerance was ∞ in the scan's comparison).
+    let inverse = trips.invert("savings").expect("invertible");
+    let y = [Const::F64(f64::INFINITY)];
+    let first = (0..)
+        .find(|&n| trips.run("savings", &[I(n)]).expect("runs") == y)
+        .expect("overflows");
+    for u in [0.001, 0.5, 1.0] {
+        let x = inverse
+            .call_with_tape(&y, &[Const::F64(u), I(first)])
+            .expect("the first count that overflows");
+        assert_eq!(x, [I(first)]);
     }
 }
 

@@ -134,6 +134,15 @@ pub(super) struct Plan {
     /// Exit arguments whose step at each trip is another head parameter that moves one way, so
     /// that once the step has the sign that leads away from y it keeps it ([`Curve`]).
     curves: Vec<Curve>,
+    /// Exit arguments that each trip multiplies by something ([`find_products`]): once such a
+    /// product is 0 it stays 0, so a y other than 0 is out of reach and the scan stops. Used
+    /// only without a monotone value or a curve; then candidates past [`SCAN_HORIZON`] visits
+    /// are the tail's, as no value proves the scan may stop before the iteration limit.
+    products: Vec<usize>,
+    /// f64 exit arguments that move one way from a constant ([`find_rising`]): (index, up).
+    /// Past y the scan stops; at ±∞ (which stays) the candidates after are the tail's, so
+    /// that y = ∞ (an overflow) does not scan to the iteration limit.
+    rising: Vec<(usize, bool)>,
     /// Whether the only values that stop the scan may wrap round: then trip counts past a wrap
     /// (the tail) are found by scanning on, and θ reaches them through a small share of its
     /// domain ([`TAIL_SHARE`]).
@@ -297,11 +306,22 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         monotone.retain(|m| !m.2);
     }
     let mut curves = Vec::new();
-    let tail = tail && !monotone.is_empty();
+    let mut products = Vec::new();
+    let mut rising = Vec::new();
+    let mut tail = tail && !monotone.is_empty();
     if monotone.is_empty() {
         curves = find_curves(c, cfg, &offsets, &init, &exit.args, params, limit);
         if curves.is_empty() {
-            return None;
+            rising = find_rising(c, cfg, &offsets, &init, &exit.args, params);
+            if rising.is_empty() {
+                products = find_products(c, cfg, &offsets, &exit.args, params);
+            }
+            if rising.is_empty() && products.is_empty() {
+                return None;
+            }
+            // No proof that a product has passed y for good: trip counts past the horizon
+            // are the tail's; an f64 value at ±∞ stays there.
+            tail = true;
         }
     }
     Some(Plan {
@@ -320,9 +340,23 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         exit_args: exit.args.clone(),
         monotone,
         curves,
+        products,
+        rising,
         tail,
         span: c.insts[test].span,
     })
+}
+
+/// Whether every loop of `f` is one the scan takes ([`plan`]): a function rewritten to loops
+/// for the scan's sake ([`pinv_core::ir::counted_recursion`]) is worth it only then; a loop
+/// the scan declines is walked back, with θ choosing its trips.
+pub(super) fn scans_every_loop(f: &Function, iteration_limit: i64) -> bool {
+    let mut c = pinv_core::ir::closed::close_blocks(f);
+    c.compact();
+    let cfg = Cfg::new(&c);
+    cfg.loop_heads
+        .iter()
+        .all(|&head| plan(&c, &cfg, head, iteration_limit).is_some())
 }
 
 /// What a loop's exit tells about the value its test compares with a constant, beyond the test
@@ -530,6 +564,14 @@ const STATUS_NONE: i64 = -1;
 /// such counts are real preimages, which completeness needs, but almost no y has one, and
 /// finding them scans up to the iteration limit.
 pub(super) const TAIL_SHARE: f64 = 1.0 / (1u64 << 20) as f64;
+
+/// The visits a scan counts candidates over when only a product ([`Plan::products`]) can stop
+/// it: a loop whose product never reaches 0 (`r = r * 3`) would otherwise be scanned to the
+/// iteration limit by every inverse call. Trip counts past it are the tail's. It is below the
+/// default call depth limit (10,000), so that a recursion run as a loop
+/// ([`pinv_core::ir::counted_recursion`]) is offered depths its forward run reaches: `fact`
+/// is 0 from 66 on, but `fact(20000)` is an error.
+const SCAN_HORIZON: i64 = 1 << 12;
 
 /// Trips [`trajectory`] runs at most.
 const MAX_SIMULATED: usize = 1 << 20;
@@ -797,6 +839,148 @@ fn find_curves(
                 convex: steps_up == (sign > 0),
             });
             break;
+        }
+    }
+    out
+}
+
+/// f64 exit arguments that are the head's parameter `o`, start from a constant `s ≥ 0` and
+/// come round as `o` multiplied by factors of at least 1 and added amounts of at least 0
+/// (`r = r * 1.05 + 0.25`): each such step gives at least what it is given, rounding included
+/// (rounding is monotone, and `a·m ≥ a`, `a + b ≥ a` exactly), so `o` never falls; ∞ stays ∞.
+/// The mirror image (`s ≤ 0`, amounts at most 0) never rises. As (index, up).
+fn find_rising(
+    c: &Function,
+    cfg: &Cfg,
+    offsets: &Offsets<'_>,
+    init: &[Init],
+    exit_args: &[Value],
+    params: &[Value],
+) -> Vec<(usize, bool)> {
+    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
+        .iter()
+        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
+        .collect();
+    let mut out = Vec::new();
+    if latches.is_empty() {
+        return out;
+    }
+    for (e, &a) in exit_args.iter().enumerate() {
+        let Some(o) = params.iter().position(|&q| q == a) else {
+            continue;
+        };
+        let Init::Const(Const::F64(start)) = init[o] else {
+            continue;
+        };
+        for up in [true, false] {
+            let starts_right = if up { start >= 0.0 } else { start <= 0.0 };
+            let moves = |next: Value| moves_one_way(c, offsets, o, next, up, 8);
+            if starts_right
+                && latches
+                    .iter()
+                    .all(|l| l.args.get(o).is_some_and(|&n| moves(n)))
+            {
+                out.push((e, up));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Whether `v` is the head's parameter `o` (at or past 0 on the `up` side) moved that way:
+/// multiplied by at least 1, plus (minus) an amount of that sign; `depth` bounds the search.
+fn moves_one_way(
+    c: &Function,
+    offsets: &Offsets<'_>,
+    o: usize,
+    v: Value,
+    up: bool,
+    depth: usize,
+) -> bool {
+    if offsets.from(v, o) == Some((0, 0)) {
+        return true;
+    }
+    let ValueDef::Result(inst, _) = c.values[v].def else {
+        return false;
+    };
+    let InstKind::Prim { op, args } = &c.insts[inst].kind else {
+        return false;
+    };
+    let &[x, y] = args.as_slice() else {
+        return false;
+    };
+    if depth == 0 {
+        return false;
+    }
+    let inner = |w: Value| moves_one_way(c, offsets, o, w, up, depth - 1);
+    let at_least = |w: Value, k: f64| offsets.frange(w).is_some_and(|(lo, _)| lo >= k);
+    let at_most = |w: Value, k: f64| offsets.frange(w).is_some_and(|(_, hi)| hi <= k);
+    // An amount that moves the value the `up` way (added), or the other (subtracted).
+    let with = |w: Value| {
+        if up {
+            at_least(w, 0.0)
+        } else {
+            at_most(w, 0.0)
+        }
+    };
+    let against = |w: Value| {
+        if up {
+            at_most(w, 0.0)
+        } else {
+            at_least(w, 0.0)
+        }
+    };
+    match op {
+        Opcode::Fmul => (inner(x) && at_least(y, 1.0)) || (inner(y) && at_least(x, 1.0)),
+        Opcode::Fadd => (inner(x) && with(y)) || (inner(y) && with(x)),
+        Opcode::Fsub => inner(x) && against(y),
+        _ => false,
+    }
+}
+
+/// Exit arguments that are the head's parameter `o`, where every edge back to the head passes
+/// `o * m` (or `m * o`) for any `m`: zero is absorbing for multiplication (in wrapping
+/// arithmetic too), so once such a product is 0 it is 0 at every later visit. `r = r * i`
+/// (`fact`) wraps to 0 within 66 trips; `r = r * 3` never reaches 0, and is scanned up to
+/// [`SCAN_HORIZON`] only.
+fn find_products(
+    c: &Function,
+    cfg: &Cfg,
+    offsets: &Offsets<'_>,
+    exit_args: &[Value],
+    params: &[Value],
+) -> Vec<usize> {
+    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
+        .iter()
+        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
+        .collect();
+    let mut out = Vec::new();
+    if latches.is_empty() {
+        return out;
+    }
+    for (e, &a) in exit_args.iter().enumerate() {
+        let Some(o) = params.iter().position(|&q| q == a) else {
+            continue;
+        };
+        let multiplied = |next: Value| {
+            let ValueDef::Result(inst, _) = c.values[next].def else {
+                return false;
+            };
+            let InstKind::Prim {
+                op: Opcode::Imul,
+                args,
+            } = &c.insts[inst].kind
+            else {
+                return false;
+            };
+            args.iter().any(|&x| offsets.from(x, o) == Some((0, 0)))
+        };
+        if latches
+            .iter()
+            .all(|l| l.args.get(o).is_some_and(|&next| multiplied(next)))
+        {
+            out.push(e);
         }
     }
     out
@@ -1677,6 +1861,32 @@ pub(super) fn build_scan(
             stop = prim(&mut s, onward, Opcode::Bor, &[stop, beyond]);
         }
     }
+    // A product that is 0 stays 0: past y for good, unless y is 0 (then every later visit
+    // gives it, and the horizon below makes the candidates past it the tail's).
+    for &e in &plan.products {
+        let zero = i(&mut s, onward, 0);
+        let now_zero = prim(&mut s, onward, Opcode::Ieq, &[exits[e], zero]);
+        let y_not_zero = prim(&mut s, onward, Opcode::Ine, &[ks[e], zero]);
+        let gone = prim(&mut s, onward, Opcode::Band, &[now_zero, y_not_zero]);
+        stop = prim(&mut s, onward, Opcode::Bor, &[stop, gone]);
+    }
+    for &(e, up) in &plan.rising {
+        let (past, edge) = if up {
+            (Opcode::Fgt, f64::INFINITY)
+        } else {
+            (Opcode::Flt, f64::NEG_INFINITY)
+        };
+        let beyond = prim(&mut s, onward, past, &[exits[e], ks[e]]);
+        stop = prim(&mut s, onward, Opcode::Bor, &[stop, beyond]);
+        let edge = s.ins_const(onward, Const::F64(edge), span);
+        let at_edge = prim(&mut s, onward, Opcode::Feq, &[exits[e], edge]);
+        passed1 = prim(&mut s, onward, Opcode::Bor, &[passed1, at_edge]);
+    }
+    if !plan.products.is_empty() {
+        let horizon = i(&mut s, onward, SCAN_HORIZON.min(iteration_limit));
+        let far = prim(&mut s, onward, Opcode::Ige, &[steps1, horizon]);
+        passed1 = prim(&mut s, onward, Opcode::Bor, &[passed1, far]);
+    }
     for curve in &plan.curves {
         // The coming trip's step, sign · (h + offset): once it leads away from y and o is past
         // y on that side, o stays there.
@@ -1807,6 +2017,10 @@ fn same_value(s: &mut Function, b: Block, e: Value, k: Value, tolerance: f64, sp
             let tol = s.ins_const(b, Const::F64(tolerance), span);
             let allowed = prim(s, Opcode::Fmul, &[tol, scale]);
             let near = prim(s, Opcode::Fle, &[d, allowed]);
+            // Exact for a y that is not finite: ∞'s tolerance would be ∞, and every value near.
+            let inf = s.ins_const(b, Const::F64(f64::INFINITY), span);
+            let finite = prim(s, Opcode::Flt, &[ak, inf]);
+            let near = prim(s, Opcode::Band, &[near, finite]);
             let en = prim(s, Opcode::Fne, &[e, e]);
             let kn = prim(s, Opcode::Fne, &[k, k]);
             let both = prim(s, Opcode::Band, &[en, kn]);
