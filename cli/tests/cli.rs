@@ -401,9 +401,14 @@ fn check_json_has_the_documented_fields() {
 
 #[test]
 fn low_acceptance_is_shown_and_fails_only_when_asked() {
-    // fact's base case reads a θ that the levels above mostly reject: about a quarter of draws
-    // give y.
-    let args = ["check", "tests/corpus/recursion.pinv", "--function", "fact"];
+    // pow_sq (exponentiation by squaring) reads at every level a θ that the levels above mostly
+    // reject: about a third of draws give y.
+    let args = [
+        "check",
+        "tests/programs/recursive.pinv",
+        "--function",
+        "pow_sq",
+    ];
     let o = pinv(&[&args[..], &["--cases", "200", "--search", "0"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(stdout(&o).contains("low acceptance"), "{}", stdout(&o));

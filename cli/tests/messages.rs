@@ -101,7 +101,7 @@ fn every_failure_mode_says_what_went_wrong_in_source_terms() {
         &[
             "check",
             "tests/corpus/recursion.pinv",
-            "fact",
+            "power",
             "--cases",
             "50",
             "--search",

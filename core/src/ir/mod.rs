@@ -15,6 +15,7 @@
 pub mod closed;
 pub mod compact;
 pub mod constant;
+pub mod counted_recursion;
 pub mod cse;
 pub mod dce;
 pub mod domain;

@@ -224,6 +224,9 @@ pub struct IsolationReport {
     /// The trips of the function's loops of constant trip count, unrolled before isolation (0:
     /// nothing was unrolled; see `pinv_core::ir::unroll`).
     pub unrolled: usize,
+    /// The counter of the function's recursion, where it was run as a loop from its base case
+    /// before isolation (see `pinv_core::ir::counted_recursion`).
+    pub recursion_as_loop: Option<String>,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -245,6 +248,7 @@ impl IsolationReport {
             runs: Vec::new(),
             time: Duration::ZERO,
             unrolled: 0,
+            recursion_as_loop: None,
         }
     }
 
@@ -301,6 +305,12 @@ impl fmt::Display for IsolationReport {
                 f,
                 "  (its loops of constant trip count unrolled first: {} trip(s) in all)",
                 self.unrolled
+            )?;
+        }
+        if let Some(counter) = &self.recursion_as_loop {
+            writeln!(
+                f,
+                "  (its recursion on `{counter}` run as a loop from the base case first)"
             )?;
         }
         if self.rewritten() {

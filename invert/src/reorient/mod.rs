@@ -240,6 +240,7 @@ fn reorient_in(
     // Renumbered: `function` is the first.
     let (mut forward, _) = input.extract_reaching(&roots);
     let function = FuncId::from_u32(0);
+    let iterated = iterate_counted_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let deadline = Deadline::after(options.time_limit);
@@ -284,6 +285,12 @@ fn reorient_in(
     for (id, original, trips) in rolled {
         for report in isolation.iter_mut().filter(|r| r.function == original.name) {
             report.unrolled = trips;
+        }
+        module.functions[id] = original;
+    }
+    for (id, original, counter) in iterated {
+        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
+            report.recursion_as_loop = Some(counter.clone());
         }
         module.functions[id] = original;
     }
@@ -354,6 +361,45 @@ fn unroll_constant_loops(
         if let Some(unrolled) = pinv_core::ir::unroll::unroll_loops(f, limits) {
             let original = std::mem::replace(&mut forward.functions[id], unrolled.function);
             originals.push((id, original, unrolled.trips));
+        }
+    }
+    originals
+}
+
+/// Runs, in `forward`, the counted recursions of `function` and of every `fn` it calls (without
+/// a rule of their own) as loops from their base cases
+/// ([`pinv_core::ir::counted_recursion`]), so that the trip-count scan finds the counter from y
+/// instead of θ splitting every level; only where the scan takes the loop (a loop walked back
+/// would read the trips from θ, and the counter would have to match them). The user's
+/// functions go back after inversion, as with unrolling; returns each with its counter's name.
+fn iterate_counted_recursion(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+    options: &ReorientOptions,
+) -> Vec<(FuncId, Function, String)> {
+    let mut originals = Vec::new();
+    for id in forward.reachable_from(&[function]) {
+        let f = &forward.functions[id];
+        if f.kind != FuncKind::Fn {
+            continue;
+        }
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        let callee = Callee::Function(f.name.clone());
+        if stack.lookup(&callee, &pattern).found.is_some() {
+            continue;
+        }
+        let Some(it) = pinv_core::ir::counted_recursion::counted_recursion_as_loop(f, id) else {
+            continue;
+        };
+        if trips::scans_every_loop(&it.function, options.iteration_limit) {
+            let counter = f
+                .param_names
+                .get(it.counter)
+                .cloned()
+                .unwrap_or_else(|| format!("#{}", it.counter));
+            let original = std::mem::replace(&mut forward.functions[id], it.function);
+            originals.push((id, original, counter));
         }
     }
     originals
