@@ -30,6 +30,7 @@ pub mod module;
 pub mod opcode;
 pub mod outline;
 pub mod read;
+pub mod tail_calls;
 pub mod types;
 pub mod unroll;
 pub mod verify;

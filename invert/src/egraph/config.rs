@@ -224,9 +224,37 @@ pub struct IsolationReport {
     /// The trips of the function's loops of constant trip count, unrolled before isolation (0:
     /// nothing was unrolled; see `pinv_core::ir::unroll`).
     pub unrolled: usize,
-    /// The counter of the function's recursion, where it was run as a loop from its base case
-    /// before isolation (see `pinv_core::ir::counted_recursion`).
-    pub recursion_as_loop: Option<String>,
+    /// How the function's recursion was run as a loop before isolation, if it was.
+    pub recursion_as_loop: Option<RecursionAsLoop>,
+}
+
+/// How a recursive function was rewritten as a loop before it was inverted (the user's function
+/// is still what runs and is shown).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecursionAsLoop {
+    /// A counted recursion, folded from its base case up (`pinv_core::ir::counted_recursion`).
+    Counted {
+        /// The counter's name.
+        counter: String,
+    },
+    /// Calls of itself whose results it returns, made jumps back to its start
+    /// (`pinv_core::ir::tail_calls`).
+    TailCalls,
+}
+
+impl fmt::Display for RecursionAsLoop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecursionAsLoop::Counted { counter } => {
+                write!(
+                    f,
+                    "its recursion on `{counter}` run as a loop from the base case"
+                )
+            }
+            RecursionAsLoop::TailCalls => write!(f, "its tail calls of itself run as a loop"),
+        }
+    }
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -307,11 +335,8 @@ impl fmt::Display for IsolationReport {
                 self.unrolled
             )?;
         }
-        if let Some(counter) = &self.recursion_as_loop {
-            writeln!(
-                f,
-                "  (its recursion on `{counter}` run as a loop from the base case first)"
-            )?;
+        if let Some(how) = &self.recursion_as_loop {
+            writeln!(f, "  ({how} first)")?;
         }
         if self.rewritten() {
             for (a, b) in self.original.iter().zip(&self.rewritten) {

@@ -129,6 +129,6 @@ pub mod rules;
 pub mod simplify;
 
 pub use crate::solve::plan::Body;
-pub use config::{IsolationConfig, IsolationReport, Outcome, RunReport, Stop};
+pub use config::{IsolationConfig, IsolationReport, Outcome, RecursionAsLoop, RunReport, Stop};
 pub use isolate::{isolate_function, Isolated};
 pub use rules::Family;

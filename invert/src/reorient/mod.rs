@@ -33,6 +33,7 @@ mod region;
 mod trips;
 
 use crate::deadline::Deadline;
+use crate::egraph::config::RecursionAsLoop;
 use crate::error::Error;
 use pinv_core::ir::{FuncId, FuncKind, Function, Module, Signature};
 use pinv_core::Span;
@@ -240,7 +241,7 @@ fn reorient_in(
     // Renumbered: `function` is the first.
     let (mut forward, _) = input.extract_reaching(&roots);
     let function = FuncId::from_u32(0);
-    let iterated = iterate_counted_recursion(&mut forward, function, stack, options);
+    let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let deadline = Deadline::after(options.time_limit);
@@ -288,9 +289,9 @@ fn reorient_in(
         }
         module.functions[id] = original;
     }
-    for (id, original, counter) in iterated {
+    for (id, original, how) in iterated {
         for report in isolation.iter_mut().filter(|r| r.function == original.name) {
-            report.recursion_as_loop = Some(counter.clone());
+            report.recursion_as_loop = Some(how.clone());
         }
         module.functions[id] = original;
     }
@@ -366,18 +367,24 @@ fn unroll_constant_loops(
     originals
 }
 
-/// Runs, in `forward`, the counted recursions of `function` and of every `fn` it calls (without
-/// a rule of their own) as loops from their base cases
-/// ([`pinv_core::ir::counted_recursion`]), so that the trip-count scan finds the counter from y
-/// instead of θ splitting every level; only where the scan takes the loop (a loop walked back
-/// would read the trips from θ, and the counter would have to match them). The user's
-/// functions go back after inversion, as with unrolling; returns each with its counter's name.
-fn iterate_counted_recursion(
+/// Runs, in `forward`, the recursions of `function` and of every `fn` it calls (without a rule
+/// of their own) as loops, where that inverts better:
+/// - a counted recursion folds from its base case up ([`pinv_core::ir::counted_recursion`]),
+///   where the trip-count scan takes the loop, so that the scan finds the counter from y
+///   instead of θ splitting every level (a loop walked back would read the trips from θ, and
+///   the counter would have to match them);
+/// - otherwise, calls of itself whose results it returns become jumps back to its start
+///   ([`pinv_core::ir::tail_calls`]): walked back, the loop's exit tells each trip what the
+///   test left, where a level of a recursive inverse reads its base case blind.
+///
+/// The user's functions go back after inversion, as with unrolling; returns each with how it
+/// was rewritten.
+fn iterate_recursion(
     forward: &mut Module,
     function: FuncId,
     stack: &Stack,
     options: &ReorientOptions,
-) -> Vec<(FuncId, Function, String)> {
+) -> Vec<(FuncId, Function, RecursionAsLoop)> {
     let mut originals = Vec::new();
     for id in forward.reachable_from(&[function]) {
         let f = &forward.functions[id];
@@ -389,17 +396,23 @@ fn iterate_counted_recursion(
         if stack.lookup(&callee, &pattern).found.is_some() {
             continue;
         }
-        let Some(it) = pinv_core::ir::counted_recursion::counted_recursion_as_loop(f, id) else {
-            continue;
+        let counted = pinv_core::ir::counted_recursion::counted_recursion_as_loop(f, id)
+            .filter(|it| trips::scans_every_loop(&it.function, options.iteration_limit));
+        let rewritten = match counted {
+            Some(it) => {
+                let counter = f
+                    .param_names
+                    .get(it.counter)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{}", it.counter));
+                Some((it.function, RecursionAsLoop::Counted { counter }))
+            }
+            None => pinv_core::ir::tail_calls::tail_calls_as_loop(f, id)
+                .map(|g| (g, RecursionAsLoop::TailCalls)),
         };
-        if trips::scans_every_loop(&it.function, options.iteration_limit) {
-            let counter = f
-                .param_names
-                .get(it.counter)
-                .cloned()
-                .unwrap_or_else(|| format!("#{}", it.counter));
-            let original = std::mem::replace(&mut forward.functions[id], it.function);
-            originals.push((id, original, counter));
+        if let Some((g, how)) = rewritten {
+            let original = std::mem::replace(&mut forward.functions[id], g);
+            originals.push((id, original, how));
         }
     }
     originals
