@@ -48,6 +48,8 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
                 "pow3",
                 "savings",
                 "debt",
+                "guarded_total",
+                "guarded_growth",
             ],
         ),
     ];
@@ -209,7 +211,7 @@ fn a_sum_that_may_wrap_keeps_its_tail_in_a_small_share_of_theta() {
 }
 
 #[test]
-fn products_and_one_way_floats_stop_the_scan_and_round_trip() {
+fn products_one_way_floats_and_guard_clauses_round_trip() {
     // A product that reaches 0 stays 0 (fact_loop from 66 trips); one that never does (pow3) is
     // scanned up to a horizon of 4,096 trips, past which its counts are the tail's; an f64 that
     // never falls (savings) stops the scan once past y, and at ∞ its later counts are the
@@ -223,6 +225,15 @@ fn products_and_one_way_floats_stop_the_scan_and_round_trip() {
     for n in [-1, 0, 10, 14427, 14428, 14500] {
         round_trip(&trips, "savings", &[I(n)]);
         round_trip(&trips, "debt", &[I(n)]);
+    }
+    // The guard clauses were dropped, and the report says so.
+    for name in ["guarded_total", "guarded_growth"] {
+        let inverse = trips.invert(name).expect("invertible");
+        let report = &inverse.isolation()[0];
+        assert!(report.redundant_guard_dropped, "{report}");
+        for n in [i64::MIN, -3, 0, 1, 2, 30] {
+            round_trip(&trips, name, &[I(n)]);
+        }
     }
     // y = ∞ is matched exactly: the first count that overflows, not every count (∞'s
     // tolerance was ∞ in the scan's comparison).

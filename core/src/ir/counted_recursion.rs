@@ -106,9 +106,9 @@ impl Shape {
         }
         let term = c.terminator(entry)?;
         let InstKind::Brif {
-            cond,
             then_dest,
             else_dest,
+            ..
         } = &c.insts[term].kind
         else {
             return None;
@@ -122,33 +122,12 @@ impl Shape {
         if region(c, base_target).contains(&call_block) {
             return None;
         }
-        // The test: `n REL K`, with `n` an i64 parameter.
         let params = &c.blocks[entry].params;
-        let ValueDef::Result(test, _) = c.values[*cond].def else {
-            return None;
-        };
-        if !c.blocks[entry].insts.contains(&test) {
-            return None;
-        }
-        let InstKind::Prim { op, args } = &c.insts[test].kind else {
-            return None;
-        };
-        let &[x, y] = args.as_slice() else {
-            return None;
-        };
-        let position = |v: Value| params.iter().position(|&q| q == v);
+        let (counter, k, rel) = counter_test(c, entry)?;
         let constant = |v: Value| match c.constant(v) {
             Some(Const::I64(k)) => Some(k),
             _ => None,
         };
-        let (counter, k, rel) = match (position(x), constant(y), position(y), constant(x)) {
-            (Some(p), Some(k), _, _) => (p, k, *op),
-            (_, _, Some(p), Some(k)) => (p, k, mirrored(*op)?),
-            _ => return None,
-        };
-        if c.value_type(params[counter]) != Type::I64 {
-            return None;
-        }
         // The relation that holds on the base side.
         let base_rel = if base_side == 0 { rel } else { negated(rel)? };
         // The call: the counter one step on, the other parameters as they are.
@@ -384,6 +363,40 @@ impl Shape {
     }
 }
 
+/// The test the entry block `entry` branches on, when it is `n REL K` for an i64 parameter `n`
+/// (or `K REL n`) and a constant `K`: (n's index, K, REL as `n REL K`).
+pub(super) fn counter_test(c: &Function, entry: Block) -> Option<(usize, i64, Opcode)> {
+    let term = c.terminator(entry)?;
+    let InstKind::Brif { cond, .. } = &c.insts[term].kind else {
+        return None;
+    };
+    let params = &c.blocks[entry].params;
+    let ValueDef::Result(test, _) = c.values[*cond].def else {
+        return None;
+    };
+    if !c.blocks[entry].insts.contains(&test) {
+        return None;
+    }
+    let InstKind::Prim { op, args } = &c.insts[test].kind else {
+        return None;
+    };
+    let &[x, y] = args.as_slice() else {
+        return None;
+    };
+    let position = |v: Value| params.iter().position(|&q| q == v);
+    let constant = |v: Value| match c.constant(v) {
+        Some(Const::I64(k)) => Some(k),
+        _ => None,
+    };
+    let (counter, k, rel) = match (position(x), constant(y), position(y), constant(x)) {
+        (Some(p), Some(k), _, _) => (p, k, *op),
+        (_, _, Some(p), Some(k)) => (p, k, mirrored(*op)?),
+        _ => return None,
+    };
+    (c.value_type(params[counter]) == Type::I64 && mirrored(rel).is_some())
+        .then_some((counter, k, rel))
+}
+
 /// The blocks reachable from `start` (itself included).
 fn region(c: &Function, start: Block) -> BTreeSet<Block> {
     let mut seen = BTreeSet::new();
@@ -487,7 +500,7 @@ fn copy_straight(
 }
 
 /// `K REL n` as `n REL' K`.
-fn mirrored(op: Opcode) -> Option<Opcode> {
+pub(super) fn mirrored(op: Opcode) -> Option<Opcode> {
     Some(match op {
         Opcode::Ilt => Opcode::Igt,
         Opcode::Ile => Opcode::Ige,

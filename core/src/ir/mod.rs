@@ -23,6 +23,7 @@ pub mod dominators;
 pub mod dot;
 pub mod entities;
 pub mod function;
+pub mod guard_clauses;
 pub mod implied;
 pub mod instr;
 pub mod merge_blocks;

@@ -226,6 +226,9 @@ pub struct IsolationReport {
     pub unrolled: usize,
     /// How the function's recursion was run as a loop before isolation, if it was.
     pub recursion_as_loop: Option<RecursionAsLoop>,
+    /// Whether an early return that the rest of the function gives too was dropped before
+    /// isolation (see `pinv_core::ir::guard_clauses`).
+    pub redundant_guard_dropped: bool,
 }
 
 /// How a recursive function was rewritten as a loop before it was inverted (the user's function
@@ -277,6 +280,7 @@ impl IsolationReport {
             time: Duration::ZERO,
             unrolled: 0,
             recursion_as_loop: None,
+            redundant_guard_dropped: false,
         }
     }
 
@@ -333,6 +337,12 @@ impl fmt::Display for IsolationReport {
                 f,
                 "  (its loops of constant trip count unrolled first: {} trip(s) in all)",
                 self.unrolled
+            )?;
+        }
+        if self.redundant_guard_dropped {
+            writeln!(
+                f,
+                "  (its early return, which the rest of it gives too, dropped first)"
             )?;
         }
         if let Some(how) = &self.recursion_as_loop {

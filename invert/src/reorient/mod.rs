@@ -241,6 +241,7 @@ fn reorient_in(
     // Renumbered: `function` is the first.
     let (mut forward, _) = input.extract_reaching(&roots);
     let function = FuncId::from_u32(0);
+    let guarded = drop_redundant_guards(&mut forward, function, stack);
     let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
@@ -295,6 +296,13 @@ fn reorient_in(
         }
         module.functions[id] = original;
     }
+    // Last: the user's own bodies (each pass above recorded the body it was given).
+    for (id, original, ()) in guarded {
+        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
+            report.redundant_guard_dropped = true;
+        }
+        module.functions[id] = original;
+    }
     let inverted = &forward.functions[function];
     deadline.check(&inverted.name, inverted.span)?;
     for (id, f) in module.functions.iter_mut() {
@@ -335,18 +343,16 @@ fn reorient_in(
     Ok((inversion, deferred))
 }
 
-/// Unrolls, in `forward`, the loops of `function` and of every `fn` it calls (without a rule
-/// of its own in `stack`) whose trips do not depend on the inputs
-/// ([`pinv_core::ir::unroll`]), so that isolation and the solvers see the straight-line
-/// function they compute. Returns the original bodies, which go back into the output module
-/// once the inverse is built: the user's `f` is what callers and the final check run (the
-/// unrolled body computes the same bits, but it is the user's code that is shown and run),
-/// with the trips each unrolling took.
-fn unroll_constant_loops(
+/// Rewrites, in `forward`, `function` and every `fn` it calls that has no rule of its own (a
+/// declared inverse wins over any rewrite of the body), with `rewrite`; returns each rewritten
+/// function's original (which goes back after inversion: the user's body is what runs, is
+/// shown and makes the final check) with what `rewrite` said of it.
+fn rewrite_bodies<T>(
     forward: &mut Module,
     function: FuncId,
     stack: &Stack,
-) -> Vec<(FuncId, Function, usize)> {
+    mut rewrite: impl FnMut(&Function, FuncId) -> Option<(Function, T)>,
+) -> Vec<(FuncId, Function, T)> {
     let mut originals = Vec::new();
     for id in forward.reachable_from(&[function]) {
         let f = &forward.functions[id];
@@ -358,17 +364,43 @@ fn unroll_constant_loops(
         if stack.lookup(&callee, &pattern).found.is_some() {
             continue;
         }
-        let limits = pinv_core::ir::unroll::UnrollLimits::default();
-        if let Some(unrolled) = pinv_core::ir::unroll::unroll_loops(f, limits) {
-            let original = std::mem::replace(&mut forward.functions[id], unrolled.function);
-            originals.push((id, original, unrolled.trips));
+        if let Some((g, said)) = rewrite(f, id) {
+            let original = std::mem::replace(&mut forward.functions[id], g);
+            originals.push((id, original, said));
         }
     }
     originals
 }
 
-/// Runs, in `forward`, the recursions of `function` and of every `fn` it calls (without a rule
-/// of their own) as loops, where that inverts better:
+/// Drops guard clauses that the rest of the function makes redundant
+/// ([`pinv_core::ir::guard_clauses`]): `if n <= 0 { return 0; }` before a loop that returns 0
+/// for those n too is, to an inverse, a second path to y = 0 that θ must choose between.
+fn drop_redundant_guards(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+) -> Vec<(FuncId, Function, ())> {
+    rewrite_bodies(forward, function, stack, |f, _| {
+        pinv_core::ir::guard_clauses::drop_redundant_guard(f).map(|g| (g, ()))
+    })
+}
+
+/// Unrolls the loops of constant trip count ([`pinv_core::ir::unroll`]), so that isolation and
+/// the solvers see the straight-line sum or product they compute (walked back as loops, every
+/// value they carry that the exit does not determine would come from θ); returns the trips
+/// each unrolling took.
+fn unroll_constant_loops(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+) -> Vec<(FuncId, Function, usize)> {
+    let limits = pinv_core::ir::unroll::UnrollLimits::default();
+    rewrite_bodies(forward, function, stack, |f, _| {
+        pinv_core::ir::unroll::unroll_loops(f, limits).map(|u| (u.function, u.trips))
+    })
+}
+
+/// Runs recursions as loops, where that inverts better:
 /// - a counted recursion folds from its base case up ([`pinv_core::ir::counted_recursion`]),
 ///   where the trip-count scan takes the loop, so that the scan finds the counter from y
 ///   instead of θ splitting every level (a loop walked back would read the trips from θ, and
@@ -376,29 +408,16 @@ fn unroll_constant_loops(
 /// - otherwise, calls of itself whose results it returns become jumps back to its start
 ///   ([`pinv_core::ir::tail_calls`]): walked back, the loop's exit tells each trip what the
 ///   test left, where a level of a recursive inverse reads its base case blind.
-///
-/// The user's functions go back after inversion, as with unrolling; returns each with how it
-/// was rewritten.
 fn iterate_recursion(
     forward: &mut Module,
     function: FuncId,
     stack: &Stack,
     options: &ReorientOptions,
 ) -> Vec<(FuncId, Function, RecursionAsLoop)> {
-    let mut originals = Vec::new();
-    for id in forward.reachable_from(&[function]) {
-        let f = &forward.functions[id];
-        if f.kind != FuncKind::Fn {
-            continue;
-        }
-        let pattern = Pattern::all_unknown(f.sig.params.len());
-        let callee = Callee::Function(f.name.clone());
-        if stack.lookup(&callee, &pattern).found.is_some() {
-            continue;
-        }
+    rewrite_bodies(forward, function, stack, |f, id| {
         let counted = pinv_core::ir::counted_recursion::counted_recursion_as_loop(f, id)
             .filter(|it| trips::scans_every_loop(&it.function, options.iteration_limit));
-        let rewritten = match counted {
+        match counted {
             Some(it) => {
                 let counter = f
                     .param_names
@@ -409,13 +428,8 @@ fn iterate_recursion(
             }
             None => pinv_core::ir::tail_calls::tail_calls_as_loop(f, id)
                 .map(|g| (g, RecursionAsLoop::TailCalls)),
-        };
-        if let Some((g, how)) = rewritten {
-            let original = std::mem::replace(&mut forward.functions[id], g);
-            originals.push((id, original, how));
         }
-    }
-    originals
+    })
 }
 
 /// How deeply the functions being inverted may call each other: inverting `f1`, which calls
