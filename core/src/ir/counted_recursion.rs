@@ -104,15 +104,7 @@ impl Shape {
         if call_block == entry {
             return None;
         }
-        let term = c.terminator(entry)?;
-        let InstKind::Brif {
-            then_dest,
-            else_dest,
-            ..
-        } = &c.insts[term].kind
-        else {
-            return None;
-        };
+        let (then_dest, else_dest) = branch_targets(c, entry)?;
         let base_side = match (then_dest.block == call_block, else_dest.block == call_block) {
             (true, false) => 1,
             (false, true) => 0,
@@ -360,6 +352,18 @@ impl Shape {
             g.compact();
         }
         g
+    }
+}
+
+/// Where block `b`'s `brif` goes: (then, else).
+pub(super) fn branch_targets(c: &Function, b: Block) -> Option<(&BlockCall, &BlockCall)> {
+    match &c.insts[c.terminator(b)?].kind {
+        InstKind::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } => Some((then_dest, else_dest)),
+        _ => None,
     }
 }
 

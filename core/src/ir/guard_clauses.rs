@@ -19,7 +19,7 @@
 //! guard's constants without an error on the guard's inputs). It runs more instructions on
 //! those inputs; it is for building inverses, whose final check runs the user's function.
 
-use super::counted_recursion::{counter_test, mirrored};
+use super::counted_recursion::{branch_targets, counter_test, mirrored};
 use super::{Block, Const, Function, InstKind, Opcode, Value};
 use std::collections::HashMap;
 
@@ -34,14 +34,7 @@ pub fn drop_redundant_guard(f: &Function) -> Option<Function> {
     let entry = c.entry()?;
     let (counter, k, rel) = counter_test(&c, entry)?;
     let term = c.terminator(entry)?;
-    let InstKind::Brif {
-        then_dest,
-        else_dest,
-        ..
-    } = &c.insts[term].kind
-    else {
-        return None;
-    };
+    let (then_dest, else_dest) = branch_targets(&c, entry)?;
     for (guard, other, holds) in [(then_dest, else_dest, true), (else_dest, then_dest, false)] {
         let Some(range) = counter_range(rel, k, holds) else {
             continue;

@@ -781,10 +781,7 @@ fn find_curves(
     limit: i128,
 ) -> Vec<Curve> {
     let mut out = Vec::new();
-    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
-        .iter()
-        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
-        .collect();
+    let latches = offsets.latches(cfg);
     let [latch] = latches.as_slice() else {
         return out;
     };
@@ -857,10 +854,7 @@ fn find_rising(
     exit_args: &[Value],
     params: &[Value],
 ) -> Vec<(usize, bool)> {
-    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
-        .iter()
-        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
-        .collect();
+    let latches = offsets.latches(cfg);
     let mut out = Vec::new();
     if latches.is_empty() {
         return out;
@@ -951,10 +945,7 @@ fn find_products(
     exit_args: &[Value],
     params: &[Value],
 ) -> Vec<usize> {
-    let latches: Vec<&super::facts::Edge> = cfg.preds[&offsets.head]
-        .iter()
-        .filter(|e| offsets.body.contains(&e.from) || e.from == offsets.head)
-        .collect();
+    let latches = offsets.latches(cfg);
     let mut out = Vec::new();
     if latches.is_empty() {
         return out;
@@ -1429,6 +1420,14 @@ impl<'f> Offsets<'f> {
                 self.franges.insert(q, (lo, hi));
             }
         }
+    }
+
+    /// The edges back to the head from the loop's blocks.
+    fn latches<'c>(&self, cfg: &'c Cfg) -> Vec<&'c super::facts::Edge> {
+        cfg.preds[&self.head]
+            .iter()
+            .filter(|e| self.body.contains(&e.from) || e.from == self.head)
+            .collect()
     }
 
     /// What one trip adds to the head's parameter `k`: the hull over the edges back to the
