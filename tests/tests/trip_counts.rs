@@ -50,6 +50,7 @@ fn data_dependent_trip_counts_accept_almost_every_theta() {
                 "debt",
                 "guarded_total",
                 "guarded_growth",
+                "guarded_compound",
             ],
         ),
     ];
@@ -234,6 +235,11 @@ fn products_one_way_floats_and_guard_clauses_round_trip() {
         for n in [i64::MIN, -3, 0, 1, 2, 30] {
             round_trip(&trips, name, &[I(n)]);
         }
+    }
+    let inverse = trips.invert("guarded_compound").expect("invertible");
+    assert!(inverse.isolation()[0].redundant_guard_dropped);
+    for n in [i64::MIN, -3, 0, 1, 2, 30] {
+        round_trip(&trips, "guarded_compound", &[Const::F64(250.0), I(n)]);
     }
     // y = ∞ is matched exactly: the first count that overflows, not every count (∞'s
     // tolerance was ∞ in the scan's comparison).

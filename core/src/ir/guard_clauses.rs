@@ -7,12 +7,14 @@
 //! `check`'s draws for a counter drawn around 0). Without the guard, one path gives every y.
 //!
 //! The pass takes an entry block that branches on `n REL K` (an i64 parameter and a constant)
-//! where one side returns constants, and runs the other side abstractly with `n` anywhere in
-//! the guard's range and every other input unknown: constants are folded by
-//! [`crate::semantics::eval`], a comparison of `n` with a constant is decided by the range, and
-//! the run must reach a `return` of the same constants (to the bit) through branches it can
+//! and runs both sides abstractly with `n` anywhere in the guard's range and every other input
+//! symbolic: constants are folded by [`crate::semantics::eval`], a comparison of `n` with a
+//! constant is decided by the range, anything computed from an input is unknown, and each run
+//! must reach a `return` of known values (constants, or inputs passed through unchanged:
+//! `if years <= 0 { return p; }` before a loop that starts from p) through branches it can
 //! decide, with no call, no `fail` and no instruction that may trap on an unknown operand,
-//! within a step budget. Then the guard's branch becomes a jump to the other side.
+//! within a step budget. Where both return the same values (constants to the bit), the
+//! guard's branch becomes a jump to the other side.
 //!
 //! Invariant: the result returns the same values as the input on every input, to the bit, and
 //! stops with the same error wherever the input does (the other side was proved to return the
@@ -28,7 +30,8 @@ use std::collections::HashMap;
 const STEP_BUDGET: usize = 10_000;
 
 /// `f` without its entry's guard clause, when one side of the entry's branch returns constants
-/// that the other side returns too for every input that takes the guard; `None` otherwise.
+/// or inputs that the other side returns too for every input that takes the guard; `None`
+/// otherwise.
 pub fn drop_redundant_guard(f: &Function) -> Option<Function> {
     let c = super::closed::close_blocks(f);
     let entry = c.entry()?;
@@ -48,8 +51,7 @@ pub fn drop_redundant_guard(f: &Function) -> Option<Function> {
         let (Some(a), Some(b)) = (run(guard), run(other)) else {
             continue;
         };
-        let bits = |v: &[Const]| v.iter().map(|x| (x.ty(), x.bits())).collect::<Vec<_>>();
-        if bits(&a) == bits(&b) {
+        if a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.same(y)) {
             let mut g = c.clone();
             g.insts[term].kind = InstKind::Jump {
                 dest: other.clone(),
@@ -75,12 +77,27 @@ fn counter_range(rel: Opcode, k: i64, holds: bool) -> Option<(i64, i64)> {
     })
 }
 
-/// An abstract value: a constant, the counter (somewhere in its range), or anything.
+/// An abstract value: a constant, the counter (somewhere in its range), another input as it was
+/// given, or anything.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Abs {
     Known(Const),
     Counter,
+    Input(usize),
     Unknown,
+}
+
+impl Abs {
+    /// Whether two returned values are the same on every input the run covers: the same
+    /// constant to the bit, or the same input unchanged.
+    fn same(&self, other: &Abs) -> bool {
+        match (self, other) {
+            (Abs::Known(a), Abs::Known(b)) => a.ty() == b.ty() && a.bits() == b.bits(),
+            (Abs::Counter, Abs::Counter) => true,
+            (Abs::Input(i), Abs::Input(j)) => i == j,
+            _ => false,
+        }
+    }
 }
 
 /// An abstract run of `c` with the counter in `range` and every other input unknown.
@@ -113,7 +130,7 @@ impl<'f> Abstract<'f> {
             let v = if i == self.counter {
                 Abs::Counter
             } else {
-                Abs::Unknown
+                Abs::Input(i)
             };
             self.env.insert(p, v);
         }
@@ -125,8 +142,9 @@ impl<'f> Abstract<'f> {
         Some(())
     }
 
-    /// Runs from `block` with `args` to a `return` of constants; `None` where it cannot tell.
-    fn run(&mut self, mut block: Block, mut args: Vec<Abs>) -> Option<Vec<Const>> {
+    /// Runs from `block` with `args` to a `return` of values it knows (constants, or inputs
+    /// unchanged); `None` where it cannot tell.
+    fn run(&mut self, mut block: Block, mut args: Vec<Abs>) -> Option<Vec<Abs>> {
         let c = self.c;
         loop {
             for (&p, &a) in c.blocks[block].params.iter().zip(&args) {
@@ -139,8 +157,8 @@ impl<'f> Abstract<'f> {
                         return args
                             .iter()
                             .map(|a| match self.get(*a) {
-                                Abs::Known(k) => Some(k),
-                                _ => None,
+                                Abs::Unknown => None,
+                                known => Some(known),
                             })
                             .collect();
                     }
@@ -266,6 +284,28 @@ mod tests {
             let args = [Const::I64(n)];
             assert_eq!(before.call(id, &args), after.call(id, &args), "total({n})");
         }
+    }
+
+    #[test]
+    fn a_guard_that_returns_an_input_the_loop_leaves_unchanged_is_dropped() {
+        let grow = "fn grow(p: f64, years: i64) -> f64 {
+    if years <= 0 { return p; }
+    let mut b = p;
+    for y in 0..years { b = b * 1.05; }
+    b
+}";
+        let (original, m) = dropped(grow).expect("dropped");
+        let id = m.functions.keys().next().expect("a function");
+        let (before, after) = (Interpreter::new(&original), Interpreter::new(&m));
+        for p in [0.0, -0.0, 2.5, f64::NAN, f64::INFINITY] {
+            for n in [i64::MIN, -1, 0, 1, 7] {
+                let args = [Const::F64(p), Const::I64(n)];
+                let (a, b) = (before.call(id, &args), after.call(id, &args));
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "grow({p}, {n})");
+            }
+        }
+        // A value computed from the input is not the input, even when it equals it.
+        assert!(dropped(&grow.replace("let mut b = p;", "let mut b = p * 1.0;")).is_none());
     }
 
     #[test]
