@@ -785,10 +785,7 @@ fn find_curves(
     let [latch] = latches.as_slice() else {
         return out;
     };
-    for (e, &a) in exit_args.iter().enumerate() {
-        let Some(o) = params.iter().position(|&q| q == a) else {
-            continue;
-        };
+    for (e, o) in carried(exit_args, params) {
         let (Init::Const(Const::I64(start)), Some((lo, hi))) =
             (init[o], offsets.latch_step(cfg, o))
         else {
@@ -859,10 +856,7 @@ fn find_rising(
     if latches.is_empty() {
         return out;
     }
-    for (e, &a) in exit_args.iter().enumerate() {
-        let Some(o) = params.iter().position(|&q| q == a) else {
-            continue;
-        };
+    for (e, o) in carried(exit_args, params) {
         let Init::Const(Const::F64(start)) = init[o] else {
             continue;
         };
@@ -950,10 +944,7 @@ fn find_products(
     if latches.is_empty() {
         return out;
     }
-    for (e, &a) in exit_args.iter().enumerate() {
-        let Some(o) = params.iter().position(|&q| q == a) else {
-            continue;
-        };
+    for (e, o) in carried(exit_args, params) {
         let multiplied = |next: Value| {
             let ValueDef::Result(inst, _) = c.values[next].def else {
                 return false;
@@ -975,6 +966,17 @@ fn find_products(
         }
     }
     out
+}
+
+/// The exit arguments that are head parameters as they are: (exit index, parameter index).
+fn carried<'a>(
+    exit_args: &'a [Value],
+    params: &'a [Value],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    exit_args
+        .iter()
+        .enumerate()
+        .filter_map(|(e, &a)| Some((e, params.iter().position(|&q| q == a)?)))
 }
 
 /// Where a value that starts at `start` and changes by `step` at every trip can get to within
