@@ -51,6 +51,11 @@ pub struct Iterated {
 /// `f` (whose id in its module is `me`) with its counted recursion run as a loop, when it has
 /// the shape the module docs describe; `None` otherwise.
 pub fn counted_recursion_as_loop(f: &Function, me: FuncId) -> Option<Iterated> {
+    // Cheap tests first: every function an inversion reaches comes here.
+    counter_test(f, f.entry()?)?;
+    if !calls_itself(f, me) {
+        return None;
+    }
     let c = close_blocks(f);
     let shape = Shape::find(&c, me)?;
     Some(Iterated {
@@ -111,7 +116,7 @@ impl Shape {
             _ => return None,
         };
         let base_target = [then_dest, else_dest][base_side].block;
-        if region(c, base_target).contains(&call_block) {
+        if c.blocks_reachable_from(base_target).contains(&call_block) {
             return None;
         }
         let params = &c.blocks[entry].params;
@@ -228,14 +233,7 @@ impl Shape {
             .collect();
         // Copies of the base side and of the post part; their returns jump to the head.
         let term = c.terminator(entry).expect("the shape has a branch");
-        let InstKind::Brif {
-            then_dest,
-            else_dest,
-            ..
-        } = c.insts[term].kind.clone()
-        else {
-            unreachable!("the shape's entry ends in a branch")
-        };
+        let (then_dest, else_dest) = branch_targets(c, entry).expect("the shape has a branch");
         let (base_dest, rec_dest) = if self.base_side == 0 {
             (then_dest, else_dest)
         } else {
@@ -355,6 +353,13 @@ impl Shape {
     }
 }
 
+/// Whether `f` (whose id is `me`) has a call of itself, reachable or not.
+pub(super) fn calls_itself(f: &Function, me: FuncId) -> bool {
+    f.insts
+        .values()
+        .any(|i| matches!(&i.kind, InstKind::Call { callee, .. } if *callee == me))
+}
+
 /// Where block `b`'s `brif` goes: (then, else).
 pub(super) fn branch_targets(c: &Function, b: Block) -> Option<(&BlockCall, &BlockCall)> {
     match &c.insts[c.terminator(b)?].kind {
@@ -401,18 +406,6 @@ pub(super) fn counter_test(c: &Function, entry: Block) -> Option<(usize, i64, Op
         .then_some((counter, k, rel))
 }
 
-/// The blocks reachable from `start` (itself included).
-fn region(c: &Function, start: Block) -> BTreeSet<Block> {
-    let mut seen = BTreeSet::new();
-    let mut work = vec![start];
-    while let Some(b) = work.pop() {
-        if seen.insert(b) {
-            work.extend(c.successors(b));
-        }
-    }
-    seen
-}
-
 /// Copies into `g` the blocks of `c` reachable from `start`, each with the parameters `extra`
 /// appended (`k`, the parameters, acc: passed along unchanged), the results of `call` (if in
 /// the region) replaced by the acc parameters, and every `return` turned into a jump to `head`
@@ -425,7 +418,8 @@ fn copy_region(
     call: Option<super::Inst>,
     head: Block,
 ) -> HashMap<Block, Block> {
-    let blocks = region(c, start);
+    // In block order, as the copies are numbered.
+    let blocks: BTreeSet<Block> = c.blocks_reachable_from(start).into_iter().collect();
     let copies: HashMap<Block, Block> = blocks.iter().map(|&b| (b, g.create_block())).collect();
     let acc_at = extra.len() - c.sig.returns.len();
     for &b in &blocks {

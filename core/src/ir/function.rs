@@ -359,12 +359,17 @@ impl Function {
 
     /// The blocks reachable from the entry, in depth-first preorder.
     pub fn reachable_blocks(&self) -> Vec<Block> {
-        let Some(entry) = self.entry() else {
-            return Vec::new();
-        };
+        match self.entry() {
+            Some(entry) => self.blocks_reachable_from(entry),
+            None => Vec::new(),
+        }
+    }
+
+    /// The blocks reachable from `start` (itself included), in depth-first preorder.
+    pub fn blocks_reachable_from(&self, start: Block) -> Vec<Block> {
         let mut seen = cranelift_entity::EntitySet::with_capacity(self.blocks.len());
         let mut order = Vec::new();
-        let mut stack = vec![entry];
+        let mut stack = vec![start];
         while let Some(b) = stack.pop() {
             if !seen.insert(b) {
                 continue;

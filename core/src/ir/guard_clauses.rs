@@ -33,9 +33,11 @@ const STEP_BUDGET: usize = 10_000;
 /// or inputs that the other side returns too for every input that takes the guard; `None`
 /// otherwise.
 pub fn drop_redundant_guard(f: &Function) -> Option<Function> {
+    // The test first, on `f` itself (closing adds parameters to the other blocks only): every
+    // function an inversion reaches comes here.
+    let entry = f.entry()?;
+    let (counter, k, rel) = counter_test(f, entry)?;
     let c = super::closed::close_blocks(f);
-    let entry = c.entry()?;
-    let (counter, k, rel) = counter_test(&c, entry)?;
     let term = c.terminator(entry)?;
     let (then_dest, else_dest) = branch_targets(&c, entry)?;
     for (guard, other, holds) in [(then_dest, else_dest, true), (else_dest, then_dest, false)] {

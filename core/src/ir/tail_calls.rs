@@ -24,6 +24,10 @@ use super::{BlockCall, FuncId, Function, InstKind};
 /// `f` (whose id in its module is `me`) with its self tail calls made jumps, when it has some
 /// and every self-call is one; `None` otherwise.
 pub fn tail_calls_as_loop(f: &Function, me: FuncId) -> Option<Function> {
+    // Every function an inversion reaches comes here: most do not call themselves.
+    if !super::counted_recursion::calls_itself(f, me) {
+        return None;
+    }
     let c = close_blocks(f);
     let entry = c.entry()?;
     let mut tail_calls = Vec::new();

@@ -284,25 +284,17 @@ fn reorient_in(
     };
     // ---- end of hook
     let mut isolation = isolation;
-    for (id, original, trips) in rolled {
-        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
-            report.unrolled = trips;
-        }
-        module.functions[id] = original;
-    }
-    for (id, original, how) in iterated {
-        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
-            report.recursion_as_loop = Some(how.clone());
-        }
-        module.functions[id] = original;
-    }
-    // Last: the user's own bodies (each pass above recorded the body it was given).
-    for (id, original, ()) in guarded {
-        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
-            report.redundant_guard_dropped = true;
-        }
-        module.functions[id] = original;
-    }
+    // The last rewrite's originals first: each pass recorded the body it was given, so the
+    // user's own bodies go back last.
+    restore_bodies(&mut module, &mut isolation, rolled, |r, &trips| {
+        r.unrolled = trips
+    });
+    restore_bodies(&mut module, &mut isolation, iterated, |r, how| {
+        r.recursion_as_loop = Some(how.clone())
+    });
+    restore_bodies(&mut module, &mut isolation, guarded, |r, ()| {
+        r.redundant_guard_dropped = true
+    });
     let inverted = &forward.functions[function];
     deadline.check(&inverted.name, inverted.span)?;
     for (id, f) in module.functions.iter_mut() {
@@ -370,6 +362,22 @@ fn rewrite_bodies<T>(
         }
     }
     originals
+}
+
+/// Puts back into `module` the bodies a [`rewrite_bodies`] pass replaced, and notes in each
+/// function's isolation report what the pass said of it.
+fn restore_bodies<T>(
+    module: &mut Module,
+    isolation: &mut [crate::egraph::IsolationReport],
+    originals: Vec<(FuncId, Function, T)>,
+    note: impl Fn(&mut crate::egraph::IsolationReport, &T),
+) {
+    for (id, original, said) in originals {
+        for report in isolation.iter_mut().filter(|r| r.function == original.name) {
+            note(report, &said);
+        }
+        module.functions[id] = original;
+    }
 }
 
 /// Drops guard clauses that the rest of the function makes redundant

@@ -27,6 +27,9 @@ use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Why a value whose two uses each solved it is rejected, when the solutions differ.
+const USED_TWICE: &str = "a value used twice gets two different solutions";
+
 /// The inverse and PGF code being written for one forward block, and where each continues.
 pub(super) struct Region<'p> {
     pub inv: &'p mut Function,
@@ -423,14 +426,7 @@ impl Reorienter<'_> {
                 Ok(v)
             })
             .map_err(|e| rule_error(f, e))?;
-        self.solve(
-            f,
-            pair,
-            a,
-            v,
-            span,
-            "a value used twice gets two different solutions",
-        )?;
+        self.solve(f, pair, a, v, span, USED_TWICE)?;
         Ok(true)
     }
 
@@ -591,14 +587,7 @@ impl Reorienter<'_> {
             )));
         }
         for (&a, s) in args.iter().zip(solved) {
-            self.solve(
-                f,
-                pair,
-                a,
-                s,
-                span,
-                "a value used twice gets two different solutions",
-            )?;
+            self.solve(f, pair, a, s, span, USED_TWICE)?;
         }
         Ok(true)
     }
@@ -725,14 +714,7 @@ impl Reorienter<'_> {
                     })
                     .map_err(|e| rule_error(f, e))?;
                 }
-                Arg::Unknown => self.solve(
-                    f,
-                    pair,
-                    a,
-                    s,
-                    span,
-                    "a value used twice gets two different solutions",
-                )?,
+                Arg::Unknown => self.solve(f, pair, a, s, span, USED_TWICE)?,
             }
         }
         Ok(())
