@@ -33,7 +33,7 @@ impl DomTree {
 
     /// The dominator tree of the graph reached from `root` through `successors` (a reversed CFG
     /// with a virtual exit gives post-dominators).
-    pub fn of_graph(root: Block, successors: impl Fn(Block) -> Vec<Block>) -> DomTree {
+    pub fn of_graph<S: AsRef<[Block]>>(root: Block, successors: impl Fn(Block) -> S) -> DomTree {
         // Iterative depth-first postorder.
         let mut seen = EntitySet::new();
         let mut postorder = Vec::new();
@@ -41,7 +41,7 @@ impl DomTree {
         seen.insert(root);
         while let Some(&mut (block, ref mut next)) = stack.last_mut() {
             let succs = successors(block);
-            if let Some(&s) = succs.get(*next) {
+            if let Some(&s) = succs.as_ref().get(*next) {
                 *next += 1;
                 if seen.insert(s) {
                     stack.push((s, 0));
@@ -56,9 +56,9 @@ impl DomTree {
 
     /// The dominator tree of a graph given by its postorder from the entry (the entry last) and
     /// its successor function.
-    pub fn from_postorder(
+    pub fn from_postorder<S: AsRef<[Block]>>(
         postorder: Vec<Block>,
-        successors: impl Fn(Block) -> Vec<Block>,
+        successors: impl Fn(Block) -> S,
     ) -> DomTree {
         let n = postorder.len();
         let mut number: SecondaryMap<Block, Option<usize>> = SecondaryMap::new();
@@ -67,7 +67,7 @@ impl DomTree {
         }
         let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (i, &b) in postorder.iter().enumerate() {
-            for s in successors(b) {
+            for &s in successors(b).as_ref() {
                 if let Some(j) = number[s] {
                     preds[j].push(i);
                 }
@@ -231,7 +231,10 @@ mod tests {
                 }
             }
             let doms = DomTree::from_postorder(postorder, |b| {
-                succs[b.index()].iter().map(|&s| block(s)).collect()
+                succs[b.index()]
+                    .iter()
+                    .map(|&s| block(s))
+                    .collect::<Vec<Block>>()
             });
             let reach_without = |cut: usize| {
                 let mut seen = vec![false; n];

@@ -57,6 +57,53 @@ impl FuncKind {
     }
 }
 
+/// The successors of a block ([`Function::successors`]): up to two, kept inline (it derefs to
+/// a slice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Successors {
+    blocks: [Block; 2],
+    len: u8,
+}
+
+impl Default for Successors {
+    fn default() -> Successors {
+        Successors {
+            blocks: [Block::from_u32(0); 2],
+            len: 0,
+        }
+    }
+}
+
+impl Successors {
+    fn push(&mut self, b: Block) {
+        if let Some(slot) = self.blocks.get_mut(self.len as usize) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+}
+
+impl std::ops::Deref for Successors {
+    type Target = [Block];
+    fn deref(&self) -> &[Block] {
+        &self.blocks[..self.len as usize]
+    }
+}
+
+impl AsRef<[Block]> for Successors {
+    fn as_ref(&self) -> &[Block] {
+        self
+    }
+}
+
+impl IntoIterator for Successors {
+    type Item = Block;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Block, 2>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.blocks.into_iter().take(self.len as usize)
+    }
+}
+
 /// How a value is defined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValueDef {
@@ -311,16 +358,24 @@ impl Function {
     }
 
     /// The blocks a block branches to, in order (a block appears twice if both edges go there).
-    pub fn successors(&self, block: Block) -> Vec<Block> {
-        match self.terminator(block) {
-            Some(t) => self.insts[t]
-                .kind
-                .successors()
-                .iter()
-                .map(|c| c.block)
-                .collect(),
-            None => Vec::new(),
+    /// At most two, so without allocating: CFG walks call this once per block and edge.
+    pub fn successors(&self, block: Block) -> Successors {
+        let mut out = Successors::default();
+        if let Some(t) = self.terminator(block) {
+            match &self.insts[t].kind {
+                InstKind::Jump { dest } => out.push(dest.block),
+                InstKind::Brif {
+                    then_dest,
+                    else_dest,
+                    ..
+                } => {
+                    out.push(then_dest.block);
+                    out.push(else_dest.block);
+                }
+                _ => {}
+            }
         }
+        out
     }
 
     /// The heads of the function's loops: the targets of the edges that go back to a block
