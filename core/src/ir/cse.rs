@@ -43,9 +43,24 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
         |alias: &[Option<Value>], v: Value| alias.get(v.index()).copied().flatten().unwrap_or(v);
     // The instructions kept for each key, in the order they were kept: a list through
     // `candidates` (first and last index per key), without a vector per key.
-    let mut seen: FxHashMap<Key, (usize, usize)> =
-        FxHashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
-    let mut candidates: Vec<(Block, Inst, Option<usize>)> = Vec::with_capacity(func.insts.len());
+    // Sized by the instructions that can be merged, among those in the layout: a function an
+    // earlier pass rewrote in place has many more numbered (dead) ones.
+    let keyed = func
+        .layout
+        .iter()
+        .flat_map(|&b| &func.blocks[b].insts)
+        .filter(|&&i| {
+            matches!(
+                func.insts[i].kind,
+                InstKind::Const(_) | InstKind::Prim { .. } | InstKind::Call { .. }
+            )
+        })
+        .count();
+    let mut seen: FxHashMap<Key, (u32, u32)> =
+        FxHashMap::with_capacity_and_hasher(keyed, Default::default());
+    // (block, instruction, the next candidate of the same key or NONE).
+    const NONE: u32 = u32::MAX;
+    let mut candidates: Vec<(Block, Inst, u32)> = Vec::with_capacity(keyed);
     let mut removed = 0;
     for block in order {
         let insts = func.blocks[block].insts.clone();
@@ -67,9 +82,9 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                 continue;
             };
             let mut earlier = None;
-            let mut next = seen.get(&key).map(|&(first, _)| first);
-            while let Some(k) = next {
-                let (b, i, after) = candidates[k];
+            let mut next = seen.get(&key).map_or(NONE, |&(first, _)| first);
+            while next != NONE {
+                let (b, i, after) = candidates[next as usize];
                 if doms.dominates(b, block) {
                     earlier = Some(i);
                     break;
@@ -88,11 +103,11 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                     removed += 1;
                 }
                 None => {
-                    let k = candidates.len();
-                    candidates.push((block, inst, None));
+                    let k = candidates.len() as u32;
+                    candidates.push((block, inst, NONE));
                     match seen.get_mut(&key) {
                         Some((_, last)) => {
-                            candidates[*last].2 = Some(k);
+                            candidates[*last as usize].2 = k;
                             *last = k;
                         }
                         None => {
