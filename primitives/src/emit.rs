@@ -38,6 +38,13 @@ pub struct EmitOptions {
     /// amplified by the steps before it, and only exact steps keep the inverse complete. Off by
     /// default: elsewhere the tolerance absorbs it and no θ is spent on it.
     pub exact_floats: bool,
+    /// An f64 step whose closed form pins the solution within the tolerance still names the
+    /// exact float where the solutions are wide for their magnitude (`a + b = a` for every tiny
+    /// `b`): set by the reorientation for a step whose solution is then the output of a step
+    /// that reads its magnitude (`pow`, `exp`, a division, a conversion from i64), where the
+    /// closed form `0` or `1e-13 ± 1.4e-17` would lose the input ([`crate::rules::settle`]).
+    /// Off by default: it costs code at every step.
+    pub wide_runs: bool,
 }
 
 impl Default for EmitOptions {
@@ -45,6 +52,7 @@ impl Default for EmitOptions {
         EmitOptions {
             tolerance: 1e-9,
             exact_floats: false,
+            wide_runs: false,
         }
     }
 }

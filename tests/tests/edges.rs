@@ -132,6 +132,36 @@ fn generated_shapes_are_complete() {
     );
 }
 
+/// A sum that gives its small operand only to the sum's ulp, followed by a step that reads the
+/// operand's magnitude (`gen_check` seed 5610): in `−0.1 + pow(0.1, n as f64)` the sum's
+/// closed form is `y + 0.1`, 0 for n = 72 (the whole of 1e-72 is lost) and 1e-13 ± 1.4e-17 for
+/// n = 13 (1e-4 of it), and `pow` cannot get n back from either. Both are within the tolerance
+/// of every solution, so the step's settle window pinned them; now θ names the exact float
+/// among those that give the sum there, and n comes back for every n.
+#[test]
+fn a_small_operand_a_sum_keeps_only_to_its_ulp_comes_back_exactly() {
+    let program = Program::parse(
+        "absorbed.pinv",
+        "fn tail(n: i64) -> f64 { -0.1 + pow(0.1, n as f64) }
+         fn underflow(p: f64, n: i64) -> f64 { p + exp(-(n as f64)) }",
+    )
+    .expect("compiles");
+    for n in [0, 1, 5, 13, 17, 40, 72, 300] {
+        pinv_tests::round_trip(&program, "tail", &[Const::I64(n)]);
+    }
+    for (p, n) in [(1.0, 3), (1.0, 30), (-2.5, 45), (1e3, 700)] {
+        pinv_tests::round_trip(&program, "underflow", &[Const::F64(p), Const::I64(n)]);
+    }
+    for name in ["tail", "underflow"] {
+        let r = check_function(&program, name, &config(300));
+        assert_eq!(
+            r.completeness.recovered, r.completeness.trials,
+            "{name}: {r:?}"
+        );
+        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
+    }
+}
+
 /// `-p·atan(p·v)` with `v` infinite (`gen_check` seed 9937): the forward atan is π/2 exactly,
 /// but the inverse computes its output as `y / -p`, which lands an ulp above π/2 for some p,
 /// and the range check rejected the θ the PGF named (2 of 30 inputs lost). A z past the end

@@ -81,6 +81,7 @@ impl ReorientOptions {
                 EmitOptions {
                     tolerance,
                     exact_floats,
+                    wide_runs,
                 },
             iteration_limit,
             isolation,
@@ -90,6 +91,7 @@ impl ReorientOptions {
         } = self;
         tolerance.to_bits().hash(h);
         exact_floats.hash(h);
+        wide_runs.hash(h);
         iteration_limit.hash(h);
         step_checks.hash(h);
         max_instructions.hash(h);

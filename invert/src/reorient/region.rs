@@ -27,6 +27,31 @@ use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Whether the inverse goes on from `v` through a step that reads its magnitude, not just its
+/// value within the tolerance: `v` is the result of `pow`, `exp`, a division, a conversion from
+/// an integer or its bits, `floor`, or a call. A step solving `v` then names the exact float
+/// where its solutions are wide ([`pinv_primitives::EmitOptions::wide_runs`]): in
+/// `−0.1 + pow(0.1, n as f64)` the sum gives `b` only to 1.4e-17, which for n = 13 is 1e-4 of
+/// it, and for n = 72 all of it.
+fn solved_by_magnitude(f: &Function, v: Value) -> bool {
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return false;
+    };
+    match &f.insts[def].kind {
+        InstKind::Prim { op, .. } => matches!(
+            op,
+            Opcode::Pow
+                | Opcode::Exp
+                | Opcode::Fdiv
+                | Opcode::FcvtFromI64
+                | Opcode::F64FromBits
+                | Opcode::Floor
+        ),
+        InstKind::Call { .. } => true,
+        _ => false,
+    }
+}
+
 /// Why a value whose two uses each solved it is rejected, when the solutions differ.
 const USED_TWICE: &str = "a value used twice gets two different solutions";
 
@@ -66,6 +91,9 @@ pub(super) struct Region<'p> {
     /// The rules settle f64 steps exactly here ([`pinv_primitives::EmitOptions::exact_floats`]),
     /// whatever the options say.
     pub exact_floats: bool,
+    /// The step being emitted names the exact float where its solutions are wide for their
+    /// magnitude ([`pinv_primitives::EmitOptions::wide_runs`]).
+    wide_runs: bool,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
@@ -105,6 +133,7 @@ impl<'p> Region<'p> {
             step_checks: Vec::new(),
             mute_pgf: false,
             exact_floats: false,
+            wide_runs: false,
             copy_block: None,
             step_checks_wanted: true,
             outlined: Vec::new(),
@@ -560,7 +589,11 @@ impl Reorienter<'_> {
         let no_pgf = pair.no_pgf.is_some();
         pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
         pair.operand_bounds = args.iter().map(|a| pair.bounds.get(a).copied()).collect();
-        let (solved, pgf) = pair
+        pair.wide_runs = operands
+            .iter()
+            .zip(args)
+            .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a));
+        let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &operands)?;
                 let pgf = if no_pgf {
@@ -570,7 +603,9 @@ impl Reorienter<'_> {
                 };
                 Ok((solved, pgf))
             })
-            .map_err(|e| rule_error(f, e))?;
+            .map_err(|e| rule_error(f, e));
+        pair.wide_runs = false;
+        let (solved, pgf) = emitted?;
         pair.operand_ranges.clear();
         pair.operand_bounds.clear();
         match pgf {
@@ -872,6 +907,7 @@ impl Region<'_> {
     ) -> R {
         let emit = pinv_primitives::EmitOptions {
             exact_floats: options.emit.exact_floats || self.exact_floats,
+            wide_runs: options.emit.wide_runs || self.wide_runs,
             ..options.emit
         };
         let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span);

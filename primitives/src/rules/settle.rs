@@ -187,7 +187,11 @@ pub fn settle_guarded(
 ) -> Result<Value, RuleError> {
     let loose = |e: &mut Emitter<'_>| {
         let ok = pinned(e, d, target, fwd, trusted);
-        offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
+        if e.options().wide_runs {
+            offset_when_pinned(e, d, ok, target, fwd, trusted, role)
+        } else {
+            offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), role)
+        }
     };
     if !e.options().exact_floats {
         return loose(e);
@@ -227,6 +231,152 @@ fn exact_role(role: &str) -> String {
     format!("{role} (which of the floats that give the output)")
 }
 
+/// Whether 0 or −0 solves `fwd(x) = target`: then the solutions reach from the tiniest floats
+/// of either sign up to the probe's width, all within the tolerance of `d` but of every
+/// magnitude (`a + b = a` for every `|b|` below half an ulp of `a`).
+fn zero_solves(e: &mut Emitter<'_>, target: Value, fwd: Forward<'_>) -> Value {
+    let zero = e.fc(0.0);
+    let neg_zero = e.fc(-0.0);
+    let at_zero = fwd(e, zero);
+    let at_neg_zero = fwd(e, neg_zero);
+    let zero_hits = e.feq(at_zero, target);
+    let neg_zero_hits = e.feq(at_neg_zero, target);
+    e.bor(zero_hits, neg_zero_hits)
+}
+
+/// Whether the solutions of `fwd(x) = target` around `d` are wide for its magnitude: the float
+/// a relative `PROBE · tolerance` away from `d` (the smallest float away, at 0) gives `target`
+/// too. [`pins`] measures its window absolutely below magnitude 1, so it pins `d = 1e-13` where
+/// the solutions span 1e-13 ± 1.4e-17, or `d = 0` where they run from the tiniest floats of
+/// either sign up to 7e-18 (`a + b = a` for `a = −0.1`); not `sinh x = 0`, whose only
+/// solutions are the zeros.
+fn wide(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
+    let ad = e.fabs(d);
+    let eps = e.fc(PROBE * e.options().tolerance);
+    let relative = e.fmul(eps, ad);
+    let tiny = e.fc(f64::from_bits(1));
+    let delta = e.op2(pinv_core::ir::Opcode::Fmax, relative, tiny);
+    let below = e.fsub(d, delta);
+    let above = e.fadd(d, delta);
+    let at_below = fwd(e, below);
+    let at_above = fwd(e, above);
+    let below_hits = e.feq(at_below, target);
+    let above_hits = e.feq(at_above, target);
+    e.bor(below_hits, above_hits)
+}
+
+/// [`offset_when`] for a settle step's own decision `ok` ([`pinned`]), except where the
+/// solutions are [`wide`]: every one is within the tolerance of `d`, as `ok` says, but the one
+/// given may be `1e-72` where `d` is 0, and a step after it that reads magnitudes
+/// (`pow(0.1, n) = b`, `log b`, `b as i64` after a scaling) cannot get it back from `d`. There θ
+/// names the float among the run that gives `target` ([`exact::run`]), as
+/// [`crate::EmitOptions::exact_floats`] does everywhere; `d` where the run is not usable.
+fn offset_when_pinned(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    trusted: Option<Value>,
+    role: &str,
+) -> Result<Value, RuleError> {
+    // `d` alone on one side of the first branch: the reorientation's dispatch guards, which
+    // copy the θ-free code of an inverse, go on past a branch whose one side knows the value
+    // (`d`) and the other does not, but a branch nested inside a side is joined, forgetting it.
+    let wide = wide(e, d, target, fwd);
+    let narrow = e.bnot(wide);
+    let settled = e.band(ok, narrow);
+    e.if_value(
+        settled,
+        Type::F64,
+        |_| Ok(d),
+        |e| {
+            e.if_value(
+                ok,
+                Type::F64,
+                |e| {
+                    let run = exact::run(e, d, target, fwd, trusted)?;
+                    e.if_value(
+                        run.usable,
+                        Type::F64,
+                        |e| {
+                            let single = run.single(e);
+                            e.if_value(
+                                single,
+                                Type::F64,
+                                |e| Ok(exact::from_ord(e, run.anchor)),
+                                |e| {
+                                    let role = exact_role(role);
+                                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
+                                    Ok(run.at(e, k))
+                                },
+                            )
+                        },
+                        |_| Ok(d),
+                    )
+                },
+                |e| {
+                    let base = base_of(e, d, target, fwd, trusted);
+                    let t = e.theta(Domain::Real, role)?;
+                    let shifted = e.fadd(d, t);
+                    e.select(base, shifted, t)
+                },
+            )
+        },
+    )
+}
+
+/// The PGF side of [`offset_when_pinned`].
+#[allow(clippy::too_many_arguments)]
+fn record_offset_when_pinned(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    target: Value,
+    x: Value,
+    fwd: Forward<'_>,
+    trusted: Option<Value>,
+    role: &str,
+) -> Result<(), RuleError> {
+    let wide = wide(e, d, target, fwd);
+    let narrow = e.bnot(wide);
+    let settled = e.band(ok, narrow);
+    e.branch(
+        settled,
+        |_| Ok(()),
+        |e| {
+            e.branch(
+                ok,
+                |e| {
+                    let run = exact::run(e, d, target, fwd, trusted)?;
+                    e.branch(
+                        run.usable,
+                        |e| {
+                            let single = run.single(e);
+                            e.branch(
+                                single,
+                                |_| Ok(()),
+                                |e| {
+                                    let p = exact::ord(e, x);
+                                    let k = e.isub(p, run.anchor);
+                                    e.record(k, &exact_role(role))
+                                },
+                            )
+                        },
+                        |_| Ok(()),
+                    )
+                },
+                |e| {
+                    let base = base_of(e, d, target, fwd, trusted);
+                    let diff = e.fsub(x, d);
+                    let t = e.select(base, diff, x)?;
+                    e.record(t, role)
+                },
+            )
+        },
+    )
+}
+
 /// Whether the offset is added to `d`, decided where the offset is read: not where `d` is 0 or
 /// not finite, nor where a zero solves the equation (the solution set then reaches 0, and an `x`
 /// much smaller than `d`, or a zero of the other sign, would be lost in `d + (x − d)`), nor where
@@ -239,13 +389,7 @@ fn base_of(
     trusted: Option<Value>,
 ) -> Value {
     let base = use_base(e, d);
-    let zero = e.fc(0.0);
-    let neg_zero = e.fc(-0.0);
-    let at_zero = fwd(e, zero);
-    let at_neg_zero = fwd(e, neg_zero);
-    let zero_hits = e.feq(at_zero, target);
-    let neg_zero_hits = e.feq(at_neg_zero, target);
-    let zero_solves = e.bor(zero_hits, neg_zero_hits);
+    let zero_solves = zero_solves(e, target, fwd);
     let far = e.bnot(zero_solves);
     let base = e.band(base, far);
     and_trusted(e, base, trusted)
@@ -330,7 +474,11 @@ pub fn settle_pgf_guarded(
 ) -> Result<(), RuleError> {
     let loose = |e: &mut Emitter<'_>| {
         let ok = pinned(e, d, target, fwd, trusted);
-        record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
+        if e.options().wide_runs {
+            record_offset_when_pinned(e, d, ok, target, x, fwd, trusted, role)
+        } else {
+            record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
+        }
     };
     if !e.options().exact_floats {
         return loose(e);
