@@ -203,27 +203,64 @@ pub fn settle_guarded(
         |_| Ok(vec![d]),
         |e| {
             let run = exact::run(e, d, target, fwd, trusted)?;
-            e.if_else(
-                run.usable,
-                &[Type::F64],
-                |e| {
-                    let single = run.single(e);
-                    e.if_else(
-                        single,
-                        &[Type::F64],
-                        |e| Ok(vec![exact::from_ord(e, run.anchor)]),
-                        |e| {
-                            let role = exact_role(role);
-                            let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
-                            Ok(vec![run.at(e, k)])
-                        },
-                    )
-                },
-                |e| Ok(vec![loose(e)?]),
-            )
+            Ok(vec![name_in_run(e, &run, role, loose)?])
         },
     )?;
     Ok(r[0])
+}
+
+/// The float of `run` the inverse takes: its one float, or the one θ names (an integer offset
+/// narrowed to the run); `otherwise` where the run is not usable.
+fn name_in_run(
+    e: &mut Emitter<'_>,
+    run: &exact::Run,
+    role: &str,
+    otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
+) -> Result<Value, RuleError> {
+    e.if_value(
+        run.usable,
+        Type::F64,
+        |e| {
+            let single = run.single(e);
+            e.if_value(
+                single,
+                Type::F64,
+                |e| Ok(exact::from_ord(e, run.anchor)),
+                |e| {
+                    let role = exact_role(role);
+                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
+                    Ok(run.at(e, k))
+                },
+            )
+        },
+        otherwise,
+    )
+}
+
+/// The PGF side of [`name_in_run`]: records where `x` is in the run, where the inverse reads it.
+fn record_in_run(
+    e: &mut Emitter<'_>,
+    run: &exact::Run,
+    x: Value,
+    role: &str,
+    otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<(), RuleError>,
+) -> Result<(), RuleError> {
+    e.branch(
+        run.usable,
+        |e| {
+            let single = run.single(e);
+            e.branch(
+                single,
+                |_| Ok(()),
+                |e| {
+                    let p = exact::ord(e, x);
+                    let k = e.isub(p, run.anchor);
+                    e.record(k, &exact_role(role))
+                },
+            )
+        },
+        otherwise,
+    )
 }
 
 /// The role of the θ that names one float of a run ([`exact`]).
@@ -296,24 +333,7 @@ fn offset_when_pinned(
                 Type::F64,
                 |e| {
                     let run = exact::run(e, d, target, fwd, trusted)?;
-                    e.if_value(
-                        run.usable,
-                        Type::F64,
-                        |e| {
-                            let single = run.single(e);
-                            e.if_value(
-                                single,
-                                Type::F64,
-                                |e| Ok(exact::from_ord(e, run.anchor)),
-                                |e| {
-                                    let role = exact_role(role);
-                                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
-                                    Ok(run.at(e, k))
-                                },
-                            )
-                        },
-                        |_| Ok(d),
-                    )
+                    name_in_run(e, &run, role, |_| Ok(d))
                 },
                 |e| {
                     let base = base_of(e, d, target, fwd, trusted);
@@ -349,22 +369,7 @@ fn record_offset_when_pinned(
                 ok,
                 |e| {
                     let run = exact::run(e, d, target, fwd, trusted)?;
-                    e.branch(
-                        run.usable,
-                        |e| {
-                            let single = run.single(e);
-                            e.branch(
-                                single,
-                                |_| Ok(()),
-                                |e| {
-                                    let p = exact::ord(e, x);
-                                    let k = e.isub(p, run.anchor);
-                                    e.record(k, &exact_role(role))
-                                },
-                            )
-                        },
-                        |_| Ok(()),
-                    )
+                    record_in_run(e, &run, x, role, |_| Ok(()))
                 },
                 |e| {
                     let base = base_of(e, d, target, fwd, trusted);
@@ -489,29 +494,7 @@ pub fn settle_pgf_guarded(
         |_| Ok(()),
         |e| {
             let run = exact::run(e, d, target, fwd, trusted)?;
-            e.branch(
-                run.usable,
-                |e| {
-                    let single = run.single(e);
-                    e.if_else(
-                        single,
-                        &[],
-                        |_| Ok(vec![]),
-                        |e| {
-                            let p = exact::ord(e, x);
-                            let k = e.isub(p, run.anchor);
-                            e.record(k, &exact_role(role))?;
-                            Ok(vec![])
-                        },
-                    )?;
-                    Ok(())
-                },
-                |e| {
-                    loose(e)?;
-                    Ok(())
-                },
-            )?;
-            Ok(())
+            record_in_run(e, &run, x, role, loose)
         },
     )?;
     Ok(())
