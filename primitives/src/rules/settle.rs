@@ -268,19 +268,6 @@ fn exact_role(role: &str) -> String {
     format!("{role} (which of the floats that give the output)")
 }
 
-/// Whether 0 or −0 solves `fwd(x) = target`: then the solutions reach from the tiniest floats
-/// of either sign up to the probe's width, all within the tolerance of `d` but of every
-/// magnitude (`a + b = a` for every `|b|` below half an ulp of `a`).
-fn zero_solves(e: &mut Emitter<'_>, target: Value, fwd: Forward<'_>) -> Value {
-    let zero = e.fc(0.0);
-    let neg_zero = e.fc(-0.0);
-    let at_zero = fwd(e, zero);
-    let at_neg_zero = fwd(e, neg_zero);
-    let zero_hits = e.feq(at_zero, target);
-    let neg_zero_hits = e.feq(at_neg_zero, target);
-    e.bor(zero_hits, neg_zero_hits)
-}
-
 /// Whether the solutions of `fwd(x) = target` around `d` are wide for its magnitude: the float
 /// a relative `PROBE · tolerance` away from `d` (the smallest float away, at 0) gives `target`
 /// too. [`pins`] measures its window absolutely below magnitude 1, so it pins `d = 1e-13` where
@@ -328,19 +315,17 @@ fn offset_when_pinned(
         Type::F64,
         |_| Ok(d),
         |e| {
-            e.if_value(
+            let pinned = |e: &mut Emitter<'_>| {
+                let run = exact::run(e, d, target, fwd, trusted)?;
+                name_in_run(e, &run, role, |_| Ok(d))
+            };
+            offset_unless(
+                e,
+                d,
                 ok,
-                Type::F64,
-                |e| {
-                    let run = exact::run(e, d, target, fwd, trusted)?;
-                    name_in_run(e, &run, role, |_| Ok(d))
-                },
-                |e| {
-                    let base = base_of(e, d, target, fwd, trusted);
-                    let t = e.theta(Domain::Real, role)?;
-                    let shifted = e.fadd(d, t);
-                    e.select(base, shifted, t)
-                },
+                pinned,
+                |e| base_of(e, d, target, fwd, trusted),
+                role,
             )
         },
     )
@@ -365,19 +350,12 @@ fn record_offset_when_pinned(
         settled,
         |_| Ok(()),
         |e| {
-            e.branch(
-                ok,
-                |e| {
-                    let run = exact::run(e, d, target, fwd, trusted)?;
-                    record_in_run(e, &run, x, role, |_| Ok(()))
-                },
-                |e| {
-                    let base = base_of(e, d, target, fwd, trusted);
-                    let diff = e.fsub(x, d);
-                    let t = e.select(base, diff, x)?;
-                    e.record(t, role)
-                },
-            )
+            let pinned = |e: &mut Emitter<'_>| {
+                let run = exact::run(e, d, target, fwd, trusted)?;
+                record_in_run(e, &run, x, role, |_| Ok(()))
+            };
+            let base = |e: &mut Emitter<'_>| base_of(e, d, target, fwd, trusted);
+            record_offset_unless(e, d, ok, pinned, base, x, role)
         },
     )
 }
@@ -394,7 +372,13 @@ fn base_of(
     trusted: Option<Value>,
 ) -> Value {
     let base = use_base(e, d);
-    let zero_solves = zero_solves(e, target, fwd);
+    let zero = e.fc(0.0);
+    let neg_zero = e.fc(-0.0);
+    let at_zero = fwd(e, zero);
+    let at_neg_zero = fwd(e, neg_zero);
+    let zero_hits = e.feq(at_zero, target);
+    let neg_zero_hits = e.feq(at_neg_zero, target);
+    let zero_solves = e.bor(zero_hits, neg_zero_hits);
     let far = e.bnot(zero_solves);
     let base = e.band(base, far);
     and_trusted(e, base, trusted)
@@ -441,17 +425,25 @@ fn offset_when(
     base: impl FnOnce(&mut Emitter<'_>) -> Value,
     role: &str,
 ) -> Result<Value, RuleError> {
-    e.if_value(
-        ok,
-        Type::F64,
-        |_| Ok(d),
-        |e| {
-            let base = base(e);
-            let t = e.theta(Domain::Real, role)?;
-            let shifted = e.fadd(d, t);
-            e.select(base, shifted, t)
-        },
-    )
+    offset_unless(e, d, ok, |_| Ok(d), base, role)
+}
+
+/// `ok ? pinned : (base ? d + θ : θ)`: [`offset_when`] with what the inverse takes where `ok`
+/// holds given by `pinned`.
+fn offset_unless(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    pinned: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    role: &str,
+) -> Result<Value, RuleError> {
+    e.if_value(ok, Type::F64, pinned, |e| {
+        let base = base(e);
+        let t = e.theta(Domain::Real, role)?;
+        let shifted = e.fadd(d, t);
+        e.select(base, shifted, t)
+    })
 }
 
 /// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
@@ -520,17 +512,26 @@ fn record_offset_when(
     x: Value,
     role: &str,
 ) -> Result<(), RuleError> {
-    e.branch(
-        ok,
-        |_| Ok(()),
-        |e| {
-            let base = base(e);
-            let diff = e.fsub(x, d);
-            let t = e.select(base, diff, x)?;
-            e.record(t, role)?;
-            Ok(())
-        },
-    )?;
+    record_offset_unless(e, d, ok, |_| Ok(()), base, x, role)
+}
+
+/// The PGF side of [`offset_unless`]: `pinned` where `ok` holds, else the offset's record.
+fn record_offset_unless(
+    e: &mut Emitter<'_>,
+    d: Value,
+    ok: Value,
+    pinned: impl FnOnce(&mut Emitter<'_>) -> Result<(), RuleError>,
+    base: impl FnOnce(&mut Emitter<'_>) -> Value,
+    x: Value,
+    role: &str,
+) -> Result<(), RuleError> {
+    e.branch(ok, pinned, |e| {
+        let base = base(e);
+        let diff = e.fsub(x, d);
+        let t = e.select(base, diff, x)?;
+        e.record(t, role)?;
+        Ok(())
+    })?;
     Ok(())
 }
 
