@@ -104,7 +104,12 @@ impl<'p> FnLowerer<'p> {
         self.cur = Some(entry);
         let body = &self.def.body;
         if let Some(values) = self.block(body) {
-            self.terminate(InstKind::Return { args: values }, body.span);
+            self.terminate(
+                InstKind::Return {
+                    args: values.into(),
+                },
+                body.span,
+            );
         }
         self.func.remove_unreachable_blocks();
         self.func
@@ -448,7 +453,12 @@ impl<'p> FnLowerer<'p> {
             hir::ExprKind::Block(b) => self.block(b),
             hir::ExprKind::Return(value) => {
                 let values = self.expr(value)?;
-                self.terminate(InstKind::Return { args: values }, e.span);
+                self.terminate(
+                    InstKind::Return {
+                        args: values.into(),
+                    },
+                    e.span,
+                );
                 None
             }
             hir::ExprKind::Fail(reason) => {

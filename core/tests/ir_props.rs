@@ -113,7 +113,7 @@ impl Builder<'_> {
                         .iter()
                         .zip(picks)
                         .map(|(&t, k)| pools.pick(t, k))
-                        .collect();
+                        .collect::<Vec<_>>();
                     let v = self.f.ins_prim(block, op, args, span);
                     pools.add(&self.f, v);
                 }

@@ -336,7 +336,7 @@ fn undefined_operand() {
     damaged_says("v30 is used but not defined in the function", |f| {
         f.insts[Inst::from_u32(0)].kind = InstKind::Prim {
             op: pinv_core::ir::Opcode::Fneg,
-            args: vec![Value::from_u32(30)],
+            args: vec![Value::from_u32(30)].into(),
         }
     });
     // A value that exists but whose block is not in the layout.
@@ -344,7 +344,7 @@ fn undefined_operand() {
         f.layout.pop();
         let j = f.blocks[B0()].insts[1];
         f.insts[j].kind = InstKind::Return {
-            args: vec![Value::from_u32(2)],
+            args: vec![Value::from_u32(2)].into(),
         };
     });
 }

@@ -147,7 +147,7 @@ impl Gen<'_> {
                         .arg_types()
                         .iter()
                         .map(|&t| pools.pick(self.rng, t))
-                        .collect();
+                        .collect::<Vec<_>>();
                     let v = self.f.ins_prim(block, op, args, span);
                     pools.add(&self.f, v);
                 }

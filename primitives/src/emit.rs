@@ -13,7 +13,7 @@ use crate::rule::RuleError;
 use pinv_core::ir::outline::{self, Finished, Outlined};
 use pinv_core::ir::{
     Block, BlockCall, Const, Domain, FuncId, Function, Inst, InstKind, Module, Opcode, Signature,
-    Type, Value,
+    Type, Value, ValueList,
 };
 use pinv_core::Span;
 
@@ -255,7 +255,8 @@ impl<'f> Emitter<'f> {
 
     /// A primitive operation. The operand types must fit the opcode (checked by the verifier).
     pub fn prim(&mut self, op: Opcode, args: &[Value]) -> Value {
-        self.func.ins_prim(self.block, op, args.to_vec(), self.span)
+        self.func
+            .ins_prim(self.block, op, ValueList::from(args), self.span)
     }
 
     /// A call of a module function by its module-level name.

@@ -11,7 +11,7 @@
 //! the block uses it without defining it, or a successor needs it. The entry block has no live-in
 //! values in verified SSA (every use is dominated by its definition).
 
-use super::{Block, Function, Value, ValueDef};
+use super::{Block, Function, Value, ValueDef, ValueList};
 use std::collections::{BTreeSet, HashMap};
 
 /// Returns `f` in closed block form. The entry block and existing parameters keep their values;
@@ -93,7 +93,7 @@ pub fn close_blocks(f: &Function) -> Function {
             if let Some((c, span)) = constant(&f, v) {
                 let inst = f.insts.push(crate::ir::InstData {
                     kind: crate::ir::InstKind::Const(c),
-                    results: Vec::new(),
+                    results: ValueList::new(),
                     span,
                 });
                 let r = f.values.push(crate::ir::ValueData {

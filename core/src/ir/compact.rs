@@ -5,10 +5,7 @@
 //! Passes leave holes behind (removed blocks, dead instructions); compacting before printing gives
 //! text whose numbers count up from zero, and a function that reads back equal to itself.
 
-use super::{
-    Block, BlockData, Const, Function, Inst, InstData, InstKind, Module, Type, Value, ValueData,
-    ValueDef,
-};
+use super::{Block, BlockData, Function, Inst, InstData, Module, Type, Value, ValueData, ValueDef};
 use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 
@@ -24,21 +21,29 @@ impl Function {
         if self.already_compact() {
             return;
         }
-        // Instructions are moved out of the old arena (which is dropped), not cloned.
-        let mut old_insts = std::mem::take(&mut self.insts);
-        let mut blocks: PrimaryMap<Block, BlockData> = PrimaryMap::new();
-        let mut insts: PrimaryMap<Inst, InstData> = PrimaryMap::new();
-        let mut values: PrimaryMap<Value, ValueData> = PrimaryMap::new();
+        // Instructions stay in their arena and are moved to their new places by swapping:
+        // building a second arena would hold the function's instructions twice (at 10⁴
+        // statements, a hundred megabytes). `target` is each old instruction's new index.
+        const DEAD: u32 = u32::MAX;
+        let mut target: Vec<u32> = vec![DEAD; self.insts.len()];
+        let mut live_values = 0;
+        for block in self.layout.iter().filter_map(|&b| self.blocks.get(b)) {
+            live_values += block.params.len();
+            let results = |&i| self.insts.get(i).map_or(0, |d: &InstData| d.results.len());
+            live_values += block.insts.iter().map(results).sum::<usize>();
+        }
+        let mut blocks: PrimaryMap<Block, BlockData> = PrimaryMap::with_capacity(self.layout.len());
+        let mut values: PrimaryMap<Value, ValueData> = PrimaryMap::with_capacity(live_values);
         let mut layout = Vec::with_capacity(self.layout.len());
         let mut block_map: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
         let mut value_map: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
-        let mut inst_seen: SecondaryMap<Inst, bool> = SecondaryMap::new();
+        let mut live_insts: u32 = 0;
 
         let old_type = |values: &PrimaryMap<Value, ValueData>, v: Value| {
             values.get(v).map_or(Type::F64, |d| d.ty)
         };
 
-        // Definitions, in layout order.
+        // Definitions, in layout order; each instruction's results are renamed where it is.
         for &old_block in &self.layout {
             let Some(old) = self.blocks.get(old_block) else {
                 continue;
@@ -58,34 +63,33 @@ impl Function {
                 blocks[block].params.push(v);
             }
             for &old_inst in &old.insts {
-                let Some(data) = old_insts.get_mut(old_inst) else {
+                let Some(data) = self.insts.get_mut(old_inst) else {
                     continue;
                 };
-                if std::mem::replace(&mut inst_seen[old_inst], true) {
+                if target[old_inst.index()] != DEAD {
                     continue;
                 }
-                let inst = insts.next_key();
-                let results = data
-                    .results
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &r)| {
-                        let v = values.push(ValueData {
-                            ty: old_type(&self.values, r),
-                            def: ValueDef::Result(inst, i as u32),
-                        });
-                        map_once(&mut value_map, self.values.len(), r, v);
-                        v
-                    })
-                    .collect();
-                insts.push(InstData {
-                    kind: std::mem::replace(&mut data.kind, InstKind::Const(Const::Bool(false))),
-                    results,
-                    span: data.span,
-                });
+                target[old_inst.index()] = live_insts;
+                let inst = Inst::from_u32(live_insts);
+                live_insts += 1;
+                for (i, r) in data.results.iter_mut().enumerate() {
+                    let v = values.push(ValueData {
+                        ty: old_type(&self.values, *r),
+                        def: ValueDef::Result(inst, i as u32),
+                    });
+                    map_once(&mut value_map, self.values.len(), *r, v);
+                    *r = v;
+                }
                 blocks[block].insts.push(inst);
             }
         }
+        let mut insts: Vec<InstData> = std::mem::take(&mut self.insts).into();
+        permute(&mut insts, &mut target, DEAD);
+        insts.truncate(live_insts as usize);
+        if insts.capacity() > 2 * insts.len() {
+            insts.shrink_to_fit();
+        }
+        let mut insts: PrimaryMap<Inst, InstData> = insts.into();
 
         // Uses: values and branch targets.
         for data in insts.values_mut() {
@@ -181,6 +185,23 @@ impl Function {
     }
 }
 
+/// Moves each element `i` of `items` to `target[i]` (its new place) in place, by following
+/// cycles: each swap puts one element where it belongs, so this takes at most one swap per
+/// element. Elements whose target is `dead` end up past every other (the targets of the rest
+/// are exactly `0..live`), where the caller truncates them. `target` is left permuted.
+fn permute<T>(items: &mut [T], target: &mut [u32], dead: u32) {
+    for i in 0..items.len() {
+        loop {
+            let t = target[i];
+            if t == dead || t as usize == i {
+                break;
+            }
+            items.swap(i, t as usize);
+            target.swap(i, t as usize);
+        }
+    }
+}
+
 /// Records `old → new` unless `old` is already mapped. Ids beyond the old map (which a broken
 /// function may use) are not recorded, so that a stray huge id does not grow the map.
 fn map_once<K: EntityRef, V: Copy>(
@@ -254,7 +275,7 @@ mod tests {
         assert_eq!(
             f.insts[last].kind,
             super::super::InstKind::Return {
-                args: vec![Value::from_u32(3)]
+                args: vec![Value::from_u32(3)].into()
             }
         );
     }

@@ -449,7 +449,7 @@ fn copy_region(
                 for a in dest.args.iter_mut() {
                     *a = env[a];
                 }
-                dest.args.extend(&x);
+                dest.args.extend(x.iter().copied());
             }
             if let InstKind::Brif { cond, .. } = &mut kind {
                 *cond = env[cond];

@@ -10,17 +10,36 @@
 //! computed once and used twice is known as soon as either use is solved.
 
 use super::dominators::DomTree;
-use super::{Block, Const, FuncId, Function, Inst, InstKind, Opcode, Value};
+use super::{Block, Function, Inst, InstKind, Value};
 use cranelift_entity::EntityRef;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
 
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Const(Const),
-    /// A primitive of at most two operands (every opcode), without allocating.
-    Prim2(Opcode, [Option<Value>; 2]),
-    Prim(Opcode, Vec<Value>),
-    Call(FuncId, Vec<Value>),
+/// The hash of what an instruction computes, if CSE may merge it: its kind (constant, primitive
+/// or call), constant, opcode or callee, and operands. Two instructions merge when
+/// [`same_computation`] holds.
+fn computation_hash(kind: &InstKind) -> Option<u64> {
+    let mut h = FxHasher::default();
+    match kind {
+        InstKind::Const(c) => (0u8, c).hash(&mut h),
+        InstKind::Prim { op, args } => (1u8, op, args.as_slice()).hash(&mut h),
+        InstKind::Call { callee, args } => (2u8, callee, args.as_slice()).hash(&mut h),
+        _ => return None,
+    }
+    Some(h.finish())
+}
+
+/// Whether two instructions compute the same thing (constants by bits).
+fn same_computation(a: &InstKind, b: &InstKind) -> bool {
+    match (a, b) {
+        (InstKind::Const(x), InstKind::Const(y)) => x == y,
+        (InstKind::Prim { op, args }, InstKind::Prim { op: o, args: a }) => op == o && args == a,
+        (InstKind::Call { callee, args }, InstKind::Call { callee: c, args: a }) => {
+            callee == c && args == a
+        }
+        _ => false,
+    }
 }
 
 /// Removes recomputations from `func`; returns how many instructions were removed.
@@ -56,33 +75,28 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
             )
         })
         .count();
-    let mut seen: FxHashMap<Key, (u32, u32)> =
-        FxHashMap::with_capacity_and_hasher(keyed, Default::default());
-    // (block, instruction, the next candidate of the same key or NONE).
+    // Each entry is the first and last candidate of one computation; the computation itself is
+    // read from the first candidate's instruction (whose operands are final once it is kept),
+    // so an entry is 8 bytes whatever the instruction holds (as Cranelift's GVN map does).
+    let mut seen: HashTable<(u32, u32)> = HashTable::with_capacity(keyed);
+    // (block, instruction, the next candidate of the same computation or NONE).
     const NONE: u32 = u32::MAX;
     let mut candidates: Vec<(Block, Inst, u32)> = Vec::with_capacity(keyed);
     let mut removed = 0;
     for block in order {
-        let insts = func.blocks[block].insts.clone();
+        let insts = std::mem::take(&mut func.blocks[block].insts);
         let mut kept = Vec::with_capacity(insts.len());
         for inst in insts {
             func.insts[inst].kind.map_args(|v| resolve(&alias, v));
-            let key = match &func.insts[inst].kind {
-                InstKind::Const(c) => Some(Key::Const(*c)),
-                InstKind::Prim { op, args } => Some(match args.as_slice() {
-                    [a] => Key::Prim2(*op, [Some(*a), None]),
-                    [a, b] => Key::Prim2(*op, [Some(*a), Some(*b)]),
-                    _ => Key::Prim(*op, args.clone()),
-                }),
-                InstKind::Call { callee, args } => Some(Key::Call(*callee, args.clone())),
-                _ => None,
-            };
-            let Some(key) = key else {
+            let kind = &func.insts[inst].kind;
+            let Some(hash) = computation_hash(kind) else {
                 kept.push(inst);
                 continue;
             };
+            let kind_of = |&(first, _): &(u32, u32)| &func.insts[candidates[first as usize].1].kind;
+            let entry = seen.find(hash, |e| same_computation(kind_of(e), kind));
             let mut earlier = None;
-            let mut next = seen.get(&key).map_or(NONE, |&(first, _)| first);
+            let mut next = entry.map_or(NONE, |&(first, _)| first);
             while next != NONE {
                 let (b, i, after) = candidates[next as usize];
                 if doms.dominates(b, block) {
@@ -93,9 +107,8 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
             }
             match earlier {
                 Some(earlier) => {
-                    let old = func.insts[inst].results.clone();
-                    let new = func.insts[earlier].results.clone();
-                    for (o, n) in old.into_iter().zip(new) {
+                    let (insts, old) = (&func.insts, inst);
+                    for (&o, &n) in insts[old].results.iter().zip(&insts[earlier].results) {
                         if let Some(slot) = alias.get_mut(o.index()) {
                             *slot = Some(n);
                         }
@@ -104,16 +117,23 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                 }
                 None => {
                     let k = candidates.len() as u32;
-                    candidates.push((block, inst, NONE));
-                    match seen.get_mut(&key) {
+                    let found = seen.find_mut(hash, |e| {
+                        same_computation(&func.insts[candidates[e.0 as usize].1].kind, kind)
+                    });
+                    match found {
                         Some((_, last)) => {
                             candidates[*last as usize].2 = k;
                             *last = k;
                         }
                         None => {
-                            seen.insert(key, (k, k));
+                            let hash_of = |&(first, _): &(u32, u32)| {
+                                let first = candidates[first as usize].1;
+                                computation_hash(&func.insts[first].kind).unwrap_or(0)
+                            };
+                            seen.insert_unique(hash, (k, k), hash_of);
                         }
                     }
+                    candidates.push((block, inst, NONE));
                     kept.push(inst);
                 }
             }

@@ -10,6 +10,7 @@
 
 use super::{
     Block, BlockCall, Const, Domain, FuncId, Inst, InstData, InstKind, Opcode, Type, Value,
+    ValueList,
 };
 use crate::span::Span;
 use cranelift_entity::PrimaryMap;
@@ -211,7 +212,7 @@ impl Function {
     pub fn create_inst(&mut self, kind: InstKind, result_types: &[Type], span: Span) -> Inst {
         let inst = self.insts.push(InstData {
             kind,
-            results: Vec::new(),
+            results: ValueList::new(),
             span,
         });
         let results = result_types
@@ -228,6 +229,26 @@ impl Function {
         inst
     }
 
+    /// Appends the existing single-result instruction `inst` to `block` again (a pass that
+    /// rebuilds a block moves it to its new place), with its kind replaced by `kind` if given
+    /// and its span by `span`; returns its result. The caller removes it from where it was.
+    pub fn reinsert_inst(
+        &mut self,
+        block: Block,
+        inst: Inst,
+        kind: Option<InstKind>,
+        span: Span,
+    ) -> Value {
+        let data = &mut self.insts[inst];
+        if let Some(kind) = kind {
+            data.kind = kind;
+        }
+        data.span = span;
+        let v = data.results[0];
+        self.blocks[block].insts.push(inst);
+        v
+    }
+
     /// Appends `const c` and returns its value.
     pub fn ins_const(&mut self, block: Block, c: Const, span: Span) -> Value {
         let inst = self.append_inst(block, InstKind::Const(c), &[c.ty()], span);
@@ -235,10 +256,19 @@ impl Function {
     }
 
     /// Appends a primitive operation and returns its value.
-    pub fn ins_prim(&mut self, block: Block, op: Opcode, args: Vec<Value>, span: Span) -> Value {
+    pub fn ins_prim(
+        &mut self,
+        block: Block,
+        op: Opcode,
+        args: impl Into<ValueList>,
+        span: Span,
+    ) -> Value {
         let inst = self.append_inst(
             block,
-            InstKind::Prim { op, args },
+            InstKind::Prim {
+                op,
+                args: args.into(),
+            },
             &[op.result_type()],
             span,
         );
@@ -250,12 +280,13 @@ impl Function {
         &mut self,
         block: Block,
         callee: FuncId,
-        args: Vec<Value>,
+        args: impl Into<ValueList>,
         returns: &[Type],
         span: Span,
     ) -> Vec<Value> {
+        let args = args.into();
         let inst = self.append_inst(block, InstKind::Call { callee, args }, returns, span);
-        self.insts[inst].results.clone()
+        self.insts[inst].results.to_vec()
     }
 
     /// Appends `theta domain "role"` and returns its value.
@@ -316,7 +347,13 @@ impl Function {
     }
 
     /// Appends `jump dest(args)`.
-    pub fn ins_jump(&mut self, block: Block, dest: Block, args: Vec<Value>, span: Span) -> Inst {
+    pub fn ins_jump(
+        &mut self,
+        block: Block,
+        dest: Block,
+        args: impl Into<ValueList>,
+        span: Span,
+    ) -> Inst {
         self.ins_void(
             block,
             InstKind::Jump {
@@ -327,7 +364,8 @@ impl Function {
     }
 
     /// Appends `return args`.
-    pub fn ins_return(&mut self, block: Block, args: Vec<Value>, span: Span) -> Inst {
+    pub fn ins_return(&mut self, block: Block, args: impl Into<ValueList>, span: Span) -> Inst {
+        let args = args.into();
         self.ins_void(block, InstKind::Return { args }, span)
     }
 

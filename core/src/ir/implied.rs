@@ -31,7 +31,9 @@
 //! compact when they are done.
 
 use super::dominators::DomTree;
-use super::{Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef};
+use super::{
+    Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef, ValueList,
+};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use rustc_hash::FxHashMap;
 
@@ -226,7 +228,7 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &[Block]) -> u
             continue;
         }
         // Every predecessor jumps here unconditionally (a `brif` to `b` is not a jump).
-        let jumps: Option<Vec<(Inst, Vec<Value>)>> = ps
+        let jumps: Option<Vec<(Inst, ValueList)>> = ps
             .iter()
             .map(|&p| {
                 let t = func.terminator(p)?;

@@ -8,16 +8,24 @@
 use super::{Block, Const, Domain, FuncId, Opcode, Value};
 use crate::span::Span;
 
+/// The values an instruction reads or defines, or a branch passes: up to four inline (no
+/// allocation, the size of a `Vec`), more on the heap. Build one with [`smallvec::smallvec!`],
+/// `collect`, or `from(&[..])`.
+pub type ValueList = smallvec::SmallVec<[Value; 4]>;
+
 /// A branch target with the arguments passed to its block parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockCall {
     pub block: Block,
-    pub args: Vec<Value>,
+    pub args: ValueList,
 }
 
 impl BlockCall {
-    pub fn new(block: Block, args: Vec<Value>) -> BlockCall {
-        BlockCall { block, args }
+    pub fn new(block: Block, args: impl Into<ValueList>) -> BlockCall {
+        BlockCall {
+            block,
+            args: args.into(),
+        }
     }
 }
 
@@ -27,9 +35,9 @@ pub enum InstKind {
     /// `v = const 1.5` (the type is the constant's).
     Const(Const),
     /// `v = fadd a, b`: a primitive operation.
-    Prim { op: Opcode, args: Vec<Value> },
+    Prim { op: Opcode, args: ValueList },
     /// `v0, v1 = call %f(a, b)`: a call of a module function, with one result per return type.
-    Call { callee: FuncId, args: Vec<Value> },
+    Call { callee: FuncId, args: ValueList },
     /// `v = theta real "role"`: the next value on the θ tape, drawn from `domain`. Inverse code only.
     ///
     /// With `within: Some([lo, hi])` (`theta real within v1, v2 "role"`) the domain is narrowed at
@@ -60,7 +68,7 @@ pub enum InstKind {
         else_dest: BlockCall,
     },
     /// `return a, b`. Terminator.
-    Return { args: Vec<Value> },
+    Return { args: ValueList },
     /// `fail "reason"`: stop with a domain error (`fail("...")` in source). Terminator.
     Fail { reason: String },
 }
@@ -210,7 +218,7 @@ impl InstKind {
 
     /// Calls `f` on every value this instruction reads, allowing it to be replaced.
     pub fn map_args(&mut self, mut f: impl FnMut(Value) -> Value) {
-        let map_all = |args: &mut Vec<Value>, f: &mut dyn FnMut(Value) -> Value| {
+        let map_all = |args: &mut ValueList, f: &mut dyn FnMut(Value) -> Value| {
             for a in args.iter_mut() {
                 *a = f(*a);
             }
@@ -277,6 +285,6 @@ impl InstKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstData {
     pub kind: InstKind,
-    pub results: Vec<Value>,
+    pub results: ValueList,
     pub span: Span,
 }

@@ -21,7 +21,7 @@
 
 use super::entities::{Block, FuncId, Inst, Value};
 use super::function::{BlockData, FuncKind, Function, Signature, ValueDef};
-use super::instr::{InstData, InstKind};
+use super::instr::{InstData, InstKind, ValueList};
 use super::types::Type;
 use cranelift_entity::PrimaryMap;
 use std::collections::{HashMap, HashSet};
@@ -212,7 +212,7 @@ pub fn finish(
     let call = func.create_inst(
         InstKind::Call {
             callee: cranelift_entity::packed_option::ReservedValue::reserved_value(),
-            args: inputs,
+            args: inputs.into(),
         },
         &[],
         func.span,
@@ -220,7 +220,7 @@ pub fn finish(
     for (k, &r) in results.iter().enumerate() {
         func.values[r].def = ValueDef::Result(call, k as u32);
     }
-    func.insts[call].results = results.to_vec();
+    func.insts[call].results = ValueList::from(results);
     func.blocks[block].insts.push(call);
     Finished::Outlined(Outlined { call, helper })
 }
@@ -280,7 +280,7 @@ fn splice(
                 &mut insts[i],
                 InstData {
                     kind: InstKind::Segment(super::instr::SegmentOp::Open),
-                    results: Vec::new(),
+                    results: ValueList::new(),
                     span: Default::default(),
                 },
             );

@@ -1096,12 +1096,12 @@ fn build_function(
                 OpSyntax::Const(c) => InstKind::Const(*c),
                 OpSyntax::Prim(op, args) => InstKind::Prim {
                     op: *op,
-                    args: values_of(args)?,
+                    args: values_of(args)?.into(),
                 },
                 OpSyntax::Call(name, _, args) => InstKind::Call {
                     // Checked by `result_types`.
                     callee: funcs.get(name.as_str()).map_or(FuncId::new(0), |c| c.0),
-                    args: values_of(args)?,
+                    args: values_of(args)?.into(),
                 },
                 OpSyntax::Theta(domain, within, role) => InstKind::Theta {
                     domain: *domain,
@@ -1133,7 +1133,7 @@ fn build_function(
                     else_dest: block_call(else_dest)?,
                 },
                 OpSyntax::Return(args) => InstKind::Return {
-                    args: values_of(args)?,
+                    args: values_of(args)?.into(),
                 },
                 OpSyntax::Fail(reason) => InstKind::Fail {
                     reason: reason.clone(),
@@ -1141,7 +1141,7 @@ fn build_function(
             };
             let id = insts.push(InstData {
                 kind,
-                results: values_of(&inst.results)?,
+                results: values_of(&inst.results)?.into(),
                 span: inst.span,
             });
             blocks[block].insts.push(id);

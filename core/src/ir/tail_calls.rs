@@ -53,7 +53,7 @@ pub fn tail_calls_as_loop(f: &Function, me: FuncId) -> Option<Function> {
                     dest.args == *results
                         && j.insts.len() == 1
                         && matches!(&c.insts[j.insts[0]].kind,
-                            InstKind::Return { args } if *args == j.params)
+                            InstKind::Return { args } if args[..] == j.params[..])
                 }
                 _ => false,
             };

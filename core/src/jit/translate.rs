@@ -1405,8 +1405,8 @@ fn diamonds(
         // Blocks after the join that only jump on, entered from nowhere else, are skipped too.
         let mut d = Diamond {
             steps: 1,
-            then_args: jt.args.clone(),
-            else_args: je.args.clone(),
+            then_args: jt.args.to_vec(),
+            else_args: je.args.to_vec(),
             target: jt.block,
             args: (0..jt.args.len()).map(DiamondArg::Selected).collect(),
         };

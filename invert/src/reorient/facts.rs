@@ -17,7 +17,7 @@
 //! more than one is.
 
 use super::int_ranges::IntRange;
-use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef};
+use pinv_core::ir::{Block, Const, Function, InstKind, Opcode, Value, ValueDef, ValueList};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The most constants a value set holds before it is forgotten.
@@ -156,7 +156,7 @@ impl Cfg {
                             from: b,
                             slot,
                             to: call.block,
-                            args: call.args.clone(),
+                            args: call.args.to_vec(),
                         });
                     }
                 }
@@ -350,7 +350,9 @@ impl<'f> Facts<'f> {
         };
         let constant = |x: Value| match self.f.values[x].def {
             ValueDef::Result(i, _) => self.f.insts[i].kind.clone(),
-            _ => InstKind::Return { args: Vec::new() },
+            _ => InstKind::Return {
+                args: ValueList::new(),
+            },
         };
         let [a, b] = args.as_slice() else {
             return None;

@@ -62,7 +62,7 @@ pub fn analyze(module: &Module, f: &Function, memo: &mut IntReturns) -> HashMap<
                 incoming
                     .entry(call.block)
                     .or_default()
-                    .push((b, call.args.clone()));
+                    .push((b, call.args.to_vec()));
             }
         }
     }

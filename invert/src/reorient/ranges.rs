@@ -56,7 +56,7 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
         for (slot, call) in kind.successors().into_iter().enumerate() {
             incoming.entry(call.block).or_default().push((
                 b,
-                call.args.clone(),
+                call.args.to_vec(),
                 cond.map(|c| (c, slot == 0)),
             ));
         }

@@ -795,7 +795,7 @@ impl Reorienter<'_> {
                     .iter()
                     .map(|&r| pair.pgf.value_type(r))
                     .collect();
-                (*args == fwd_args && types == returns).then_some((block, inst))
+                (args[..] == fwd_args[..] && types == returns).then_some((block, inst))
             });
         let Some((block, inst)) = copy else {
             pair.pgf
@@ -970,7 +970,7 @@ impl crate::walk::Steps for Emit<'_, '_, '_> {
     }
 
     fn results(&self, inst: Inst) -> Vec<Value> {
-        self.f.insts[inst].results.clone()
+        self.f.insts[inst].results.to_vec()
     }
 
     fn is_known(&self, v: Value) -> bool {

@@ -337,7 +337,7 @@ pub(super) fn plan(c: &Function, cfg: &Cfg, head: Block, iteration_limit: i64) -
         init,
         body,
         round,
-        exit_args: exit.args.clone(),
+        exit_args: exit.args.to_vec(),
         monotone,
         curves,
         products,

@@ -269,7 +269,7 @@ pub fn install(
                 let helper = |i: usize, _: &PKind| helpers[i];
                 let outputs = emit_plan(plan, &mut new, *b, &params, &helper, module);
                 match &mut kind {
-                    InstKind::Jump { dest } => dest.args = outputs,
+                    InstKind::Jump { dest } => dest.args = outputs.into(),
                     InstKind::Brif { .. } => {
                         // The plan's outputs are the branch's values, each once.
                         let values = super::plan::branch_values(&kind);
@@ -289,7 +289,11 @@ pub fn install(
                             else_dest.args.iter_mut().for_each(new_value);
                         }
                     }
-                    _ => kind = InstKind::Return { args: outputs },
+                    _ => {
+                        kind = InstKind::Return {
+                            args: outputs.into(),
+                        }
+                    }
                 }
                 new.ins_void(*b, kind, span);
             }

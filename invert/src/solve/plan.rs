@@ -260,8 +260,8 @@ impl Plan {
             }
         }
         let args: Vec<Value> = match &f.insts[term].kind {
-            InstKind::Return { args } => args.clone(),
-            InstKind::Jump { dest } => dest.args.clone(),
+            InstKind::Return { args } => args.to_vec(),
+            InstKind::Jump { dest } => dest.args.to_vec(),
             kind @ InstKind::Brif { .. } => branch_values(kind),
             _ => return None,
         };
