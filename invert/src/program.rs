@@ -378,7 +378,7 @@ impl Inverse {
         }
         self.deferred.module.get_or_init(|| {
             let mut module = (*self.module).clone();
-            crate::reorient::finish_deferred_pgfs(&mut module, &self.deferred.pgfs);
+            crate::reorient::finish_deferred_pgfs(&self.module, &mut module, &self.deferred.pgfs);
             Arc::new(module)
         })
     }

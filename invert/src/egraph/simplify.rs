@@ -31,7 +31,10 @@
 //! Not done: `(z − θ) + θ → z` for f64 (false in floating point — which is why rules check their
 //! answers; it is done for i64, where it is exact).
 //!
-//! Every simplified function is verified; if the verifier rejects it, the original is kept.
+//! Functions are simplified in place, and verified afterwards: by the reorientation, which
+//! reports one the verifier rejects as an internal error (a bug here), and, for the PGFs whose
+//! simplification is deferred, by [`crate::reorient::finish_deferred_pgfs`], which keeps the
+//! unsimplified PGF it still has instead.
 
 use super::analysis::{IsoAnalysis, VarInfo, VarKind};
 use super::cost::IsoCost;
@@ -40,7 +43,9 @@ use super::rules::{exact_simplifications, Rule};
 use crate::deadline::Deadline;
 use egg::{Extractor, Id, Runner, Symbol};
 use pinv_core::ir::implied::{remove_implied_checks, ImpliedConfig};
-use pinv_core::ir::{Block, Const, FuncId, FuncKind, Function, Inst, InstKind, Module, Value};
+use pinv_core::ir::{
+    Block, Const, FuncId, FuncKind, Function, Inst, InstKind, Module, Value, ValueList,
+};
 use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 
@@ -202,16 +207,17 @@ fn generated(module: &Module) -> Vec<FuncId> {
 
 /// Simplifies function `id` of `module` (steps 1–3), keeping the original if the result does
 /// not verify.
+/// Simplifies one function in place: a copy of a large function would cost as much memory as
+/// the function (at 10⁴ statements, a hundred megabytes), so nothing is kept to fall back on.
+/// The reorientation verifies every generated function afterwards and reports one the verifier
+/// rejects as an internal error; [`crate::reorient::finish_deferred_pgfs`] verifies the PGFs it
+/// finishes and keeps the unsimplified one it still has if one is rejected.
 fn simplify_one(module: &mut Module, id: FuncId, stats: &mut SimplifyStats) {
     static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
     // Building the rules parses their patterns: once per process, not per inversion.
     let rules = RULES.get_or_init(exact_simplifications);
     stats.insts_before += count(&module.functions[id]);
-    let mut f = module.functions[id].clone();
-    simplify_function(&mut f, rules, stats);
-    if pinv_core::ir::verify::verify_function_in(module, &f).is_ok() {
-        module.functions[id] = f;
-    }
+    simplify_function(&mut module.functions[id], rules, stats);
 }
 
 /// Step 4 for every generated inverse among `ids`.
@@ -308,9 +314,21 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
         simplify_block(f, b, &used_in, rules, &index, &mut replace, stats);
     }
     if !replace.is_empty() {
+        // A block's live-out value can be replaced by a value of an earlier block that was
+        // itself replaced (`v5 = v3 · 1.0` there, `v59 = v5 / 1.0` here): follow the chain.
+        // Each step goes to a value defined earlier, so a chain is at most as long as the map.
+        let resolve = |mut v: Value| {
+            for _ in 0..replace.len() {
+                match replace.get(&v) {
+                    Some(&next) => v = next,
+                    None => break,
+                }
+            }
+            v
+        };
         for b in f.layout.clone() {
             for i in f.blocks[b].insts.clone() {
-                f.insts[i].kind.map_args(|v| *replace.get(&v).unwrap_or(&v));
+                f.insts[i].kind.map_args(resolve);
             }
         }
     }
@@ -552,6 +570,11 @@ enum PlainNode {
 /// two, text for text.
 struct Plain {
     nodes: Vec<PlainNode>,
+    /// Per class, the instruction of the block that made its node, if one did (not an operand
+    /// from elsewhere, a fold or a collapse): emitting the class rewrites that instruction and
+    /// moves it to its new place instead of creating a new one. The text is the same (only ids
+    /// differ, and compacting renumbers them), and the function's arena does not double.
+    home: Vec<Option<Inst>>,
     /// The class of each pure value of the block.
     class: ValueClasses,
     pure_values: Vec<Value>,
@@ -579,6 +602,7 @@ impl Plain {
         }
         let mut plain = Plain {
             nodes: Vec::new(),
+            home: Vec::new(),
             class: ValueClasses(FxHashMap::with_capacity_and_hasher(
                 insts.len(),
                 Default::default(),
@@ -620,6 +644,13 @@ impl Plain {
             };
             let r = data.results[0];
             if let Some(&c) = memo.get(&node) {
+                plain.class.set(r, c);
+                plain.pure_values.push(r);
+                continue;
+            }
+            if let PlainNode::Num(_) = node {
+                let c = add(&mut plain.nodes, &mut memo, node);
+                plain.set_home(c, i);
                 plain.class.set(r, c);
                 plain.pure_values.push(r);
                 continue;
@@ -686,12 +717,22 @@ impl Plain {
                     memo.insert(node, t);
                     t
                 }
-                None => id,
+                None => {
+                    plain.set_home(id, i);
+                    id
+                }
             };
             plain.class.set(r, c);
             plain.pure_values.push(r);
         }
         Some(plain)
+    }
+
+    fn set_home(&mut self, c: usize, i: Inst) {
+        if self.home.len() <= c {
+            self.home.resize(c + 1, None);
+        }
+        self.home[c] = Some(i);
     }
 
     /// Whether pattern node `p` of `ast` matches class `c` (with the bindings so far); `None`
@@ -804,15 +845,23 @@ impl Plain {
         if let Some(v) = emitted[c] {
             return v;
         }
-        let v = match &self.nodes[c] {
-            PlainNode::Leaf(v) => *v,
-            PlainNode::Num(k) => f.ins_const(b, *k, span),
-            PlainNode::Op(op, args) => {
-                let args: Vec<Value> = args[..op.arity()]
+        let home = self.home.get(c).copied().flatten();
+        let v = match (&self.nodes[c], home) {
+            (PlainNode::Leaf(v), _) => *v,
+            (PlainNode::Num(_), Some(h)) => f.reinsert_inst(b, h, None, span),
+            (PlainNode::Num(k), None) => f.ins_const(b, *k, span),
+            (PlainNode::Op(op, args), home) => {
+                let args: ValueList = args[..op.arity()]
                     .iter()
                     .map(|&a| self.emit(f, b, emitted, a, span))
                     .collect();
-                f.ins_prim(b, *op, args, span)
+                match home {
+                    Some(h) => {
+                        let kind = InstKind::Prim { op: *op, args };
+                        f.reinsert_inst(b, h, Some(kind), span)
+                    }
+                    None => f.ins_prim(b, *op, args, span),
+                }
             }
         };
         emitted[c] = Some(v);
@@ -897,7 +946,7 @@ impl Rebuild<'_, '_> {
             Node::Var(s) => self.leaf_value[s],
             Node::Num(n) => f.ins_const(self.block, n.0, span),
             Node::Op(op, args) => {
-                let args: Vec<Value> = args.iter().map(|&a| self.emit(f, a, span)).collect();
+                let args: ValueList = args.iter().map(|&a| self.emit(f, a, span)).collect();
                 f.ins_prim(self.block, *op, args, span)
             }
             _ => unreachable!("only constants and primitives are simplified"),
@@ -1120,7 +1169,8 @@ block0(v0: f64):
                     f.name
                 );
                 deferred_some += usize::from(!pgfs.is_empty());
-                crate::reorient::finish_deferred_pgfs(&mut lazy, &pgfs);
+                let unfinished = lazy.clone();
+                crate::reorient::finish_deferred_pgfs(&unfinished, &mut lazy, &pgfs);
                 assert_eq!(
                     pinv_core::ir::write_module(&lazy, &Default::default()),
                     pinv_core::ir::write_module(&eager, &Default::default()),

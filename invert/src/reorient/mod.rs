@@ -196,14 +196,24 @@ pub fn reorient_deferring_pgfs(
     reorient_in(module, function, stack, options, true)
 }
 
-/// Finishes the PGFs [`reorient_deferring_pgfs`] left: simplified, then merged and compacted as
-/// `reorient` does.
-pub fn finish_deferred_pgfs(module: &mut Module, pgfs: &[FuncId]) {
+/// Finishes the PGFs [`reorient_deferring_pgfs`] left in `module`: simplified, then merged and
+/// compacted as `reorient` does. `module` is a copy of `unfinished`, the module
+/// `reorient_deferring_pgfs` returned; a finished PGF the verifier rejects (a bug in the
+/// simplifier) is replaced by its unfinished one from there, which is correct, only slower.
+pub fn finish_deferred_pgfs(unfinished: &Module, module: &mut Module, pgfs: &[FuncId]) {
     crate::egraph::simplify::finish_pgfs(module, pgfs);
     for &id in pgfs {
         let f = &mut module.functions[id];
         pinv_core::ir::merge_blocks::merge_blocks(f);
         f.compact();
+        if let Err(e) = pinv_core::ir::verify::verify_function(module, id) {
+            debug_assert!(
+                false,
+                "the simplifier broke {}: {e}",
+                module.functions[id].name
+            );
+            module.functions[id] = unfinished.functions[id].clone();
+        }
     }
 }
 
