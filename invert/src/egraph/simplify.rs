@@ -1091,6 +1091,44 @@ block0(v0: f64):
 }
 ";
 
+    /// A live-out value replaced by one of an earlier block that was itself replaced (`v3 =
+    /// v0 · 1` in block0, `v4 = v3 / 1` in block1, both used further on) ends at the first
+    /// value of the chain; following one step left `v4`'s uses reading the dropped `v3`.
+    #[test]
+    fn chains_of_replacements_are_followed() {
+        let text = "function %g(x: f64, c: bool) -> f64 {
+block0(v0: f64, v1: bool):
+    v2 = fconst 1.0
+    v3 = fmul v0, v2
+    brif v1, block1, block2
+block1:
+    v4 = fdiv v3, v2
+    brif v1, block3, block4
+block2:
+    return v0
+block3:
+    v5 = fadd v4, v4
+    return v5
+block4:
+    return v4
+}
+";
+        for fast in [true, false] {
+            FAST_PATH.with(|c| c.set(fast));
+            let mut m = parse_module(text).expect("parses");
+            let id = m.get("g").expect("g");
+            let mut stats = SimplifyStats::default();
+            simplify_function(&mut m.functions[id], &exact_simplifications(), &mut stats);
+            FAST_PATH.with(|c| c.set(true));
+            pinv_core::ir::verify::verify_function(&m, id).expect("valid after simplifying");
+            let out = pinv_core::ir::write_function(&m, id, &Default::default());
+            assert!(
+                out.contains("fadd v0, v0") && out.contains("return v0"),
+                "{out}"
+            );
+        }
+    }
+
     /// The fast path ([`Plain`]) gives, block for block, what the e-graph gives: the same
     /// simplified inverse and PGF, text for text, for every function of the corpus.
     #[test]
