@@ -866,11 +866,12 @@ impl<'m> Interpreter<'m> {
                 })?;
                 frame.set(one_result()?, r).map_err(frame_fault)?;
             }
-            InstKind::Theta {
-                domain,
-                role,
-                within,
-            } => {
+            InstKind::Theta(read) => {
+                let crate::ir::ThetaRead {
+                    domain,
+                    role,
+                    within,
+                } = &**read;
                 let domain = match within {
                     None => *domain,
                     Some([lo, hi]) => {

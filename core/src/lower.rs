@@ -207,8 +207,8 @@ impl<'p> FnLowerer<'p> {
                     };
                     InstKind::Brif {
                         cond,
-                        then_dest,
-                        else_dest,
+                        then_dest: Box::new(then_dest),
+                        else_dest: Box::new(else_dest),
                     }
                 }
             };
@@ -353,8 +353,8 @@ impl<'p> FnLowerer<'p> {
             test,
             InstKind::Brif {
                 cond: c,
-                then_dest: BlockCall::new(body_block, Vec::new()),
-                else_dest: BlockCall::new(exit, Vec::new()),
+                then_dest: Box::new(BlockCall::new(body_block, Vec::new())),
+                else_dest: Box::new(BlockCall::new(exit, Vec::new())),
             },
             cond.span,
         );
@@ -394,8 +394,8 @@ impl<'p> FnLowerer<'p> {
             header,
             InstKind::Brif {
                 cond: c,
-                then_dest: BlockCall::new(body_block, Vec::new()),
-                else_dest: BlockCall::new(exit, Vec::new()),
+                then_dest: Box::new(BlockCall::new(body_block, Vec::new())),
+                else_dest: Box::new(BlockCall::new(exit, Vec::new())),
             },
             span,
         );
@@ -548,8 +548,8 @@ impl<'p> FnLowerer<'p> {
                     from,
                     InstKind::Brif {
                         cond: c,
-                        then_dest: BlockCall::new(then_block, Vec::new()),
-                        else_dest: BlockCall::new(else_block, Vec::new()),
+                        then_dest: Box::new(BlockCall::new(then_block, Vec::new())),
+                        else_dest: Box::new(BlockCall::new(else_block, Vec::new())),
                     },
                     cond.span,
                 );

@@ -235,8 +235,8 @@ fn build(shape: &Shape) -> Module {
                 entry,
                 InstKind::Brif {
                     cond,
-                    then_dest: BlockCall::new(arm, vec![]),
-                    else_dest: BlockCall::new(other, vec![pools.pick(Type::F64, *k)]),
+                    then_dest: Box::new(BlockCall::new(arm, vec![])),
+                    else_dest: Box::new(BlockCall::new(other, vec![pools.pick(Type::F64, *k)])),
                 },
                 span,
             );

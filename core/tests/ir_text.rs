@@ -115,8 +115,8 @@ fn sum_to() -> Function {
         header,
         InstKind::Brif {
             cond: more,
-            then_dest: BlockCall::new(body, vec![]),
-            else_dest: BlockCall::new(exit, vec![]),
+            then_dest: Box::new(BlockCall::new(body, vec![])),
+            else_dest: Box::new(BlockCall::new(exit, vec![])),
         },
         sp(7, 8),
     );
@@ -165,8 +165,8 @@ fn brif_with_arguments() {
         entry,
         InstKind::Brif {
             cond: neg,
-            then_dest: BlockCall::new(join, vec![zero]),
-            else_dest: BlockCall::new(join, vec![x]),
+            then_dest: Box::new(BlockCall::new(join, vec![zero])),
+            else_dest: Box::new(BlockCall::new(join, vec![x])),
         },
         Span::default(),
     );
@@ -358,8 +358,8 @@ fn fail_and_no_returns() {
         entry,
         InstKind::Brif {
             cond: ok,
-            then_dest: BlockCall::new(good, vec![]),
-            else_dest: BlockCall::new(bad, vec![]),
+            then_dest: Box::new(BlockCall::new(good, vec![])),
+            else_dest: Box::new(BlockCall::new(bad, vec![])),
         },
         Span::default(),
     );

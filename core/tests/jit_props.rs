@@ -273,8 +273,8 @@ impl Gen<'_> {
             block,
             InstKind::Brif {
                 cond,
-                then_dest: BlockCall::new(then_b, vec![]),
-                else_dest: BlockCall::new(else_b, vec![arg]),
+                then_dest: Box::new(BlockCall::new(then_b, vec![])),
+                else_dest: Box::new(BlockCall::new(else_b, vec![arg])),
             },
             span,
         );
@@ -335,8 +335,8 @@ impl Gen<'_> {
             header,
             InstKind::Brif {
                 cond: more,
-                then_dest: BlockCall::new(body, vec![]),
-                else_dest: BlockCall::new(exit, vec![a, acc]),
+                then_dest: Box::new(BlockCall::new(body, vec![])),
+                else_dest: Box::new(BlockCall::new(exit, vec![a, acc])),
             },
             span,
         );
@@ -427,8 +427,8 @@ fn rec() -> Function {
         entry,
         InstKind::Brif {
             cond: done,
-            then_dest: BlockCall::new(base, vec![]),
-            else_dest: BlockCall::new(step, vec![]),
+            then_dest: Box::new(BlockCall::new(base, vec![])),
+            else_dest: Box::new(BlockCall::new(step, vec![])),
         },
         sp,
     );

@@ -209,11 +209,12 @@ impl Collector<'_> {
                 positions: here.list(),
             };
             match &data.kind {
-                InstKind::Theta {
-                    domain,
-                    role,
-                    within,
-                } => {
+                InstKind::Theta(read) => {
+                    let pinv_core::ir::ThetaRead {
+                        domain,
+                        role,
+                        within,
+                    } = &**read;
                     let slot = slot(
                         SlotKind::Value {
                             domain: *domain,
@@ -361,7 +362,7 @@ fn relative_positions(module: &Module, id: FuncId, memo: &mut Memo) -> std::rc::
             let Some(mut cur) = cur else { continue };
             for &i in &f.blocks[b].insts {
                 match &f.insts[i].kind {
-                    InstKind::Theta { .. } | InstKind::Choice { .. } => {
+                    InstKind::Theta(_) | InstKind::Choice { .. } => {
                         at.insert(i, cur.clone());
                         cur = cur.then(&Positions::Known([1].into()));
                     }

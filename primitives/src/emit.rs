@@ -515,8 +515,8 @@ impl<'f> Emitter<'f> {
             self.block,
             InstKind::Brif {
                 cond,
-                then_dest: BlockCall::new(then_block, Vec::new()),
-                else_dest: BlockCall::new(else_block, Vec::new()),
+                then_dest: Box::new(BlockCall::new(then_block, Vec::new())),
+                else_dest: Box::new(BlockCall::new(else_block, Vec::new())),
             },
             self.span,
         );
@@ -588,8 +588,8 @@ impl<'f> Emitter<'f> {
                 self.block,
                 InstKind::Brif {
                     cond: is_k,
-                    then_dest: BlockCall::new(arm_block, Vec::new()),
-                    else_dest: BlockCall::new(rest, Vec::new()),
+                    then_dest: Box::new(BlockCall::new(arm_block, Vec::new())),
+                    else_dest: Box::new(BlockCall::new(rest, Vec::new())),
                 },
                 self.span,
             );
@@ -637,8 +637,8 @@ impl<'f> Emitter<'f> {
             self.block,
             InstKind::Brif {
                 cond: go_on,
-                then_dest: BlockCall::new(body_block, Vec::new()),
-                else_dest: BlockCall::new(exit, state.clone()),
+                then_dest: Box::new(BlockCall::new(body_block, Vec::new())),
+                else_dest: Box::new(BlockCall::new(exit, state.clone())),
             },
             self.span,
         );

@@ -285,8 +285,8 @@ fn square_module() -> Module {
         b,
         pinv_core::ir::InstKind::Brif {
             cond: s,
-            then_dest: pinv_core::ir::BlockCall::new(then, vec![]),
-            else_dest: pinv_core::ir::BlockCall::new(other, vec![]),
+            then_dest: Box::new(pinv_core::ir::BlockCall::new(then, vec![])),
+            else_dest: Box::new(pinv_core::ir::BlockCall::new(other, vec![])),
         },
         span,
     );

@@ -93,12 +93,10 @@ pub fn load_inverse(
     limits: &crate::limits::LimitsArg,
     deadline: Option<std::time::Instant>,
 ) -> Result<(Loaded, Inverse), Outcome> {
-    let mut loaded = output::load(file, json)?;
+    let output::Loaded { file, program } = output::load(file, json)?;
     // Interpreted runs stop at the time limit too (compiled ones at their step limit).
-    loaded.program = loaded
-        .program
-        .clone()
-        .with_config(limits.interp().with_deadline(deadline));
+    let program = program.with_config(limits.interp().with_deadline(deadline));
+    let loaded = output::Loaded { file, program };
     let options = pinv::reorient::ReorientOptions {
         time_limit: limits.time(),
         ..pinv::reorient::ReorientOptions::default()

@@ -34,8 +34,8 @@ fn brif(
         b,
         InstKind::Brif {
             cond,
-            then_dest: BlockCall::new(then.0, then.1),
-            else_dest: BlockCall::new(els.0, els.1),
+            then_dest: Box::new(BlockCall::new(then.0, then.1)),
+            else_dest: Box::new(BlockCall::new(els.0, els.1)),
         },
         sp(),
     );

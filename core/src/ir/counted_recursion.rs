@@ -265,8 +265,8 @@ impl Shape {
             head,
             InstKind::Brif {
                 cond: go,
-                then_dest: BlockCall::new(trip, Vec::new()),
-                else_dest: BlockCall::new(exit, Vec::new()),
+                then_dest: Box::new(BlockCall::new(trip, Vec::new())),
+                else_dest: Box::new(BlockCall::new(exit, Vec::new())),
             },
             span,
         );
@@ -298,8 +298,8 @@ impl Shape {
                 from,
                 InstKind::Brif {
                     cond: ok,
-                    then_dest: BlockCall::new(on, Vec::new()),
-                    else_dest: BlockCall::new(never, Vec::new()),
+                    then_dest: Box::new(BlockCall::new(on, Vec::new())),
+                    else_dest: Box::new(BlockCall::new(never, Vec::new())),
                 },
                 span,
             );
@@ -341,7 +341,7 @@ impl Shape {
             } else {
                 then_dest
             };
-            *dest = to_start;
+            **dest = to_start;
         }
         g.remove_unreachable_blocks();
         // The jump chains of the copies merged, so that the loop is entered with the base

@@ -193,7 +193,7 @@ fn fold_branches(func: &mut Function) -> bool {
                 _ => (then_dest == else_dest).then(|| then_dest.clone()),
             };
             if let Some(dest) = taken {
-                func.insts[t].kind = InstKind::Jump { dest };
+                func.insts[t].kind = InstKind::Jump { dest: *dest };
                 changed = true;
             }
         }

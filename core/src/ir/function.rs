@@ -315,11 +315,11 @@ impl Function {
         role: String,
         span: Span,
     ) -> Value {
-        let kind = InstKind::Theta {
+        let kind = InstKind::Theta(Box::new(crate::ir::ThetaRead {
             domain,
             role,
             within,
-        };
+        }));
         let inst = self.append_inst(block, kind, &[domain.ty()], span);
         self.insts[inst].results[0]
     }

@@ -32,7 +32,7 @@
 
 use super::dominators::DomTree;
 use super::{
-    Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef, ValueList,
+    Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Type, Value, ValueDef, ValueList,
 };
 use cranelift_entity::{EntityRef, SecondaryMap};
 use rustc_hash::FxHashMap;
@@ -398,9 +398,9 @@ fn walk_facts(
             {
                 if let Some(c) = facts.known(func, keys, *cond, 4) {
                     let dest: BlockCall = if c {
-                        then_dest.clone()
+                        (**then_dest).clone()
                     } else {
-                        else_dest.clone()
+                        (**else_dest).clone()
                     };
                     func.insts[t].kind = InstKind::Jump { dest };
                     stats.branches_folded += 1;
@@ -439,8 +439,15 @@ fn edge_fact(func: &Function, pred: Block, b: Block) -> Option<(Value, bool)> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Shape {
     Leaf(Value),
-    Const(Const),
+    /// A constant by its type and bits (16 bytes a shape, where a `Const` would make 24).
+    Const(Type, u64),
     Prim(Opcode, u32, u32),
+}
+
+impl Shape {
+    fn of_const(c: Const) -> Shape {
+        Shape::Const(c.ty(), c.bits())
+    }
 }
 
 /// Shapes, numbered: two values with the same number compute the same boolean.
@@ -450,19 +457,34 @@ enum Shape {
 /// payload (no bit casts), so every boolean computed from them is the same either way.
 #[derive(Default)]
 struct Keys {
-    of: FxHashMap<Value, u32>,
+    /// Each value's number, by value index (`NONE` where not numbered yet): dense, because
+    /// nearly every value of a function with checks gets one.
+    of: Vec<u32>,
     numbers: FxHashMap<Shape, u32>,
     /// Scratch space for [`Keys::key`].
     stack: Vec<Value>,
 }
 
 impl Keys {
+    const NONE: u32 = u32::MAX;
+
     fn with_capacity(n: usize) -> Keys {
         Keys {
-            of: FxHashMap::with_capacity_and_hasher(n, Default::default()),
-            numbers: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            of: vec![Keys::NONE; n],
+            numbers: FxHashMap::default(),
             stack: Vec::new(),
         }
+    }
+
+    fn get(&self, v: Value) -> Option<u32> {
+        self.of.get(v.index()).copied().filter(|&k| k != Keys::NONE)
+    }
+
+    fn set(&mut self, v: Value, k: u32) {
+        if self.of.len() <= v.index() {
+            self.of.resize(v.index() + 1, Keys::NONE);
+        }
+        self.of[v.index()] = k;
     }
 
     fn number(&mut self, shape: Shape) -> u32 {
@@ -485,39 +507,40 @@ impl Keys {
 
     /// The number of `v`'s shape (computed without recursion: shapes can be deep).
     fn key(&mut self, func: &Function, v: Value) -> u32 {
-        if let Some(&k) = self.of.get(&v) {
+        if let Some(k) = self.get(v) {
             return k;
         }
         let mut stack = std::mem::take(&mut self.stack);
         stack.push(v);
         while let Some(&top) = stack.last() {
-            if self.of.contains_key(&top) {
+            if self.get(top).is_some() {
                 stack.pop();
                 continue;
             }
             let mut shape = None;
             if let ValueDef::Result(i, 0) = func.values[top].def {
                 match &func.insts[i].kind {
-                    InstKind::Const(c) => shape = Some(Shape::Const(*c)),
+                    InstKind::Const(c) => shape = Some(Shape::of_const(*c)),
                     InstKind::Prim { op, args } if !op.can_trap() && args.len() <= 2 => {
                         let before = stack.len();
-                        stack.extend(args.iter().filter(|a| !self.of.contains_key(a)));
+                        stack.extend(args.iter().filter(|&&a| self.get(a).is_none()));
                         if stack.len() > before {
                             continue;
                         }
-                        let a = self.of[&args[0]];
-                        let b = args.get(1).map_or(u32::MAX, |b| self.of[b]);
+                        let numbered = |a: Option<&Value>| a.and_then(|&a| self.get(a));
+                        let a = numbered(args.first()).unwrap_or(u32::MAX);
+                        let b = numbered(args.get(1)).unwrap_or(u32::MAX);
                         shape = Keys::prim_shape(*op, &[a, b][..args.len()]);
                     }
                     _ => {}
                 }
             }
             let n = self.number(shape.unwrap_or(Shape::Leaf(top)));
-            self.of.insert(top, n);
+            self.set(top, n);
             stack.pop();
         }
         self.stack = stack;
-        self.of[&v]
+        self.get(v).unwrap_or(Keys::NONE)
     }
 
     /// The numbers of the conditions `bundle`'s checks would test, with the bundle's block
@@ -537,7 +560,7 @@ impl Keys {
             match &func.insts[i].kind {
                 InstKind::Check { cond, .. } => conds.push(key(self, *cond)),
                 InstKind::Const(c) => {
-                    let n = self.number(Shape::Const(*c));
+                    let n = self.number(Shape::of_const(*c));
                     subst.insert(func.insts[i].results[0], n);
                 }
                 InstKind::Prim { op, args } => {

@@ -29,6 +29,20 @@ impl BlockCall {
     }
 }
 
+/// What a `theta` instruction reads: `theta real "role"`, the next value on the θ tape, drawn
+/// from `domain`.
+///
+/// With `within: Some([lo, hi])` (`theta real within v1, v2 "role"`) the domain is narrowed at
+/// run time to the values between `lo` and `hi` (see [`Domain::within`]): a θ drawn where it
+/// can succeed, from values the inverse has computed (the other operand of `max(a, b) = y`
+/// is at most y). An empty range there is a domain error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThetaRead {
+    pub domain: Domain,
+    pub role: String,
+    pub within: Option<[Value; 2]>,
+}
+
 /// What an instruction does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstKind {
@@ -38,17 +52,10 @@ pub enum InstKind {
     Prim { op: Opcode, args: ValueList },
     /// `v0, v1 = call %f(a, b)`: a call of a module function, with one result per return type.
     Call { callee: FuncId, args: ValueList },
-    /// `v = theta real "role"`: the next value on the θ tape, drawn from `domain`. Inverse code only.
-    ///
-    /// With `within: Some([lo, hi])` (`theta real within v1, v2 "role"`) the domain is narrowed at
-    /// run time to the values between `lo` and `hi` (see [`Domain::within`]): a θ drawn where it
-    /// can succeed, from values the inverse has computed (the other operand of `max(a, b) = y`
-    /// is at most y). An empty range there is a domain error.
-    Theta {
-        domain: Domain,
-        role: String,
-        within: Option<[Value; 2]>,
-    },
+    /// `v = theta real "role"`: the next value on the θ tape, drawn from a domain (see
+    /// [`ThetaRead`]; boxed: one instruction in tens, and inline it would make every instruction
+    /// half as large again). Inverse code only.
+    Theta(Box<ThetaRead>),
     /// `v = choice n "role"`: the next path choice on the θ tape, an i64 in `0..n`. Inverse code only.
     Choice { n: u32, role: String },
     /// `check c, "reason"`: a domain error with `reason` unless `c` is true. Inverse code only.
@@ -62,10 +69,13 @@ pub enum InstKind {
     /// `jump block1(a, b)`. Terminator.
     Jump { dest: BlockCall },
     /// `brif c, block1(a), block2(b)`: to `then_dest` if `c` is true. Terminator.
+    ///
+    /// The destinations are boxed: a `brif` is one instruction in ten or so, and inline they
+    /// would make every instruction twice as large.
     Brif {
         cond: Value,
-        then_dest: BlockCall,
-        else_dest: BlockCall,
+        then_dest: Box<BlockCall>,
+        else_dest: Box<BlockCall>,
     },
     /// `return a, b`. Terminator.
     Return { args: ValueList },
@@ -166,7 +176,7 @@ impl InstKind {
     pub fn is_inverse_only(&self) -> bool {
         matches!(
             self,
-            InstKind::Theta { .. } | InstKind::Choice { .. } | InstKind::Check { .. }
+            InstKind::Theta(_) | InstKind::Choice { .. } | InstKind::Check { .. }
         )
     }
 
@@ -186,15 +196,13 @@ impl InstKind {
     /// Calls `f` on every value this instruction reads, in order.
     pub fn for_each_arg(&self, mut f: impl FnMut(Value)) {
         match self {
-            InstKind::Theta {
-                within: Some([lo, hi]),
-                ..
-            } => {
-                f(*lo);
-                f(*hi);
+            InstKind::Theta(read) => {
+                if let Some([lo, hi]) = read.within {
+                    f(lo);
+                    f(hi);
+                }
             }
             InstKind::Const(_)
-            | InstKind::Theta { .. }
             | InstKind::Choice { .. }
             | InstKind::Segment(_)
             | InstKind::Fail { .. } => {}
@@ -224,15 +232,13 @@ impl InstKind {
             }
         };
         match self {
-            InstKind::Theta {
-                within: Some([lo, hi]),
-                ..
-            } => {
-                *lo = f(*lo);
-                *hi = f(*hi);
+            InstKind::Theta(read) => {
+                if let Some([lo, hi]) = &mut read.within {
+                    *lo = f(*lo);
+                    *hi = f(*hi);
+                }
             }
             InstKind::Const(_)
-            | InstKind::Theta { .. }
             | InstKind::Choice { .. }
             | InstKind::Segment(_)
             | InstKind::Fail { .. } => {}
@@ -288,3 +294,10 @@ pub struct InstData {
     pub results: ValueList,
     pub span: Span,
 }
+
+// An instruction's size is most of a function's memory (a 10,000-statement inverse has a million
+// instructions): keep large, rare payloads boxed, as rustc's `static_assert_size!` keeps its
+// IR's sizes. 40 + 24 (results) + 8 (span) bytes on 64-bit targets.
+#[cfg(target_pointer_width = "64")]
+const _: () =
+    assert!(std::mem::size_of::<InstKind>() == 40 && std::mem::size_of::<InstData>() == 72);

@@ -226,8 +226,8 @@ mod tests {
                         b,
                         InstKind::Brif {
                             cond: c,
-                            then_dest: BlockCall::new(t, ta),
-                            else_dest: BlockCall::new(e, ea),
+                            then_dest: Box::new(BlockCall::new(t, ta)),
+                            else_dest: Box::new(BlockCall::new(e, ea)),
                         },
                         sp,
                     );

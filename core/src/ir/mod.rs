@@ -41,7 +41,7 @@ pub use constant::{f64_close, Const};
 pub use domain::Domain;
 pub use entities::{Block, FuncId, Inst, Value};
 pub use function::{BlockData, FuncKind, Function, Signature, ValueData, ValueDef};
-pub use instr::{BlockCall, InstData, InstKind, SegmentOp, ValueList};
+pub use instr::{BlockCall, InstData, InstKind, SegmentOp, ThetaRead, ValueList};
 pub use module::Module;
 pub use opcode::{OpClass, Opcode};
 pub use read::{parse_module, IrParseError};

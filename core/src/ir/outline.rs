@@ -336,8 +336,8 @@ mod tests {
             head,
             InstKind::Brif {
                 cond: below,
-                then_dest: BlockCall::new(body, vec![]),
-                else_dest: BlockCall::new(exit, vec![]),
+                then_dest: Box::new(BlockCall::new(body, vec![])),
+                else_dest: Box::new(BlockCall::new(exit, vec![])),
             },
             Default::default(),
         );

@@ -1103,14 +1103,16 @@ fn build_function(
                     callee: funcs.get(name.as_str()).map_or(FuncId::new(0), |c| c.0),
                     args: values_of(args)?.into(),
                 },
-                OpSyntax::Theta(domain, within, role) => InstKind::Theta {
-                    domain: *domain,
-                    role: role.clone(),
-                    within: match within {
-                        Some([lo, hi]) => Some([value_id(lo)?, value_id(hi)?]),
-                        None => None,
-                    },
-                },
+                OpSyntax::Theta(domain, within, role) => {
+                    InstKind::Theta(Box::new(crate::ir::ThetaRead {
+                        domain: *domain,
+                        role: role.clone(),
+                        within: match within {
+                            Some([lo, hi]) => Some([value_id(lo)?, value_id(hi)?]),
+                            None => None,
+                        },
+                    }))
+                }
                 OpSyntax::Choice(n, role) => InstKind::Choice {
                     n: *n,
                     role: role.clone(),
@@ -1129,8 +1131,8 @@ fn build_function(
                 },
                 OpSyntax::Brif(cond, then_dest, else_dest) => InstKind::Brif {
                     cond: value_id(cond)?,
-                    then_dest: block_call(then_dest)?,
-                    else_dest: block_call(else_dest)?,
+                    then_dest: Box::new(block_call(then_dest)?),
+                    else_dest: Box::new(block_call(else_dest)?),
                 },
                 OpSyntax::Return(args) => InstKind::Return {
                     args: values_of(args)?.into(),

@@ -449,7 +449,7 @@ impl<'a> Verifier<'a> {
         let kind = &func.insts[inst].kind;
         if kind.is_theta_related() {
             let name = match kind {
-                InstKind::Theta { .. } => "theta",
+                InstKind::Theta(_) => "theta",
                 InstKind::Choice { .. } => "choice",
                 InstKind::Record { .. } => "record",
                 InstKind::Segment(_) => "segment",
@@ -499,7 +499,8 @@ impl<'a> Verifier<'a> {
                 self.results(inst, &target.sig.returns, &what)?;
                 self.operands(inst, args, &target.sig.params, &what)
             }
-            InstKind::Theta { domain, within, .. } => {
+            InstKind::Theta(read) => {
+                let crate::ir::ThetaRead { domain, within, .. } = &**read;
                 if let Some([lo, hi]) = within {
                     if !domain.can_narrow() {
                         return self.fail(

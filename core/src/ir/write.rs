@@ -245,11 +245,12 @@ fn write_inst_to(out: &mut String, module: &Module, func: &Function, inst: Inst)
             push_values(out, args);
             out.push(')');
         }
-        InstKind::Theta {
-            domain,
-            role,
-            within,
-        } => {
+        InstKind::Theta(read) => {
+            let crate::ir::ThetaRead {
+                domain,
+                role,
+                within,
+            } = &**read;
             let _ = write!(out, "theta {domain} ");
             if let Some([lo, hi]) = within {
                 let _ = write!(out, "within {lo}, {hi} ");

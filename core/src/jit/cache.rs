@@ -418,11 +418,12 @@ fn fingerprint(module: &Module, f: &crate::ir::Function) -> u64 {
                     module.functions.get(*callee).map(|g| &g.name).hash(&mut h);
                     args.hash(&mut h);
                 }
-                InstKind::Theta {
-                    domain,
-                    role,
-                    within,
-                } => {
+                InstKind::Theta(read) => {
+                    let crate::ir::ThetaRead {
+                        domain,
+                        role,
+                        within,
+                    } = &**read;
                     // The domain as printed (f64 bounds by their text).
                     domain.to_string().hash(&mut h);
                     role.hash(&mut h);

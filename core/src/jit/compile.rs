@@ -1010,7 +1010,7 @@ fn inlinable(m: &Module, graph: &CallGraph, g: FuncId) -> bool {
         size += 1;
         match &f.insts[i].kind {
             InstKind::Call { .. }
-            | InstKind::Theta { .. }
+            | InstKind::Theta(_)
             | InstKind::Choice { .. }
             | InstKind::Record { .. }
             | InstKind::Segment(_)

@@ -221,9 +221,10 @@ impl<'u> Host<'u, '_> {
         bounds: Option<(u64, u64)>,
     ) -> Result<u64, RuntimeErrorKind> {
         let (f, data, s) = self.lookup(site)?;
-        let InstKind::Theta { domain, role, .. } = &data.kind else {
+        let InstKind::Theta(read) = &data.kind else {
             return Err(malformed("a θ read at a site that is not `theta`"));
         };
+        let (domain, role) = (&read.domain, &read.role);
         let domain = match bounds {
             None => *domain,
             Some((lo, hi)) => {

@@ -268,7 +268,7 @@ pub(crate) fn translate_function(
     let reads = func.insts_in_layout().any(|(_, i)| {
         matches!(
             func.insts[i].kind,
-            InstKind::Theta { .. } | InstKind::Choice { .. }
+            InstKind::Theta(_) | InstKind::Choice { .. }
         )
     });
     let tape = reads.then(|| Tape {
@@ -545,14 +545,14 @@ impl<'t, 'm> Translator<'t, 'm> {
                     self.define(result(i)?, v)?;
                 }
             }
-            InstKind::Theta {
-                domain,
-                within: Some([lo, hi]),
-                ..
-            } => {
+            InstKind::Theta(read) => {
+                let Some([lo, hi]) = read.within else {
+                    let v = self.tape_read(Read::Theta(read.domain), inst, uncharged)?;
+                    return self.define(result(0)?, v);
+                };
                 // A domain known only now: always through the host, which narrows it.
-                let ty = domain.ty();
-                let (lo, hi) = (self.value(*lo)?, self.value(*hi)?);
+                let ty = read.domain.ty();
+                let (lo, hi) = (self.value(lo)?, self.value(hi)?);
                 let lo = self.as_slot_bits(ty, lo);
                 let hi = self.as_slot_bits(ty, hi);
                 let site = self.site(inst, uncharged);
@@ -568,10 +568,6 @@ impl<'t, 'm> Translator<'t, 'm> {
                     Type::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits),
                     _ => bits,
                 };
-                self.define(result(0)?, v)?;
-            }
-            InstKind::Theta { domain, .. } => {
-                let v = self.tape_read(Read::Theta(*domain), inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Choice { n, .. } => {

@@ -243,7 +243,7 @@ fn reads_unused_theta(f: &Function) -> bool {
     }
     f.insts_in_layout().any(|(_, i)| {
         let data = &f.insts[i];
-        matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. })
+        matches!(data.kind, InstKind::Theta(_) | InstKind::Choice { .. })
             && data
                 .results
                 .first()
@@ -289,7 +289,7 @@ fn fold_statement(
                 } else {
                     else_dest.clone()
                 };
-                f.insts[i].kind = InstKind::Jump { dest };
+                f.insts[i].kind = InstKind::Jump { dest: *dest };
                 stats.branches_folded += 1;
             }
             false
@@ -991,9 +991,10 @@ type Key = (String, u32, u32);
 fn key_of(f: &Function, i: Inst) -> Option<Key> {
     let data = &f.insts[i];
     match &data.kind {
-        InstKind::Theta { role, .. }
-        | InstKind::Choice { role, .. }
-        | InstKind::Record { role, .. } => Some((role.clone(), data.span.start, data.span.end)),
+        InstKind::Theta(read) => Some((read.role.clone(), data.span.start, data.span.end)),
+        InstKind::Choice { role, .. } | InstKind::Record { role, .. } => {
+            Some((role.clone(), data.span.start, data.span.end))
+        }
         _ => None,
     }
 }
@@ -1029,7 +1030,7 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
         }
         let dead: Option<(Block, Inst, Key)> = f.insts_in_layout().find_map(|(b, i)| {
             let data = &f.insts[i];
-            let read = matches!(data.kind, InstKind::Theta { .. } | InstKind::Choice { .. });
+            let read = matches!(data.kind, InstKind::Theta(_) | InstKind::Choice { .. });
             if !read || used.contains(&data.results[0]) {
                 return None;
             }
@@ -1321,8 +1322,8 @@ block4:
             entry,
             InstKind::Brif {
                 cond,
-                then_dest: BlockCall::new(b1, vec![]),
-                else_dest: BlockCall::new(b2, vec![]),
+                then_dest: Box::new(BlockCall::new(b1, vec![])),
+                else_dest: Box::new(BlockCall::new(b2, vec![])),
             },
             sp,
         );

@@ -511,8 +511,8 @@ impl Reorienter<'_> {
                         h_entry,
                         InstKind::Brif {
                             cond: fc,
-                            then_dest: BlockCall::new(tb, Vec::new()),
-                            else_dest: BlockCall::new(eb, Vec::new()),
+                            then_dest: Box::new(BlockCall::new(tb, Vec::new())),
+                            else_dest: Box::new(BlockCall::new(eb, Vec::new())),
                         },
                         term_span,
                     );
@@ -1014,8 +1014,8 @@ fn emit_dispatch(
                 from,
                 InstKind::Brif {
                     cond: conds[i],
-                    then_dest: BlockCall::new(target, payload.to_vec()),
-                    else_dest: BlockCall::new(next, Vec::new()),
+                    then_dest: Box::new(BlockCall::new(target, payload.to_vec())),
+                    else_dest: Box::new(BlockCall::new(next, Vec::new())),
                 },
                 span,
             );
@@ -1039,8 +1039,8 @@ fn emit_dispatch(
         at,
         InstKind::Brif {
             cond: many,
-            then_dest: BlockCall::new(chosen, Vec::new()),
-            else_dest: BlockCall::new(decided, Vec::new()),
+            then_dest: Box::new(BlockCall::new(chosen, Vec::new())),
+            else_dest: Box::new(BlockCall::new(decided, Vec::new())),
         },
         span,
     );
@@ -1057,8 +1057,8 @@ fn emit_dispatch(
             from,
             InstKind::Brif {
                 cond: is,
-                then_dest: BlockCall::new(check, Vec::new()),
-                else_dest: BlockCall::new(next, Vec::new()),
+                then_dest: Box::new(BlockCall::new(check, Vec::new())),
+                else_dest: Box::new(BlockCall::new(next, Vec::new())),
             },
             span,
         );
@@ -1145,8 +1145,8 @@ fn emit_record_choice(
         at,
         InstKind::Brif {
             cond: many,
-            then_dest: BlockCall::new(record, Vec::new()),
-            else_dest: BlockCall::new(after, Vec::new()),
+            then_dest: Box::new(BlockCall::new(record, Vec::new())),
+            else_dest: Box::new(BlockCall::new(after, Vec::new())),
         },
         span,
     );
@@ -1228,8 +1228,8 @@ impl GuardWalk<'_> {
                             cur,
                             InstKind::Brif {
                                 cond: c,
-                                then_dest: BlockCall::new(next, Vec::new()),
-                                else_dest: BlockCall::new(self.no, Vec::new()),
+                                then_dest: Box::new(BlockCall::new(next, Vec::new())),
+                                else_dest: Box::new(BlockCall::new(self.no, Vec::new())),
                             },
                             data.span,
                         );
@@ -1237,7 +1237,7 @@ impl GuardWalk<'_> {
                     }
                     // θ and calls give values the guard does not know (a call may also fail,
                     // which a guard may overlook: it only tells when a path cannot pass).
-                    InstKind::Theta { .. } | InstKind::Choice { .. } | InstKind::Call { .. } => {}
+                    InstKind::Theta(_) | InstKind::Choice { .. } | InstKind::Call { .. } => {}
                     InstKind::Jump { dest } => {
                         let args: Vec<Option<Value>> = dest.args.iter().map(mapped).collect();
                         if Some(dest.block) == stop {
@@ -1327,8 +1327,8 @@ impl GuardWalk<'_> {
             cur,
             InstKind::Brif {
                 cond: c,
-                then_dest: BlockCall::new(t, Vec::new()),
-                else_dest: BlockCall::new(e, Vec::new()),
+                then_dest: Box::new(BlockCall::new(t, Vec::new())),
+                else_dest: Box::new(BlockCall::new(e, Vec::new())),
             },
             Span::default(),
         );

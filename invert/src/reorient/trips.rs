@@ -745,8 +745,8 @@ fn exit_test(c: &Function, head: Block, blocks: &BTreeSet<Block>) -> Option<Exit
     };
     Some(ExitTest {
         exit_slot,
-        round,
-        exit,
+        round: *round,
+        exit: *exit,
         test,
         cond: *cond,
         rel,
@@ -1691,8 +1691,8 @@ pub(super) fn build_scan(
             b,
             InstKind::Brif {
                 cond,
-                then_dest: BlockCall::new(yes, Vec::new()),
-                else_dest: BlockCall::new(no, Vec::new()),
+                then_dest: Box::new(BlockCall::new(yes, Vec::new())),
+                else_dest: Box::new(BlockCall::new(no, Vec::new())),
             },
             span,
         );
@@ -1744,8 +1744,8 @@ pub(super) fn build_scan(
         go,
         InstKind::Brif {
             cond: matched,
-            then_dest: BlockCall::new(bounds, Vec::new()),
-            else_dest: BlockCall::new(join, vec![not_cand, clo, chi]),
+            then_dest: Box::new(BlockCall::new(bounds, Vec::new())),
+            else_dest: Box::new(BlockCall::new(join, vec![not_cand, clo, chi])),
         },
         span,
     );

@@ -840,8 +840,8 @@ impl Fb {
             self.block,
             InstKind::Brif {
                 cond: c,
-                then_dest: BlockCall::new(t.0, t.1.to_vec()),
-                else_dest: BlockCall::new(e.0, e.1.to_vec()),
+                then_dest: Box::new(BlockCall::new(t.0, t.1.to_vec())),
+                else_dest: Box::new(BlockCall::new(e.0, e.1.to_vec())),
             },
             self.span,
         );
