@@ -379,7 +379,9 @@ impl<'f> Emitter<'f> {
     /// ([`pinv_core::ir::outline`]): the code being built holds one `call` however long the
     /// piece, and equal pieces can share one helper. The caller of the emitter adds the helpers
     /// to the module and sets the calls' callees ([`Emitter::take_outlined`]). A piece that reads
-    /// θ, records, checks or ends the function stays where it is. Returns `body`'s results.
+    /// θ, records, checks or ends the function stays where it is. Returns `body`'s results: the
+    /// call's, where the piece was outlined (the values `body` made are gone from the function
+    /// then; use only what this returns).
     pub fn outlined(
         &mut self,
         body: impl FnOnce(&mut Emitter<'_>) -> Result<Vec<Value>, RuleError>,
@@ -409,7 +411,10 @@ impl<'f> Emitter<'f> {
         match finished {
             Finished::Outlined(piece) => {
                 self.block = caller;
+                // The body's values are the helper's now; the call defines new ones.
+                let results = Ok(piece.results.clone());
                 self.outlined.push(piece);
+                return results;
             }
             Finished::Spliced { block, insts } => {
                 self.block = block;

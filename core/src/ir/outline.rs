@@ -8,19 +8,20 @@
 //! value arena is shared, so the caller's values keep their numbers and the piece can read them.
 //! [`finish`] turns the piece into a helper function and leaves one `call` in the caller; equal
 //! pieces can share one helper (the caller compares them by their text, [`Outlined::key`]).
-//! Nothing of the piece stays in the caller's arenas but its values' types (a few bytes each).
+//! Nothing of the piece stays in the caller's arenas.
 //!
 //! Invariants:
 //!
 //! - The caller's values that the piece reads become the helper's parameters, in the order the
-//!   piece first reads them; the piece's results keep their value ids in the caller (the `call`
-//!   defines them), so code emitted after the piece is unchanged.
+//!   piece first reads them. The piece's values leave the caller's value arena; its results are
+//!   new values of the caller, which the `call` defines ([`Outlined::results`]): code emitted
+//!   after the piece uses those.
 //! - A piece that touches the θ tape, checks or leaves the function (`theta`, `choice`,
 //!   `check`, `record`, `segment`, `return`, `fail`) is not outlined: [`finish`] splices it
 //!   into the caller instead, as if it had been emitted there.
 
 use super::entities::{Block, FuncId, Inst, Value};
-use super::function::{BlockData, FuncKind, Function, Signature, ValueDef};
+use super::function::{BlockData, FuncKind, Function, Signature, ValueData, ValueDef};
 use super::instr::{InstData, InstKind, ValueList};
 use super::types::Type;
 use cranelift_entity::PrimaryMap;
@@ -64,23 +65,34 @@ impl Piece {
 pub struct Outlined {
     pub call: Inst,
     pub helper: Function,
+    /// The piece's results in the caller: the call's results.
+    pub results: Vec<Value>,
 }
 
 impl Outlined {
     /// The helper's text without its name: equal for pieces that compute the same thing the
     /// same way, so that one helper serves them all.
-    pub fn key(&self) -> String {
-        let mut f = self.helper.clone();
-        f.name = String::new();
+    /// (Takes `&mut self` to write the helper without its name, which it puts back.)
+    pub fn key(&mut self) -> String {
+        let name = std::mem::take(&mut self.helper.name);
         let module = super::module::Module::new();
-        super::write::write_function_in(&module, &f, &super::write::WriteOptions::default())
+        let options = super::write::WriteOptions::default();
+        let key = super::write::write_function_in(&module, &self.helper, &options);
+        self.helper.name = name;
+        key
     }
 
     /// Points the call at the helper, once the helper is in the module as `id`.
     pub fn set_callee(&self, func: &mut Function, id: FuncId) {
-        if let InstKind::Call { callee, .. } = &mut func.insts[self.call].kind {
-            *callee = id;
-        }
+        set_callee(func, self.call, id);
+    }
+}
+
+/// Points `call`, an outlined piece's call in `func`, at its helper, once the helper is in the
+/// module as `id`.
+pub fn set_callee(func: &mut Function, call: Inst, id: FuncId) {
+    if let InstKind::Call { callee, .. } = &mut func.insts[call].kind {
+        *callee = id;
     }
 }
 
@@ -124,7 +136,7 @@ pub fn finish(
     name: &str,
     kind: FuncKind,
 ) -> Finished {
-    let (block, piece_entry) = (piece.block, piece.entry);
+    let (block, piece_entry, values_before) = (piece.block, piece.entry, piece.values);
     let arenas = piece.restore(func);
     let (insts, blocks, layout) = &arenas;
     let movable = insts.values().all(|d| {
@@ -209,20 +221,28 @@ pub fn finish(
     let returned: Vec<Value> = results.iter().map(|r| values[r]).collect();
     helper.ins_return(block_map[&end], returned, func.span);
 
+    // The piece's values leave the caller's arena (they are the newest: a piece of a few
+    // hundred values at every step of a long loop body would otherwise stay there); the call
+    // defines new values for its results.
+    let types = helper.sig.returns.clone();
+    let mut arena: Vec<ValueData> = std::mem::take(&mut func.values).into();
+    arena.truncate(values_before);
+    func.values = arena.into();
     let call = func.create_inst(
         InstKind::Call {
             callee: cranelift_entity::packed_option::ReservedValue::reserved_value(),
             args: inputs.into(),
         },
-        &[],
+        &types,
         func.span,
     );
-    for (k, &r) in results.iter().enumerate() {
-        func.values[r].def = ValueDef::Result(call, k as u32);
-    }
-    func.insts[call].results = ValueList::from(results);
     func.blocks[block].insts.push(call);
-    Finished::Outlined(Outlined { call, helper })
+    let results = func.insts[call].results.to_vec();
+    Finished::Outlined(Outlined {
+        call,
+        helper,
+        results,
+    })
 }
 
 /// Ends `piece` as [`finish`] does where it cannot outline: spliced into the caller, emission
@@ -353,6 +373,7 @@ mod tests {
         assert_eq!(f.layout, vec![entry], "the caller keeps its one block");
         assert_eq!(piece.helper.sig.params, vec![Type::F64, Type::F64]);
         let one = f.ins_const(entry, Const::F64(1.0), Default::default());
+        let out = piece.results[0];
         let r = f.ins_prim(entry, Opcode::Fadd, vec![out, one], Default::default());
         f.ins_return(entry, vec![r], Default::default());
         let mut module = Module::new();
@@ -417,7 +438,7 @@ mod tests {
             let y = f.ins_prim(start, Opcode::Fmul, vec![x, c], Default::default());
             let z = f.ins_prim(start, Opcode::Fadd, vec![y, x], Default::default());
             match finish(&mut f, piece, start, &[z], &format!("h.{k}"), FuncKind::Fn) {
-                Finished::Outlined(o) => o.key(),
+                Finished::Outlined(mut o) => o.key(),
                 Finished::Spliced { .. } => panic!("not outlined"),
             }
         };

@@ -18,14 +18,14 @@
 
 use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
-use pinv_core::ir::outline::Outlined;
+use pinv_core::ir::outline::{self, Outlined};
 use pinv_core::ir::{
     Block, Domain, FuncId, FuncKind, Function, Inst, InstKind, Module, OpClass, Opcode, SegmentOp,
     Type, Value, ValueDef,
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Whether the inverse goes on from `v` through a step that reads its magnitude, not just its
 /// value within the tolerance: `v` is the result of `pow`, `exp`, a division, a conversion from
@@ -101,9 +101,36 @@ pub(super) struct Region<'p> {
     /// The rules write step checks here ([`Emitter::without_step_checks`]): the inverse has
     /// dispatch guards that copy them, or the options keep them.
     pub step_checks_wanted: bool,
-    /// Pieces the rules moved into helpers ([`Emitter::outlined`]), in the inverse (`false`)
-    /// or the PGF (`true`): [`Reorienter::install_outlined`] adds the helpers to the module.
-    pub outlined: Vec<(bool, Outlined)>,
+    /// Pieces the rules moved into helpers ([`Emitter::outlined`]):
+    /// [`Reorienter::install_outlined`] adds the helpers to the module.
+    pub outlined: Outlines,
+}
+
+/// The pieces a region's rules outlined, with one helper per distinct piece: the run search of
+/// every `fmul` step of a loop body is the same function, and keeping one copy per step (three
+/// hundred instructions each) made the memory of a long body grow with its steps.
+#[derive(Default)]
+pub struct Outlines {
+    /// Each piece's call: in the PGF (`true`) or the inverse, and the index of its helper.
+    calls: Vec<(bool, Inst, usize)>,
+    /// The distinct helpers, with their keys ([`Outlined::key`]).
+    helpers: Vec<(String, Function)>,
+    by_key: HashMap<String, usize>,
+}
+
+impl Outlines {
+    fn add(&mut self, in_pgf: bool, mut piece: Outlined) {
+        let key = piece.key();
+        let index = match self.by_key.get(&key) {
+            Some(&index) => index,
+            None => {
+                self.helpers.push((key.clone(), piece.helper));
+                self.by_key.insert(key, self.helpers.len() - 1);
+                self.helpers.len() - 1
+            }
+        };
+        self.calls.push((in_pgf, piece.call, index));
+    }
 }
 
 impl<'p> Region<'p> {
@@ -136,7 +163,7 @@ impl<'p> Region<'p> {
             wide_runs: false,
             copy_block: None,
             step_checks_wanted: true,
-            outlined: Vec::new(),
+            outlined: Outlines::default(),
         }
     }
 }
@@ -146,12 +173,12 @@ impl Reorienter<'_> {
     /// piece (equal pieces, by their text, share a helper: the run search of every `fmul` step
     /// of a loop is one function), and points their calls at them.
     pub(super) fn install_outlined(&mut self, region: &mut Region<'_>) -> Result<(), Error> {
-        for (in_pgf, piece) in std::mem::take(&mut region.outlined) {
-            let key = piece.key();
+        let Outlines { calls, helpers, .. } = std::mem::take(&mut region.outlined);
+        let mut ids = Vec::with_capacity(helpers.len());
+        for (key, mut helper) in helpers {
             let id = match self.outlined.get(&key) {
                 Some(&id) => id,
                 None => {
-                    let mut helper = piece.helper.clone();
                     helper.name = crate::solve::helpers::fresh(&self.out, "piece");
                     let name = helper.name.clone();
                     let id = self
@@ -162,12 +189,15 @@ impl Reorienter<'_> {
                     id
                 }
             };
+            ids.push(id);
+        }
+        for (in_pgf, call, index) in calls {
             let func = if in_pgf {
                 &mut *region.pgf
             } else {
                 &mut *region.inv
             };
-            piece.set_callee(func, id);
+            outline::set_callee(func, call, ids[index]);
         }
         Ok(())
     }
@@ -929,10 +959,12 @@ impl Region<'_> {
         }
         let result = body(&mut ie, &mut pe);
         self.step_checks.extend(ie.take_step_checks());
-        let pieces = ie.take_outlined().into_iter().map(|o| (false, o));
-        self.outlined.extend(pieces);
-        let pieces = pe.take_outlined().into_iter().map(|o| (true, o));
-        self.outlined.extend(pieces);
+        for piece in ie.take_outlined() {
+            self.outlined.add(false, piece);
+        }
+        for piece in pe.take_outlined() {
+            self.outlined.add(true, piece);
+        }
         let (inv_block, pgf_block) = (ie.block(), pe.block());
         self.inv_block = inv_block;
         self.pgf_block = pgf_block;
