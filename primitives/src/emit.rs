@@ -413,7 +413,7 @@ impl<'f> Emitter<'f> {
                 self.block = caller;
                 // The body's values are the helper's now; the call defines new ones.
                 let results = Ok(piece.results.clone());
-                self.outlined.push(piece);
+                self.outlined.push(*piece);
                 return results;
             }
             Finished::Spliced { block, insts } => {

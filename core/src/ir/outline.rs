@@ -100,7 +100,7 @@ pub fn set_callee(func: &mut Function, call: Inst, id: FuncId) {
 #[derive(Debug)]
 pub enum Finished {
     /// The piece is a helper, called at the end of the caller's block.
-    Outlined(Outlined),
+    Outlined(Box<Outlined>),
     /// The piece stays in the caller (see the module docs): emission continues in `block`;
     /// `insts` maps the piece's instructions to the caller's.
     Spliced {
@@ -238,11 +238,11 @@ pub fn finish(
     );
     func.blocks[block].insts.push(call);
     let results = func.insts[call].results.to_vec();
-    Finished::Outlined(Outlined {
+    Finished::Outlined(Box::new(Outlined {
         call,
         helper,
         results,
-    })
+    }))
 }
 
 /// Ends `piece` as [`finish`] does where it cannot outline: spliced into the caller, emission
