@@ -146,6 +146,48 @@ pub struct Function {
 }
 
 impl Function {
+    /// Whether `self` and `other` are the same code: what their text form says (signature, kind,
+    /// blocks, instructions, values, layout), name, parameter names and spans aside. Numbering
+    /// counts: this is for functions built the same way, such as outlined helpers, which are
+    /// numbered in the order they are made. See [`Function::code_hash`].
+    pub fn same_code(&self, other: &Function) -> bool {
+        let insts_equal = self.insts.len() == other.insts.len()
+            && self
+                .insts
+                .values()
+                .zip(other.insts.values())
+                .all(|(a, b)| a.kind == b.kind && a.results == b.results);
+        self.sig == other.sig
+            && self.kind == other.kind
+            && self.layout == other.layout
+            && self.blocks == other.blocks
+            && self.values == other.values
+            && insts_equal
+    }
+
+    /// A hash of what [`Function::same_code`] compares (constants by bits, instructions by
+    /// kind, operation, operands and targets): equal code, equal hash.
+    pub fn code_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        (&self.sig, &self.kind, &self.layout).hash(&mut h);
+        for data in self.insts.values() {
+            std::mem::discriminant(&data.kind).hash(&mut h);
+            match &data.kind {
+                InstKind::Const(c) => c.hash(&mut h),
+                InstKind::Prim { op, .. } => op.hash(&mut h),
+                InstKind::Call { callee, .. } => callee.hash(&mut h),
+                _ => {}
+            }
+            data.kind.for_each_arg(|v| v.hash(&mut h));
+            for call in data.kind.successors().iter() {
+                call.block.hash(&mut h);
+            }
+            data.results.as_slice().hash(&mut h);
+        }
+        h.finish()
+    }
+
     /// An empty function with no blocks. Call [`Function::create_entry`] (or create blocks by hand)
     /// before appending instructions.
     pub fn new(name: impl Into<String>, kind: FuncKind, sig: Signature) -> Function {
@@ -496,5 +538,43 @@ impl Function {
     pub fn is_forward_code(&self) -> bool {
         self.insts_in_layout()
             .all(|(_, i)| !self.insts[i].kind.is_inverse_only())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `x · k + x`, named `name`, with every span `span`.
+    fn helper(name: &str, k: f64, op: Opcode, span: Span) -> Function {
+        let sig = Signature {
+            params: vec![Type::F64],
+            returns: vec![Type::F64],
+        };
+        let mut f = Function::new(name, FuncKind::Fn, sig);
+        let entry = f.create_entry();
+        let x = f.blocks[entry].params[0];
+        let c = f.ins_const(entry, Const::F64(k), span);
+        let y = f.ins_prim(entry, op, vec![x, c], span);
+        let z = f.ins_prim(entry, Opcode::Fadd, vec![y, x], span);
+        f.ins_return(entry, vec![z], span);
+        f
+    }
+
+    #[test]
+    fn same_code_ignores_names_and_spans_only() {
+        let a = helper("a", 2.0, Opcode::Fmul, Span::new(1, 2));
+        let b = helper("b", 2.0, Opcode::Fmul, Span::new(5, 9));
+        assert!(a.same_code(&b) && a.code_hash() == b.code_hash());
+        for other in [
+            helper("a", -2.0, Opcode::Fmul, Span::new(1, 2)),
+            helper("a", 2.0, Opcode::Fsub, Span::new(1, 2)),
+        ] {
+            assert!(!a.same_code(&other));
+            assert_ne!(a.code_hash(), other.code_hash());
+        }
+        // Constants by bits: 0.0 and -0.0 are different code.
+        let zero = helper("a", 0.0, Opcode::Fmul, Span::new(1, 2));
+        assert!(!zero.same_code(&helper("a", -0.0, Opcode::Fmul, Span::new(1, 2))));
     }
 }

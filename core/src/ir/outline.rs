@@ -7,7 +7,7 @@
 //! instruction and block arenas are set aside and the piece is built in fresh ones, while its
 //! value arena is shared, so the caller's values keep their numbers and the piece can read them.
 //! [`finish`] turns the piece into a helper function and leaves one `call` in the caller; equal
-//! pieces can share one helper (the caller compares them by their text, [`Outlined::key`]).
+//! pieces can share one helper (the caller compares them with [`Function::same_code`]).
 //! Nothing of the piece stays in the caller's arenas.
 //!
 //! Invariants:
@@ -25,7 +25,7 @@ use super::function::{BlockData, FuncKind, Function, Signature, ValueData, Value
 use super::instr::{InstData, InstKind, ValueList};
 use super::types::Type;
 use cranelift_entity::PrimaryMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A piece being emitted: the caller's arenas, set aside by [`begin`].
 #[derive(Debug)]
@@ -70,18 +70,6 @@ pub struct Outlined {
 }
 
 impl Outlined {
-    /// The helper's text without its name: equal for pieces that compute the same thing the
-    /// same way, so that one helper serves them all.
-    /// (Takes `&mut self` to write the helper without its name, which it puts back.)
-    pub fn key(&mut self) -> String {
-        let name = std::mem::take(&mut self.helper.name);
-        let module = super::module::Module::new();
-        let options = super::write::WriteOptions::default();
-        let key = super::write::write_function_in(&module, &self.helper, &options);
-        self.helper.name = name;
-        key
-    }
-
     /// Points the call at the helper, once the helper is in the module as `id`.
     pub fn set_callee(&self, func: &mut Function, id: FuncId) {
         set_callee(func, self.call, id);
@@ -144,7 +132,7 @@ pub fn finish(
             && !matches!(d.kind, InstKind::Return { .. } | InstKind::Fail { .. })
     });
     // The piece's values: its blocks' parameters and its instructions' results.
-    let mut defined: HashSet<Value> = HashSet::new();
+    let mut defined: HashSet<Value> = HashSet::default();
     for &b in layout {
         defined.extend(blocks[b].params.iter().copied());
         for &i in &blocks[b].insts {
@@ -184,7 +172,7 @@ pub fn finish(
         .copied()
         .zip(helper.blocks[entry].params.clone())
         .collect();
-    let mut block_map: HashMap<Block, Block> = HashMap::new();
+    let mut block_map: HashMap<Block, Block> = HashMap::default();
     block_map.insert(piece_entry, entry);
     for &b in layout {
         if b == piece_entry {
@@ -280,7 +268,7 @@ fn splice(
     entry: Block,
     end: Block,
 ) -> Finished {
-    let mut block_map: HashMap<Block, Block> = HashMap::new();
+    let mut block_map: HashMap<Block, Block> = HashMap::default();
     block_map.insert(entry, block);
     for &b in &layout {
         if b != entry {
@@ -288,7 +276,7 @@ fn splice(
             block_map.insert(b, nb);
         }
     }
-    let mut inst_map: HashMap<Inst, Inst> = HashMap::new();
+    let mut inst_map: HashMap<Inst, Inst> = HashMap::default();
     for &b in &layout {
         let nb = block_map[&b];
         for (k, &p) in blocks[b].params.iter().enumerate() {
@@ -438,11 +426,18 @@ mod tests {
             let y = f.ins_prim(start, Opcode::Fmul, vec![x, c], Default::default());
             let z = f.ins_prim(start, Opcode::Fadd, vec![y, x], Default::default());
             match finish(&mut f, piece, start, &[z], &format!("h.{k}"), FuncKind::Fn) {
-                Finished::Outlined(mut o) => o.key(),
+                Finished::Outlined(o) => o.helper,
                 Finished::Spliced { .. } => panic!("not outlined"),
             }
         };
         // The constant is the caller's: a parameter of the helper, so the helpers are equal.
-        assert_eq!(key(2.0), key(3.0));
+        let (two, three) = (key(2.0), key(3.0));
+        assert!(two.same_code(&three) && two.code_hash() == three.code_hash());
+        let text = |f: &Function| {
+            let mut f = f.clone();
+            f.name = String::new();
+            crate::ir::write::write_function_in(&Module::new(), &f, &Default::default())
+        };
+        assert_eq!(text(&two), text(&three));
     }
 }

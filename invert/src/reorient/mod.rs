@@ -494,8 +494,9 @@ pub(crate) struct Reorienter<'a> {
     /// Generated inverse → its unchecked body, for the functions other inverses call
     /// ([`Reorienter::reserve_inversion`]).
     bodies: HashMap<FuncId, FuncId>,
-    /// The helpers of outlined pieces, by the piece's text ([`Reorienter::install_outlined`]).
-    outlined: HashMap<String, FuncId>,
+    /// The helpers of outlined pieces, by [`Function::code_hash`] (equal ones by
+    /// [`Function::same_code`]; [`Reorienter::install_outlined`]).
+    outlined: HashMap<u64, Vec<FuncId>>,
     /// When the build gives up ([`ReorientOptions::time_limit`]): polled per function, block
     /// and instruction inverted.
     deadline: Deadline,

@@ -113,22 +113,24 @@ pub(super) struct Region<'p> {
 pub struct Outlines {
     /// Each piece's call: in the PGF (`true`) or the inverse, and the index of its helper.
     calls: Vec<(bool, Inst, usize)>,
-    /// The distinct helpers, with their keys ([`Outlined::key`]).
-    helpers: Vec<(String, Function)>,
-    by_key: HashMap<String, usize>,
+    /// The distinct helpers ([`Function::same_code`]), with their [`Function::code_hash`].
+    helpers: Vec<(u64, Function)>,
+    by_hash: HashMap<u64, Vec<usize>>,
 }
 
 impl Outlines {
-    fn add(&mut self, in_pgf: bool, mut piece: Outlined) {
-        let key = piece.key();
-        let index = match self.by_key.get(&key) {
-            Some(&index) => index,
-            None => {
-                self.helpers.push((key.clone(), piece.helper));
-                self.by_key.insert(key, self.helpers.len() - 1);
-                self.helpers.len() - 1
-            }
-        };
+    fn add(&mut self, in_pgf: bool, piece: Outlined) {
+        let hash = piece.helper.code_hash();
+        let same = self.by_hash.entry(hash).or_default();
+        let found = same
+            .iter()
+            .copied()
+            .find(|&i| self.helpers[i].1.same_code(&piece.helper));
+        let index = found.unwrap_or_else(|| {
+            self.helpers.push((hash, piece.helper));
+            same.push(self.helpers.len() - 1);
+            self.helpers.len() - 1
+        });
         self.calls.push((in_pgf, piece.call, index));
     }
 }
@@ -175,9 +177,15 @@ impl Reorienter<'_> {
     pub(super) fn install_outlined(&mut self, region: &mut Region<'_>) -> Result<(), Error> {
         let Outlines { calls, helpers, .. } = std::mem::take(&mut region.outlined);
         let mut ids = Vec::with_capacity(helpers.len());
-        for (key, mut helper) in helpers {
-            let id = match self.outlined.get(&key) {
-                Some(&id) => id,
+        for (hash, mut helper) in helpers {
+            let out = &self.out;
+            let same = self.outlined.entry(hash).or_default();
+            let installed = same
+                .iter()
+                .copied()
+                .find(|&id| out.functions[id].same_code(&helper));
+            let id = match installed {
+                Some(id) => id,
                 None => {
                     helper.name = crate::solve::helpers::fresh(&self.out, "piece");
                     let name = helper.name.clone();
@@ -185,7 +193,7 @@ impl Reorienter<'_> {
                         .out
                         .add(helper)
                         .map_err(|_| Error::Internal(format!("`{name}` is generated twice")))?;
-                    self.outlined.insert(key, id);
+                    same.push(id);
                     id
                 }
             };
