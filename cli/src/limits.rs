@@ -1,6 +1,6 @@
-//! `--step-limit N` and `--time-limit SECONDS`: the limits of every command that builds an
-//! inverse and runs it (`invert`, `sample`, `plot`, `pgf`; `check` has its own, with a default
-//! time limit per function).
+//! `--step-limit N`, `--time-limit SECONDS` and `--max-instructions N`: the limits of every
+//! command that builds an inverse and runs it (`invert`, `sample`, `plot`, `pgf`; `check` has
+//! its own, with a default time limit per function, and the same `--max-instructions`).
 
 use clap::Args;
 use std::time::{Duration, Instant};
@@ -15,6 +15,18 @@ pub struct LimitsArg {
     /// building past it is an error, and drawing stops there with what it found.
     #[arg(long, value_name = "SECONDS", value_parser = crate::values::parse_seconds)]
     pub time_limit: Option<f64>,
+    #[command(flatten)]
+    pub size: SizeLimitArg,
+}
+
+/// `--max-instructions N`: the largest program an inverse is built for.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SizeLimitArg {
+    /// The most IR instructions the function inverted and the functions it calls may have
+    /// together: a larger one is refused at once (building an inverse takes about 15-40 KB of
+    /// memory per instruction).
+    #[arg(long, value_name = "N", default_value_t = pinv::reorient::DEFAULT_MAX_INSTRUCTIONS)]
+    pub max_instructions: usize,
 }
 
 impl LimitsArg {

@@ -142,14 +142,19 @@ fn a_function_too_large_to_invert_is_refused_before_any_work() {
     let file = temp_program("long.pinv", &program);
     let o = pinv(&["run", &file, "s", "1"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // 40,000 instructions: under the default limit, over a lower one.
+    let limit = ["--max-instructions", "30000"];
     for args in [
         vec!["invert", &file, "s", "--y", "1", "--samples", "1"],
         vec!["pgf", &file, "s", "1"],
     ] {
-        let o = pinv(&args);
+        let o = pinv(&[&args[..], &limit[..]].concat());
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         assert!(text(&o).contains("too large to invert"), "{}", text(&o));
+        assert!(text(&o).contains("--max-instructions"), "{}", text(&o));
     }
+    let o = pinv(&["check", &file, "--cases", "3", limit[0], limit[1]]);
+    assert!(text(&o).contains("too large to invert"), "{}", text(&o));
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub struct CheckConfig {
     pub min_acceptance: f64,
     /// Threads checking cases at once (1 by default; the report does not depend on it).
     pub jobs: usize,
+    /// The largest function inverted ([`crate::reorient::ReorientOptions::max_instructions`]).
+    pub max_instructions: usize,
 }
 
 /// How many times the forward run's steps a round trip may take (see the module docs).
@@ -66,6 +68,7 @@ impl Default for CheckConfig {
             time_limit: None,
             min_acceptance: LOW_ACCEPTANCE,
             jobs: 1,
+            max_instructions: crate::reorient::DEFAULT_MAX_INSTRUCTIONS,
         }
     }
 }
@@ -208,6 +211,7 @@ pub fn check_function_with(
     let started = std::time::Instant::now();
     let options = crate::reorient::ReorientOptions {
         time_limit: config.time_limit,
+        max_instructions: config.max_instructions,
         ..crate::reorient::ReorientOptions::default()
     };
     match program.invert_with(name, &program.stack(), &options) {

@@ -31,7 +31,8 @@ pub enum Error {
     /// ([`crate::reorient::ReorientOptions::max_instructions`]).
     #[error(
         "`{function}` is too large to invert: {size} IR instructions with the functions it calls \
-         (the limit is {limit}); split the work into smaller functions, or invert a smaller part"
+         (the limit is {limit}); split the work into smaller functions, invert a smaller part, \
+         or raise the limit (`--max-instructions`)"
     )]
     TooLarge {
         function: String,

@@ -19,6 +19,18 @@ use std::path::Path;
 /// A label, the program of size N, and the command run on it.
 type Workload = (&'static str, fn(usize) -> String, &'static [&'static str]);
 
+/// `invert`, with the size limit raised past the default (250,000 instructions) so that the
+/// largest programs (10⁵ branches: 900,000) are built too.
+const INVERT: &[&str] = &[
+    "invert",
+    "--y",
+    "1",
+    "--samples",
+    "1",
+    "--max-instructions",
+    "1000000",
+];
+
 fn main() {
     let args = pinv_tests::ExampleArgs::from_env();
     let max: usize = args.parsed("--max", 10_000);
@@ -31,28 +43,24 @@ fn main() {
         .collect();
     let workloads: [Workload; 5] = [
         ("functions, check", functions, &["check", "--cases", "10"]),
-        (
-            "chain, invert",
-            chain,
-            &["invert", "--y", "1", "--samples", "1"],
-        ),
+        ("chain, invert", chain, INVERT),
         // `check` also compiles and runs the PGF, which computes the whole chain forward before
         // it walks back: every forward value stays live across the walk.
         (
             "chain, check",
             chain,
-            &["check", "--cases", "10", "--search", "0"],
+            &[
+                "check",
+                "--cases",
+                "10",
+                "--search",
+                "0",
+                "--max-instructions",
+                "1000000",
+            ],
         ),
-        (
-            "branches, invert",
-            branches,
-            &["invert", "--y", "1", "--samples", "1"],
-        ),
-        (
-            "loop body, invert",
-            loop_body,
-            &["invert", "--y", "1", "--samples", "1"],
-        ),
+        ("branches, invert", branches, INVERT),
+        ("loop body, invert", loop_body, INVERT),
     ];
     println!(
         "{:<18} {:>8} {:>10} {:>12} {:>10} {:>10}",

@@ -40,6 +40,8 @@ pub struct CheckArgs {
     /// instructions; a function whose every run does is reported as `failed: limit`.
     #[arg(long, default_value_t = pinv::DEFAULT_STEP_LIMIT, value_parser = crate::values::parse_step_limit)]
     pub step_limit: u64,
+    #[command(flatten)]
+    pub size: crate::limits::SizeLimitArg,
     /// Seconds one function's check may take, building its inverse included; then it is
     /// reported as `timeout` with the cases done so far, and the check goes on with the next
     /// function.
@@ -99,6 +101,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
         },
         time_limit: Some(std::time::Duration::from_secs_f64(args.time_limit)),
         min_acceptance: args.min_acceptance.unwrap_or(pinv::check::LOW_ACCEPTANCE),
+        max_instructions: args.size.max_instructions,
         jobs: 1,
     };
     let cases = args.cases as u64;

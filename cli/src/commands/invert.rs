@@ -99,6 +99,7 @@ pub fn load_inverse(
     let loaded = output::Loaded { file, program };
     let options = pinv::reorient::ReorientOptions {
         time_limit: limits.time(),
+        max_instructions: limits.size.max_instructions,
         ..pinv::reorient::ReorientOptions::default()
     };
     let program = &loaded.program;

@@ -11,7 +11,8 @@
 //! the block uses it without defining it, or a successor needs it. The entry block has no live-in
 //! values in verified SSA (every use is dominated by its definition).
 
-use super::{Block, Function, Value, ValueDef, ValueList};
+use super::{Block, Function, Inst, Value, ValueDef, ValueList};
+use cranelift_entity::SecondaryMap;
 use std::collections::{BTreeSet, HashMap};
 
 /// Returns `f` in closed block form. The entry block and existing parameters keep their values;
@@ -22,13 +23,18 @@ pub fn close_blocks(f: &Function) -> Function {
     let Some(&entry) = blocks.first() else {
         return f;
     };
+    // The block of each instruction in a reachable block (a map built once: searching the
+    // blocks for each value made this quadratic).
+    let mut inst_block: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
+    for &b in &blocks {
+        for &inst in &f.blocks[b].insts {
+            inst_block[inst].get_or_insert(b);
+        }
+    }
     let defined_in = |f: &Function, v: Value| -> Option<Block> {
         match f.values[v].def {
             ValueDef::Param(b, _) => Some(b),
-            ValueDef::Result(inst, _) => blocks
-                .iter()
-                .copied()
-                .find(|&b| f.blocks[b].insts.contains(&inst)),
+            ValueDef::Result(inst, _) => inst_block[inst],
         }
     };
     let def_block: HashMap<Value, Block> = f

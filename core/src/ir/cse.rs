@@ -55,35 +55,41 @@ pub fn cse(func: &mut Function) -> usize {
 /// numbering (for passes that compact later anyway).
 pub fn cse_keep_ids(func: &mut Function) -> usize {
     let doms = DomTree::compute(func);
-    let order: Vec<Block> = doms.reverse_postorder().collect();
     // Replacements by value number (values are dense).
     let mut alias: Vec<Option<Value>> = vec![None; func.values.len()];
     let resolve =
         |alias: &[Option<Value>], v: Value| alias.get(v.index()).copied().flatten().unwrap_or(v);
-    // The instructions kept for each key, in the order they were kept: a list through
-    // `candidates` (first and last index per key), without a vector per key.
-    // Sized by the instructions that can be merged, among those in the layout: a function an
-    // earlier pass rewrote in place has many more numbered (dead) ones.
+    // A scoped table, as Cranelift's GVN keeps: the blocks are visited in a preorder of the
+    // dominator tree, and the table holds the computations of the blocks that dominate the one
+    // visited (those on the path from the entry), each once; leaving a block's subtree takes
+    // its computations out again. A lookup is one probe, however many blocks compute the same
+    // thing without dominating each other (the same constant in ten thousand sibling branches).
+    // Each entry is an instruction (4 bytes); its computation is read from the instruction,
+    // whose operands are final once it is kept.
     let keyed = func
         .layout
         .iter()
         .flat_map(|&b| &func.blocks[b].insts)
-        .filter(|&&i| {
-            matches!(
-                func.insts[i].kind,
-                InstKind::Const(_) | InstKind::Prim { .. } | InstKind::Call { .. }
-            )
-        })
+        .filter(|&&i| computation_hash(&func.insts[i].kind).is_some())
         .count();
-    // Each entry is the first and last candidate of one computation; the computation itself is
-    // read from the first candidate's instruction (whose operands are final once it is kept),
-    // so an entry is 8 bytes whatever the instruction holds (as Cranelift's GVN map does).
-    let mut seen: HashTable<(u32, u32)> = HashTable::with_capacity(keyed);
-    // (block, instruction, the next candidate of the same computation or NONE).
-    const NONE: u32 = u32::MAX;
-    let mut candidates: Vec<(Block, Inst, u32)> = Vec::with_capacity(keyed);
+    let mut table: HashTable<Inst> = HashTable::with_capacity(keyed);
+    // The blocks entered and not yet left, with where each one's insertions start in `undo`.
+    let mut scopes: Vec<(Block, usize)> = Vec::new();
+    let mut undo: Vec<(u64, Inst)> = Vec::new();
     let mut removed = 0;
-    for block in order {
+    for block in doms.preorder() {
+        while let Some(&(open, mark)) = scopes.last() {
+            if doms.dominates(open, block) {
+                break;
+            }
+            for (hash, inst) in undo.drain(mark..) {
+                if let Ok(entry) = table.find_entry(hash, |&e| e == inst) {
+                    entry.remove();
+                }
+            }
+            scopes.pop();
+        }
+        scopes.push((block, undo.len()));
         let insts = std::mem::take(&mut func.blocks[block].insts);
         let mut kept = Vec::with_capacity(insts.len());
         for inst in insts {
@@ -93,22 +99,13 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                 kept.push(inst);
                 continue;
             };
-            let kind_of = |&(first, _): &(u32, u32)| &func.insts[candidates[first as usize].1].kind;
-            let entry = seen.find(hash, |e| same_computation(kind_of(e), kind));
-            let mut earlier = None;
-            let mut next = entry.map_or(NONE, |&(first, _)| first);
-            while next != NONE {
-                let (b, i, after) = candidates[next as usize];
-                if doms.dominates(b, block) {
-                    earlier = Some(i);
-                    break;
-                }
-                next = after;
-            }
+            let earlier = table
+                .find(hash, |&e| same_computation(&func.insts[e].kind, kind))
+                .copied();
             match earlier {
                 Some(earlier) => {
-                    let (insts, old) = (&func.insts, inst);
-                    for (&o, &n) in insts[old].results.iter().zip(&insts[earlier].results) {
+                    let insts = &func.insts;
+                    for (&o, &n) in insts[inst].results.iter().zip(&insts[earlier].results) {
                         if let Some(slot) = alias.get_mut(o.index()) {
                             *slot = Some(n);
                         }
@@ -116,24 +113,9 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                     removed += 1;
                 }
                 None => {
-                    let k = candidates.len() as u32;
-                    let found = seen.find_mut(hash, |e| {
-                        same_computation(&func.insts[candidates[e.0 as usize].1].kind, kind)
-                    });
-                    match found {
-                        Some((_, last)) => {
-                            candidates[*last as usize].2 = k;
-                            *last = k;
-                        }
-                        None => {
-                            let hash_of = |&(first, _): &(u32, u32)| {
-                                let first = candidates[first as usize].1;
-                                computation_hash(&func.insts[first].kind).unwrap_or(0)
-                            };
-                            seen.insert_unique(hash, (k, k), hash_of);
-                        }
-                    }
-                    candidates.push((block, inst, NONE));
+                    let hash_of = |&e: &Inst| computation_hash(&func.insts[e].kind).unwrap_or(0);
+                    table.insert_unique(hash, inst, hash_of);
+                    undo.push((hash, inst));
                     kept.push(inst);
                 }
             }

@@ -137,6 +137,19 @@ impl DomTree {
         self.postorder.iter().rev().copied()
     }
 
+    /// The reachable blocks in a preorder of the dominator tree (the entry first; every block
+    /// after its dominators, and the blocks a block dominates right after it).
+    pub fn preorder(&self) -> Vec<Block> {
+        let mut order: Vec<(u32, Block)> = self
+            .postorder
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &b)| self.interval.get(i).map(|&(enter, _)| (enter, b)))
+            .collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, b)| b).collect()
+    }
+
     /// The immediate dominator of a reachable block (`None` for the entry).
     pub fn idom(&self, block: Block) -> Option<Block> {
         let i = self.number.get(block).copied().flatten()?;

@@ -32,7 +32,7 @@ use super::convert::{
 };
 use super::cost::Extracted;
 use super::lang::{Node, Num};
-use super::rules::{rules, Rule};
+use super::rules::{shared_rules, Rule};
 use crate::solve::plan::{
     plan_text, simulate, Body, PKind, PVal, Plan, PlanBuilder, RootSpec, Simulation,
 };
@@ -142,7 +142,7 @@ struct Ctx<'a> {
     plan: Plan,
     names: Vec<String>,
     atoms: HashSet<u32>,
-    rules: Vec<Rule>,
+    rules: std::sync::Arc<Vec<Rule>>,
     start: Instant,
 }
 
@@ -403,7 +403,7 @@ fn isolate_plan(
         atoms: dag.atoms(&plan),
         names: names.to_vec(),
         plan,
-        rules: rules(&config.families),
+        rules: shared_rules(&config.families),
         start,
     };
 
@@ -675,7 +675,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
             }
             Ok(())
         })
-        .run(&ctx.rules);
+        .run(ctx.rules.iter());
 
     report.stop = stop_of(&runner.stop_reason);
     report.iterations = runner.iterations.len();

@@ -97,6 +97,24 @@ pub fn rules(families: &[Family]) -> Vec<Rule> {
     families.iter().flat_map(|f| f.rules()).collect()
 }
 
+/// [`rules`], built once per process for each set of families: building parses every
+/// pattern, and isolation asks for them once per plan (thousands of times in a long
+/// function with branches).
+pub fn shared_rules(families: &[Family]) -> std::sync::Arc<Vec<Rule>> {
+    type Cache = std::sync::Mutex<Vec<(Vec<Family>, std::sync::Arc<Vec<Rule>>)>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, built)) = cache.iter().find(|(f, _)| f == families) {
+        return built.clone();
+    }
+    let built = std::sync::Arc::new(rules(families));
+    cache.push((families.to_vec(), built.clone()));
+    built
+}
+
 fn v(name: &str) -> Var {
     name.parse().expect("a pattern variable")
 }
