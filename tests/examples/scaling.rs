@@ -4,8 +4,10 @@
 //!
 //! ```text
 //! cargo build --release -p pinv-cli
-//! cargo run --release -p pinv-tests --example scaling -- [--max N] [--bin PATH]
+//! cargo run --release -p pinv-tests --example scaling -- [--max N] [--only WORDS] [--bin PATH]
 //! ```
+//!
+//! `--only chain,branches` runs only the workloads whose label contains one of the words.
 //!
 //! Workloads: `check --cases 10` of a file of N small functions (the memory of checking many
 //! functions), `check --cases 10` of a chain of N statements (building, compiling and running
@@ -66,7 +68,12 @@ fn main() {
         "{:<18} {:>8} {:>10} {:>12} {:>10} {:>10}",
         "workload", "N", "seconds", "peak MB", "time exp", "mem exp"
     );
-    for (label, make, cmd) in workloads {
+    let only = args.value("--only");
+    let wanted = |label: &str| {
+        only.as_deref()
+            .is_none_or(|words| words.split(',').any(|w| label.contains(w)))
+    };
+    for (label, make, cmd) in workloads.into_iter().filter(|w| wanted(w.0)) {
         let mut last: Option<(usize, f64, f64)> = None;
         for &n in &sizes {
             let file = dir.join(format!(
