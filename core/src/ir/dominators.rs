@@ -261,6 +261,19 @@ mod tests {
                 }
                 seen
             };
+            // The preorder: every reachable block once, the entry first, and the blocks each
+            // block dominates right after it (its subtree is one run of the order).
+            let pre = doms.preorder();
+            assert_eq!(pre.len(), seen.iter().filter(|&&s| s).count(), "{succs:?}");
+            assert_eq!(pre.first(), Some(&block(0)));
+            for (i, &a) in pre.iter().enumerate() {
+                let run = pre[i..]
+                    .iter()
+                    .take_while(|&&b| doms.dominates(a, b))
+                    .count();
+                let all = pre.iter().filter(|&&b| doms.dominates(a, b)).count();
+                assert_eq!(run, all, "{succs:?}: the subtree of {a} is not contiguous");
+            }
             for a in (0..n).filter(|&a| seen[a]) {
                 let without = reach_without(a);
                 for b in (0..n).filter(|&b| seen[b]) {
