@@ -70,7 +70,12 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
         .layout
         .iter()
         .flat_map(|&b| &func.blocks[b].insts)
-        .filter(|&&i| computation_hash(&func.insts[i].kind).is_some())
+        .filter(|&&i| {
+            matches!(
+                func.insts[i].kind,
+                InstKind::Const(_) | InstKind::Prim { .. } | InstKind::Call { .. }
+            )
+        })
         .count();
     let mut table: HashTable<Inst> = HashTable::with_capacity(keyed);
     // The blocks entered and not yet left, with where each one's insertions start in `undo`.

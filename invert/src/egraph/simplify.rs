@@ -648,13 +648,6 @@ impl Plain {
                 plain.pure_values.push(r);
                 continue;
             }
-            if let PlainNode::Num(_) = node {
-                let c = add(&mut plain.nodes, &mut memo, node);
-                plain.set_home(c, i);
-                plain.class.set(r, c);
-                plain.pure_values.push(r);
-                continue;
-            }
             // Constant operands that fold: the analysis makes the class that constant.
             if let PlainNode::Op(op, args) = &node {
                 let arity = op.arity();

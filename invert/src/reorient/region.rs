@@ -172,8 +172,8 @@ impl<'p> Region<'p> {
 
 impl Reorienter<'_> {
     /// Adds the helpers of the pieces `region`'s rules outlined to the module, one per distinct
-    /// piece (equal pieces, by their text, share a helper: the run search of every `fmul` step
-    /// of a loop is one function), and points their calls at them.
+    /// piece (equal pieces, by [`Function::same_code`], share a helper: the run search of every
+    /// `fmul` step of a loop is one function), and points their calls at them.
     pub(super) fn install_outlined(&mut self, region: &mut Region<'_>) -> Result<(), Error> {
         let Outlines { calls, helpers, .. } = std::mem::take(&mut region.outlined);
         let mut ids = Vec::with_capacity(helpers.len());
