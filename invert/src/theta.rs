@@ -104,7 +104,10 @@ impl ThetaSchema {
             source,
             out: Vec::new(),
             stack: Vec::new(),
-            memo: Memo::default(),
+            memo: Memo {
+                readers: theta_readers(module, inverse),
+                ..Memo::default()
+            },
         };
         collector.collect(inverse, false, &Positions::zero());
         ThetaSchema {
@@ -228,7 +231,7 @@ impl Collector<'_> {
                     let slot = slot(SlotKind::Choice { n: *n }, role);
                     self.out.push(slot);
                 }
-                InstKind::Call { callee, .. } if reads_theta(module, *callee) => {
+                InstKind::Call { callee, .. } if self.memo.readers.contains(callee) => {
                     self.collect(*callee, cond, &here);
                 }
                 _ => {}
@@ -240,11 +243,51 @@ impl Collector<'_> {
 
 /// Whether the schema follows a call into `callee`: a generated inverse's reads are the
 /// caller's.
-fn reads_theta(module: &Module, callee: FuncId) -> bool {
+fn follows(module: &Module, callee: FuncId) -> bool {
     matches!(
         module.functions[callee].kind,
         FuncKind::GeneratedInverse { .. }
     )
+}
+
+/// The functions the schema follows from `root` (see [`follows`]) that read θ, themselves or
+/// through a function they call: the others (a dispatch guard) add no slot and move no tape
+/// position, so their calls are passed over. Linear in the code reached.
+fn theta_readers(module: &Module, root: FuncId) -> HashSet<FuncId> {
+    let mut reached = vec![root];
+    let mut seen = HashSet::from([root]);
+    let mut callers: std::collections::HashMap<FuncId, Vec<FuncId>> = Default::default();
+    let mut readers = Vec::new();
+    let mut i = 0;
+    while let Some(&id) = reached.get(i) {
+        i += 1;
+        let f = &module.functions[id];
+        let mut reads = false;
+        for (_, inst) in f.insts_in_layout() {
+            match &f.insts[inst].kind {
+                InstKind::Theta(_) | InstKind::Choice { .. } => reads = true,
+                InstKind::Call { callee, .. } if follows(module, *callee) => {
+                    callers.entry(*callee).or_default().push(id);
+                    if seen.insert(*callee) {
+                        reached.push(*callee);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if reads {
+            readers.push(id);
+        }
+    }
+    let mut out: HashSet<FuncId> = readers.iter().copied().collect();
+    while let Some(id) = readers.pop() {
+        for &caller in callers.get(&id).into_iter().flatten() {
+            if out.insert(caller) {
+                readers.push(caller);
+            }
+        }
+    }
+    out
 }
 
 /// The possible counts of θ reads made so far: a small set, or "varies" (a loop, a recursion,
@@ -312,6 +355,8 @@ struct Relative {
 struct Memo {
     done: std::collections::HashMap<FuncId, std::rc::Rc<Relative>>,
     stack: Vec<FuncId>,
+    /// The functions whose calls move the position ([`theta_readers`]).
+    readers: HashSet<FuncId>,
 }
 
 /// [`Relative`] of `id`: along the blocks in reverse postorder, each block starting with the
@@ -366,7 +411,7 @@ fn relative_positions(module: &Module, id: FuncId, memo: &mut Memo) -> std::rc::
                         at.insert(i, cur.clone());
                         cur = cur.then(&Positions::Known([1].into()));
                     }
-                    InstKind::Call { callee, .. } if reads_theta(module, *callee) => {
+                    InstKind::Call { callee, .. } if memo.readers.contains(callee) => {
                         at.insert(i, cur.clone());
                         let inner = relative_positions(module, *callee, memo);
                         cur = cur.then(&inner.total);

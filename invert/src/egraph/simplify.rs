@@ -131,6 +131,7 @@ fn fold_constant_callees(
 ) -> HashSet<FuncId> {
     let generated: HashSet<FuncId> = ids.iter().copied().collect();
     let mut callees: Vec<FuncId> = Vec::new();
+    let mut seen: HashSet<FuncId> = HashSet::new();
     for &id in ids {
         let f = &module.functions[id];
         for (_, i) in f.insts_in_layout() {
@@ -139,7 +140,7 @@ fn fold_constant_callees(
                     module.functions[*callee].kind,
                     FuncKind::GeneratedInverse { .. }
                 );
-                if inverse && generated.contains(callee) && !callees.contains(callee) {
+                if inverse && generated.contains(callee) && seen.insert(*callee) {
                     callees.push(*callee);
                 }
             }

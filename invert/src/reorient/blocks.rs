@@ -30,6 +30,7 @@ use pinv_core::ir::{
     Value,
 };
 use pinv_core::Span;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -557,8 +558,10 @@ impl Reorienter<'_> {
             frame_stashes(&mut h);
         }
 
+        let mut shapes = BranchShapes::default();
         for (&target, &(id, is_start)) in &guards {
-            let mut guard = extract_guard(&inv, target, is_start, self.out.functions[id].clone());
+            let shell = self.out.functions[id].clone();
+            let mut guard = extract_guard(&inv, target, is_start, shell, &mut shapes);
             guard.span = c.span;
             self.add(guard)?;
         }
@@ -1173,6 +1176,7 @@ const GUARD_BUDGET: usize = 2000;
 struct GuardWalk<'a> {
     inv: &'a Function,
     g: &'a mut Function,
+    shapes: &'a mut BranchShapes,
     /// The guard's block that returns false.
     no: Block,
     budget: usize,
@@ -1257,15 +1261,14 @@ impl GuardWalk<'_> {
                     } => {
                         // A loop that only comes back here (the search of a run of floats) is
                         // stepped over: the walk goes on after it, with its results unknown.
-                        let exit = loop_exit(inv, block, then_dest, else_dest)
-                            .map(|exit| (exit.block, None))
-                            .or_else(|| {
-                                // Two sides that meet again: where the condition is unknown,
-                                // both are stepped over; where it is known, each side is
-                                // copied up to the join, once.
-                                let join = join_of(inv, block, then_dest.block, else_dest.block)?;
-                                Some((join, mapped(cond)))
-                            });
+                        let exit = match self.shapes.of(inv, block, then_dest, else_dest) {
+                            BranchShape::LoopExit(exit) => Some((exit, None)),
+                            // Two sides that meet again: where the condition is unknown,
+                            // both are stepped over; where it is known, each side is
+                            // copied up to the join, once.
+                            BranchShape::Join(join) => Some((join, mapped(cond))),
+                            BranchShape::Apart => None,
+                        };
                         let Some((next, known_cond)) = exit else {
                             let Some(c) = mapped(cond) else {
                                 break 'walk true;
@@ -1438,6 +1441,42 @@ impl GuardWalk<'_> {
     }
 }
 
+/// What a guard walk does at a block's closing branch, which depends only on the inverse:
+/// worked out once per inverse, for all its guards (each walks up to [`GUARD_BUDGET`]
+/// instructions, mostly through the same branches as the guards of its neighbours).
+#[derive(Clone, Copy)]
+enum BranchShape {
+    /// A small loop that only comes back (see [`loop_exit`]), left at this block.
+    LoopExit(Block),
+    /// Two sides that meet again here (see [`join_of`]).
+    Join(Block),
+    /// Neither.
+    Apart,
+}
+
+/// The [`BranchShape`]s of an inverse's branches, by the block they close.
+#[derive(Default)]
+struct BranchShapes(FxHashMap<Block, BranchShape>);
+
+impl BranchShapes {
+    fn of(
+        &mut self,
+        inv: &Function,
+        block: Block,
+        then_dest: &BlockCall,
+        else_dest: &BlockCall,
+    ) -> BranchShape {
+        *self.0.entry(block).or_insert_with(|| {
+            if let Some(exit) = loop_exit(inv, block, then_dest, else_dest) {
+                BranchShape::LoopExit(exit.block)
+            } else {
+                join_of(inv, block, then_dest.block, else_dest.block)
+                    .map_or(BranchShape::Apart, BranchShape::Join)
+            }
+        })
+    }
+}
+
 /// Binds inverse block parameters `params` to guard values `args` in `map` (an unknown one is
 /// unbound).
 fn bind(map: &mut BTreeMap<Value, Value>, params: &[Value], args: Vec<Option<Value>>) {
@@ -1562,7 +1601,13 @@ fn loop_exit<'a>(
     }
 }
 
-fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function) -> Function {
+fn extract_guard(
+    inv: &Function,
+    target: Block,
+    is_start: bool,
+    shell: Function,
+    shapes: &mut BranchShapes,
+) -> Function {
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
     let params = g.blocks[entry].params.clone();
@@ -1587,6 +1632,7 @@ fn extract_guard(inv: &Function, target: Block, is_start: bool, shell: Function)
     let mut walk = GuardWalk {
         inv,
         g: &mut g,
+        shapes,
         no,
         budget: GUARD_BUDGET,
     };
