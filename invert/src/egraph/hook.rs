@@ -124,12 +124,15 @@ impl Hook {
 
     /// Restores the original bodies in `out`, simplifies the generated functions and forgets the
     /// isolation layer in `consulted`.
+    /// The functions in `done` were simplified on their own already
+    /// ([`super::simplify::simplify_alone`]).
     pub fn after(
         self,
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
+        done: &HashSet<FuncId>,
     ) -> Vec<IsolationReport> {
-        self.finish(out, consulted, false).0
+        self.finish(out, consulted, done, false).0
     }
 
     /// [`Hook::after`], leaving the PGFs to simplify later when that changes nothing else
@@ -138,14 +141,16 @@ impl Hook {
         self,
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
+        done: &HashSet<FuncId>,
     ) -> (Vec<IsolationReport>, Vec<FuncId>) {
-        self.finish(out, consulted, true)
+        self.finish(out, consulted, done, true)
     }
 
     fn finish(
         self,
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
+        done: &HashSet<FuncId>,
         defer_pgfs: bool,
     ) -> (Vec<IsolationReport>, Vec<FuncId>) {
         if let Some(layer) = &self.layer {
@@ -157,9 +162,10 @@ impl Hook {
         let mut deferred = Vec::new();
         if self.config.simplify {
             if defer_pgfs {
-                deferred = super::simplify::simplify_generated_deferring_pgfs(out, self.deadline);
+                deferred =
+                    super::simplify::simplify_generated_deferring_pgfs(out, self.deadline, done);
             } else {
-                super::simplify::simplify_generated(out, self.deadline);
+                super::simplify::simplify_generated_except(out, self.deadline, done);
             }
         }
         (self.reports, deferred)

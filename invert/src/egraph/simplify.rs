@@ -64,9 +64,20 @@ pub struct SimplifyStats {
 ///
 /// Past `deadline` the functions left are not simplified (the build is given up anyway).
 pub fn simplify_generated(module: &mut Module, deadline: Deadline) -> SimplifyStats {
+    simplify_generated_except(module, deadline, &HashSet::new())
+}
+
+/// [`simplify_generated`], leaving alone the functions in `done`, which were simplified on their
+/// own already ([`simplify_alone`]).
+pub fn simplify_generated_except(
+    module: &mut Module,
+    deadline: Deadline,
+    done: &HashSet<FuncId>,
+) -> SimplifyStats {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
-    let first = fold_constant_callees(module, &ids, &mut stats);
+    let mut first = fold_constant_callees(module, &ids, done, &mut stats);
+    first.extend(done);
     for &id in ids.iter().filter(|id| !first.contains(id)) {
         if deadline.passed() {
             break;
@@ -83,14 +94,19 @@ pub fn simplify_generated(module: &mut Module, deadline: Deadline) -> SimplifySt
 /// reads together with records of the *simplified* PGF). Returns the PGFs left, for
 /// [`finish_pgfs`]; simplifying them then gives what `simplify_generated` gives (each function is
 /// simplified on its own). This way an inverse can be compiled and run before its PGF is needed.
-pub fn simplify_generated_deferring_pgfs(module: &mut Module, deadline: Deadline) -> Vec<FuncId> {
+pub fn simplify_generated_deferring_pgfs(
+    module: &mut Module,
+    deadline: Deadline,
+    done: &HashSet<FuncId>,
+) -> Vec<FuncId> {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
     let is_pgf =
         |m: &Module, id: FuncId| matches!(m.functions[id].kind, FuncKind::GeneratedPgf { .. });
     let (pgfs, others): (Vec<FuncId>, Vec<FuncId>) =
         ids.iter().partition(|&&id| is_pgf(module, id));
-    let first = fold_constant_callees(module, &ids, &mut stats);
+    let mut first = fold_constant_callees(module, &ids, done, &mut stats);
+    first.extend(done);
     for &id in others.iter().filter(|id| !first.contains(id)) {
         if deadline.passed() {
             break;
@@ -127,6 +143,7 @@ pub fn finish_pgfs(module: &mut Module, pgfs: &[FuncId]) {
 fn fold_constant_callees(
     module: &mut Module,
     ids: &[FuncId],
+    done: &HashSet<FuncId>,
     stats: &mut SimplifyStats,
 ) -> HashSet<FuncId> {
     let generated: HashSet<FuncId> = ids.iter().copied().collect();
@@ -149,7 +166,9 @@ fn fold_constant_callees(
     callees.sort();
     let mut constant: HashMap<FuncId, Const> = HashMap::new();
     for &id in &callees {
-        simplify_one(module, id, stats);
+        if !done.contains(&id) {
+            simplify_one(module, id, stats);
+        }
         if let Some(k) = constant_result(&module.functions[id]) {
             constant.insert(id, k);
         }
@@ -214,11 +233,22 @@ fn generated(module: &Module) -> Vec<FuncId> {
 /// rejects as an internal error; [`crate::reorient::finish_deferred_pgfs`] verifies the PGFs it
 /// finishes and keeps the unsimplified one it still has if one is rejected.
 fn simplify_one(module: &mut Module, id: FuncId, stats: &mut SimplifyStats) {
-    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
-    // Building the rules parses their patterns: once per process, not per inversion.
-    let rules = RULES.get_or_init(exact_simplifications);
     stats.insts_before += count(&module.functions[id]);
-    simplify_function(&mut module.functions[id], rules, stats);
+    simplify_function(&mut module.functions[id], rules(), stats);
+}
+
+/// The simplifier's rules: built once per process (building them parses their patterns).
+fn rules() -> &'static [Rule] {
+    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+    RULES.get_or_init(exact_simplifications)
+}
+
+/// Simplifies a generated function that calls no generated function, as
+/// [`simplify_generated`] would: for a dispatch guard, as soon as it is built, so that the
+/// reorientation holds each guard at its simplified size (a branchy inverse has thousands). Pass
+/// it in `done` to [`simplify_generated_except`] then.
+pub fn simplify_alone(f: &mut Function) {
+    simplify_function(f, rules(), &mut SimplifyStats::default());
 }
 
 /// Step 4 for every generated inverse among `ids`.
@@ -1190,7 +1220,8 @@ block4:
                 simplify_generated(&mut eager, Deadline::none());
                 merge(&mut eager, &[]);
                 let mut lazy = raw.module.clone();
-                let pgfs = simplify_generated_deferring_pgfs(&mut lazy, Deadline::none());
+                let pgfs =
+                    simplify_generated_deferring_pgfs(&mut lazy, Deadline::none(), &HashSet::new());
                 merge(&mut lazy, &pgfs);
                 let write = |m: &Module, id: FuncId| {
                     pinv_core::ir::write_function(m, id, &Default::default())
@@ -1383,13 +1414,15 @@ block4:
             pinv_core::ir::write_module(&m, &Default::default())
         };
         let mut m = parse_module(PAIR).expect("parses");
-        assert!(simplify_generated_deferring_pgfs(&mut m, Deadline::none()).is_empty());
+        assert!(
+            simplify_generated_deferring_pgfs(&mut m, Deadline::none(), &HashSet::new()).is_empty()
+        );
         assert_eq!(pinv_core::ir::write_module(&m, &Default::default()), eager);
         // Without the dead read, the PGF waits.
         let used = PAIR.replace("    return v5\n}", "    v9 = fadd v5, v2\n    return v9\n}");
         let mut m = parse_module(&used).expect("parses");
         assert_eq!(
-            simplify_generated_deferring_pgfs(&mut m, Deadline::none()).len(),
+            simplify_generated_deferring_pgfs(&mut m, Deadline::none(), &HashSet::new()).len(),
             1
         );
     }

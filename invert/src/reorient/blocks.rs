@@ -563,6 +563,12 @@ impl Reorienter<'_> {
             let shell = self.out.functions[id].clone();
             let mut guard = extract_guard(&inv, target, is_start, shell, &mut shapes);
             guard.span = c.span;
+            if self.options.isolation.simplify {
+                // Simplified now, as the end would (a guard calls nothing), so that thousands
+                // of guards are not all held at their copied size.
+                crate::egraph::simplify::simplify_alone(&mut guard);
+                self.simplified.insert(id);
+            }
             self.add(guard)?;
         }
         let step_checks = self.step_checks.split_off(mark);

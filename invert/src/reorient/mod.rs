@@ -288,16 +288,21 @@ fn reorient_in(
         int_returns: int_ranges::IntReturns::default(),
         bodies: HashMap::new(),
         outlined: HashMap::new(),
+        simplified: HashSet::new(),
         deadline,
     };
     let (inverse, pgf) = pass.invert(function)?;
     let mut module = pass.out;
     let mut consulted = pass.consulted;
     // ---- e-graph isolation hook: original bodies back, simplification
+    let simplified = pass.simplified;
     let (isolation, deferred) = if defer_pgfs {
-        isolation.after_deferring_pgfs(&mut module, &mut consulted)
+        isolation.after_deferring_pgfs(&mut module, &mut consulted, &simplified)
     } else {
-        (isolation.after(&mut module, &mut consulted), Vec::new())
+        (
+            isolation.after(&mut module, &mut consulted, &simplified),
+            Vec::new(),
+        )
     };
     // ---- end of hook
     let mut isolation = isolation;
@@ -502,6 +507,9 @@ pub(crate) struct Reorienter<'a> {
     /// The helpers of outlined pieces, by [`Function::code_hash`] (equal ones by
     /// [`Function::same_code`]; [`Reorienter::install_outlined`]).
     outlined: HashMap<u64, Vec<FuncId>>,
+    /// Generated functions simplified as they were built (dispatch guards), which the
+    /// simplification at the end leaves alone.
+    simplified: HashSet<FuncId>,
     /// When the build gives up ([`ReorientOptions::time_limit`]): polled per function, block
     /// and instruction inverted.
     deadline: Deadline,
