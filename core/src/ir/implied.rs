@@ -34,7 +34,7 @@ use super::dominators::DomTree;
 use super::{
     Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Type, Value, ValueDef, ValueList,
 };
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::{EntityRef, EntitySet, SecondaryMap};
 use rustc_hash::FxHashMap;
 
 /// How far [`remove_implied_checks`] goes.
@@ -89,12 +89,12 @@ pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> Impl
     let mut keys = Keys::with_capacity(func.values.len());
     let sinkable = Sinkable::of(func, config);
     if !sinkable.bundles.is_empty() {
-        let mut worth = Vec::new();
+        let mut worth = EntitySet::new();
         walk_facts(func, &mut keys, None, &mut |func, keys, facts, b| {
-            worth.extend(pays_to_sink(func, keys, facts, &sinkable, b));
+            for target in pays_to_sink(func, keys, facts, &sinkable, b) {
+                worth.insert(target);
+            }
         });
-        worth.sort();
-        worth.dedup();
         if !worth.is_empty() {
             for _ in 0..config.rounds {
                 let sunk = sink_bundles(func, config, &worth);
@@ -208,7 +208,7 @@ fn pays_to_sink(
 
 /// Step 2, one round: moves the bundles of the blocks in `only` into their predecessors;
 /// returns how many moved.
-fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &[Block]) -> usize {
+fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &EntitySet<Block>) -> usize {
     let reachable = func.reachable_blocks();
     let entry = func.entry();
     let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
@@ -220,7 +220,7 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &[Block]) -> u
     let uses = use_counts(func, &reachable);
     let mut moved = 0;
     for &b in &reachable {
-        if Some(b) == entry || !only.contains(&b) {
+        if Some(b) == entry || !only.contains(b) {
             continue;
         }
         let ps = preds[b].clone();
@@ -439,14 +439,20 @@ fn edge_fact(func: &Function, pred: Block, b: Block) -> Option<(Value, bool)> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Shape {
     Leaf(Value),
-    /// A constant by its type and bits (16 bytes a shape, where a `Const` would make 24).
-    Const(Type, u64),
+    /// A constant by its type and bits, as two halves: a shape is 12 bytes, 4-aligned, and a
+    /// numbered shape 16 (a `u64` would make them 16 and 24, a `Const` 24 and 32). A function of
+    /// a million values numbers about as many shapes.
+    Const(Type, [u32; 2]),
     Prim(Opcode, u32, u32),
 }
 
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Shape>() == 12);
+
 impl Shape {
     fn of_const(c: Const) -> Shape {
-        Shape::Const(c.ty(), c.bits())
+        let bits = c.bits();
+        Shape::Const(c.ty(), [bits as u32, (bits >> 32) as u32])
     }
 }
 
