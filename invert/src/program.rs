@@ -212,11 +212,22 @@ impl Program {
                 forward,
                 inverse,
                 pgf,
+                pgf_built,
                 consulted,
                 isolation,
             },
             deferred,
         ) = reorient_deferring_pgfs(self.module(), id, stack, options)?;
+        // Left out for now: built by inverting again, when first needed (`Inverse::full`).
+        let rebuild = (!pgf_built).then(|| Rebuild {
+            module: Arc::clone(&self.shared),
+            function: id,
+            stack: stack.clone(),
+            options: ReorientOptions {
+                lazy_pgf: false,
+                ..options.clone()
+            },
+        });
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
         let key = inverse_key(stack, options);
         let deps = InverseDeps {
@@ -244,7 +255,8 @@ impl Program {
             engine: self.engine,
             deferred: Arc::new(Deferred {
                 pgfs: deferred,
-                module: OnceLock::new(),
+                rebuild,
+                full: OnceLock::new(),
             }),
             native: Arc::new(Native {
                 cache: Arc::clone(&self.cache),
@@ -314,12 +326,30 @@ impl Native {
     }
 }
 
-/// PGFs whose simplification the reorientation left for when they are first needed
-/// ([`crate::reorient::reorient_deferring_pgfs`]), and the module once they are done.
+/// What the reorientation left for when a PGF is first needed, and the module once it is done:
+/// PGFs to simplify ([`crate::reorient::reorient_deferring_pgfs`]), or PGFs to build, by
+/// inverting again with them ([`ReorientOptions::lazy_pgf`]).
 #[derive(Debug)]
 struct Deferred {
     pgfs: Vec<FuncId>,
-    module: OnceLock<Arc<Module>>,
+    rebuild: Option<Rebuild>,
+    full: OnceLock<Full>,
+}
+
+/// How to invert again with the PGFs: the inversion's inputs.
+#[derive(Debug)]
+struct Rebuild {
+    module: Arc<Module>,
+    function: FuncId,
+    stack: Stack,
+    options: ReorientOptions,
+}
+
+/// The module with every generated function final, and the PGF's id in it.
+#[derive(Debug)]
+struct Full {
+    module: Arc<Module>,
+    pgf: Result<FuncId, crate::reorient::NoPgf>,
 }
 
 /// The parametric inverse of one function: `f⁻¹(y, θ)` and its PGF.
@@ -369,18 +399,72 @@ impl Inverse {
         self.full_module()
     }
 
-    /// The module with every generated function final: the reorientation's module, or a copy
-    /// with the deferred PGFs simplified (made the first time something needs a PGF). The inverse
-    /// is the same in both, so inverse code is compiled and run from the first.
+    /// The module with every generated function final: the reorientation's module, or (made the
+    /// first time something needs a PGF) a copy with the deferred PGFs simplified, or the module
+    /// of a second inversion that builds the PGFs. The inverse is the same in all, so inverse
+    /// code is compiled and run from the first.
     fn full_module(&self) -> &Arc<Module> {
-        if self.deferred.pgfs.is_empty() {
-            return &self.module;
+        match self.full() {
+            Some(full) => &full.module,
+            None => &self.module,
         }
-        self.deferred.module.get_or_init(|| {
-            let mut module = (*self.module).clone();
-            crate::reorient::finish_deferred_pgfs(&self.module, &mut module, &self.deferred.pgfs);
-            Arc::new(module)
-        })
+    }
+
+    /// The PGF's id in [`Inverse::full_module`], or why there is none.
+    fn pgf_in_full(&self) -> std::result::Result<FuncId, &crate::reorient::NoPgf> {
+        match self.full() {
+            Some(full) => full.pgf.as_ref().copied(),
+            None => self.pgf.as_ref().copied(),
+        }
+    }
+
+    /// What [`Inverse::full_module`] needs beyond the reorientation's module, made once.
+    fn full(&self) -> Option<&Full> {
+        let deferred = &*self.deferred;
+        if deferred.pgfs.is_empty() && deferred.rebuild.is_none() {
+            return None;
+        }
+        Some(deferred.full.get_or_init(|| match &deferred.rebuild {
+            Some(rebuild) => self.rebuilt(rebuild),
+            None => {
+                let mut module = (*self.module).clone();
+                crate::reorient::finish_deferred_pgfs(&self.module, &mut module, &deferred.pgfs);
+                Full {
+                    module: Arc::new(module),
+                    pgf: self.pgf.clone(),
+                }
+            }
+        }))
+    }
+
+    /// Inverts again, with the PGFs ([`ReorientOptions::lazy_pgf`]). Should that fail (a time
+    /// limit), the inverse has no PGF, and says why.
+    fn rebuilt(&self, rebuild: &Rebuild) -> Full {
+        let Rebuild {
+            module,
+            function,
+            stack,
+            options,
+        } = rebuild;
+        let failed = |reason: String| Full {
+            module: Arc::clone(&self.module),
+            pgf: Err(crate::reorient::NoPgf { reason }),
+        };
+        let inversion = match crate::reorient::reorient(module, *function, stack, options) {
+            Ok(inversion) => inversion,
+            Err(e) => return failed(format!("building it failed: {e}")),
+        };
+        // The θ tape the PGF writes is the one this inverse reads.
+        let text = |m: &Module, id: FuncId| write_function(m, id, &WriteOptions::default());
+        let same = text(&inversion.module, inversion.inverse) == text(&self.module, self.inverse);
+        debug_assert!(same, "the inverse built again differs");
+        if !same {
+            return failed("the inverse built again with it differs (an internal error)".into());
+        }
+        Full {
+            module: Arc::new(inversion.module),
+            pgf: inversion.pgf,
+        }
     }
 
     /// The generated inverse function's id in [`Inverse::module`].
@@ -390,10 +474,7 @@ impl Inverse {
 
     /// The generated PGF's id, or why there is none.
     pub fn pgf_id(&self) -> std::result::Result<FuncId, &str> {
-        self.pgf
-            .as_ref()
-            .copied()
-            .map_err(|why| why.reason.as_str())
+        self.pgf_in_full().map_err(|why| why.reason.as_str())
     }
 
     /// The layers consulted while inverting (misses included).
@@ -571,8 +652,8 @@ impl Inverse {
     }
 
     fn pgf_or_error(&self) -> Result<FuncId> {
-        match &self.pgf {
-            Ok(id) => Ok(*id),
+        match self.pgf_in_full() {
+            Ok(id) => Ok(id),
             Err(why) => Err(Error::Unsupported {
                 function: self.function.clone(),
                 reason: format!("it has no PGF: {why}"),
@@ -652,5 +733,117 @@ mod send_sync {
     fn programs_and_inverses_cross_threads() {
         assert_send_sync::<super::Program>();
         assert_send_sync::<super::Inverse>();
+    }
+}
+
+#[cfg(test)]
+mod lazy_pgf {
+    use super::{Inverse, Program};
+    use crate::reorient::ReorientOptions;
+    use pinv_core::ir::{Const, FuncKind, Type};
+
+    fn inputs(types: &[Type]) -> Vec<Vec<Const>> {
+        let of = |t: Type, k: usize| match t {
+            Type::F64 => Const::F64([0.75, -2.5, 13.0][k]),
+            Type::I64 => Const::I64([3, -7, 40][k]),
+            Type::Bool => Const::Bool(k == 1),
+        };
+        (0..3)
+            .map(|k| types.iter().map(|&t| of(t, k)).collect())
+            .collect()
+    }
+
+    /// `name` of `program` inverted with [`ReorientOptions::lazy_pgf`] (`None` where the eager
+    /// build fails), after checking that it is the eager inverse: the same θ schema, PGF tapes
+    /// and preimages (the inverse built again is compared with the first, text for text, by a
+    /// debug assertion in `Inverse::rebuilt`). Returns the tapes compared too.
+    fn lazy_as_eager(program: &Program, name: &str, at: &str) -> Option<(Inverse, usize)> {
+        let eager = program.invert(name).ok()?;
+        let options = ReorientOptions {
+            lazy_pgf: true,
+            ..ReorientOptions::default()
+        };
+        let lazy = program
+            .invert_with(name, &program.stack(), &options)
+            .unwrap_or_else(|e| panic!("{at}: {e}"));
+        assert_eq!(
+            lazy.schema().to_string(),
+            eager.schema().to_string(),
+            "{at}"
+        );
+        assert_eq!(lazy.pgf_id().is_ok(), eager.pgf_id().is_ok(), "{at}");
+        let mut tapes = 0;
+        for x in inputs(eager.input_types()) {
+            let tape = eager.pgf(&x);
+            assert_eq!(
+                lazy.pgf(&x).ok(),
+                tape.as_ref().ok().cloned(),
+                "{at}: {x:?}"
+            );
+            let (Ok(y), Ok(tape)) = (eager.forward(&x), tape) else {
+                continue;
+            };
+            assert_eq!(
+                lazy.call_with_tape(&y, &tape).ok(),
+                eager.call_with_tape(&y, &tape).ok(),
+                "{at}: {x:?}"
+            );
+            tapes += 1;
+        }
+        Some((lazy, tapes))
+    }
+
+    /// Inverting with the PGFs left out and building them when first needed gives what
+    /// inverting with them gives, for every function of the corpus.
+    #[test]
+    fn lazy_pgfs_are_the_eager_ones() {
+        let (mut compared, mut tapes) = (0, 0);
+        for (name, program) in crate::test_corpus::programs() {
+            let program = program.with_engine(crate::Engine::Interp);
+            for (_, f) in program.module().iter() {
+                if f.kind != FuncKind::Fn || f.name.contains('.') {
+                    continue;
+                }
+                let at = format!("{name}: {}", f.name);
+                if let Some((_, n)) = lazy_as_eager(&program, &f.name, &at) {
+                    compared += 1;
+                    tapes += n;
+                }
+            }
+        }
+        assert!(
+            compared > 40 && tapes > 100,
+            "{compared} functions, {tapes} tapes"
+        );
+    }
+
+    /// Where the inverse is finished together with its PGF (a θ read that simplification finds
+    /// unused is removed with the PGF's record of it: here the branch of a `%` whose result
+    /// nothing uses), the PGF cannot be left out and is built at once, with the same outcome.
+    #[test]
+    fn lazy_pgfs_are_built_at_once_where_the_inverse_needs_them() {
+        // `f` is not the program's first function, as it is in the module the build works on.
+        let text = "fn first(a: i64) -> i64 {
+    a
+}
+
+fn f(x: f64, n: i64) -> f64 {
+    if ((false as i64 > 0) as i64 > 0) {
+        if true {
+            let unused = (if n == n { n } else { 7 - n }) % (x as i64);
+        }
+    } else {
+    }
+    x * pow(x, x)
+}
+";
+        let program = Program::parse("unused.pinv", text).expect("compiles");
+        let program = program.with_engine(crate::Engine::Interp);
+        let (lazy, tapes) = lazy_as_eager(&program, "f", "f").expect("inverts");
+        assert!(tapes > 0);
+        assert!(
+            lazy.deferred.rebuild.is_none(),
+            "the PGF was left out where the inverse needs it"
+        );
     }
 }

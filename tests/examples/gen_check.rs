@@ -3,7 +3,8 @@
 //! valid programs (`pinv_tests::gen`) and checks each with CASES sampled inputs (default 30),
 //! printing the counts the issue asks for and every failure with its seed. `--print SEED`
 //! prints one program. With `GEN_CHECK_EACH` set it prints every function's counts (to diff
-//! two builds).
+//! two builds); with `GEN_CHECK_LAZY` set it inverts with the PGFs left for when `check` first
+//! needs them (`ReorientOptions::lazy_pgf`), which must not change a count.
 
 use pinv::check::{check_inverse, CheckConfig};
 use pinv::{Error, Program};
@@ -39,7 +40,11 @@ fn main() {
         };
         for name in program.function_names() {
             functions += 1;
-            let inverse = match program.invert(name) {
+            let options = pinv::reorient::ReorientOptions {
+                lazy_pgf: std::env::var_os("GEN_CHECK_LAZY").is_some(),
+                ..Default::default()
+            };
+            let inverse = match program.invert_with(name, &program.stack(), &options) {
                 Ok(inverse) => inverse,
                 Err(Error::Unsupported { .. } | Error::NoRule { .. }) => {
                     unsupported += 1;

@@ -85,13 +85,16 @@ pub fn parse_list(text: &str, types: &[pinv::Type], what: &str) -> Result<Vec<Co
         .collect()
 }
 
-/// Loads the file and builds the inverse, reporting failures.
+/// Loads the file and builds the inverse, reporting failures; `lazy_pgf` for commands that do
+/// not run the PGF (it is then built only if something asks for it, see
+/// [`pinv::reorient::ReorientOptions::lazy_pgf`]).
 pub fn load_inverse(
     file: &std::path::Path,
     function: &str,
     json: bool,
     limits: &crate::limits::LimitsArg,
     deadline: Option<std::time::Instant>,
+    lazy_pgf: bool,
 ) -> Result<(Loaded, Inverse), Outcome> {
     let output::Loaded { file, program } = output::load(file, json)?;
     // Interpreted runs stop at the time limit too (compiled ones at their step limit).
@@ -100,6 +103,7 @@ pub fn load_inverse(
     let options = pinv::reorient::ReorientOptions {
         time_limit: limits.time(),
         max_instructions: limits.size.max_instructions,
+        lazy_pgf,
         ..pinv::reorient::ReorientOptions::default()
     };
     let program = &loaded.program;
@@ -117,6 +121,7 @@ pub fn run(args: &InvertArgs) -> Outcome {
         args.json,
         &args.limits,
         deadline,
+        true,
     );
     let (loaded, inverse) = match loaded {
         Ok(x) => x,

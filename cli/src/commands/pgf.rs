@@ -39,6 +39,7 @@ pub fn run(args: &PgfArgs) -> Outcome {
         args.json,
         &args.limits,
         deadline,
+        false,
     ) {
         Ok(x) => x,
         Err(outcome) => return outcome,

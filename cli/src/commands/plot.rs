@@ -107,6 +107,7 @@ pub fn run(args: &PlotArgs) -> Outcome {
         args.json,
         &args.limits,
         deadline,
+        true,
     ) {
         Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
         Err(outcome) => return outcome,

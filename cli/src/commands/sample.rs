@@ -83,11 +83,17 @@ pub fn run(args: &SampleArgs) -> Outcome {
     let format = if args.json { Format::Json } else { args.format };
     // Errors are JSON where the output is.
     let json = matches!(format, Format::Json | Format::Jsonl);
-    let (loaded, inverse) =
-        match load_inverse(&args.file, &args.function, json, &args.limits, deadline) {
-            Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
-            Err(outcome) => return outcome,
-        };
+    let (loaded, inverse) = match load_inverse(
+        &args.file,
+        &args.function,
+        json,
+        &args.limits,
+        deadline,
+        true,
+    ) {
+        Ok((loaded, inverse)) => (loaded, inverse.with_engine(args.engine.engine)),
+        Err(outcome) => return outcome,
+    };
     let y = match parse_list(&args.y, inverse.output_types(), "--y") {
         Ok(y) => y,
         Err(m) => return output::plain_error(json, "arguments", &m, Outcome::BadInput),

@@ -27,6 +27,17 @@ use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module};
 use pinv_primitives::{Callee, Layer, LayerStamp, Pattern, Stack};
 use std::collections::{BTreeSet, HashSet};
 
+/// What [`Hook::finish`] does with the generated PGFs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pgfs {
+    /// Simplify them with the rest.
+    Simplify,
+    /// Leave them for later where that changes nothing else.
+    Defer,
+    /// They have no code yet: leave them, or give up where the inverse needs them.
+    Absent,
+}
+
 /// What [`before`] did, for [`Hook::after`].
 #[derive(Debug)]
 pub struct Hook {
@@ -132,18 +143,28 @@ impl Hook {
         consulted: &mut BTreeSet<LayerStamp>,
         done: &HashSet<FuncId>,
     ) -> Vec<IsolationReport> {
-        self.finish(out, consulted, done, false).0
+        self.finish(out, consulted, done, Pgfs::Simplify).0
     }
 
     /// [`Hook::after`], leaving the PGFs to simplify later when that changes nothing else
     /// ([`super::simplify::simplify_generated_deferring_pgfs`]); returns them too.
+    ///
+    /// `pgfs_built` is false when the PGFs have no code yet
+    /// ([`crate::reorient::ReorientOptions::lazy_pgf`]): where the inverse cannot be finished
+    /// without them, nothing is simplified and the PGFs returned are `None`.
     pub fn after_deferring_pgfs(
         self,
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
         done: &HashSet<FuncId>,
-    ) -> (Vec<IsolationReport>, Vec<FuncId>) {
-        self.finish(out, consulted, done, true)
+        pgfs_built: bool,
+    ) -> (Vec<IsolationReport>, Option<Vec<FuncId>>) {
+        let mode = if pgfs_built {
+            Pgfs::Defer
+        } else {
+            Pgfs::Absent
+        };
+        self.finish(out, consulted, done, mode)
     }
 
     fn finish(
@@ -151,21 +172,28 @@ impl Hook {
         out: &mut Module,
         consulted: &mut BTreeSet<LayerStamp>,
         done: &HashSet<FuncId>,
-        defer_pgfs: bool,
-    ) -> (Vec<IsolationReport>, Vec<FuncId>) {
+        pgfs: Pgfs,
+    ) -> (Vec<IsolationReport>, Option<Vec<FuncId>>) {
         if let Some(layer) = &self.layer {
             consulted.remove(&layer.stamp());
         }
         for (id, original) in self.originals {
             out.functions[id] = original;
         }
-        let mut deferred = Vec::new();
+        let mut deferred = Some(Vec::new());
         if self.config.simplify {
-            if defer_pgfs {
-                deferred =
-                    super::simplify::simplify_generated_deferring_pgfs(out, self.deadline, done);
-            } else {
-                super::simplify::simplify_generated_except(out, self.deadline, done);
+            match pgfs {
+                Pgfs::Simplify => {
+                    super::simplify::simplify_generated_except(out, self.deadline, done);
+                }
+                Pgfs::Defer | Pgfs::Absent => {
+                    deferred = super::simplify::simplify_generated_deferring_pgfs(
+                        out,
+                        self.deadline,
+                        done,
+                        pgfs == Pgfs::Defer,
+                    );
+                }
             }
         }
         (self.reports, deferred)

@@ -94,11 +94,15 @@ pub fn simplify_generated_except(
 /// reads together with records of the *simplified* PGF). Returns the PGFs left, for
 /// [`finish_pgfs`]; simplifying them then gives what `simplify_generated` gives (each function is
 /// simplified on its own). This way an inverse can be compiled and run before its PGF is needed.
+///
+/// `pgfs_built` false says the PGFs have no code yet: where they cannot be left (an inverse
+/// reads a θ it does not use), nothing more is done and the result is `None`.
 pub fn simplify_generated_deferring_pgfs(
     module: &mut Module,
     deadline: Deadline,
     done: &HashSet<FuncId>,
-) -> Vec<FuncId> {
+    pgfs_built: bool,
+) -> Option<Vec<FuncId>> {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
     let is_pgf =
@@ -118,13 +122,16 @@ pub fn simplify_generated_deferring_pgfs(
             && reads_unused_theta(&module.functions[id])
     });
     if !unused_reads {
-        return pgfs;
+        return Some(pgfs);
+    }
+    if !pgfs_built {
+        return None;
     }
     for &id in &pgfs {
         simplify_one(module, id, &mut stats);
     }
     remove_dead_thetas(module, &ids, &mut stats);
-    Vec::new()
+    Some(Vec::new())
 }
 
 /// Simplifies the PGFs [`simplify_generated_deferring_pgfs`] left.
@@ -1220,8 +1227,13 @@ block4:
                 simplify_generated(&mut eager, Deadline::none());
                 merge(&mut eager, &[]);
                 let mut lazy = raw.module.clone();
-                let pgfs =
-                    simplify_generated_deferring_pgfs(&mut lazy, Deadline::none(), &HashSet::new());
+                let pgfs = simplify_generated_deferring_pgfs(
+                    &mut lazy,
+                    Deadline::none(),
+                    &HashSet::new(),
+                    true,
+                )
+                .expect("built PGFs can always be finished");
                 merge(&mut lazy, &pgfs);
                 let write = |m: &Module, id: FuncId| {
                     pinv_core::ir::write_function(m, id, &Default::default())
@@ -1413,18 +1425,21 @@ block4:
             simplify_generated(&mut m, Deadline::none());
             pinv_core::ir::write_module(&m, &Default::default())
         };
+        let defer = |m: &mut Module, pgfs_built: bool| {
+            simplify_generated_deferring_pgfs(m, Deadline::none(), &HashSet::new(), pgfs_built)
+        };
         let mut m = parse_module(PAIR).expect("parses");
-        assert!(
-            simplify_generated_deferring_pgfs(&mut m, Deadline::none(), &HashSet::new()).is_empty()
-        );
+        assert_eq!(defer(&mut m, true), Some(Vec::new()));
         assert_eq!(pinv_core::ir::write_module(&m, &Default::default()), eager);
-        // Without the dead read, the PGF waits.
+        // A PGF without its code yet (`lazy_pgf`) cannot finish the inverse: the caller is told.
+        let mut m = parse_module(PAIR).expect("parses");
+        assert_eq!(defer(&mut m, false), None);
+        // Without the dead read, the PGF waits, built or not.
         let used = PAIR.replace("    return v5\n}", "    v9 = fadd v5, v2\n    return v9\n}");
-        let mut m = parse_module(&used).expect("parses");
-        assert_eq!(
-            simplify_generated_deferring_pgfs(&mut m, Deadline::none(), &HashSet::new()).len(),
-            1
-        );
+        for built in [true, false] {
+            let mut m = parse_module(&used).expect("parses");
+            assert_eq!(defer(&mut m, built).map(|p| p.len()), Some(1));
+        }
     }
 
     #[test]

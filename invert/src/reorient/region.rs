@@ -624,7 +624,8 @@ impl Reorienter<'_> {
             .iter()
             .map(|&a| pair_fwd(&pair.fwd, a))
             .collect::<Result<_, _>>()?;
-        let no_pgf = pair.no_pgf.is_some();
+        // Without a PGF (the rule had none), or leaving it for later.
+        let no_pgf = pair.no_pgf.is_some() || self.options.lazy_pgf;
         pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
         pair.operand_bounds = args.iter().map(|a| pair.bounds.get(a).copied()).collect();
         pair.wide_runs = operands
