@@ -14,7 +14,8 @@
 
 use pinv_core::interp::{ThetaAddress, ThetaError, ThetaSource};
 use pinv_core::ir::constant::{format_f64, parse_f64};
-use pinv_core::ir::{Block, Const, Domain, FuncId, FuncKind, InstKind, Module, Type};
+use pinv_core::ir::dominators::DomTree;
+use pinv_core::ir::{Block, Const, Domain, FuncId, FuncKind, Function, InstKind, Module, Type};
 use pinv_core::span::SourceFile;
 use pinv_core::Span;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -196,7 +197,7 @@ impl Collector<'_> {
         self.stack.push(id);
         let module = self.module;
         let f = &module.functions[id];
-        let always = unconditional_blocks(module, id);
+        let always = unconditional_blocks(f, &self.memo.doms(module, id));
         let relative = relative_positions(module, id, &mut self.memo);
         for (block, inst) in f.insts_in_layout() {
             let data = &f.insts[inst];
@@ -357,6 +358,19 @@ struct Memo {
     stack: Vec<FuncId>,
     /// The functions whose calls move the position ([`theta_readers`]).
     readers: HashSet<FuncId>,
+    /// Dominator trees, each computed once for both of its uses (an inverse may have a million
+    /// instructions).
+    doms: std::collections::HashMap<FuncId, std::rc::Rc<DomTree>>,
+}
+
+impl Memo {
+    fn doms(&mut self, module: &Module, id: FuncId) -> std::rc::Rc<DomTree> {
+        std::rc::Rc::clone(
+            self.doms
+                .entry(id)
+                .or_insert_with(|| std::rc::Rc::new(DomTree::compute(&module.functions[id]))),
+        )
+    }
 }
 
 /// [`Relative`] of `id`: along the blocks in reverse postorder, each block starting with the
@@ -375,8 +389,7 @@ fn relative_positions(module: &Module, id: FuncId, memo: &mut Memo) -> std::rc::
         });
     }
     memo.stack.push(id);
-    let doms = pinv_core::ir::dominators::DomTree::compute(f);
-    let order: Vec<Block> = doms.reverse_postorder().collect();
+    let order: Vec<Block> = memo.doms(module, id).reverse_postorder().collect();
     let mut preds: std::collections::HashMap<Block, Vec<Block>> = std::collections::HashMap::new();
     for &b in &order {
         for s in f.successors(b) {
@@ -444,9 +457,7 @@ fn relative_positions(module: &Module, id: FuncId, memo: &mut Memo) -> std::rc::
 }
 
 /// The blocks every run that returns passes through: those that dominate every `return`.
-fn unconditional_blocks(module: &Module, id: FuncId) -> HashSet<Block> {
-    let f = &module.functions[id];
-    let doms = pinv_core::ir::dominators::DomTree::compute(f);
+fn unconditional_blocks(f: &Function, doms: &DomTree) -> HashSet<Block> {
     let order: Vec<Block> = doms.reverse_postorder().collect();
     let returns: Vec<Block> = order
         .iter()
@@ -829,7 +840,7 @@ mod tests {
                 for (id, g) in m.iter() {
                     if matches!(g.kind, FuncKind::GeneratedInverse { .. }) {
                         assert_eq!(
-                            unconditional_blocks(m, id),
+                            unconditional_blocks(g, &DomTree::compute(g)),
                             unconditional_by_sets(m, id),
                             "{}",
                             g.name

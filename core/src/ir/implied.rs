@@ -88,9 +88,12 @@ pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> Impl
     // Shapes stay valid while sinking: it adds instructions but changes none.
     let mut keys = Keys::with_capacity(func.values.len());
     let sinkable = Sinkable::of(func, config);
+    // The first walk changes nothing, so the second reuses its tree unless sinking moved code.
+    let mut doms = None;
     if !sinkable.bundles.is_empty() {
         let mut worth = EntitySet::new();
-        walk_facts(func, &mut keys, None, &mut |func, keys, facts, b| {
+        let tree = doms.insert(DomTree::compute(func));
+        walk_facts(func, tree, &mut keys, None, &mut |func, keys, facts, b| {
             for target in pays_to_sink(func, keys, facts, &sinkable, b) {
                 worth.insert(target);
             }
@@ -99,13 +102,23 @@ pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> Impl
             for _ in 0..config.rounds {
                 let sunk = sink_bundles(func, config, &worth);
                 stats.bundles_sunk += sunk;
+                if sunk > 0 {
+                    doms = None;
+                }
                 if sunk == 0 {
                     break;
                 }
             }
         }
     }
-    fold_on_facts(func, &mut keys, &mut stats);
+    let doms = doms.unwrap_or_else(|| DomTree::compute(func));
+    walk_facts(
+        func,
+        &doms,
+        &mut keys,
+        Some(&mut stats),
+        &mut |_, _, _, _| {},
+    );
     if stats.branches_folded > 0 {
         func.remove_unreachable_blocks();
     }
@@ -319,12 +332,7 @@ fn bundle_len(func: &Function, b: Block, uses: &[u32], max: usize) -> Option<usi
     closed.then_some(len)
 }
 
-/// Step 3: removes checks and folds branches on the facts of each block (step 1's walk).
-fn fold_on_facts(func: &mut Function, keys: &mut Keys, stats: &mut ImpliedStats) {
-    walk_facts(func, keys, Some(stats), &mut |_, _, _, _| {});
-}
-
-/// Walks the dominator tree depth first with one fact table and an undo log: the facts of a
+/// Walks `doms` (`func`'s dominator tree) depth first with one fact table and an undo log: the facts of a
 /// block are those at the end of its immediate dominator plus its own edge's, and within the
 /// block each check makes its condition a fact. `at_end(func, keys, facts, block)` runs with the
 /// facts at the end of each block (before its terminator).
@@ -333,11 +341,11 @@ fn fold_on_facts(func: &mut Function, keys: &mut Keys, stats: &mut ImpliedStats)
 /// removed and branches on known conditions become jumps (counted in the stats).
 fn walk_facts(
     func: &mut Function,
+    doms: &DomTree,
     keys: &mut Keys,
     mut fold: Option<&mut ImpliedStats>,
     at_end: &mut dyn FnMut(&Function, &mut Keys, &Facts, Block),
 ) {
-    let doms = DomTree::compute(func);
     let order: Vec<Block> = doms.reverse_postorder().collect();
     let mut preds: SecondaryMap<Block, u32> = SecondaryMap::new();
     // The dominator tree's children of each block, as (parent, child) pairs sorted by parent.
