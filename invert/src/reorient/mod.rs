@@ -63,16 +63,18 @@ pub struct ReorientOptions {
     /// The most IR instructions the forward functions being inverted (the function and every
     /// function it calls) may have together; a larger program is refused with an error that
     /// says so, before any work. Inversion takes time and memory in proportion to it: on the
-    /// 2-core machine, 0.1–0.5 ms and 15–40 KB per instruction (a chain of 10⁵ statements,
-    /// 200,000 instructions, in 30 s and 3 GB). [`DEFAULT_MAX_INSTRUCTIONS`] by default.
+    /// 2-core machine, 0.1–0.5 ms and 10–40 KB per instruction (a chain of 10⁵ statements,
+    /// 200,000 instructions, in 20 s and 2.2 GB without its PGF, 39 s and 4.9 GB with it).
+    /// [`DEFAULT_MAX_INSTRUCTIONS`] by default.
     pub max_instructions: usize,
     /// How long building the inverse may take (none by default): past it, the build ends in
     /// [`Error::TimedOut`]. It cannot change the code of a build that finishes, so it is not
     /// part of the cache key.
     pub time_limit: Option<std::time::Duration>,
     /// Leave the PGFs' code out (off by default): the rules write only inverse code, and each
-    /// PGF is a stub that fails ([`Inversion::pgf_built`] is false). Building is 25–40% faster
-    /// and takes a third less memory for what never runs a PGF (`pinv invert`, `sample`,
+    /// PGF is a stub that fails ([`Inversion::pgf_built`] is false). Building takes up to a
+    /// third less time and memory (least for branchy code, whose PGF is mostly the choices it
+    /// records) for what never runs a PGF (`pinv invert`, `sample`,
     /// `plot`); [`crate::Inverse`] builds them when one is first needed, by inverting again with
     /// this off. Where the PGFs are needed to finish the inverse (an inverse that reads a θ
     /// it does not use, which goes together with its PGF's record), this is ignored.
@@ -132,8 +134,8 @@ impl ReorientOptions {
     }
 }
 
-/// The default [`ReorientOptions::max_instructions`]: a function of this size takes 3–10 GB to
-/// invert.
+/// The default [`ReorientOptions::max_instructions`]: a function of this size takes 3–8 GB to
+/// invert (`pinv invert`, which builds no PGF: 2–6 GB).
 pub const DEFAULT_MAX_INSTRUCTIONS: usize = 250_000;
 
 impl Default for ReorientOptions {
