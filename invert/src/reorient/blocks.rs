@@ -30,7 +30,7 @@ use pinv_core::ir::{
     Value,
 };
 use pinv_core::Span;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -1190,7 +1190,7 @@ struct GuardWalk<'a> {
 
 /// Where a walk that stops at a join arrived: the guard block it ended in, what it knew, and
 /// the guard values of the join's arguments (`None`: not known).
-type Arrival = (Block, BTreeMap<Value, Value>, Vec<Option<Value>>);
+type Arrival = (Block, FxHashMap<Value, Value>, Vec<Option<Value>>);
 
 impl GuardWalk<'_> {
     /// Copies the θ-free code from inverse block `block` on, into guard block `cur`, with `map`
@@ -1201,8 +1201,8 @@ impl GuardWalk<'_> {
         &mut self,
         mut cur: Block,
         mut block: Block,
-        mut map: BTreeMap<Value, Value>,
-        mut visited: BTreeSet<Block>,
+        mut map: FxHashMap<Value, Value>,
+        mut visited: FxHashSet<Block>,
         stop: Option<Block>,
     ) -> Option<Arrival> {
         let span = Span::default();
@@ -1350,8 +1350,8 @@ impl GuardWalk<'_> {
         cur: Block,
         c: Value,
         (then_dest, else_dest): (&BlockCall, &BlockCall),
-        map: &BTreeMap<Value, Value>,
-        visited: &BTreeSet<Block>,
+        map: &FxHashMap<Value, Value>,
+        visited: &FxHashSet<Block>,
     ) {
         let span = Span::default();
         let (t, e) = self.branch(cur, c);
@@ -1381,8 +1381,8 @@ impl GuardWalk<'_> {
         c: Value,
         (then_dest, else_dest): (&BlockCall, &BlockCall),
         join: Block,
-        map: &BTreeMap<Value, Value>,
-        visited: &BTreeSet<Block>,
+        map: &FxHashMap<Value, Value>,
+        visited: &FxHashSet<Block>,
         stop: Option<Block>,
     ) -> Option<(Block, Vec<Option<Value>>)> {
         let span = Span::default();
@@ -1485,7 +1485,7 @@ impl BranchShapes {
 
 /// Binds inverse block parameters `params` to guard values `args` in `map` (an unknown one is
 /// unbound).
-fn bind(map: &mut BTreeMap<Value, Value>, params: &[Value], args: Vec<Option<Value>>) {
+fn bind(map: &mut FxHashMap<Value, Value>, params: &[Value], args: Vec<Option<Value>>) {
     for (&q, a) in params.iter().zip(args) {
         match a {
             Some(v) => map.insert(q, v),
@@ -1617,7 +1617,7 @@ fn extract_guard(
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
     let params = g.blocks[entry].params.clone();
-    let mut map: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
     let mut rest = params.as_slice();
     if is_start {
         if let Some(inv_entry) = inv.entry() {
@@ -1642,7 +1642,7 @@ fn extract_guard(
         no,
         budget: GUARD_BUDGET,
     };
-    walk.path(entry, target, map, BTreeSet::from([target]), None);
+    walk.path(entry, target, map, FxHashSet::from_iter([target]), None);
     g.remove_unreachable_blocks();
     g
 }
