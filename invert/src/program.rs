@@ -394,7 +394,8 @@ impl Inverse {
         &self.schema
     }
 
-    /// The module holding the forward functions and the generated inverse and PGF.
+    /// The module holding the forward functions and the generated inverse and PGF. For an
+    /// inverse built with [`ReorientOptions::lazy_pgf`], the first call builds the PGF.
     pub fn module(&self) -> &Module {
         self.full_module()
     }

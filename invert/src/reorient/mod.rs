@@ -64,7 +64,7 @@ pub struct ReorientOptions {
     /// function it calls) may have together; a larger program is refused with an error that
     /// says so, before any work. Inversion takes time and memory in proportion to it: on the
     /// 2-core machine, 0.1–0.5 ms and 10–40 KB per instruction (a chain of 10⁵ statements,
-    /// 200,000 instructions, in 20 s and 2.2 GB without its PGF, 39 s and 4.9 GB with it).
+    /// 200,000 instructions, in 19 s and 2.2 GB without its PGF, 38 s and 4.9 GB with it).
     /// [`DEFAULT_MAX_INSTRUCTIONS`] by default.
     pub max_instructions: usize,
     /// How long building the inverse may take (none by default): past it, the build ends in
