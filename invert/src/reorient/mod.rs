@@ -200,7 +200,8 @@ pub fn reorient(
     stack: &Stack,
     options: &ReorientOptions,
 ) -> Result<Inversion, Error> {
-    reorient_in(module, function, stack, options, false).map(|(inversion, _)| inversion)
+    let deadline = Deadline::after(options.time_limit);
+    reorient_in(module, function, stack, options, false, deadline).map(|(inversion, _)| inversion)
 }
 
 /// [`reorient`], leaving the simplification of the PGFs for later when it cannot change the
@@ -213,7 +214,14 @@ pub fn reorient_deferring_pgfs(
     stack: &Stack,
     options: &ReorientOptions,
 ) -> Result<(Inversion, Vec<FuncId>), Error> {
-    reorient_in(module, function, stack, options, true)
+    reorient_in(
+        module,
+        function,
+        stack,
+        options,
+        true,
+        Deadline::after(options.time_limit),
+    )
 }
 
 /// Finishes the PGFs [`reorient_deferring_pgfs`] left in `module`: simplified, then merged and
@@ -243,6 +251,7 @@ fn reorient_in(
     stack: &Stack,
     options: &ReorientOptions,
     defer_pgfs: bool,
+    deadline: Deadline,
 ) -> Result<(Inversion, Vec<FuncId>), Error> {
     let size: usize = input
         .reachable_from(&[function])
@@ -277,7 +286,6 @@ fn reorient_in(
     let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
-    let deadline = Deadline::after(options.time_limit);
     let isolation =
         crate::egraph::hook::before(&mut forward, function, stack, &options.isolation, deadline);
     let stack = &isolation.stack(stack);
@@ -316,12 +324,13 @@ fn reorient_in(
         let (isolation, deferred) =
             isolation.after_deferring_pgfs(&mut module, &mut consulted, &simplified, pgf_built);
         let Some(deferred) = deferred else {
-            // The inverse is finished together with its PGFs: built with them.
+            // The inverse is finished together with its PGFs: built with them, within what
+            // is left of the time limit.
             let eager = ReorientOptions {
                 lazy_pgf: false,
                 ..options.clone()
             };
-            return reorient_in(input, requested, stack, &eager, defer_pgfs);
+            return reorient_in(input, requested, stack, &eager, defer_pgfs, deadline);
         };
         (isolation, deferred)
     } else {
