@@ -23,7 +23,7 @@ pub struct LimitsArg {
 #[derive(Args, Debug, Clone, Copy)]
 pub struct SizeLimitArg {
     /// The most IR instructions the function inverted and the functions it calls may have
-    /// together: a larger one is refused at once (building an inverse takes about 15-40 KB of
+    /// together: a larger one is refused at once (building an inverse takes about 10-40 KB of
     /// memory per instruction).
     #[arg(long, value_name = "N", default_value_t = pinv::reorient::DEFAULT_MAX_INSTRUCTIONS)]
     pub max_instructions: usize,

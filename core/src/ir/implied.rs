@@ -102,12 +102,10 @@ pub fn remove_implied_checks(func: &mut Function, config: ImpliedConfig) -> Impl
             for _ in 0..config.rounds {
                 let sunk = sink_bundles(func, config, &worth);
                 stats.bundles_sunk += sunk;
-                if sunk > 0 {
-                    doms = None;
-                }
                 if sunk == 0 {
                     break;
                 }
+                doms = None;
             }
         }
     }
@@ -332,9 +330,9 @@ fn bundle_len(func: &Function, b: Block, uses: &[u32], max: usize) -> Option<usi
     closed.then_some(len)
 }
 
-/// Walks `doms` (`func`'s dominator tree) depth first with one fact table and an undo log: the facts of a
-/// block are those at the end of its immediate dominator plus its own edge's, and within the
-/// block each check makes its condition a fact. `at_end(func, keys, facts, block)` runs with the
+/// Walks `doms` (`func`'s dominator tree) depth first with one fact table and an undo log: the
+/// facts of a block are those at the end of its immediate dominator plus its own edge's, and
+/// within the block each check makes its condition a fact. `at_end(func, keys, facts, block)` runs with the
 /// facts at the end of each block (before its terminator).
 ///
 /// With `fold`, the walk also changes the function: checks of known-true conditions are

@@ -69,13 +69,6 @@ pub struct Outlined {
     pub results: Vec<Value>,
 }
 
-impl Outlined {
-    /// Points the call at the helper, once the helper is in the module as `id`.
-    pub fn set_callee(&self, func: &mut Function, id: FuncId) {
-        set_callee(func, self.call, id);
-    }
-}
-
 /// Points `call`, an outlined piece's call in `func`, at its helper, once the helper is in the
 /// module as `id`.
 pub fn set_callee(func: &mut Function, call: Inst, id: FuncId) {
@@ -367,7 +360,7 @@ mod tests {
         let mut module = Module::new();
         let id = module.add(f).expect("fresh");
         let hid = module.add(piece.helper.clone()).expect("fresh");
-        piece.set_callee(&mut module.functions[id], hid);
+        set_callee(&mut module.functions[id], piece.call, hid);
         verify_module(&module).expect("verifies");
         let text = crate::ir::write_module(&module, &Default::default());
         assert_eq!(

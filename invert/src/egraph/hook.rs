@@ -134,9 +134,8 @@ impl Hook {
     }
 
     /// Restores the original bodies in `out`, simplifies the generated functions and forgets the
-    /// isolation layer in `consulted`.
-    /// The functions in `done` were simplified on their own already
-    /// ([`super::simplify::simplify_alone`]).
+    /// isolation layer in `consulted`. The functions in `done` were simplified on their own
+    /// already ([`super::simplify::simplify_alone`]).
     pub fn after(
         self,
         out: &mut Module,

@@ -76,8 +76,7 @@ pub fn simplify_generated_except(
 ) -> SimplifyStats {
     let mut stats = SimplifyStats::default();
     let ids = generated(module);
-    let mut first = fold_constant_callees(module, &ids, done, &mut stats);
-    first.extend(done);
+    let first = fold_constant_callees(module, &ids, done, &mut stats);
     for &id in ids.iter().filter(|id| !first.contains(id)) {
         if deadline.passed() {
             break;
@@ -109,8 +108,7 @@ pub fn simplify_generated_deferring_pgfs(
         |m: &Module, id: FuncId| matches!(m.functions[id].kind, FuncKind::GeneratedPgf { .. });
     let (pgfs, others): (Vec<FuncId>, Vec<FuncId>) =
         ids.iter().partition(|&&id| is_pgf(module, id));
-    let mut first = fold_constant_callees(module, &ids, done, &mut stats);
-    first.extend(done);
+    let first = fold_constant_callees(module, &ids, done, &mut stats);
     for &id in others.iter().filter(|id| !first.contains(id)) {
         if deadline.passed() {
             break;
@@ -145,8 +143,10 @@ pub fn finish_pgfs(module: &mut Module, pgfs: &[FuncId]) {
 /// Step 0: simplifies first the generated inverses that generated code calls (the dispatch
 /// guards), and where one comes out returning a constant whatever its inputs (a guard of a
 /// region whose θ-free start checks nothing), replaces every call of it among `ids` with that
-/// constant, for step 2 to fold. Returns the functions simplified. PGFs are only rewritten here,
-/// never simplified, so that [`simplify_generated_deferring_pgfs`] can still defer them.
+/// constant, for step 2 to fold. Callees in `done` were simplified already. Returns the
+/// functions that need no more simplifying: those simplified here, and `done`. PGFs are only
+/// rewritten here, never simplified, so that [`simplify_generated_deferring_pgfs`] can still
+/// defer them.
 fn fold_constant_callees(
     module: &mut Module,
     ids: &[FuncId],
@@ -194,7 +194,7 @@ fn fold_constant_callees(
             }
         }
     }
-    callees.into_iter().collect()
+    callees.into_iter().chain(done.iter().copied()).collect()
 }
 
 /// The one value `f` returns whatever its inputs, if its body is constants and a `return`.

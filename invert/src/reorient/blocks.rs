@@ -590,17 +590,8 @@ impl Reorienter<'_> {
             }
             Some(why) => {
                 // The reserved PGF gets a body that says why, so the module stays well formed.
-                let mut stub =
-                    Self::new_pgf(&c, h.name.clone(), h.sig.params.clone(), h.param_names);
-                let e = stub.layout[0];
-                stub.ins_void(
-                    e,
-                    InstKind::Fail {
-                        reason: format!("no PGF: {why}"),
-                    },
-                    span,
-                );
-                self.add(stub)?;
+                super::stub_pgf(&mut h, format!("no PGF: {why}"));
+                self.add(h)?;
                 Err(NoPgf { reason: why })
             }
         };
@@ -1474,7 +1465,7 @@ impl BranchShapes {
     ) -> BranchShape {
         *self.0.entry(block).or_insert_with(|| {
             if let Some(exit) = loop_exit(inv, block, then_dest, else_dest) {
-                BranchShape::LoopExit(exit.block)
+                BranchShape::LoopExit(exit)
             } else {
                 join_of(inv, block, then_dest.block, else_dest.block)
                     .map_or(BranchShape::Apart, BranchShape::Join)
@@ -1570,12 +1561,12 @@ fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
 /// (`then` or `else`) can only come back to `header` or fail (it reaches no `return` and no
 /// block it cannot come back from): the other side's block call. Small loops only (64 blocks),
 /// the kind rules write ([`pinv_primitives::Emitter::while_loop`]).
-fn loop_exit<'a>(
+fn loop_exit(
     inv: &Function,
     header: Block,
-    then_dest: &'a BlockCall,
-    else_dest: &'a BlockCall,
-) -> Option<&'a BlockCall> {
+    then_dest: &BlockCall,
+    else_dest: &BlockCall,
+) -> Option<Block> {
     const MAX_BLOCKS: usize = 64;
     let only_back = |from: Block| -> bool {
         let mut seen = BTreeSet::from([from]);
@@ -1599,9 +1590,9 @@ fn loop_exit<'a>(
         back
     };
     if then_dest.block != header && only_back(then_dest.block) {
-        Some(else_dest)
+        Some(else_dest.block)
     } else if else_dest.block != header && only_back(else_dest.block) {
-        Some(then_dest)
+        Some(then_dest.block)
     } else {
         None
     }

@@ -345,7 +345,8 @@ fn reorient_in(
         // The PGFs the rules did not write: stubs that say so (the module stays well formed).
         for (_, f) in module.functions.iter_mut() {
             if matches!(f.kind, FuncKind::GeneratedPgf { .. }) {
-                stub_pgf(f);
+                let reason = "this PGF is built when it is first needed (lazy_pgf)";
+                stub_pgf(f, reason.to_string());
             }
         }
         Vec::new()
@@ -404,20 +405,15 @@ fn reorient_in(
     Ok((inversion, deferred))
 }
 
-/// Empties generated PGF `f` into a block that fails: what [`ReorientOptions::lazy_pgf`] leaves.
-fn stub_pgf(f: &mut Function) {
+/// Empties generated PGF `f` into a block that fails with `reason`: what a function without a
+/// PGF gets, and what [`ReorientOptions::lazy_pgf`] leaves.
+fn stub_pgf(f: &mut Function, reason: String) {
     let span = f.span;
     let mut stub = Function::new(f.name.clone(), f.kind.clone(), f.sig.clone());
     stub.span = span;
     stub.param_names = std::mem::take(&mut f.param_names);
     let entry = stub.create_entry();
-    stub.ins_void(
-        entry,
-        InstKind::Fail {
-            reason: "this PGF is built when it is first needed (lazy_pgf)".to_string(),
-        },
-        span,
-    );
+    stub.ins_void(entry, InstKind::Fail { reason }, span);
     *f = stub;
 }
 
