@@ -8,9 +8,10 @@
 //! - [`compact`]: dense renumbering in layout order (what the text form's numbers show).
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
 //! - [`outline`]: moving a piece of a function into a helper it calls.
-//! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`], [`implied`] (checks and
-//!   branches the path already decided), [`unroll`] (loops whose trips are constants); [`dominators`] for
-//!   them and the verifier.
+//! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`],
+//!   [`thread_jumps`] (edges past blocks that only jump on), [`implied`] (checks and branches the
+//!   path already decided), [`unroll`] (loops whose trips are constants); [`dominators`] for them
+//!   and the verifier.
 
 pub mod closed;
 pub mod compact;
@@ -32,6 +33,7 @@ pub mod opcode;
 pub mod outline;
 pub mod read;
 pub mod tail_calls;
+pub mod thread_jumps;
 pub mod types;
 pub mod unroll;
 pub mod verify;

@@ -21,8 +21,8 @@
 //!   function that reads θ keeps the tape's base and position in variables ([`Tape`]);
 //! - a call of a small leaf callee that cannot fail is translated in place
 //!   ([`Translator::inline_call`]), with the call's depth bookkeeping and the callee's steps;
-//! - a `brif` to two blocks that only jump to the same block is a select ([`diamonds`]), with
-//!   the steps of the jumps.
+//! - a `brif` whose two edges go to the same block (a choice of values, after
+//!   [`thread_jumps`](crate::ir::thread_jumps)) is a select of the arguments and a jump.
 //!
 //! # Steps
 //!
@@ -220,9 +220,6 @@ struct Translator<'t, 'm> {
     tape: Option<Tape>,
     values: Vec<Option<cl::Value>>,
     blocks: cranelift_entity::SecondaryMap<Block, Option<cl::Block>>,
-    /// Branches to two blocks that only jump to the same block, compiled as selects (see
-    /// [`diamonds`]): by the branch instruction, the target and the two argument lists.
-    diamonds: HashMap<Inst, Diamond>,
     /// `fneg`s compiled as a flip of the sign bit in an integer register (see
     /// [`negated_factors`]).
     int_fnegs: std::collections::HashSet<Value>,
@@ -293,7 +290,6 @@ pub(crate) fn translate_function(
         tape,
         values: vec![None; func.values.len()],
         blocks: cranelift_entity::SecondaryMap::new(),
-        diamonds: HashMap::new(),
         int_fnegs: negated_factors(func),
         err_exit,
         propagate,
@@ -442,9 +438,6 @@ impl<'t, 'm> Translator<'t, 'm> {
             return Err(self.internal("no entry block"));
         };
         let (order, headers) = reverse_postorder(func);
-        let (diamonds, folded) = diamonds(func, &order);
-        self.diamonds = diamonds;
-        let order: Vec<Block> = order.into_iter().filter(|b| !folded.contains(b)).collect();
         for &block in &order {
             let cb = self.b.create_block();
             for &p in &func.blocks[block].params {
@@ -620,30 +613,21 @@ impl<'t, 'm> Translator<'t, 'm> {
                 then_dest,
                 else_dest,
             } => {
-                if let Some(d) = self.diamonds.get(&inst).cloned() {
-                    // Both sides only jump on: the steps of the jumps that run, then the target
-                    // with the arguments the taken side passes.
-                    self.charge(d.steps);
-                    let c = self.value(*cond)?;
-                    let x = self.values_of(&d.then_args)?;
-                    let y = self.values_of(&d.else_args)?;
-                    let selected: Vec<cl::Value> = x
+                let c = self.value(*cond)?;
+                if then_dest.block == else_dest.block {
+                    // Two edges to one block (where jump threading took a choice of values):
+                    // the block, with the arguments selected.
+                    let x = self.values_of(&then_dest.args)?;
+                    let y = self.values_of(&else_dest.args)?;
+                    let args: Vec<cl::BlockArg> = x
                         .into_iter()
                         .zip(y)
-                        .map(|(a, b)| self.b.ins().select(c, a, b))
+                        .map(|(a, b)| self.b.ins().select(c, a, b).into())
                         .collect();
-                    let mut args = Vec::with_capacity(d.args.len());
-                    for a in &d.args {
-                        args.push(match *a {
-                            DiamondArg::Selected(k) => selected[k].into(),
-                            DiamondArg::Value(v) => self.value(v)?.into(),
-                        });
-                    }
-                    let target = self.target(d.target)?;
+                    let target = self.target(then_dest.block)?;
                     self.b.ins().jump(target, &args);
                     return Ok(());
                 }
-                let c = self.value(*cond)?;
                 let t = self.target(then_dest.block)?;
                 let ta = self.block_args(&then_dest.args)?;
                 let e = self.target(else_dest.block)?;
@@ -962,7 +946,6 @@ impl<'t, 'm> Translator<'t, 'm> {
             self.id,
             std::mem::replace(&mut self.values, vec![None; g.values.len()]),
             std::mem::take(&mut self.blocks),
-            std::mem::take(&mut self.diamonds),
             std::mem::replace(&mut self.int_fnegs, negated_factors(g)),
             self.inlined,
         );
@@ -979,9 +962,6 @@ impl<'t, 'm> Translator<'t, 'm> {
         }
         self.inlined = Some((cont, site));
         let (order, _) = reverse_postorder(g);
-        let (diamonds, folded) = diamonds(g, &order);
-        self.diamonds = diamonds;
-        let order: Vec<Block> = order.into_iter().filter(|b| !folded.contains(b)).collect();
         for &block in &order {
             let cb = self.b.create_block();
             for &p in &g.blocks[block].params {
@@ -993,12 +973,11 @@ impl<'t, 'm> Translator<'t, 'm> {
         let g_block = self.target(g_entry)?;
         self.b.ins().jump(g_block, &entry_args);
         let result = order.iter().try_for_each(|&block| self.block(block, false));
-        let (func, id, values, blocks, diamonds, int_fnegs, inlined) = saved;
+        let (func, id, values, blocks, int_fnegs, inlined) = saved;
         self.func = func;
         self.id = id;
         self.values = values;
         self.blocks = blocks;
-        self.diamonds = diamonds;
         self.int_fnegs = int_fnegs;
         self.inlined = inlined;
         result?;
@@ -1317,130 +1296,6 @@ fn negated_factors(func: &Function) -> std::collections::HashSet<Value> {
         }
     }
     out
-}
-
-/// A `brif` whose two targets only jump on to the same block (see [`diamonds`]).
-#[derive(Clone)]
-struct Diamond {
-    /// The steps of the blocks jumped through (the taken side's jump, and forwarded blocks').
-    steps: u32,
-    /// The arguments each side passes to the block they both jump to.
-    then_args: Vec<Value>,
-    else_args: Vec<Value>,
-    /// Where the branch goes: that block, or (when it only jumps on too) the end of the chain
-    /// of such blocks; and what it passes there, each argument a selected value (by index in
-    /// `then_args`/`else_args`) or a value of a dominating block.
-    target: Block,
-    args: Vec<DiamondArg>,
-}
-
-#[derive(Clone, Copy)]
-enum DiamondArg {
-    Selected(usize),
-    Value(Value),
-}
-
-/// The branches of `func` (blocks in `order`, the reachable ones) to two different blocks that
-/// have no parameters, no other predecessor, and nothing but a `jump` to the same block: such a
-/// branch is compiled as one step more (the jump that runs) and a jump to that block with
-/// selected arguments, and the two blocks are not compiled. Generated code is full of them (a
-/// value chosen by a condition). Returns the branches and the blocks folded away.
-fn diamonds(
-    func: &Function,
-    order: &[Block],
-) -> (HashMap<Inst, Diamond>, std::collections::HashSet<Block>) {
-    let mut incoming: cranelift_entity::SecondaryMap<Block, usize> =
-        cranelift_entity::SecondaryMap::with_capacity(func.blocks.len());
-    for &b in order {
-        let mut k = 0;
-        while let Some(s) = successor(func, b, k) {
-            incoming[s] += 1;
-            k += 1;
-        }
-    }
-    let only_jump = |b: Block| -> Option<&crate::ir::BlockCall> {
-        let data = func.blocks.get(b)?;
-        if incoming[b] != 1 || !data.params.is_empty() {
-            return None;
-        }
-        match data.insts.as_slice() {
-            [i] => match &func.insts[*i].kind {
-                InstKind::Jump { dest } => Some(dest),
-                _ => None,
-            },
-            _ => None,
-        }
-    };
-    let mut diamonds = HashMap::new();
-    let mut folded = std::collections::HashSet::new();
-    for &p in order {
-        let Some(term) = func.terminator(p) else {
-            continue;
-        };
-        let InstKind::Brif {
-            then_dest,
-            else_dest,
-            ..
-        } = &func.insts[term].kind
-        else {
-            continue;
-        };
-        let (t, e) = (then_dest.block, else_dest.block);
-        if t == e || t == p || e == p || !then_dest.args.is_empty() || !else_dest.args.is_empty() {
-            continue;
-        }
-        let (Some(jt), Some(je)) = (only_jump(t), only_jump(e)) else {
-            continue;
-        };
-        if jt.block != je.block || jt.args.len() != je.args.len() || jt.block == t || jt.block == e
-        {
-            continue;
-        }
-        folded.insert(t);
-        folded.insert(e);
-        // Blocks after the join that only jump on, entered from nowhere else, are skipped too.
-        let mut d = Diamond {
-            steps: 1,
-            then_args: jt.args.to_vec(),
-            else_args: je.args.to_vec(),
-            target: jt.block,
-            args: (0..jt.args.len()).map(DiamondArg::Selected).collect(),
-        };
-        let mut edges = 2;
-        while let Some(data) = func.blocks.get(d.target) {
-            let next = match data.insts.as_slice() {
-                [i] => match &func.insts[*i].kind {
-                    InstKind::Jump { dest } => dest,
-                    _ => break,
-                },
-                _ => break,
-            };
-            if incoming[d.target] != edges
-                || Some(d.target) == func.entry()
-                || d.target == p
-                || next.block == d.target
-                || folded.contains(&next.block)
-                || d.args.len() != data.params.len()
-            {
-                break;
-            }
-            let args = next
-                .args
-                .iter()
-                .map(|&a| match data.params.iter().position(|&p| p == a) {
-                    Some(k) => d.args[k],
-                    None => DiamondArg::Value(a),
-                })
-                .collect();
-            folded.insert(d.target);
-            d.steps += 1;
-            d.target = next.block;
-            d.args = args;
-            edges = 1;
-        }
-        diamonds.insert(term, d);
-    }
-    (diamonds, folded)
 }
 
 /// The straight-line segments of a block: each ends after a call or at the terminator.

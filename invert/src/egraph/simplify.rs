@@ -17,7 +17,9 @@
 //! 2. A `check` of a condition that folds to `true` is removed; a `brif` on a constant becomes a
 //!    `jump`, and blocks no longer reachable are dropped (no run took that branch, so no tape
 //!    changes). Straight jump chains are merged (`pinv_core::ir::merge_blocks`) before and after,
-//!    so the e-graphs see whole straight-line stretches.
+//!    so the e-graphs see whole straight-line stretches. After the implied checks, edges go
+//!    past blocks that only pass values on (`pinv_core::ir::thread_jumps`): a choice of two
+//!    values, six blocks as the rules emit it, becomes a `brif` with the values as arguments.
 //! 3. **Dead code**: pure instructions whose results are unused are removed.
 //! 4. **Dead θ reads**: a `theta` or `choice` whose value is unused still consumes a tape
 //!    position, so removing it alone would shift every later read and break the PGF, which
@@ -378,7 +380,10 @@ pub fn simplify_function(f: &mut Function, rules: &[Rule], stats: &mut SimplifyS
     let implied = remove_implied_checks(f, ImpliedConfig::default());
     stats.checks_removed += implied.checks_removed;
     stats.branches_folded += implied.branches_folded;
-    if implied.branches_folded > 0 {
+    // Edges past blocks that only pass values on (after the implied checks, which sink check
+    // bundles through such blocks); a block one edge now enters may merge.
+    let threaded = pinv_core::ir::thread_jumps::thread_jumps(f);
+    if implied.branches_folded > 0 || threaded > 0 {
         pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
     }
     hoist_constants(f);
