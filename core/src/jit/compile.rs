@@ -55,10 +55,16 @@ const SINGLE_PASS_ABOVE: usize = 100;
 /// interpreter ([`JitError::TooLarge`]). Register allocation costs about blocks × live values,
 /// so a generated inverse of tens of thousands of blocks took longer to compile (20 s for a
 /// 10⁴-statement chain's PGF of 120,000 blocks, 75 s for a fuzz mutant's) than the interpreter
-/// takes to run it many times, and a compilation cannot be stopped at a time limit. At 36,000
-/// blocks (a 3,000-statement chain) `check --cases 10` took 4.4 s with the JIT and 2.2 s
-/// interpreted; at 12,000 blocks, 1.0 s and 0.6 s.
+/// takes to run it many times, and a compilation cannot be stopped at a time limit.
 pub const MAX_JIT_BLOCKS: usize = 20_000;
+
+/// The most instructions one function may have for the JIT to compile it (with
+/// [`MAX_JIT_BLOCKS`]): Cranelift's quick tier takes about 4 µs per instruction of generated
+/// code, so this is about 0.4 s. Since jump threading made blocks larger, the block limit alone
+/// let through a 3,000-statement chain's inverse and PGF (12,000 and 18,000 blocks, 180,000 and
+/// 192,000 instructions), and `check --cases 10` took 2.8 s compiling them against 0.5 s in the
+/// interpreter.
+pub const MAX_JIT_INSTS: usize = 100_000;
 
 /// The target: the host machine, built once per process (for each register allocator) and
 /// shared by every unit.
@@ -544,13 +550,22 @@ pub(crate) fn compile_tier(
         return Err(JitError::NoSuchFunction(root.to_string()));
     }
     let reach = reachable(m, root);
-    if let Some(&big) = reach
+    let insts: Vec<usize> = reach
         .iter()
-        .find(|&&id| m.functions[id].layout.len() > MAX_JIT_BLOCKS)
+        .map(|&id| {
+            let f = &m.functions[id];
+            f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum()
+        })
+        .collect();
+    if let Some((&big, &instructions)) = reach
+        .iter()
+        .zip(&insts)
+        .find(|&(&id, &n)| m.functions[id].layout.len() > MAX_JIT_BLOCKS || n > MAX_JIT_INSTS)
     {
         return Err(JitError::TooLarge {
             function: m.functions[big].name.clone(),
             blocks: m.functions[big].layout.len(),
+            instructions,
         });
     }
     for &id in &reach {
@@ -559,10 +574,7 @@ pub(crate) fn compile_tier(
             message: e.to_string(),
         })?;
     }
-    let size: usize = reach
-        .iter()
-        .map(|&id| m.functions[id].insts_in_layout().count())
-        .sum();
+    let size: usize = insts.iter().sum();
     let tier = tier.unwrap_or(if size > SINGLE_PASS_ABOVE {
         Tier::Quick
     } else {

@@ -38,7 +38,7 @@ pub(crate) mod runtime;
 pub(crate) mod translate;
 
 pub use cache::{CacheStats, CodeCache, EntryInfo, InverseDeps, InverseKey, LayerVersion, Owner};
-pub use compile::{compile, CompiledFunction, MAX_JIT_BLOCKS};
+pub use compile::{compile, CompiledFunction, MAX_JIT_BLOCKS, MAX_JIT_INSTS};
 
 use crate::interp::{InterpConfig, Interpreter, Outcome, RuntimeError, ThetaSource};
 use crate::ir::{Const, FuncId, Module};
@@ -67,13 +67,20 @@ pub enum JitError {
     Target(String),
     #[error("no function {0} in the module")]
     NoSuchFunction(String),
-    /// A function with more blocks than [`MAX_JIT_BLOCKS`]: compiling it would take
-    /// longer than interpreting it, so the interpreter runs it.
+    /// A function with more blocks than [`MAX_JIT_BLOCKS`] or more instructions than
+    /// [`MAX_JIT_INSTS`]: compiling it would take longer than interpreting it, so the
+    /// interpreter runs it.
     #[error(
-        "`{function}` has {blocks} blocks, more than the JIT compiles ({}): the interpreter runs it",
+        "`{function}` has {instructions} instructions in {blocks} blocks, more than the JIT \
+         compiles ({} instructions, {} blocks): the interpreter runs it",
+        MAX_JIT_INSTS,
         MAX_JIT_BLOCKS
     )]
-    TooLarge { function: String, blocks: usize },
+    TooLarge {
+        function: String,
+        blocks: usize,
+        instructions: usize,
+    },
 }
 
 /// Which engine runs IR functions.

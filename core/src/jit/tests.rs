@@ -1449,3 +1449,34 @@ fn a_function_of_too_many_blocks_runs_in_the_interpreter() {
     assert_eq!(native, Ok(vec![Const::I64(5 + blocks as i64 - 1)]));
     assert_eq!(native, interp);
 }
+
+/// A function of few blocks but more instructions than the JIT compiles is refused too, and
+/// runs in the interpreter with the same result.
+#[test]
+fn a_function_of_too_many_instructions_runs_in_the_interpreter() {
+    let mut text =
+        String::from("function %long(x: i64) -> i64 {\nblock0(v0: i64):\n    v1 = iconst 1\n");
+    let adds = MAX_JIT_INSTS;
+    for k in 0..adds {
+        text.push_str(&format!(
+            "    v{} = iadd v{}, v1\n",
+            k + 2,
+            if k == 0 { 0 } else { k + 1 }
+        ));
+    }
+    text.push_str(&format!("    return v{}\n}}\n", adds + 1));
+    let m = ir(&text);
+    let id = m.get("long").expect("long");
+    let e = compile(Arc::clone(&m), id)
+        .map(|_| ())
+        .expect_err("too large");
+    assert!(
+        matches!(e, JitError::TooLarge { blocks: 1, instructions, .. } if instructions == adds + 2),
+        "{e}"
+    );
+    let args = [Const::I64(5)];
+    let native = Runner::new(Arc::clone(&m), Engine::Jit).call(id, &args);
+    let interp = Runner::new(Arc::clone(&m), Engine::Interp).call(id, &args);
+    assert_eq!(native, Ok(vec![Const::I64(5 + adds as i64)]));
+    assert_eq!(native, interp);
+}
