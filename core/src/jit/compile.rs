@@ -58,12 +58,14 @@ const SINGLE_PASS_ABOVE: usize = 100;
 /// takes to run it many times, and a compilation cannot be stopped at a time limit.
 pub const MAX_JIT_BLOCKS: usize = 20_000;
 
-/// The most instructions one function may have for the JIT to compile it (with
-/// [`MAX_JIT_BLOCKS`]): Cranelift's quick tier takes about 4 µs per instruction of generated
-/// code, so this is about 0.4 s. Since jump threading made blocks larger, the block limit alone
-/// let through a 3,000-statement chain's inverse and PGF (12,000 and 18,000 blocks, 180,000 and
-/// 192,000 instructions), and `check --cases 10` took 2.8 s compiling them against 0.5 s in the
-/// interpreter.
+/// The most instructions the JIT compiles for one function, the functions it calls included
+/// (with [`MAX_JIT_BLOCKS`] for each): Cranelift's quick tier takes 4 to 17 µs per instruction
+/// of generated code (more where the code is many small functions), so this is 0.4 to 1.7 s.
+/// Since jump threading made blocks larger, the block limit alone let through a
+/// 3,000-statement chain's inverse and PGF (12,000 and 18,000 blocks, 180,000 and 192,000
+/// instructions: `check --cases 10` took 2.8 s compiling them against 0.5 s in the interpreter)
+/// and the inverse of 1,000 branches with its 2,000 guards (180,000 instructions: `invert` took
+/// 2.0 s against 0.4 s).
 pub const MAX_JIT_INSTS: usize = 100_000;
 
 /// The target: the host machine, built once per process (for each register allocator) and
@@ -557,15 +559,14 @@ pub(crate) fn compile_tier(
             f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum()
         })
         .collect();
-    if let Some((&big, &instructions)) = reach
-        .iter()
-        .zip(&insts)
-        .find(|&(&id, &n)| m.functions[id].layout.len() > MAX_JIT_BLOCKS || n > MAX_JIT_INSTS)
-    {
+    let size: usize = insts.iter().sum();
+    let blocks = |id: FuncId| m.functions[id].layout.len();
+    let largest = reach.iter().copied().max_by_key(|&id| blocks(id));
+    if let Some(big) = largest.filter(|&id| blocks(id) > MAX_JIT_BLOCKS || size > MAX_JIT_INSTS) {
         return Err(JitError::TooLarge {
-            function: m.functions[big].name.clone(),
-            blocks: m.functions[big].layout.len(),
-            instructions,
+            function: m.functions[root].name.clone(),
+            blocks: blocks(big),
+            instructions: size,
         });
     }
     for &id in &reach {
@@ -574,7 +575,6 @@ pub(crate) fn compile_tier(
             message: e.to_string(),
         })?;
     }
-    let size: usize = insts.iter().sum();
     let tier = tier.unwrap_or(if size > SINGLE_PASS_ABOVE {
         Tier::Quick
     } else {

@@ -67,18 +67,22 @@ pub enum JitError {
     Target(String),
     #[error("no function {0} in the module")]
     NoSuchFunction(String),
-    /// A function with more blocks than [`MAX_JIT_BLOCKS`] or more instructions than
-    /// [`MAX_JIT_INSTS`]: compiling it would take longer than interpreting it, so the
-    /// interpreter runs it.
+    /// A function that, with the functions it calls, has more instructions than
+    /// [`MAX_JIT_INSTS`], or one of them more blocks than [`MAX_JIT_BLOCKS`]: compiling it
+    /// would take longer than interpreting it, so the interpreter runs it.
     #[error(
-        "`{function}` has {instructions} instructions in {blocks} blocks, more than the JIT \
-         compiles ({} instructions, {} blocks): the interpreter runs it",
+        "`{function}` and what it calls have {instructions} instructions and up to {blocks} \
+         blocks a function, more than the JIT compiles ({} instructions, {} blocks): the \
+         interpreter runs it",
         MAX_JIT_INSTS,
         MAX_JIT_BLOCKS
     )]
     TooLarge {
+        /// The function asked for.
         function: String,
+        /// The most blocks of a function it needs compiled.
         blocks: usize,
+        /// The instructions of every function it needs compiled.
         instructions: usize,
     },
 }

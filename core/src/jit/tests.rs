@@ -1480,3 +1480,49 @@ fn a_function_of_too_many_instructions_runs_in_the_interpreter() {
     assert_eq!(native, Ok(vec![Const::I64(5 + adds as i64)]));
     assert_eq!(native, interp);
 }
+
+/// The instruction limit counts the functions a function calls: two functions of 60% of the
+/// limit each compile alone, and together (one calling the other) run in the interpreter.
+#[test]
+fn the_instruction_limit_counts_the_callees() {
+    let adds = MAX_JIT_INSTS * 3 / 5;
+    let body = |name: &str, call: Option<&str>| {
+        let mut text =
+            format!("function %{name}(x: i64) -> i64 {{\nblock0(v0: i64):\n    v1 = iconst 1\n");
+        for k in 0..adds {
+            let from = if k == 0 { 0 } else { k + 1 };
+            text.push_str(&format!("    v{} = iadd v{from}, v1\n", k + 2));
+        }
+        match call {
+            Some(callee) => text.push_str(&format!(
+                "    v{} = call %{callee}(v{})\n    return v{}\n}}\n",
+                adds + 2,
+                adds + 1,
+                adds + 2
+            )),
+            None => text.push_str(&format!("    return v{}\n}}\n", adds + 1)),
+        }
+        text
+    };
+    let m = ir(&format!(
+        "{}\n{}",
+        body("inner", None),
+        body("outer", Some("inner"))
+    ));
+    let (inner, outer) = (
+        m.get("inner").expect("inner"),
+        m.get("outer").expect("outer"),
+    );
+    assert!(compile(Arc::clone(&m), inner).is_ok());
+    let e = compile(Arc::clone(&m), outer)
+        .map(|_| ())
+        .expect_err("too large with its callee");
+    assert!(
+        matches!(&e, JitError::TooLarge { function, instructions, .. }
+            if function == "outer" && *instructions == 2 * adds + 5),
+        "{e}"
+    );
+    let args = [Const::I64(1)];
+    let native = Runner::new(Arc::clone(&m), Engine::Jit).call(outer, &args);
+    assert_eq!(native, Ok(vec![Const::I64(1 + 2 * adds as i64)]));
+}
