@@ -298,13 +298,8 @@ block3:
     /// parameters and the entry's values) or adds a constant and branches on the sum, jumps or
     /// returns. Loops may not terminate.
     fn random_function(seed: u64) -> Module {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n.max(1)
-        };
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut next = move |n: u64| rng.below(n);
         let sig = Signature {
             params: vec![Type::I64],
             returns: vec![Type::I64],
