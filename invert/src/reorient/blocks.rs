@@ -1001,9 +1001,17 @@ fn emit_dispatch(
     let go = |f: &mut Function, from: Block, target: Block| {
         f.ins_jump(from, target, payload.to_vec(), span);
     };
-    if let [only] = targets {
-        go(f, at, *only);
-        return;
+    match targets {
+        [] => {
+            let reason = none_reason.to_string();
+            f.ins_void(at, InstKind::Fail { reason }, span);
+            return;
+        }
+        [only] => {
+            go(f, at, *only);
+            return;
+        }
+        _ => {}
     }
     let conds = conditions(f, at, facts, guards, values, tolerance, span);
     // Tests the conditions in order, taking the first that holds, failing if none does.
@@ -1045,23 +1053,29 @@ fn emit_dispatch(
         span,
     );
     chain(f, decided, &conds);
-    // θ picks among the possible targets.
+    // θ picks among the possible targets. A `choice` gives only values in its range, so the
+    // last target is what is left when θ named none before it.
     let k = f.ins_choice(chosen, targets.len() as u32, role.to_string(), span);
     let mut from = chosen;
     for (i, &target) in targets.iter().enumerate() {
-        let check = f.create_block();
-        let next = f.create_block();
-        let idx = f.ins_const(from, Const::I64(i as i64), span);
-        let is = f.ins_prim(from, Opcode::Ieq, vec![k, idx], span);
-        f.ins_void(
-            from,
-            InstKind::Brif {
-                cond: is,
-                then_dest: Box::new(BlockCall::new(check, Vec::new())),
-                else_dest: Box::new(BlockCall::new(next, Vec::new())),
-            },
-            span,
-        );
+        let check = if i + 1 == targets.len() {
+            from
+        } else {
+            let (check, next) = (f.create_block(), f.create_block());
+            let idx = f.ins_const(from, Const::I64(i as i64), span);
+            let is = f.ins_prim(from, Opcode::Ieq, vec![k, idx], span);
+            f.ins_void(
+                from,
+                InstKind::Brif {
+                    cond: is,
+                    then_dest: Box::new(BlockCall::new(check, Vec::new())),
+                    else_dest: Box::new(BlockCall::new(next, Vec::new())),
+                },
+                span,
+            );
+            from = next;
+            check
+        };
         f.ins_void(
             check,
             InstKind::Check {
@@ -1071,15 +1085,7 @@ fn emit_dispatch(
             span,
         );
         go(f, check, target);
-        from = next;
     }
-    f.ins_void(
-        from,
-        InstKind::Fail {
-            reason: "θ chose no path".to_string(),
-        },
-        span,
-    );
 }
 
 /// For each target: whether its facts hold of `values` and, if it has a guard, whether the guard
@@ -1112,6 +1118,11 @@ fn conditions(
 /// A bool value: whether two or more of `conds` hold (then the inverse reads a choice, and the
 /// PGF records one).
 fn several_hold(f: &mut Function, at: Block, conds: &[Value], span: Span) -> Value {
+    // Of two, both: a conjunction, from which the implied checks know each (the checks of the
+    // target θ picks then go).
+    if let [a, b] = conds {
+        return f.ins_prim(at, Opcode::Band, vec![*a, *b], span);
+    }
     let mut count = f.ins_const(at, Const::I64(0), span);
     for &c in conds {
         let one = f.ins_prim(at, Opcode::BoolToI64, vec![c], span);
