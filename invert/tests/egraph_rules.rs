@@ -376,4 +376,35 @@ fn exact_simplifications_are_bit_exact() {
             assert_eq!(a, Some(Const::Bool(x)), "{text} at {x}");
         }
     }
+    // The ends of i64 under min and max.
+    for text in [
+        "(imin x 9223372036854775807)",
+        "(imin 9223372036854775807 x)",
+        "(imax x -9223372036854775808)",
+        "(imax -9223372036854775808 x)",
+    ] {
+        let expr: RecExpr<Node> = text.parse().unwrap();
+        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(Type::I64, &["x"]))
+            .with_expr(&expr)
+            .run(&rules);
+        let vars = runner.egraph.analysis.vars.clone();
+        let best = Extractor::new(
+            &runner.egraph,
+            IsoCost {
+                vars: &vars,
+                zeros: None,
+            },
+        )
+        .find_best(runner.roots[0])
+        .1;
+        assert_eq!(best.to_string(), "x", "{text}");
+        for x in [i64::MIN, -1, 0, 7, i64::MAX] {
+            let env = HashMap::from([(Symbol::from("x"), Const::I64(x))]);
+            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
+                .last()
+                .copied()
+                .flatten();
+            assert_eq!(a, Some(Const::I64(x)), "{text} at {x}");
+        }
+    }
 }

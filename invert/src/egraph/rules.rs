@@ -315,6 +315,11 @@ pub fn exact_simplifications() -> Vec<Rule> {
         rw!("(z^t)^t"; "(ixor (ixor ?z ?t) ?t)" => "?z"),
         rw!("(t^z)^t"; "(ixor (ixor ?t ?z) ?t)" => "?z"),
         rw!("--i"; "(ineg (ineg ?x))" => "?x"),
+        // The ends of i64 (a trip-count scan's bounds start there).
+        rw!("min(i,MAX)"; "(imin ?x 9223372036854775807)" => "?x"),
+        rw!("min(MAX,i)"; "(imin 9223372036854775807 ?x)" => "?x"),
+        rw!("max(i,MIN)"; "(imax ?x -9223372036854775808)" => "?x"),
+        rw!("max(MIN,i)"; "(imax -9223372036854775808 ?x)" => "?x"),
         rw!("i==i"; "(ieq ?x ?x)" => "true"),
         rw!("b&true"; "(band ?x true)" => "?x"),
         rw!("true&b"; "(band true ?x)" => "?x"),
