@@ -299,6 +299,31 @@ fn exact_simplifications_are_bit_exact() {
     // The simplifier's rules must not change a single bit, NaN and signed zeros included.
     let rules = pinv::egraph::rules::exact_simplifications();
     let module = Module::new();
+    // `text` of one unknown `x` of type `ty`, and the cheapest term the rules find for it.
+    let simplest = |text: &str, ty: Type| -> (RecExpr<Node>, RecExpr<Node>) {
+        let expr: RecExpr<Node> = text.parse().unwrap();
+        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(ty, &["x"]))
+            .with_expr(&expr)
+            .run(&rules);
+        let vars = runner.egraph.analysis.vars.clone();
+        let best = Extractor::new(
+            &runner.egraph,
+            IsoCost {
+                vars: &vars,
+                zeros: None,
+            },
+        )
+        .find_best(runner.roots[0])
+        .1;
+        (expr, best)
+    };
+    let at = |e: &RecExpr<Node>, x: Const| -> Option<Const> {
+        let env = HashMap::from([(Symbol::from("x"), x)]);
+        eval_nodes(e.as_ref(), &env, &module, &Default::default())
+            .last()
+            .copied()
+            .flatten()
+    };
     let cases = [
         "(fmul x 1.0)",
         "(fdiv x 1.0)",
@@ -318,93 +343,49 @@ fn exact_simplifications_are_bit_exact() {
         1e-310,
     ];
     for text in cases {
-        let expr: RecExpr<Node> = text.parse().unwrap();
-        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(Type::F64, &["x"]))
-            .with_expr(&expr)
-            .run(&rules);
-        let vars = runner.egraph.analysis.vars.clone();
-        let best = Extractor::new(
-            &runner.egraph,
-            IsoCost {
-                vars: &vars,
-                zeros: None,
-            },
-        )
-        .find_best(runner.roots[0])
-        .1;
+        let (expr, best) = simplest(text, Type::F64);
         assert!(best.as_ref().len() <= 1, "{text} simplifies to {best}");
         for x in specials {
-            let env = HashMap::from([(Symbol::from("x"), Const::F64(x))]);
-            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
-                .last()
-                .copied()
-                .flatten();
-            let b = eval_nodes(best.as_ref(), &env, &module, &Default::default())
-                .last()
-                .copied()
-                .flatten();
-            assert_eq!(a, b, "{text} at {x}");
+            assert_eq!(
+                at(&expr, Const::F64(x)),
+                at(&best, Const::F64(x)),
+                "{text} at {x}"
+            );
         }
     }
-    for text in [
-        "(beq x true)",
-        "(beq true x)",
-        "(bne x false)",
-        "(bne false x)",
-    ] {
-        let expr: RecExpr<Node> = text.parse().unwrap();
-        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(Type::Bool, &["x"]))
-            .with_expr(&expr)
-            .run(&rules);
-        let vars = runner.egraph.analysis.vars.clone();
-        let best = Extractor::new(
-            &runner.egraph,
-            IsoCost {
-                vars: &vars,
-                zeros: None,
-            },
-        )
-        .find_best(runner.roots[0])
-        .1;
-        assert_eq!(best.to_string(), "x", "{text}");
-        for x in [false, true] {
-            let env = HashMap::from([(Symbol::from("x"), Const::Bool(x))]);
-            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
-                .last()
-                .copied()
-                .flatten();
-            assert_eq!(a, Some(Const::Bool(x)), "{text} at {x}");
-        }
-    }
-    // The ends of i64 under min and max.
-    for text in [
-        "(imin x 9223372036854775807)",
-        "(imin 9223372036854775807 x)",
-        "(imax x -9223372036854775808)",
-        "(imax -9223372036854775808 x)",
-    ] {
-        let expr: RecExpr<Node> = text.parse().unwrap();
-        let runner: Runner<Node, IsoAnalysis> = Runner::new(analysis(Type::I64, &["x"]))
-            .with_expr(&expr)
-            .run(&rules);
-        let vars = runner.egraph.analysis.vars.clone();
-        let best = Extractor::new(
-            &runner.egraph,
-            IsoCost {
-                vars: &vars,
-                zeros: None,
-            },
-        )
-        .find_best(runner.roots[0])
-        .1;
-        assert_eq!(best.to_string(), "x", "{text}");
-        for x in [i64::MIN, -1, 0, 7, i64::MAX] {
-            let env = HashMap::from([(Symbol::from("x"), Const::I64(x))]);
-            let a = eval_nodes(expr.as_ref(), &env, &module, &Default::default())
-                .last()
-                .copied()
-                .flatten();
-            assert_eq!(a, Some(Const::I64(x)), "{text} at {x}");
+    // Identities: each simplifies to `x`, and is `x` at every value tried.
+    let bools = [false, true].map(Const::Bool);
+    let ints = [i64::MIN, -1, 0, 7, i64::MAX].map(Const::I64);
+    let identities: [(Type, &[&str], &[Const]); 2] = [
+        (
+            Type::Bool,
+            &[
+                "(beq x true)",
+                "(beq true x)",
+                "(bne x false)",
+                "(bne false x)",
+            ],
+            &bools,
+        ),
+        // The ends of i64 under min and max.
+        (
+            Type::I64,
+            &[
+                "(imin x 9223372036854775807)",
+                "(imin 9223372036854775807 x)",
+                "(imax x -9223372036854775808)",
+                "(imax -9223372036854775808 x)",
+            ],
+            &ints,
+        ),
+    ];
+    for (ty, texts, xs) in identities {
+        for text in texts {
+            let (expr, best) = simplest(text, ty);
+            assert_eq!(best.to_string(), "x", "{text}");
+            for &x in xs {
+                assert_eq!(at(&expr, x), Some(x), "{text} at {x:?}");
+            }
         }
     }
 }

@@ -552,14 +552,16 @@ pub(crate) fn compile_tier(
         return Err(JitError::NoSuchFunction(root.to_string()));
     }
     let reach = reachable(m, root);
-    let insts: Vec<usize> = reach
+    let size: usize = reach
         .iter()
         .map(|&id| {
             let f = &m.functions[id];
-            f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum()
+            f.layout
+                .iter()
+                .map(|&b| f.blocks[b].insts.len())
+                .sum::<usize>()
         })
-        .collect();
-    let size: usize = insts.iter().sum();
+        .sum();
     let blocks = |id: FuncId| m.functions[id].layout.len();
     let largest = reach.iter().copied().max_by_key(|&id| blocks(id));
     if let Some(big) = largest.filter(|&id| blocks(id) > MAX_JIT_BLOCKS || size > MAX_JIT_INSTS) {

@@ -1450,22 +1450,33 @@ fn a_function_of_too_many_blocks_runs_in_the_interpreter() {
     assert_eq!(native, interp);
 }
 
+/// `%name(x: i64) -> i64`: x plus 1, `adds` times, in one block, then (with `callee`) that
+/// function of the sum.
+fn chain_of_adds(name: &str, adds: usize, callee: Option<&str>) -> String {
+    let mut text =
+        format!("function %{name}(x: i64) -> i64 {{\nblock0(v0: i64):\n    v1 = iconst 1\n");
+    for k in 0..adds {
+        let from = if k == 0 { 0 } else { k + 1 };
+        text.push_str(&format!("    v{} = iadd v{from}, v1\n", k + 2));
+    }
+    let sum = adds + 1;
+    match callee {
+        Some(callee) => text.push_str(&format!(
+            "    v{} = call %{callee}(v{sum})\n    return v{}\n}}\n",
+            sum + 1,
+            sum + 1
+        )),
+        None => text.push_str(&format!("    return v{sum}\n}}\n")),
+    }
+    text
+}
+
 /// A function of few blocks but more instructions than the JIT compiles is refused too, and
 /// runs in the interpreter with the same result.
 #[test]
 fn a_function_of_too_many_instructions_runs_in_the_interpreter() {
-    let mut text =
-        String::from("function %long(x: i64) -> i64 {\nblock0(v0: i64):\n    v1 = iconst 1\n");
     let adds = MAX_JIT_INSTS;
-    for k in 0..adds {
-        text.push_str(&format!(
-            "    v{} = iadd v{}, v1\n",
-            k + 2,
-            if k == 0 { 0 } else { k + 1 }
-        ));
-    }
-    text.push_str(&format!("    return v{}\n}}\n", adds + 1));
-    let m = ir(&text);
+    let m = ir(&chain_of_adds("long", adds, None));
     let id = m.get("long").expect("long");
     let e = compile(Arc::clone(&m), id)
         .map(|_| ())
@@ -1486,28 +1497,10 @@ fn a_function_of_too_many_instructions_runs_in_the_interpreter() {
 #[test]
 fn the_instruction_limit_counts_the_callees() {
     let adds = MAX_JIT_INSTS * 3 / 5;
-    let body = |name: &str, call: Option<&str>| {
-        let mut text =
-            format!("function %{name}(x: i64) -> i64 {{\nblock0(v0: i64):\n    v1 = iconst 1\n");
-        for k in 0..adds {
-            let from = if k == 0 { 0 } else { k + 1 };
-            text.push_str(&format!("    v{} = iadd v{from}, v1\n", k + 2));
-        }
-        match call {
-            Some(callee) => text.push_str(&format!(
-                "    v{} = call %{callee}(v{})\n    return v{}\n}}\n",
-                adds + 2,
-                adds + 1,
-                adds + 2
-            )),
-            None => text.push_str(&format!("    return v{}\n}}\n", adds + 1)),
-        }
-        text
-    };
     let m = ir(&format!(
         "{}\n{}",
-        body("inner", None),
-        body("outer", Some("inner"))
+        chain_of_adds("inner", adds, None),
+        chain_of_adds("outer", adds, Some("inner"))
     ));
     let (inner, outer) = (
         m.get("inner").expect("inner"),
