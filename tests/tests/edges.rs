@@ -192,6 +192,32 @@ fn an_output_an_ulp_past_the_end_of_a_range_is_moved_onto_it() {
     );
 }
 
+/// `max(asin(p), p)` for `p` beyond ±1 (`gen_check` seed 7790): `asin(p)` is NaN, and `max`
+/// ignores a NaN operand, so the result is `p` itself, below every `asin`. The range analysis
+/// bounded the result by `asin`'s range, and θ for it was drawn from `[−π/2, 0]` on the side
+/// where the comparison is false: the PGF's `−3.5` was out of the domain (23 of 30 inputs
+/// lost). `min` and `max` now cover the other operand's values where one may be NaN.
+#[test]
+fn a_max_with_an_operand_that_may_be_nan_keeps_the_other() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g(p0: f64) -> (bool, i64) { (((p0 - p0) < max(asin(p0), min(p0, p0))), (-100)) }
+         fn h(p: f64) -> f64 { min(acos(p), p) * 2.0 }",
+    )
+    .expect("compiles");
+    for name in ["g", "h"] {
+        let r = check_function(&program, name, &config(300));
+        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
+        assert_eq!(
+            r.completeness.recovered, r.completeness.trials,
+            "{name}: {r:?}"
+        );
+    }
+    for p in [-3.5084946393718663, -1.0, 0.25, 2.0, 7.5] {
+        pinv_tests::round_trip(&program, "h", &[Const::F64(p)]);
+    }
+}
+
 /// `min(p0, p0)`, whose result the inverse knows only within the tolerance (through `/ -0.1`
 /// and `- 5`): the other operand, drawn from `[z, ∞)`, missed the PGF's exact p0 where z came
 /// out one ulp above it (13 of 300 inputs lost; `gen_check` seed 3902). The bound now allows

@@ -13,6 +13,10 @@
 //! has an interval for its other values only; a NaN operand is not in any narrowed θ domain,
 //! which only costs completeness for NaN intermediates, whose outputs `pinv check` skips as
 //! non-finite.
+//!
+//! The analysis also knows which values are never NaN ([`Ranges::never_nan`]), because `min` and
+//! `max` ignore a NaN operand: `max(asin(p), p)` for `p = −3.5` is `−3.5`, below every `asin`,
+//! so their interval covers the other operand's alone where one may be NaN ([`Operand`]).
 
 use pinv_core::ir::{Block, Const, FuncId, Function, InstKind, Module, Opcode, Value};
 use std::collections::HashMap;
@@ -27,11 +31,52 @@ pub type ReturnRanges = HashMap<FuncId, Option<Vec<Option<Interval>>>>;
 #[derive(Clone, Debug, Default)]
 pub struct Ranges {
     map: HashMap<Value, (f64, f64)>,
+    /// The f64 values that are never NaN.
+    never_nan: std::collections::HashSet<Value>,
 }
 
 impl Ranges {
     pub fn get(&self, v: Value) -> Option<(f64, f64)> {
         self.map.get(&v).copied()
+    }
+
+    /// Whether `v` is never NaN (false where the analysis cannot tell).
+    pub fn never_nan(&self, v: Value) -> bool {
+        self.never_nan.contains(&v)
+    }
+
+    fn operand(&self, v: Value) -> Operand {
+        Operand {
+            range: self.get(v),
+            never_nan: self.never_nan(v),
+        }
+    }
+}
+
+/// What the analysis knows of an operand: its interval (of its non-NaN values) and whether it is
+/// never NaN.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Operand {
+    pub range: Option<Interval>,
+    pub never_nan: bool,
+}
+
+impl Operand {
+    /// Nothing known: any value, NaN included.
+    pub const UNKNOWN: Operand = Operand {
+        range: None,
+        never_nan: false,
+    };
+
+    /// A constant `x`.
+    pub fn constant(x: f64) -> Operand {
+        if x.is_nan() {
+            return Operand::UNKNOWN;
+        }
+        Operand {
+            range: Some((x, x)),
+            never_nan: true,
+        }
     }
 }
 
@@ -80,6 +125,12 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
                         range.filter(|(lo, hi)| lo <= hi)
                     })
                     .collect();
+                let never_nan = edges
+                    .iter()
+                    .all(|(_, args, _)| args.get(k).is_some_and(|&a| r.never_nan(a)));
+                if never_nan {
+                    r.never_nan.insert(q);
+                }
                 if let Some(each) = each {
                     let lo = each.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
                     let hi = each.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
@@ -92,12 +143,22 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
         done.insert(b);
         for &inst in &f.blocks[b].insts {
             let data = &f.insts[inst];
-            let get = |v: Value| r.map.get(&v).copied();
+            let operand = |k: usize| match &data.kind {
+                InstKind::Prim { args, .. } => {
+                    args.get(k).map_or(Operand::UNKNOWN, |&v| r.operand(v))
+                }
+                _ => Operand::UNKNOWN,
+            };
             let results: Vec<Option<(f64, f64)>> = match &data.kind {
-                InstKind::Const(Const::F64(x)) if !x.is_nan() => vec![Some((*x, *x))],
-                InstKind::Prim { op, args } => {
-                    let a = args.first().and_then(|&v| get(v));
-                    let b = args.get(1).and_then(|&v| get(v));
+                InstKind::Const(Const::F64(x)) if !x.is_nan() => {
+                    r.never_nan.insert(data.results[0]);
+                    vec![Some((*x, *x))]
+                }
+                InstKind::Prim { op, .. } => {
+                    let (a, b) = (operand(0), operand(1));
+                    if prim_never_nan(*op, a, b) {
+                        r.never_nan.insert(data.results[0]);
+                    }
                     vec![prim_range(*op, a, b)]
                 }
                 InstKind::Call { callee, .. } => call_range(module, *callee, returns),
@@ -195,15 +256,59 @@ fn call_range(
 
 const FULL: (f64, f64) = (f64::NEG_INFINITY, f64::INFINITY);
 
-/// The interval of a primitive's result from its operands' (`None`: nothing known).
-pub(super) fn prim_range(
-    op: Opcode,
-    a: Option<(f64, f64)>,
-    b: Option<(f64, f64)>,
-) -> Option<(f64, f64)> {
+/// Whether a primitive's f64 result is never NaN, from what is known of its operands: each is
+/// never NaN, and their intervals rule out the NaN cases (`∞ − ∞`, `0 · ∞`, `0 / 0`, `∞ / ∞`,
+/// `sqrt` and `log` of a negative, `asin` beyond ±1, `sin ∞`). `min` and `max` are NaN only
+/// when both operands are.
+pub(super) fn prim_never_nan(op: Opcode, a: Operand, b: Operand) -> bool {
+    let finite = |o: Operand| {
+        o.range
+            .is_some_and(|(lo, hi)| lo.is_finite() && hi.is_finite())
+    };
+    let nonzero = |o: Operand| o.range.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0);
+    let within = |o: Operand, l: f64, h: f64| o.range.is_some_and(|(lo, hi)| lo >= l && hi <= h);
+    match op {
+        Opcode::Fmin | Opcode::Fmax => a.never_nan || b.never_nan,
+        Opcode::FcvtFromI64 => true,
+        _ if !a.never_nan => false,
+        Opcode::Fneg
+        | Opcode::Fabs
+        | Opcode::Floor
+        | Opcode::Exp
+        | Opcode::Tanh
+        | Opcode::Atan
+        | Opcode::Sinh
+        | Opcode::Cosh => true,
+        Opcode::Sqrt | Opcode::Log => within(a, 0.0, f64::INFINITY),
+        Opcode::Sin | Opcode::Cos => finite(a),
+        Opcode::Asin | Opcode::Acos => within(a, -1.0, 1.0),
+        _ if !b.never_nan => false,
+        Opcode::Atan2 => true,
+        Opcode::Fadd | Opcode::Fsub => finite(a) || finite(b),
+        Opcode::Fmul => finite(a) && finite(b),
+        Opcode::Fdiv => finite(a) && nonzero(b),
+        _ => false,
+    }
+}
+
+/// The interval of a primitive's result from what is known of its operands (`None`: nothing
+/// known).
+pub(super) fn prim_range(op: Opcode, a_op: Operand, b_op: Operand) -> Option<(f64, f64)> {
     use std::f64::consts::{FRAC_PI_2, PI};
+    let (a, b) = (a_op.range, b_op.range);
     let a_full = a.unwrap_or(FULL);
     let b_full = b.unwrap_or(FULL);
+    // `min` and `max` give the other operand where one is NaN.
+    let hull_where_nan = |(lo, hi): Interval| {
+        let (mut lo, mut hi) = (lo, hi);
+        if !a_op.never_nan {
+            (lo, hi) = (lo.min(b_full.0), hi.max(b_full.1));
+        }
+        if !b_op.never_nan {
+            (lo, hi) = (lo.min(a_full.0), hi.max(a_full.1));
+        }
+        (lo, hi)
+    };
     let monotone = |g: fn(f64) -> f64, (lo, hi): (f64, f64)| Some((g(lo), g(hi)));
     let range = match op {
         Opcode::Fadd => (a?.0 + b?.0, a?.1 + b?.1),
@@ -251,8 +356,8 @@ pub(super) fn prim_range(
         Opcode::Asin => (-FRAC_PI_2, FRAC_PI_2),
         Opcode::Acos => (0.0, PI),
         Opcode::Atan2 => (-PI, PI),
-        Opcode::Fmin => (a_full.0.min(b_full.0), a_full.1.min(b_full.1)),
-        Opcode::Fmax => (a_full.0.max(b_full.0), a_full.1.max(b_full.1)),
+        Opcode::Fmin => hull_where_nan((a_full.0.min(b_full.0), a_full.1.min(b_full.1))),
+        Opcode::Fmax => hull_where_nan((a_full.0.max(b_full.0), a_full.1.max(b_full.1))),
         _ => return None,
     };
     Some(range)
@@ -319,5 +424,57 @@ mod tests {
         assert!(has((0.0, 1.0)), "{:?}", ranges.map);
         assert!(has((0.0, f64::INFINITY)), "{:?}", ranges.map);
         assert!(has((1.0, 2.0)), "{:?}", ranges.map);
+    }
+
+    #[test]
+    fn min_and_max_cover_the_other_operand_where_one_may_be_nan() {
+        // `asin(p)` is NaN beyond ±1, and `max` then gives `p`, below every `asin`: the
+        // interval of `max(asin(p), p)` is not bounded by `asin`'s. A constant is never NaN, so
+        // `max(x, 0)` stays nonnegative (relu), and `max(asin(p), 0.5)` stays within
+        // [0.5, π/2].
+        let file = SourceFile::new(
+            "m.pinv",
+            "fn g(p: f64, x: f64) -> f64 {
+                 let a = max(asin(p), p);
+                 let b = min(p, acos(p));
+                 let c = max(x, 0.0);
+                 let d = max(asin(p), 0.5);
+                 a + b + c + d
+             }",
+        );
+        let compiled = pinv_core::compile_source(&file).expect("compiles");
+        let module = &compiled.module;
+        let f = &module.functions[module.get("g").expect("g")];
+        let ranges = analyze(module, f, &mut HashMap::new());
+        let mut by_op = Vec::new();
+        for (_, inst) in f.insts_in_layout() {
+            if let InstKind::Prim { op, args } = &f.insts[inst].kind {
+                if matches!(op, Opcode::Fmin | Opcode::Fmax) {
+                    let r = f.insts[inst].results[0];
+                    let consts = args.iter().any(|&a| f.constant(a).is_some());
+                    by_op.push((*op, consts, ranges.get(r), ranges.never_nan(r)));
+                }
+            }
+        }
+        use std::f64::consts::FRAC_PI_2;
+        assert_eq!(
+            by_op,
+            vec![
+                (
+                    Opcode::Fmax,
+                    false,
+                    Some((f64::NEG_INFINITY, f64::INFINITY)),
+                    false
+                ),
+                (
+                    Opcode::Fmin,
+                    false,
+                    Some((f64::NEG_INFINITY, f64::INFINITY)),
+                    false
+                ),
+                (Opcode::Fmax, true, Some((0.0, f64::INFINITY)), true),
+                (Opcode::Fmax, true, Some((0.5, FRAC_PI_2)), true),
+            ]
+        );
     }
 }

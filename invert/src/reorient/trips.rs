@@ -48,7 +48,7 @@
 use super::blocks::{copy_block, Trip};
 use super::facts::Cfg;
 use super::int_ranges::{prim_range, IntRange, NEG_INF, POS_INF};
-use super::ranges::{prim_range as float_range, Interval};
+use super::ranges::{prim_range as float_range, Interval, Operand};
 use super::region::{pair_fwd, rule_error, Region};
 use super::Reorienter;
 use crate::error::Error;
@@ -1353,12 +1353,20 @@ impl<'f> Offsets<'f> {
                         self.ranges.insert(r, x);
                     }
                 }
-                let frange = |v: Value| self.frange(v);
-                if let Some((lo, hi)) = float_range(
-                    *op,
-                    args.first().and_then(|&a| frange(a)),
-                    args.get(1).and_then(|&a| frange(a)),
-                ) {
+                // Only constants are known never to be NaN here.
+                let operand = |k: usize| {
+                    let Some(&v) = args.get(k) else {
+                        return Operand::UNKNOWN;
+                    };
+                    match c.constant(v) {
+                        Some(Const::F64(x)) => Operand::constant(x),
+                        _ => Operand {
+                            range: self.frange(v),
+                            never_nan: false,
+                        },
+                    }
+                };
+                if let Some((lo, hi)) = float_range(*op, operand(0), operand(1)) {
                     if c.value_type(r) == Type::F64 && lo <= hi {
                         self.franges.insert(r, (lo, hi));
                     }
