@@ -218,6 +218,36 @@ fn a_max_with_an_operand_that_may_be_nan_keeps_the_other() {
     }
 }
 
+/// `atan2(0, p1) / asin(p0)` (`gen_check` seed 2735): with y = 0 known, `atan2(0, x)` is a
+/// step (π for x < 0, 0 for x > 0), but the settle probe around the candidate `0 / tan z`
+/// straddled a z an ulp below π (computed as `y · asin(p0)`) and pinned x = −0, while the PGF,
+/// whose z is π exactly, named x by θ (5 of 30 inputs lost). The closed forms of `atan2` are now
+/// trusted only where it is monotone in the unknown operand, and a z within the tolerance past
+/// ±π is moved onto it, as for `atan`.
+#[test]
+fn atan2_with_a_zero_coordinate_takes_its_other_coordinate_from_theta() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g(p0: f64, p1: f64) -> f64 { atan2(0.0, p1) / asin(p0) }
+         fn h(p0: f64, p1: f64) -> f64 { atan2(p1, -2.0) * p0 }",
+    )
+    .expect("compiles");
+    for name in ["g", "h"] {
+        let r = check_function(&program, name, &config(300));
+        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
+        assert_eq!(
+            r.completeness.recovered, r.completeness.trials,
+            "{name}: {r:?}"
+        );
+    }
+    for (p0, p1) in [
+        (-0.094598626323382, -9.588695208805085),
+        (0.30216681006474033, -8.449135696256178),
+    ] {
+        pinv_tests::round_trip(&program, "g", &[Const::F64(p0), Const::F64(p1)]);
+    }
+}
+
 /// `min(p0, p0)`, whose result the inverse knows only within the tolerance (through `/ -0.1`
 /// and `- 5`): the other operand, drawn from `[z, ∞)`, missed the PGF's exact p0 where z came
 /// out one ulp above it (13 of 300 inputs lost; `gen_check` seed 3902). The bound now allows

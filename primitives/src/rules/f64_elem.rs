@@ -114,7 +114,7 @@ impl OutputDomain {
 }
 
 /// `!(z < lo − δ) && !(z > hi + δ)`, δ the tolerance at each end (true for NaN).
-fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
+pub(crate) fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
     let tol = e.options().tolerance;
     let below = e.fc(lo - tol * lo.abs().max(1.0));
     let above = e.fc(hi + tol * hi.abs().max(1.0));
@@ -125,7 +125,12 @@ fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
 }
 
 /// z moved onto `[lo, hi]` if it is past an end (NaN stays NaN).
-fn onto_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Result<Value, RuleError> {
+pub(crate) fn onto_interval(
+    e: &mut Emitter<'_>,
+    z: Value,
+    lo: f64,
+    hi: f64,
+) -> Result<Value, RuleError> {
     let lo_c = e.fc(lo);
     let hi_c = e.fc(hi);
     let under = e.flt(z, lo_c);

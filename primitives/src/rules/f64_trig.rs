@@ -1,11 +1,11 @@
 //! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
 //! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
 
-use super::f64_elem::{monotone, within, OutputDomain, OFFSET};
+use super::f64_elem::{monotone, near_interval, onto_interval, within, OutputDomain, OFFSET};
 use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
-    settle_when, small_multiple,
+    settle_when, small_multiple, window,
 };
 use super::spec::{rows, Closed, Side, Spec};
 use super::{unknowns2, verify_forward};
@@ -250,6 +250,27 @@ fn y_of(e: &mut Emitter<'_>, z: Value, x: Value) -> Result<Value, RuleError> {
     e.with_sign_of(d, z)
 }
 
+/// Where `atan2(y, x)` is monotone in y over the probe around the candidate `d` (x known):
+/// x > 0, or a probe that stays on one side of y = 0. For x < 0 it jumps from −π to π at y = 0,
+/// and for x = 0 it is ±π/2 for every nonzero y: a probe across the jump straddles every z in
+/// between, and would pin `d` for a z an ulp from ±π that no y gives (θ then gives y).
+fn y_of_trusted(e: &mut Emitter<'_>, d: Value, x: Value) -> Value {
+    let zero = e.fc(0.0);
+    let right = e.fgt(x, zero);
+    let (below, above) = window(e, d);
+    let positive = e.fgt(below, zero);
+    let negative = e.flt(above, zero);
+    let one_side = e.bor(positive, negative);
+    e.bor(right, one_side)
+}
+
+/// Where `atan2(y, x)` is monotone in x (y known): y ≠ 0. For y = ±0 it is a step (±π for
+/// x < 0, ±0 for x > 0), whose solutions are a half-line, not a float near the candidate.
+fn x_of_trusted(e: &mut Emitter<'_>, _d: Value, y: Value) -> Value {
+    let zero = e.fc(0.0);
+    e.fne(y, zero)
+}
+
 /// The candidate `x = y / tan z`.
 fn x_of(e: &mut Emitter<'_>, z: Value, y: Value) -> Result<Value, RuleError> {
     let t = e.op1(Opcode::Tan, z);
@@ -284,8 +305,11 @@ fn hypot(e: &mut Emitter<'_>, y: Value, x: Value) -> Result<Value, RuleError> {
 pub fn atan2() -> Spec {
     Spec::binary("polar")
         .output_check(|e, z| {
-            let ok = within(e, z, PI);
-            e.check(ok, "atan2 is between -π and π")
+            // A z computed from other values may land an ulp past ±π, where the forward value
+            // was: moved onto it, as for `atan` ([`OutputDomain::Onto`]).
+            let ok = near_interval(e, z, -PI, PI);
+            e.check(ok, "atan2 is between -π and π")?;
+            onto_interval(e, z, -PI, PI)
         })
         .both(
             |e, z| {
@@ -371,8 +395,20 @@ pub fn atan2() -> Spec {
                 Ok(())
             },
         )
-        .settled(Side::Left, Opcode::Atan2, Closed::By(y_of), Y_OFF)
-        .settled(Side::Right, Opcode::Atan2, Closed::By(x_of), X_OFF)
+        .settled_trusting(
+            Side::Left,
+            Opcode::Atan2,
+            Closed::By(y_of),
+            Y_OFF,
+            Some(y_of_trusted),
+        )
+        .settled_trusting(
+            Side::Right,
+            Opcode::Atan2,
+            Closed::By(x_of),
+            X_OFF,
+            Some(x_of_trusted),
+        )
         .verified(Opcode::Atan2)
         .doc(|pattern| {
             let checks = vec![

@@ -43,7 +43,7 @@
 //! assert!(!add.covers(&Pattern::all_known(2)));
 //! ```
 
-use super::settle::{settle, settle_pgf};
+use super::settle::{settle_guarded, settle_pgf_guarded};
 use super::verify_forward;
 use crate::emit::Emitter;
 use crate::pattern::{Arg, Pattern};
@@ -96,8 +96,9 @@ closure_trait! {
     Record2: Fn(&mut Emitter<'_>, Value, Value, Value) -> Result<(), RuleError>
 }
 closure_trait! {
-    /// A check of the output: `(e, z)`.
-    CheckOutput: Fn(&mut Emitter<'_>, Value) -> Result<(), RuleError>
+    /// A check of the output, `(e, z)`, returning the z the rule goes on with (z itself, or z
+    /// moved onto the range where it is past an end by no more than the tolerance).
+    CheckOutput: Fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError>
 }
 
 /// `formula(e, z, other)`: an operand in closed form, with no checks and no θ.
@@ -185,6 +186,10 @@ impl Closed {
         }
     }
 }
+
+/// When a [`Spec::settled_trusting`] closed form is trusted: `trusted(e, d, other)`, of the
+/// candidate `d` and the known operand.
+pub type Trusted = fn(&mut Emitter<'_>, Value, Value) -> Value;
 
 fn missing(name: &'static str, what: &str) -> RuleError {
     RuleError::Malformed(format!("the rule `{name}` declares no {what}"))
@@ -348,6 +353,22 @@ impl Spec {
     /// One operand of `z = op(a, b)` in the closed form `closed`, [settled](super::settle)
     /// against `op` with the other operand fixed; `role` names the settle offset.
     pub fn settled(self, side: Side, op: Opcode, closed: Closed, role: impl Into<String>) -> Spec {
+        self.settled_trusting(side, op, closed, role, None)
+    }
+
+    /// [`Spec::settled`], where the closed form is trusted only where `trusted(e, d, other)`
+    /// holds ([`super::settle::settle_guarded`]): elsewhere θ gives the whole operand. For an
+    /// `op` that is not monotone in the operand for some `other` (`atan2(0, x)` steps from π to
+    /// 0 at x = 0), where a probe around the closed form would straddle z for a z that is not
+    /// exactly an output.
+    pub fn settled_trusting(
+        self,
+        side: Side,
+        op: Opcode,
+        closed: Closed,
+        role: impl Into<String>,
+        trusted: Option<Trusted>,
+    ) -> Spec {
         let role: String = role.into();
         let role_pgf = role.clone();
         // `other` is the known operand; `x` the one solved for.
@@ -357,7 +378,8 @@ impl Spec {
         };
         let solve = move |e: &mut Emitter<'_>, z: Value, other: Value| {
             let d = closed.emit(e, z, other)?;
-            settle(e, d, z, &|e, x| forward(e, x, other), &role)
+            let trust = trusted.map(|t| t(e, d, other));
+            settle_guarded(e, d, z, &|e, x| forward(e, x, other), &role, trust)
         };
         let pgf = move |e: &mut Emitter<'_>, z: Value, a: Value, b: Value| {
             let (x, other) = match side {
@@ -365,7 +387,9 @@ impl Spec {
                 Side::Right => (b, a),
             };
             let d = closed.emit(e, z, other)?;
-            settle_pgf(e, d, z, x, &|e, x| forward(e, x, other), &role_pgf)
+            let trust = trusted.map(|t| t(e, d, other));
+            let fwd = |e: &mut Emitter<'_>, x| forward(e, x, other);
+            settle_pgf_guarded(e, d, z, x, &fwd, &role_pgf, trust)
         };
         self.side(side, Box::new(solve), Box::new(pgf))
     }
@@ -386,7 +410,9 @@ impl Spec {
         self
     }
 
-    /// A check of a binary rule's output, before any operand is solved: `check(e, z)`.
+    /// A check of a binary rule's output, before any operand is solved: `check(e, z)`, which
+    /// returns the z the inverse goes on with. (The PGF's z is a forward output, which such a
+    /// check passes and keeps.)
     pub fn output_check(mut self, check: impl CheckOutput) -> Spec {
         let b = self.binary_mut();
         b.output_check = Some(Box::new(check));
@@ -449,9 +475,10 @@ impl InverseRule for Spec {
                     (&[z], &[a, b]) => (z, a, b),
                     _ => return Err(counts("binary rule", outputs.len(), args.len())),
                 };
-                if let Some(check) = &rule.output_check {
-                    check(e, z)?;
-                }
+                let z = match &rule.output_check {
+                    Some(check) => check(e, z)?,
+                    None => z,
+                };
                 let (a, b) = match (a, b, &rule.both) {
                     (Arg::Unknown, Arg::Unknown, Some((both, _))) => both(e, z)?,
                     (Arg::Unknown, Arg::Unknown, None) => match rule.first {
