@@ -1,16 +1,18 @@
 //! Common subexpression elimination: an instruction that recomputes a value some dominating
 //! instruction already computed is removed, and its results are replaced by the earlier ones.
 //!
-//! Only pure instructions are merged: constants, primitive operations and calls (module functions
-//! are pure and deterministic; a dominating call or division that completed means the repeated
-//! one would too). θ reads, choices, checks, records and terminators are never merged.
+//! Only pure instructions are merged: constants, primitive operations and calls of pure functions
+//! (forward functions are pure and deterministic; a dominating call or division that completed
+//! means the repeated one would too). θ reads, choices, checks, records and terminators are never
+//! merged, nor are calls of functions that read θ or record it (a generated inverse or PGF, as
+//! [`cse_keep_ids_where`] is told): two such calls read or record twice.
 //!
 //! Inversion runs this on its copy of the forward code, because a value computed twice looks
 //! like fan-out to the reorientation (`(x + 1, exp(x + 1))` uses `x` twice), whereas a value
 //! computed once and used twice is known as soon as either use is solved.
 
 use super::dominators::DomTree;
-use super::{Block, Function, Inst, InstKind, Value};
+use super::{Block, FuncId, Function, Inst, InstKind, Value};
 use cranelift_entity::EntityRef;
 use hashbrown::HashTable;
 use rustc_hash::FxHasher;
@@ -19,12 +21,14 @@ use std::hash::{Hash, Hasher};
 /// The hash of what an instruction computes, if CSE may merge it: its kind (constant, primitive
 /// or call), constant, opcode or callee, and operands. Two instructions merge when
 /// [`same_computation`] holds.
-fn computation_hash(kind: &InstKind) -> Option<u64> {
+fn computation_hash(kind: &InstKind, pure_call: &dyn Fn(FuncId) -> bool) -> Option<u64> {
     let mut h = FxHasher::default();
     match kind {
         InstKind::Const(c) => (0u8, c).hash(&mut h),
         InstKind::Prim { op, args } => (1u8, op, args.as_slice()).hash(&mut h),
-        InstKind::Call { callee, args } => (2u8, callee, args.as_slice()).hash(&mut h),
+        InstKind::Call { callee, args } if pure_call(*callee) => {
+            (2u8, callee, args.as_slice()).hash(&mut h)
+        }
         _ => return None,
     }
     Some(h.finish())
@@ -52,8 +56,14 @@ pub fn cse(func: &mut Function) -> usize {
 }
 
 /// [`cse`] without the final [`Function::compact`]: removed instructions leave holes in the
-/// numbering (for passes that compact later anyway).
+/// numbering (for passes that compact later anyway). Every callee is taken to be pure (forward
+/// code calls only forward functions).
 pub fn cse_keep_ids(func: &mut Function) -> usize {
+    cse_keep_ids_where(func, &|_| true)
+}
+
+/// [`cse_keep_ids`], merging calls only of the callees `pure_call` says are pure.
+pub fn cse_keep_ids_where(func: &mut Function, pure_call: &dyn Fn(FuncId) -> bool) -> usize {
     let doms = DomTree::compute(func);
     // Replacements by value number (values are dense).
     let mut alias: Vec<Option<Value>> = vec![None; func.values.len()];
@@ -100,7 +110,7 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
         for inst in insts {
             func.insts[inst].kind.map_args(|v| resolve(&alias, v));
             let kind = &func.insts[inst].kind;
-            let Some(hash) = computation_hash(kind) else {
+            let Some(hash) = computation_hash(kind, pure_call) else {
                 kept.push(inst);
                 continue;
             };
@@ -118,7 +128,8 @@ pub fn cse_keep_ids(func: &mut Function) -> usize {
                     removed += 1;
                 }
                 None => {
-                    let hash_of = |&e: &Inst| computation_hash(&func.insts[e].kind).unwrap_or(0);
+                    let hash_of =
+                        |&e: &Inst| computation_hash(&func.insts[e].kind, pure_call).unwrap_or(0);
                     table.insert_unique(hash, inst, hash_of);
                     undo.push((hash, inst));
                     kept.push(inst);
