@@ -388,4 +388,23 @@ fn exact_simplifications_are_bit_exact() {
             }
         }
     }
+    // Comparisons with the ends of i64 that every i64 answers the same way: each simplifies to
+    // its constant, and is that constant at every value tried.
+    let constant = [
+        ("(igt x 9223372036854775807)", false),
+        ("(ilt 9223372036854775807 x)", false),
+        ("(ilt x -9223372036854775808)", false),
+        ("(igt -9223372036854775808 x)", false),
+        ("(ile x 9223372036854775807)", true),
+        ("(ige 9223372036854775807 x)", true),
+        ("(ige x -9223372036854775808)", true),
+        ("(ile -9223372036854775808 x)", true),
+    ];
+    for (text, answer) in constant {
+        let (expr, best) = simplest(text, Type::I64);
+        assert_eq!(best.to_string(), answer.to_string(), "{text}");
+        for &x in &ints {
+            assert_eq!(at(&expr, x), Some(Const::Bool(answer)), "{text} at {x:?}");
+        }
+    }
 }

@@ -9,7 +9,8 @@
 //! - [`verify`]: the verifier, whose module docs list the invariants it checks.
 //! - [`outline`]: moving a piece of a function into a helper it calls.
 //! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`],
-//!   [`thread_jumps`] (edges past blocks that only jump on), [`implied`] (checks and branches the
+//!   [`thread_jumps`] (edges past blocks that only jump on), [`trivial_params`] (block
+//!   parameters that always hold one value), [`implied`] (checks and branches the
 //!   path already decided), [`unroll`] (loops whose trips are constants); [`dominators`] for them
 //!   and the verifier.
 
@@ -34,10 +35,14 @@ pub mod outline;
 pub mod read;
 pub mod tail_calls;
 pub mod thread_jumps;
+pub mod trivial_params;
 pub mod types;
 pub mod unroll;
 pub mod verify;
 pub mod write;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use constant::{f64_close, Const};
 pub use domain::Domain;

@@ -287,7 +287,8 @@ fn int() -> Vec<Rule> {
 /// ones the simplifier of generated code uses ([`super::simplify`]).
 ///
 /// `x·1 = x`, `x/1 = x`, `x − 0 = x`, `x + (−0) = x`, `−(−x) = x`; for i64 `x+0`, `x−0`, `x·1`,
-/// `(z − t) + t = z`, `(z + t) − t = z`, `(z ^ t) ^ t = z`, `−(−x)`, `x = x`; for bool the
+/// `(z − t) + t = z`, `(z + t) − t = z`, `(z ^ t) ^ t = z`, `−(−x)`, `x = x`, min and max with
+/// the ends of i64, and comparisons with them that no i64 passes (`x > i64::MAX`); for bool the
 /// identities and annihilators of `&`, `|`, idempotence, `!!x = x`, `x == x`, and
 /// `(a == a) | (a != a) = true` for f64 `a` (false only for NaN, when the other is true) — which
 /// is what a tolerance check of a value against itself reduces to.
@@ -320,6 +321,16 @@ pub fn exact_simplifications() -> Vec<Rule> {
         rw!("min(MAX,i)"; "(imin 9223372036854775807 ?x)" => "?x"),
         rw!("max(i,MIN)"; "(imax ?x -9223372036854775808)" => "?x"),
         rw!("max(MIN,i)"; "(imax -9223372036854775808 ?x)" => "?x"),
+        // No i64 is past them (a scan's test that its bounds crossed, once a bound is known
+        // to stay at an end).
+        rw!("i>MAX"; "(igt ?x 9223372036854775807)" => "false"),
+        rw!("MAX<i"; "(ilt 9223372036854775807 ?x)" => "false"),
+        rw!("i<MIN"; "(ilt ?x -9223372036854775808)" => "false"),
+        rw!("MIN>i"; "(igt -9223372036854775808 ?x)" => "false"),
+        rw!("i<=MAX"; "(ile ?x 9223372036854775807)" => "true"),
+        rw!("MAX>=i"; "(ige 9223372036854775807 ?x)" => "true"),
+        rw!("i>=MIN"; "(ige ?x -9223372036854775808)" => "true"),
+        rw!("MIN<=i"; "(ile -9223372036854775808 ?x)" => "true"),
         rw!("i==i"; "(ieq ?x ?x)" => "true"),
         rw!("b&true"; "(band ?x true)" => "?x"),
         rw!("true&b"; "(band true ?x)" => "?x"),

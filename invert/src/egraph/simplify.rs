@@ -20,6 +20,10 @@
 //!    so the e-graphs see whole straight-line stretches. After the implied checks, edges go
 //!    past blocks that only pass values on (`pinv_core::ir::thread_jumps`): a choice of two
 //!    values, six blocks as the rules emit it, becomes a `brif` with the values as arguments.
+//!    Before step 1, and again after threading (which takes forwarding blocks out of a loop's
+//!    latch), block parameters that always hold one value are that value
+//!    (`pinv_core::ir::trivial_params`: a trip-count scan carries its invariants round the
+//!    loop), and the blocks that read one are rewritten again by step 1.
 //! 3. **Dead code**: pure instructions whose results are unused are removed.
 //! 4. **Dead θ reads**: a `theta` or `choice` whose value is unused still consumes a tape
 //!    position, so removing it alone would shift every later read and break the PGF, which
@@ -367,7 +371,10 @@ pub fn simplify_function(
 ) {
     // Compacted once, at the end.
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
-    rewrite_blocks(f, rules, stats);
+    // Loop invariants carried round as parameters become the values they are, for the
+    // per-block rules to fold (a scan's flag that is never set, a bound that never moves).
+    pinv_core::ir::trivial_params::remove_trivial_params(f, &mut Vec::new());
+    rewrite_blocks(f, rules, None, stats);
     fold_on_constants(f, stats);
     f.remove_unreachable_blocks();
     pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
@@ -381,6 +388,20 @@ pub fn simplify_function(
     let threaded = pinv_core::ir::thread_jumps::thread_jumps(f);
     if implied.branches_folded > 0 || threaded > 0 {
         pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
+        // Threading takes the forwarding blocks out of the way of a loop's latch, which may
+        // now pass an invariant straight back; the rules then fold what it made constant,
+        // which can leave another parameter passing itself back (a flag or'ed with what is now
+        // `false`). A few rounds: each is linear, and later ones rarely find anything.
+        for _ in 0..TRIVIAL_PARAM_ROUNDS {
+            let mut touched = Vec::new();
+            if pinv_core::ir::trivial_params::remove_trivial_params(f, &mut touched) == 0 {
+                break;
+            }
+            rewrite_blocks(f, rules, Some(&touched), stats);
+            fold_on_constants(f, stats);
+            f.remove_unreachable_blocks();
+            pinv_core::ir::merge_blocks::merge_blocks_keep_ids(f);
+        }
     }
     hoist_constants(f);
     pinv_core::ir::cse::cse_keep_ids_where(f, pure_call);
@@ -388,9 +409,18 @@ pub fn simplify_function(
     f.compact();
 }
 
-/// Step 1 (the rules, block by block), then every use of a value a block's rewrite replaced
-/// made to use its replacement.
-fn rewrite_blocks(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
+/// How many times [`simplify_function`] alternates removing trivial block parameters with the
+/// rules that fold what they leave.
+const TRIVIAL_PARAM_ROUNDS: usize = 3;
+
+/// Step 1 (the rules, block by block: every block, or those in `only`), then every use of a
+/// value a block's rewrite replaced made to use its replacement.
+fn rewrite_blocks(
+    f: &mut Function,
+    rules: &[Rule],
+    only: Option<&[Block]>,
+    stats: &mut SimplifyStats,
+) {
     // Blocks using each value, to know what is live out of its block.
     let mut used_in = UsedIn(vec![Uses::None; f.values.len()]);
     for &b in &f.layout {
@@ -400,7 +430,8 @@ fn rewrite_blocks(f: &mut Function, rules: &[Rule], stats: &mut SimplifyStats) {
     }
     let index = RuleIndex::of(rules);
     let mut replace: FxHashMap<Value, Value> = FxHashMap::default();
-    for b in f.layout.clone() {
+    let blocks = only.map_or_else(|| f.layout.clone(), <[Block]>::to_vec);
+    for b in blocks {
         simplify_block(f, b, &used_in, rules, &index, &mut replace, stats);
     }
     if !replace.is_empty() {

@@ -1,0 +1,92 @@
+//! Test helpers for the IR's passes: random verifiable functions, to run before and after a pass.
+
+use super::{
+    Block, BlockCall, Const, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
+};
+use crate::span::Span;
+
+/// A random verifiable function of one i64: the entry defines a few values every block may
+/// use; each other block has up to two parameters and either only jumps on (passing its
+/// parameters and the entry's values) or adds a constant and branches on the sum, jumps or
+/// returns. Loops may not terminate.
+pub(crate) fn random_function(seed: u64) -> Module {
+    let mut rng = crate::rng::Rng::new(seed);
+    let mut next = move |n: u64| rng.below(n);
+    let sig = Signature {
+        params: vec![Type::I64],
+        returns: vec![Type::I64],
+    };
+    let mut f = Function::new("f", FuncKind::Fn, sig);
+    let sp = Span::default();
+    let entry = f.create_entry();
+    let x = f.blocks[entry].params[0];
+    let k = f.ins_const(entry, Const::I64(next(9) as i64 - 4), sp);
+    let shared = vec![x, f.ins_prim(entry, Opcode::Iadd, vec![x, k], sp)];
+    let n = 2 + next(8) as usize;
+    let mut blocks = Vec::new();
+    for _ in 0..n {
+        let b = f.create_block();
+        for _ in 0..next(3) {
+            f.append_block_param(b, Type::I64);
+        }
+        blocks.push(b);
+    }
+    let pick = |f: &Function, avail: &[Value], t: Block, next: &mut dyn FnMut(u64) -> u64| {
+        let call: Vec<Value> = (0..f.blocks[t].params.len())
+            .map(|_| avail[next(avail.len() as u64) as usize])
+            .collect();
+        call
+    };
+    let first = blocks[next(n as u64) as usize];
+    let args = pick(&f, &shared, first, &mut next);
+    f.ins_jump(entry, first, args, sp);
+    for &b in &blocks {
+        let mut avail = shared.clone();
+        avail.extend(f.blocks[b].params.iter().copied());
+        if next(2) == 0 {
+            let t = blocks[next(n as u64) as usize];
+            let args = pick(&f, &avail, t, &mut next);
+            f.ins_jump(b, t, args, sp);
+            continue;
+        }
+        let a = avail[next(avail.len() as u64) as usize];
+        let c = f.ins_const(b, Const::I64(next(7) as i64 - 3), sp);
+        let sum = f.ins_prim(b, Opcode::Iadd, vec![a, c], sp);
+        avail.push(sum);
+        match next(4) {
+            0 => {
+                f.ins_return(b, vec![sum], sp);
+            }
+            1 => {
+                let t = blocks[next(n as u64) as usize];
+                let args = pick(&f, &avail, t, &mut next);
+                f.ins_jump(b, t, args, sp);
+            }
+            _ => {
+                let zero = f.ins_const(b, Const::I64(0), sp);
+                let cond = f.ins_prim(b, Opcode::Igt, vec![sum, zero], sp);
+                let (t, e) = (
+                    blocks[next(n as u64) as usize],
+                    blocks[next(n as u64) as usize],
+                );
+                let (ta, ea) = (
+                    pick(&f, &avail, t, &mut next),
+                    pick(&f, &avail, e, &mut next),
+                );
+                f.ins_void(
+                    b,
+                    InstKind::Brif {
+                        cond,
+                        then_dest: Box::new(BlockCall::new(t, ta)),
+                        else_dest: Box::new(BlockCall::new(e, ea)),
+                    },
+                    sp,
+                );
+            }
+        }
+    }
+    f.remove_unreachable_blocks();
+    let mut m = Module::new();
+    m.add(f).expect("one function");
+    m
+}
