@@ -101,6 +101,18 @@ fn f64_close_is_exact_where_values_are_not_finite() {
     }
 }
 
+/// `check` of each of `names` (300 cases): no violation, every input recovered.
+fn sound_and_complete(program: &Program, names: &[&str]) {
+    for &name in names {
+        let r = check_function(program, name, &config(300));
+        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
+        assert_eq!(
+            r.completeness.recovered, r.completeness.trials,
+            "{name}: {r:?}"
+        );
+    }
+}
+
 const GENERATED: &str = "
 fn d(p: f64) -> f64 { p / p }
 fn a(p: f64) -> f64 { min((-p as i64) as f64, p) }
@@ -205,14 +217,7 @@ fn a_max_with_an_operand_that_may_be_nan_keeps_the_other() {
          fn h(p: f64) -> f64 { min(acos(p), p) * 2.0 }",
     )
     .expect("compiles");
-    for name in ["g", "h"] {
-        let r = check_function(&program, name, &config(300));
-        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
-        assert_eq!(
-            r.completeness.recovered, r.completeness.trials,
-            "{name}: {r:?}"
-        );
-    }
+    sound_and_complete(&program, &["g", "h"]);
     for p in [-3.5084946393718663, -1.0, 0.25, 2.0, 7.5] {
         pinv_tests::round_trip(&program, "h", &[Const::F64(p)]);
     }
@@ -232,14 +237,7 @@ fn atan2_with_a_zero_coordinate_takes_its_other_coordinate_from_theta() {
          fn h(p0: f64, p1: f64) -> f64 { atan2(p1, -2.0) * p0 }",
     )
     .expect("compiles");
-    for name in ["g", "h"] {
-        let r = check_function(&program, name, &config(300));
-        assert_eq!(r.soundness.violations, 0, "{name}: {r:?}");
-        assert_eq!(
-            r.completeness.recovered, r.completeness.trials,
-            "{name}: {r:?}"
-        );
-    }
+    sound_and_complete(&program, &["g", "h"]);
     for (p0, p1) in [
         (-0.094598626323382, -9.588695208805085),
         (0.30216681006474033, -8.449135696256178),

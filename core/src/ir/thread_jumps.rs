@@ -170,11 +170,9 @@ fn substitute(func: &Function, call: &BlockCall, to: &BlockCall) -> BlockCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{InterpConfig, Interpreter};
     use crate::ir::read::parse_module;
     use crate::ir::verify::verify_module;
     use crate::ir::write::{write_function, WriteOptions};
-    use crate::ir::Const;
 
     /// Threads the first function of `text`, checks it still verifies, and prints it.
     fn run(text: &str) -> String {
@@ -294,28 +292,8 @@ block3:
 
     #[test]
     fn threading_keeps_every_result() {
-        let config = InterpConfig::default().with_step_limit(2_000);
-        let (mut threaded, mut finished) = (0, 0);
-        for seed in 0..3000 {
-            let before = crate::ir::testing::random_function(seed);
-            let id = before.functions.keys().next().expect("a function");
-            verify_module(&before).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-            let mut after = before.clone();
-            threaded += thread_jumps(&mut after.functions[id]);
-            verify_module(&after).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-            for x in -6..6 {
-                let args = [Const::I64(x)];
-                let a = Interpreter::new(&before)
-                    .with_config(config)
-                    .call(id, &args);
-                let b = Interpreter::new(&after).with_config(config).call(id, &args);
-                // Threading only removes jumps: a run that finished finishes, the same.
-                if let Ok(a) = a {
-                    finished += 1;
-                    assert_eq!(b.as_ref().ok(), Some(&a), "seed {seed}, x = {x}");
-                }
-            }
-        }
+        // Threading only removes jumps: a run that finished finishes, the same.
+        let (threaded, finished) = crate::ir::testing::keeps_every_result(thread_jumps);
         assert!(threaded > 1000, "only {threaded} edges threaded");
         assert!(finished > 5_000, "only {finished} runs finished");
     }
