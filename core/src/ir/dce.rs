@@ -59,15 +59,7 @@ fn remove_dead_values(func: &mut Function) -> bool {
     let Some(&entry) = blocks.first() else {
         return false;
     };
-    // The edges into each block: (the branching instruction, which of its destinations).
-    let mut edges: SecondaryMap<Block, Vec<(Inst, usize)>> = SecondaryMap::new();
-    for &b in &blocks {
-        if let Some(t) = func.terminator(b) {
-            for (k, call) in func.insts[t].kind.successors().iter().enumerate() {
-                edges[call.block].push((t, k));
-            }
-        }
-    }
+    let edges = func.incoming_edges(&blocks);
     let mut live_inst: EntitySet<Inst> = EntitySet::new();
     let mut live_value: EntitySet<Value> = EntitySet::new();
     let mut work: Vec<Value> = Vec::new();
@@ -99,8 +91,12 @@ fn remove_dead_values(func: &mut Function) -> bool {
                 }
             }
             ValueDef::Param(b, k) => {
-                for &(t, d) in &edges[b] {
-                    if let Some(&a) = func.insts[t].kind.successors()[d].args.get(k as usize) {
+                for &(t, d) in edges.of(b) {
+                    if let Some(&a) = func.insts[t]
+                        .kind
+                        .successor(d)
+                        .and_then(|c| c.args.get(k as usize))
+                    {
                         work.push(a);
                     }
                 }
@@ -137,13 +133,14 @@ fn remove_dead_values(func: &mut Function) -> bool {
             func.values[p].def = ValueDef::Param(b, n as u32);
         }
         func.blocks[b].params = kept;
-        for &(t, d) in &edges[b] {
-            let call = &mut func.insts[t].kind.successors_mut()[d];
-            let mut n = 0;
-            call.args.retain(|_| {
-                n += 1;
-                keep.get(n - 1).copied().unwrap_or(true)
-            });
+        for &(t, d) in edges.of(b) {
+            if let Some(call) = func.insts[t].kind.successor_mut(d) {
+                let mut n = 0;
+                call.args.retain(|_| {
+                    n += 1;
+                    keep.get(n - 1).copied().unwrap_or(true)
+                });
+            }
         }
     }
     changed

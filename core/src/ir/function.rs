@@ -13,7 +13,7 @@ use super::{
     ValueList,
 };
 use crate::span::Span;
-use cranelift_entity::PrimaryMap;
+use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -500,6 +500,36 @@ impl Function {
         }
     }
 
+    /// The edges that leave `blocks`, by the block they enter: see [`IncomingEdges`].
+    pub fn incoming_edges(&self, blocks: &[Block]) -> IncomingEdges {
+        let mut count: SecondaryMap<Block, u32> = SecondaryMap::new();
+        let terminators = || blocks.iter().filter_map(|&b| self.terminator(b));
+        for t in terminators() {
+            for call in self.insts[t].kind.successors() {
+                count[call.block] += 1;
+            }
+        }
+        let mut first: SecondaryMap<Block, u32> = SecondaryMap::new();
+        let mut total = 0;
+        for (b, &c) in count.iter() {
+            first[b] = total;
+            total += c;
+        }
+        let mut edges = vec![(Inst::new(0), 0); total as usize];
+        let mut filled: SecondaryMap<Block, u32> = SecondaryMap::new();
+        for t in terminators() {
+            for (d, call) in self.insts[t].kind.successors().iter().enumerate() {
+                edges[(first[call.block] + filled[call.block]) as usize] = (t, d);
+                filled[call.block] += 1;
+            }
+        }
+        IncomingEdges {
+            first,
+            count,
+            edges,
+        }
+    }
+
     /// The blocks reachable from `start` (itself included), in depth-first preorder.
     pub fn blocks_reachable_from(&self, start: Block) -> Vec<Block> {
         let mut seen = cranelift_entity::EntitySet::with_capacity(self.blocks.len());
@@ -538,6 +568,23 @@ impl Function {
     pub fn is_forward_code(&self) -> bool {
         self.insts_in_layout()
             .all(|(_, i)| !self.insts[i].kind.is_inverse_only())
+    }
+}
+
+/// The edges leaving a set of blocks, by the block they enter ([`Function::incoming_edges`]):
+/// for each, the branch that takes it and which of the branch's destinations it is ([`InstKind::successor`]). Kept flat, one
+/// slice per block, since a large generated function has hundreds of thousands of blocks.
+pub struct IncomingEdges {
+    first: SecondaryMap<Block, u32>,
+    count: SecondaryMap<Block, u32>,
+    edges: Vec<(Inst, usize)>,
+}
+
+impl IncomingEdges {
+    /// The edges into `b` from the set's blocks.
+    pub fn of(&self, b: Block) -> &[(Inst, usize)] {
+        let start = self.first[b] as usize;
+        &self.edges[start..start + self.count[b] as usize]
     }
 }
 

@@ -273,6 +273,27 @@ impl InstKind {
         }
     }
 
+    /// Branch target `d` of a terminator (0: a `jump`'s, or a `brif`'s first; 1: a `brif`'s
+    /// second), without collecting them as [`InstKind::successors`] does.
+    pub fn successor(&self, d: usize) -> Option<&BlockCall> {
+        match (self, d) {
+            (InstKind::Jump { dest }, 0) => Some(dest),
+            (InstKind::Brif { then_dest, .. }, 0) => Some(then_dest),
+            (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest),
+            _ => None,
+        }
+    }
+
+    /// [`InstKind::successor`], mutably.
+    pub fn successor_mut(&mut self, d: usize) -> Option<&mut BlockCall> {
+        match (self, d) {
+            (InstKind::Jump { dest }, 0) => Some(dest),
+            (InstKind::Brif { then_dest, .. }, 0) => Some(then_dest),
+            (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest),
+            _ => None,
+        }
+    }
+
     /// The branch targets of a terminator, mutably.
     pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
         match self {

@@ -23,8 +23,7 @@
 //!
 //! The entry block's parameters (the signature) are never touched.
 
-use super::{Block, BlockCall, Function, Inst, InstKind, Value, ValueDef};
-use cranelift_entity::EntityRef;
+use super::{Block, Function, Value, ValueDef};
 use cranelift_entity::SecondaryMap;
 
 /// Replaces every trivial block parameter of `func`'s reachable blocks by the one value it
@@ -37,60 +36,33 @@ pub fn remove_trivial_params(func: &mut Function, touched: &mut Vec<Block>) -> u
         return 0;
     };
     // The parameters of the reachable blocks other than the entry, numbered densely (a loop
-    // nest of ten thousand statements has a million values but few parameters).
+    // nest of ten thousand statements has a million values but few parameters), with where
+    // each is (its block and position).
     let mut params: Vec<Value> = Vec::new();
+    let mut at: Vec<(Block, usize)> = Vec::new();
     // `NONE` for a value that is not such a parameter.
     let mut index: SecondaryMap<Value, u32> = SecondaryMap::with_default(NONE);
     for &b in &blocks {
         if b != entry {
-            for &p in &func.blocks[b].params {
+            for (k, &p) in func.blocks[b].params.iter().enumerate() {
                 index[p] = params.len() as u32;
                 params.push(p);
+                at.push((b, k));
             }
         }
     }
     if params.is_empty() {
         return 0;
     }
-    // The edges into each block, flat (`first[b]..first[b + 1]` of `into`): the branch and
-    // which of its destinations.
-    let mut count: SecondaryMap<Block, u32> = SecondaryMap::new();
-    for &b in &blocks {
-        if let Some(t) = func.terminator(b) {
-            for call in func.insts[t].kind.successors() {
-                count[call.block] += 1;
-            }
-        }
-    }
-    let mut first: SecondaryMap<Block, u32> = SecondaryMap::new();
-    let mut total = 0;
-    for &b in &blocks {
-        first[b] = total;
-        total += count[b];
-    }
-    let mut into: Vec<(Inst, u8)> = vec![(Inst::new(0), 0); total as usize];
-    let mut filled: SecondaryMap<Block, u32> = SecondaryMap::new();
-    for &b in &blocks {
-        if let Some(t) = func.terminator(b) {
-            for (d, call) in func.insts[t].kind.successors().iter().enumerate() {
-                into[(first[call.block] + filled[call.block]) as usize] = (t, d as u8);
-                filled[call.block] += 1;
-            }
-        }
-    }
-    // Where each parameter is (its block and position), and which parameters each one is
-    // passed to (flat: `users[first_user[i]..first_user[i + 1]]`).
-    let at: Vec<(Block, usize)> = blocks
-        .iter()
-        .filter(|&&b| b != entry)
-        .flat_map(|&b| (0..func.blocks[b].params.len()).map(move |k| (b, k)))
-        .collect();
-    let incoming = |b: Block| &into[first[b] as usize..(first[b] + count[b]) as usize];
+    let incoming = func.incoming_edges(&blocks);
+    // Which parameters each one is passed to (flat: `users[first_user[i]..first_user[i + 1]]`).
     let param = |v: Value| Some(index[v] as usize).filter(|_| index[v] != NONE);
     let passed = |i: usize, each: &mut dyn FnMut(usize)| {
         let (b, k) = at[i];
-        for &(t, d) in incoming(b) {
-            if let Some(j) = edge(&func.insts[t].kind, d)
+        for &(t, d) in incoming.of(b) {
+            if let Some(j) = func.insts[t]
+                .kind
+                .successor(d)
                 .and_then(|c| c.args.get(k))
                 .and_then(|&a| param(a))
             {
@@ -126,8 +98,8 @@ pub fn remove_trivial_params(func: &mut Function, touched: &mut Vec<Block>) -> u
         let (b, k) = at[i];
         let p = params[i];
         let mut seen = Holds::Unseen;
-        for &(t, d) in incoming(b) {
-            let Some(&a) = edge(&func.insts[t].kind, d).and_then(|c| c.args.get(k)) else {
+        for &(t, d) in incoming.of(b) {
+            let Some(&a) = func.insts[t].kind.successor(d).and_then(|c| c.args.get(k)) else {
                 seen = Holds::Many;
                 break;
             };
@@ -203,16 +175,6 @@ pub fn remove_trivial_params(func: &mut Function, touched: &mut Vec<Block>) -> u
         }
     }
     removed
-}
-
-/// Destination `d` of a branch (0: a `jump`'s or a `brif`'s first), without collecting them.
-fn edge(kind: &InstKind, d: u8) -> Option<&BlockCall> {
-    match (kind, d) {
-        (InstKind::Jump { dest }, 0) => Some(dest),
-        (InstKind::Brif { then_dest, .. }, 0) => Some(then_dest),
-        (InstKind::Brif { else_dest, .. }, 1) => Some(else_dest),
-        _ => None,
-    }
 }
 
 /// [`remove_trivial_params`]'s index of a value that is not a parameter it looks at.
