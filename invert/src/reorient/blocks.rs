@@ -558,7 +558,7 @@ impl Reorienter<'_> {
             frame_stashes(&mut h);
         }
 
-        let mut shapes = BranchShapes::default();
+        let mut shapes = BranchShapes::new(&inv);
         for (&target, &(id, is_start)) in &guards {
             let shell = self.out.functions[id].clone();
             let mut guard = extract_guard(&inv, target, is_start, shell, &mut shapes);
@@ -1269,7 +1269,7 @@ impl GuardWalk<'_> {
                     } => {
                         // A loop that only comes back here (the search of a run of floats) is
                         // stepped over: the walk goes on after it, with its results unknown.
-                        let exit = match self.shapes.of(inv, block, then_dest, else_dest) {
+                        let exit = match self.shapes.of(block, then_dest, else_dest) {
                             BranchShape::LoopExit(exit) => Some((exit, None)),
                             // Two sides that meet again: where the condition is unknown,
                             // both are stepped over; where it is known, each side is
@@ -1462,26 +1462,101 @@ enum BranchShape {
     Apart,
 }
 
-/// The [`BranchShape`]s of an inverse's branches, by the block they close.
-#[derive(Default)]
-struct BranchShapes(FxHashMap<Block, BranchShape>);
+/// The [`BranchShape`]s of an inverse's branches, by the block they close, and the inverse's
+/// control-flow graph as their searches read it ([`FlatCfg`]).
+struct BranchShapes {
+    known: FxHashMap<Block, BranchShape>,
+    cfg: FlatCfg,
+}
 
 impl BranchShapes {
-    fn of(
-        &mut self,
-        inv: &Function,
-        block: Block,
-        then_dest: &BlockCall,
-        else_dest: &BlockCall,
-    ) -> BranchShape {
-        *self.0.entry(block).or_insert_with(|| {
-            if let Some(exit) = loop_exit(inv, block, then_dest, else_dest) {
+    fn new(inv: &Function) -> BranchShapes {
+        BranchShapes {
+            known: FxHashMap::default(),
+            cfg: FlatCfg::new(inv),
+        }
+    }
+
+    fn of(&mut self, block: Block, then_dest: &BlockCall, else_dest: &BlockCall) -> BranchShape {
+        let cfg = &mut self.cfg;
+        *self.known.entry(block).or_insert_with(|| {
+            if let Some(exit) = loop_exit(cfg, block, then_dest.block, else_dest.block) {
                 BranchShape::LoopExit(exit)
             } else {
-                join_of(inv, block, then_dest.block, else_dest.block)
+                join_of(cfg, block, then_dest.block, else_dest.block)
                     .map_or(BranchShape::Apart, BranchShape::Join)
             }
         })
+    }
+}
+
+/// An inverse's control-flow graph in flat tables for the branch-shape searches, which run once
+/// per branch a guard meets (tens of thousands in a large inverse, each visiting up to a
+/// thousand blocks): each block's successors in order and whether it returns, read without
+/// going through the block's instructions, and sets of visited blocks kept as marks that a new
+/// search starts afresh by taking a new stamp, not by clearing.
+struct FlatCfg {
+    /// Each block's successors, in order; [`FlatCfg::NONE`] past the last.
+    succ: Vec<[u32; 2]>,
+    returns: Vec<bool>,
+    /// Two sets of blocks: `marks[k][b] == stamp` holds `b` in set `k`.
+    marks: [Vec<u32>; 2],
+    stamp: u32,
+}
+
+impl FlatCfg {
+    const NONE: u32 = u32::MAX;
+
+    fn new(f: &Function) -> FlatCfg {
+        let n = f.blocks.len();
+        let mut succ = vec![[Self::NONE; 2]; n];
+        let mut returns = vec![false; n];
+        for (b, out) in f.blocks.keys().zip(succ.iter_mut()) {
+            for (slot, s) in out.iter_mut().zip(f.successors(b)) {
+                *slot = s.as_u32();
+            }
+            returns[b.as_u32() as usize] = f.ends_in_return(b);
+        }
+        FlatCfg {
+            succ,
+            returns,
+            marks: [vec![0; n], vec![0; n]],
+            stamp: 0,
+        }
+    }
+
+    /// Starts two new, empty sets.
+    fn fresh(&mut self) {
+        if self.stamp == u32::MAX {
+            for m in &mut self.marks {
+                m.fill(0);
+            }
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+    }
+
+    /// Puts `b` in set `k`; whether it was not there.
+    fn insert(&mut self, k: usize, b: Block) -> bool {
+        let m = &mut self.marks[k][b.as_u32() as usize];
+        let new = *m != self.stamp;
+        *m = self.stamp;
+        new
+    }
+
+    fn contains(&self, k: usize, b: Block) -> bool {
+        self.marks[k][b.as_u32() as usize] == self.stamp
+    }
+
+    fn successors(&self, b: Block) -> impl Iterator<Item = Block> {
+        self.succ[b.as_u32() as usize]
+            .into_iter()
+            .take_while(|&s| s != Self::NONE)
+            .map(Block::from_u32)
+    }
+
+    fn ends_in_return(&self, b: Block) -> bool {
+        self.returns[b.as_u32() as usize]
     }
 }
 
@@ -1501,37 +1576,45 @@ fn bind(map: &mut FxHashMap<Value, Value>, params: &[Value], args: Vec<Option<Va
 /// whole branch does not make the other side look like a join; for the structured branches rules
 /// write, the join), provided neither side can reach a `return` before it. Branches of up to 1,024 blocks
 /// a side.
-fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
+fn join_of(cfg: &mut FlatCfg, branch: Block, a: Block, b: Block) -> Option<Block> {
     const MAX_BLOCKS: usize = 1024;
     if a == b {
         return Some(a);
     }
-    let reach = |from: Block, stop: Option<Block>| -> Option<Vec<Block>> {
-        let mut seen = BTreeSet::from([from]);
+    // Whether no block `from` reaches without going through `stop` returns (and at most
+    // `MAX_BLOCKS` are reached), breadth first.
+    let reach = |cfg: &mut FlatCfg, from: Block, stop: Block| -> Option<()> {
+        cfg.fresh();
+        cfg.insert(0, from);
+        let mut seen = 1;
         let mut order = vec![from];
         let mut i = 0;
         while let Some(&x) = order.get(i) {
             i += 1;
-            if Some(x) == stop {
+            if x == stop {
                 continue;
             }
-            if inv.ends_in_return(x) {
+            if cfg.ends_in_return(x) {
                 return None;
             }
-            for s in inv.successors(x) {
-                if seen.insert(s) {
-                    if seen.len() > MAX_BLOCKS {
+            for s in cfg.successors(x) {
+                if cfg.insert(0, s) {
+                    seen += 1;
+                    if seen > MAX_BLOCKS {
                         return None;
                     }
                     order.push(s);
                 }
             }
         }
-        Some(order)
+        Some(())
     };
     // Both sides breadth first, a block at a time each, until one reaches a block the other
     // has seen: the join is near both, however far the code after it goes.
-    let mut seen = [BTreeSet::from([a]), BTreeSet::from([b])];
+    cfg.fresh();
+    cfg.insert(0, a);
+    cfg.insert(1, b);
+    let mut seen = [1, 1];
     let mut queue = [
         std::collections::VecDeque::from([a]),
         std::collections::VecDeque::from([b]),
@@ -1543,15 +1626,16 @@ fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
                 continue;
             };
             moved = true;
-            for s in inv.successors(x) {
+            for s in cfg.successors(x) {
                 if s == branch {
                     continue;
                 }
-                if seen[1 - side].contains(&s) {
+                if cfg.contains(1 - side, s) {
                     break 'search s;
                 }
-                if seen[side].insert(s) {
-                    if seen[side].len() > MAX_BLOCKS {
+                if cfg.insert(side, s) {
+                    seen[side] += 1;
+                    if seen[side] > MAX_BLOCKS {
                         return None;
                     }
                     queue[side].push_back(s);
@@ -1563,8 +1647,8 @@ fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
         }
     };
     // Neither side returns before the join.
-    reach(a, Some(join))?;
-    reach(b, Some(join))?;
+    reach(cfg, a, join)?;
+    reach(cfg, b, join)?;
     Some(join)
 }
 
@@ -1572,26 +1656,24 @@ fn join_of(inv: &Function, branch: Block, a: Block, b: Block) -> Option<Block> {
 /// (`then` or `else`) can only come back to `header` or fail (it reaches no `return` and no
 /// block it cannot come back from): the other side's block call. Small loops only (64 blocks),
 /// the kind rules write ([`pinv_primitives::Emitter::while_loop`]).
-fn loop_exit(
-    inv: &Function,
-    header: Block,
-    then_dest: &BlockCall,
-    else_dest: &BlockCall,
-) -> Option<Block> {
+fn loop_exit(cfg: &mut FlatCfg, header: Block, then: Block, other: Block) -> Option<Block> {
     const MAX_BLOCKS: usize = 64;
-    let only_back = |from: Block| -> bool {
-        let mut seen = BTreeSet::from([from]);
+    let only_back = |cfg: &mut FlatCfg, from: Block| -> bool {
+        cfg.fresh();
+        cfg.insert(0, from);
+        let mut seen = 1;
         let mut work = vec![from];
         let mut back = false;
         while let Some(b) = work.pop() {
-            if inv.ends_in_return(b) {
+            if cfg.ends_in_return(b) {
                 return false;
             }
-            for s in inv.successors(b) {
+            for s in cfg.successors(b) {
                 if s == header {
                     back = true;
-                } else if seen.insert(s) {
-                    if seen.len() > MAX_BLOCKS {
+                } else if cfg.insert(0, s) {
+                    seen += 1;
+                    if seen > MAX_BLOCKS {
                         return false;
                     }
                     work.push(s);
@@ -1600,10 +1682,10 @@ fn loop_exit(
         }
         back
     };
-    if then_dest.block != header && only_back(then_dest.block) {
-        Some(else_dest.block)
-    } else if else_dest.block != header && only_back(else_dest.block) {
-        Some(then_dest.block)
+    if then != header && only_back(cfg, then) {
+        Some(other)
+    } else if other != header && only_back(cfg, other) {
+        Some(then)
     } else {
         None
     }
