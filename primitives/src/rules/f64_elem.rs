@@ -493,6 +493,20 @@ impl Pow {
         Ok(())
     }
 
+    /// Whether `v` is `z`, or within the emitter's tolerance of it relative to |z| (z finite).
+    fn near(e: &mut Emitter<'_>, v: Value, z: Value) -> Value {
+        let equal = e.feq(v, z);
+        let diff = e.fsub(v, z);
+        let diff = e.fabs(diff);
+        let mag = e.fabs(z);
+        let tol = e.fc(e.options().tolerance);
+        let bound = e.fmul(tol, mag);
+        let near = e.fle(diff, bound);
+        let finite = e.is_finite(z);
+        let near = e.band(near, finite);
+        e.bor(equal, near)
+    }
+
     /// The exponent candidate and whether it is trusted as is, given the base.
     fn exponent_candidate(
         e: &mut Emitter<'_>,
@@ -505,7 +519,13 @@ impl Pow {
             negative,
             &[Type::F64, Type::Bool],
             |e| {
-                // Only integers: the nearest one, if it alone (of its parity) gives z.
+                // Only integers: the nearest one, if it alone (of its parity) gives z within
+                // the tolerance relative to |z|. Within it, not exactly: z and the base may
+                // carry the rounding of the steps that computed them (`atan2(pow(b, n), b)`
+                // walked back gives both from a radius and an angle), and a candidate the exact
+                // test turned away sent the inverse to an offset that the PGF, deciding on the
+                // forward values, never recorded. Relative to |z|, not to max(1, |z|): the
+                // powers of a base differ by a factor of it, however small they are.
                 let az = e.fabs(z);
                 let aa = e.fabs(a);
                 let lz = e.op1(Opcode::Log, az);
@@ -514,14 +534,14 @@ impl Pow {
                 let d = e.round(q);
                 let finite = e.is_finite(d);
                 let hit = e.op2(Opcode::Pow, a, d);
-                let hit = e.feq(hit, z);
+                let hit = Pow::near(e, hit, z);
                 let two = e.fc(2.0);
                 let dm = e.fsub(d, two);
                 let dp = e.fadd(d, two);
                 let m = e.op2(Opcode::Pow, a, dm);
                 let p = e.op2(Opcode::Pow, a, dp);
-                let m_hit = e.feq(m, z);
-                let p_hit = e.feq(p, z);
+                let m_hit = Pow::near(e, m, z);
+                let p_hit = Pow::near(e, p, z);
                 let other = e.bor(m_hit, p_hit);
                 let unique = e.bnot(other);
                 let ok = e.band(finite, hit);
@@ -546,8 +566,8 @@ impl Pow {
 ///   choice and `a = ±z^(1/c)`; otherwise `a = z^(1/c)`, with z's sign for odd `c`; settled.
 /// - base known: `b = log z / log a` for `a ≥ 0` (settled: `a = 1`, `z ∈ {0, ∞}` read the
 ///   offset); for `a < 0`, whose powers are defined only at integers, the nearest integer to
-///   `log|z| / log|a|`, used when it is the only integer of its parity that gives z, otherwise
-///   with an offset θ.
+///   `log|z| / log|a|`, used when it is the only integer of its parity that gives z (within the
+///   tolerance relative to |z|), otherwise with an offset θ.
 /// - both unknown: θ is the exponent, then as with the exponent known.
 pub fn pow() -> Spec {
     Spec::binary("root-log")
