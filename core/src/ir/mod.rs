@@ -24,6 +24,7 @@ pub mod domain;
 pub mod dominators;
 pub mod dot;
 pub mod entities;
+pub mod fold;
 pub mod function;
 pub mod guard_clauses;
 pub mod implied;
