@@ -35,6 +35,7 @@ pub mod opcode;
 pub mod outline;
 pub mod read;
 pub mod tail_calls;
+pub mod tail_dup;
 pub mod thread_jumps;
 pub mod trivial_params;
 pub mod types;

@@ -11,7 +11,11 @@ use crate::span::Span;
 /// use; each other block has up to two parameters and either only jumps on (passing its
 /// parameters and the entry's values) or adds a constant and branches on the sum, jumps or
 /// returns. Loops may not terminate.
-pub(crate) fn random_function(seed: u64) -> Module {
+///
+/// With `constants`, half the arguments passed are new constants of the passing block, and
+/// the last block returns and is half the targets (a join of constants that returns, as
+/// `x * if b { 2 } else { 3 }` makes).
+pub(crate) fn random_function(seed: u64, constants: bool) -> Module {
     let mut rng = crate::rng::Rng::new(seed);
     let mut next = move |n: u64| rng.below(n);
     let sig = Signature {
@@ -33,21 +37,44 @@ pub(crate) fn random_function(seed: u64) -> Module {
         }
         blocks.push(b);
     }
-    let pick = |f: &Function, avail: &[Value], t: Block, next: &mut dyn FnMut(u64) -> u64| {
-        let call: Vec<Value> = (0..f.blocks[t].params.len())
-            .map(|_| avail[next(avail.len() as u64) as usize])
-            .collect();
+    let exit = blocks[n - 1];
+    if constants && f.blocks[exit].params.is_empty() {
+        f.append_block_param(exit, Type::I64);
+    }
+    let target = |next: &mut dyn FnMut(u64) -> u64| {
+        if constants && next(2) == 0 {
+            exit
+        } else {
+            blocks[next(n as u64) as usize]
+        }
+    };
+    // With `constants`, each argument is a new constant of the passing block half the time.
+    let pick = |f: &mut Function,
+                b: Block,
+                avail: &[Value],
+                t: Block,
+                next: &mut dyn FnMut(u64) -> u64| {
+        let mut call: Vec<Value> = Vec::new();
+        for _ in 0..f.blocks[t].params.len() {
+            let v = if constants && next(2) == 0 {
+                f.ins_const(b, Const::I64(next(5) as i64 - 2), sp)
+            } else {
+                avail[next(avail.len() as u64) as usize]
+            };
+            call.push(v);
+        }
         call
     };
     let first = blocks[next(n as u64) as usize];
-    let args = pick(&f, &shared, first, &mut next);
+    let args = pick(&mut f, entry, &shared, first, &mut next);
     f.ins_jump(entry, first, args, sp);
     for &b in &blocks {
         let mut avail = shared.clone();
         avail.extend(f.blocks[b].params.iter().copied());
-        if next(2) == 0 {
-            let t = blocks[next(n as u64) as usize];
-            let args = pick(&f, &avail, t, &mut next);
+        let returns = constants && b == exit;
+        if !returns && next(2) == 0 {
+            let t = target(&mut next);
+            let args = pick(&mut f, b, &avail, t, &mut next);
             f.ins_jump(b, t, args, sp);
             continue;
         }
@@ -55,26 +82,21 @@ pub(crate) fn random_function(seed: u64) -> Module {
         let c = f.ins_const(b, Const::I64(next(7) as i64 - 3), sp);
         let sum = f.ins_prim(b, Opcode::Iadd, vec![a, c], sp);
         avail.push(sum);
-        match next(4) {
+        match if returns { 0 } else { next(4) } {
             0 => {
                 f.ins_return(b, vec![sum], sp);
             }
             1 => {
-                let t = blocks[next(n as u64) as usize];
-                let args = pick(&f, &avail, t, &mut next);
+                let t = target(&mut next);
+                let args = pick(&mut f, b, &avail, t, &mut next);
                 f.ins_jump(b, t, args, sp);
             }
             _ => {
                 let zero = f.ins_const(b, Const::I64(0), sp);
                 let cond = f.ins_prim(b, Opcode::Igt, vec![sum, zero], sp);
-                let (t, e) = (
-                    blocks[next(n as u64) as usize],
-                    blocks[next(n as u64) as usize],
-                );
-                let (ta, ea) = (
-                    pick(&f, &avail, t, &mut next),
-                    pick(&f, &avail, e, &mut next),
-                );
+                let (t, e) = (target(&mut next), target(&mut next));
+                let ta = pick(&mut f, b, &avail, t, &mut next);
+                let ea = pick(&mut f, b, &avail, e, &mut next);
                 f.ins_void(
                     b,
                     InstKind::Brif {
@@ -97,11 +119,19 @@ pub(crate) fn random_function(seed: u64) -> Module {
 /// verifies and that every run that finished before (x from −6 to 5, at most 2,000 steps)
 /// finishes after with the same result. Returns the sum of what `pass` returned (how much it
 /// changed) and how many runs finished, for the caller to check the test saw enough.
-pub(crate) fn keeps_every_result(mut pass: impl FnMut(&mut Function) -> usize) -> (usize, usize) {
+pub(crate) fn keeps_every_result(pass: impl FnMut(&mut Function) -> usize) -> (usize, usize) {
+    keeps_every_result_in(false, pass)
+}
+
+/// [`keeps_every_result`] over [`random_function`]`(seed, constants)`.
+pub(crate) fn keeps_every_result_in(
+    constants: bool,
+    mut pass: impl FnMut(&mut Function) -> usize,
+) -> (usize, usize) {
     let config = InterpConfig::default().with_step_limit(2_000);
     let (mut changed, mut finished) = (0, 0);
     for seed in 0..3000 {
-        let before = random_function(seed);
+        let before = random_function(seed, constants);
         let id = before.functions.keys().next().expect("a function");
         verify_module(&before).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let mut after = before.clone();

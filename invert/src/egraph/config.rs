@@ -229,6 +229,9 @@ pub struct IsolationReport {
     /// Whether an early return that the rest of the function gives too was dropped before
     /// isolation (see `pinv_core::ir::guard_clauses`).
     pub redundant_guard_dropped: bool,
+    /// How many returns copying the returning blocks entered with constants into the places
+    /// that enter them added before isolation (see `pinv_core::ir::tail_dup`).
+    pub tails_copied: usize,
 }
 
 /// How a recursive function was rewritten as a loop before it was inverted (the user's function
@@ -279,6 +282,7 @@ impl IsolationReport {
             runs: Vec::new(),
             time: Duration::ZERO,
             unrolled: 0,
+            tails_copied: 0,
             recursion_as_loop: None,
             redundant_guard_dropped: false,
         }
@@ -337,6 +341,14 @@ impl fmt::Display for IsolationReport {
                 f,
                 "  (its loops of constant trip count unrolled first: {} trip(s) in all)",
                 self.unrolled
+            )?;
+        }
+        if self.tails_copied > 0 {
+            writeln!(
+                f,
+                "  (returns entered with constants copied first into each place that enters \
+                 them: {} return(s) more)",
+                self.tails_copied
             )?;
         }
         if self.redundant_guard_dropped {

@@ -343,6 +343,7 @@ impl One {
             runs: self.runs.clone(),
             time: Duration::ZERO,
             unrolled: 0,
+            tails_copied: 0,
             recursion_as_loop: None,
             redundant_guard_dropped: false,
         }

@@ -285,6 +285,7 @@ fn reorient_in(
     let guarded = drop_redundant_guards(&mut forward, function, stack);
     let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
+    let copied = duplicate_constant_tails(&mut forward, function, stack);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation =
         crate::egraph::hook::before(&mut forward, function, stack, &options.isolation, deadline);
@@ -355,6 +356,9 @@ fn reorient_in(
     let mut isolation = isolation;
     // The last rewrite's originals first: each pass recorded the body it was given, so the
     // user's own bodies go back last.
+    restore_bodies(&mut module, &mut isolation, copied, |r, &tails| {
+        r.tails_copied = tails
+    });
     restore_bodies(&mut module, &mut isolation, rolled, |r, &trips| {
         r.unrolled = trips
     });
@@ -487,6 +491,29 @@ fn unroll_constant_loops(
     let limits = pinv_core::ir::unroll::UnrollLimits::default();
     rewrite_bodies(forward, function, stack, |f, _| {
         pinv_core::ir::unroll::unroll_loops(f, limits).map(|u| (u.function, u.trips))
+    })
+}
+
+/// Copies the returning blocks that are entered with constants into the places that enter them
+/// ([`pinv_core::ir::tail_dup`]), and folds what the constants make constant: walked back, a
+/// join of constants is a value θ must hit exactly (`x * if b { 2.0 } else { 3.0 }`), where
+/// each copy is a path the inverse solves and θ only chooses between. Returns how many blocks
+/// each copying took.
+fn duplicate_constant_tails(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+) -> Vec<(FuncId, Function, usize)> {
+    let limits = pinv_core::ir::tail_dup::TailLimits::default();
+    rewrite_bodies(forward, function, stack, |f, _| {
+        let returns = |g: &Function| g.layout.iter().filter(|&&b| g.ends_in_return(b)).count();
+        let mut g = pinv_core::ir::tail_dup::duplicate_tails(f, limits)?;
+        let copied = returns(&g).saturating_sub(returns(f));
+        pinv_core::ir::fold::fold_constants(&mut g);
+        pinv_core::ir::dce::remove_dead_code(&mut g);
+        pinv_core::ir::merge_blocks::merge_blocks_keep_ids(&mut g);
+        g.compact();
+        Some((g, copied))
     })
 }
 
