@@ -34,6 +34,7 @@ pub mod module;
 pub mod opcode;
 pub mod outline;
 pub mod read;
+pub mod schedule;
 pub mod tail_calls;
 pub mod tail_dup;
 pub mod thread_jumps;

@@ -286,6 +286,15 @@ fn reorient_in(
     let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     let copied = duplicate_constant_tails(&mut forward, function, stack);
+    // Outputs hard to walk back computed first, so that the easy ones are solved first
+    // (`pinv_core::ir::schedule`); on the function with its recomputations merged, so that
+    // `-v + -v` is seen to repeat one operand.
+    let scheduled = rewrite_bodies(&mut forward, function, stack, |f, _| {
+        let cost = |f: &Function, inst| theta_cost(stack, f, inst);
+        let mut merged = f.clone();
+        pinv_core::ir::cse::cse(&mut merged);
+        pinv_core::ir::schedule::schedule_outputs(&merged, &cost).map(|g| (g, ()))
+    });
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation =
         crate::egraph::hook::before(&mut forward, function, stack, &options.isolation, deadline);
@@ -356,6 +365,7 @@ fn reorient_in(
     let mut isolation = isolation;
     // The last rewrite's originals first: each pass recorded the body it was given, so the
     // user's own bodies go back last.
+    restore_bodies(&mut module, &mut isolation, scheduled, |_, ()| {});
     restore_bodies(&mut module, &mut isolation, copied, |r, &tails| {
         r.tails_copied = tails
     });
@@ -515,6 +525,29 @@ fn duplicate_constant_tails(
         g.compact();
         Some((g, copied))
     })
+}
+
+/// The θ values the rule for instruction `inst` declares, with its constant operands (and an
+/// operand's repetitions) known and the others not (0 without a rule): how hard the instruction is to walk back, for the
+/// order of a block's outputs ([`pinv_core::ir::schedule`]).
+fn theta_cost(stack: &Stack, f: &Function, inst: pinv_core::ir::Inst) -> usize {
+    let InstKind::Prim { op, args } = &f.insts[inst].kind else {
+        return 0;
+    };
+    // An operand repeated (`a + a`) counts once: isolation makes it one unknown.
+    let operands: Vec<Arg> = args
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| match f.constant(a) {
+            None if !args[..k].contains(&a) => Arg::Unknown,
+            _ => Arg::Known(a),
+        })
+        .collect();
+    let pattern = Pattern::of(&operands);
+    stack
+        .lookup(&Callee::Prim(*op), &pattern)
+        .found
+        .map_or(0, |found| found.rule.doc(&pattern).thetas.len())
 }
 
 /// Runs recursions as loops, where that inverts better:
