@@ -37,18 +37,28 @@ pub fn two_unknowns(f: &Function, inst: Inst) -> usize {
     usize::from(unknown >= 2)
 }
 
-/// `f` with the returning blocks' instructions reordered (see the module docs) by `cost`, or
-/// `None` if no order changes.
+/// `f`, with its recomputations merged ([`super::cse`]: `-v + -v` then repeats one operand)
+/// and its returning blocks' instructions reordered by `cost` (see the module docs), or `None`
+/// if no order changes.
 pub fn schedule_outputs(f: &Function, cost: Cost<'_>) -> Option<Function> {
-    let mut g = f.clone();
-    let mut changed = false;
-    for b in f.reachable_blocks() {
-        if let Some(order) = block_order(f, b, cost) {
-            g.blocks[b].insts = order;
-            changed = true;
-        }
+    // Every `return` passes as many values as the function returns.
+    if f.sig.returns.len() < 2 {
+        return None;
     }
-    changed.then_some(g)
+    let mut g = f.clone();
+    super::cse::cse(&mut g);
+    let orders: Vec<(Block, Vec<Inst>)> = g
+        .reachable_blocks()
+        .into_iter()
+        .filter_map(|b| Some((b, block_order(&g, b, cost)?)))
+        .collect();
+    if orders.is_empty() {
+        return None;
+    }
+    for (b, order) in orders {
+        g.blocks[b].insts = order;
+    }
+    Some(g)
 }
 
 /// The new order of returning block `b`'s instructions, if it differs.
@@ -123,17 +133,9 @@ fn block_order(f: &Function, b: Block, inst_cost: Cost<'_>) -> Option<Vec<Inst>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::read::parse_function;
-    use crate::ir::write::{write_function_in, WriteOptions};
-    use crate::ir::FuncId;
 
     fn scheduled(text: &str) -> Option<String> {
-        let m = parse_function(text).expect("parses");
-        let g = schedule_outputs(&m.functions[FuncId::from_u32(0)], &two_unknowns)?;
-        let mut check = m.clone();
-        check.functions[FuncId::from_u32(0)] = g.clone();
-        crate::ir::verify::verify_module(&check).expect("verifies");
-        Some(write_function_in(&m, &g, &WriteOptions::default()))
+        crate::ir::testing::rewritten(text, |f| schedule_outputs(f, &two_unknowns))
     }
 
     #[test]

@@ -153,19 +153,13 @@ fn block_of(g: &Function, t: Inst) -> Option<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::read::parse_function;
-    use crate::ir::write::{write_function_in, WriteOptions};
-    use crate::ir::FuncId;
 
     fn duplicated(text: &str) -> Option<String> {
-        let m = parse_function(text).expect("parses");
-        let f = &m.functions[FuncId::from_u32(0)];
-        let mut g = duplicate_tails(f, TailLimits::default())?;
-        g.compact();
-        let mut check = m.clone();
-        check.functions[FuncId::from_u32(0)] = g.clone();
-        crate::ir::verify::verify_module(&check).expect("verifies");
-        Some(write_function_in(&m, &g, &WriteOptions::default()))
+        crate::ir::testing::rewritten(text, |f| {
+            let mut g = duplicate_tails(f, TailLimits::default())?;
+            g.compact();
+            Some(g)
+        })
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Test helpers for the IR's passes: random verifiable functions, to run before and after a pass.
 
+use super::read::parse_function;
 use super::verify::verify_module;
+use super::write::{write_function_in, WriteOptions};
 use super::{
     Block, BlockCall, Const, FuncKind, Function, InstKind, Module, Opcode, Signature, Type, Value,
 };
@@ -150,4 +152,19 @@ pub(crate) fn keeps_every_result_in(
         }
     }
     (changed, finished)
+}
+
+/// Runs `pass` on the one function of IR `text`; where it gives a new function, checks that
+/// the module with it verifies and returns its text.
+pub(crate) fn rewritten(
+    text: &str,
+    pass: impl FnOnce(&Function) -> Option<Function>,
+) -> Option<String> {
+    let m = parse_function(text).expect("parses");
+    let id = m.functions.keys().next().expect("a function");
+    let g = pass(&m.functions[id])?;
+    let mut check = m.clone();
+    check.functions[id] = g.clone();
+    verify_module(&check).unwrap_or_else(|e| panic!("{e:?}"));
+    Some(write_function_in(&m, &g, &WriteOptions::default()))
 }

@@ -287,13 +287,10 @@ fn reorient_in(
     let rolled = unroll_constant_loops(&mut forward, function, stack);
     let copied = duplicate_constant_tails(&mut forward, function, stack);
     // Outputs hard to walk back computed first, so that the easy ones are solved first
-    // (`pinv_core::ir::schedule`); on the function with its recomputations merged, so that
-    // `-v + -v` is seen to repeat one operand.
+    // (`pinv_core::ir::schedule`).
     let scheduled = rewrite_bodies(&mut forward, function, stack, |f, _| {
         let cost = |f: &Function, inst| theta_cost(stack, f, inst);
-        let mut merged = f.clone();
-        pinv_core::ir::cse::cse(&mut merged);
-        pinv_core::ir::schedule::schedule_outputs(&merged, &cost).map(|g| (g, ()))
+        pinv_core::ir::schedule::schedule_outputs(f, &cost).map(|g| (g, ()))
     });
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation =
