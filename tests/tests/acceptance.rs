@@ -39,6 +39,32 @@ fn functions_users_bring_accept_almost_every_theta() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A sum, difference, product or quotient of two unknowns where one has a bounded range (a
+/// sine, a logistic, an angle): θ draws the other only from the values that leave the bounded
+/// one in its range (a domain that depends on y), or draws the bounded one itself. Each of these
+/// accepted 6% to 76% of θ when θ drew any real.
+#[test]
+fn a_bounded_term_narrows_what_theta_draws_for_the_other() {
+    let config = CheckConfig {
+        cases: pinv_tests::check_cases().min(300),
+        ..CheckConfig::default()
+    };
+    let program = Program::load(corpus_dir().join("../programs/acceptance.pinv")).expect("loads");
+    for name in [
+        "noisy_phase",
+        "calibrated",
+        "heading",
+        "saturated_drop",
+        "active_power",
+        "line_current",
+    ] {
+        let r = check_function(&program, name, &config);
+        assert!(r.sound_and_complete(), "{name}: {:?}", r.message);
+        let rate = r.acceptance();
+        assert!(rate >= 95.0, "{name} accepts {rate:.1}%");
+    }
+}
+
 /// Where an operand is computed from integers (or bools) alone, θ draws those first, from their
 /// own domain, and the rest is solved from them: no θ reads a real that a whole number would then
 /// have to come out of.

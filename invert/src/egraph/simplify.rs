@@ -203,25 +203,34 @@ fn fold_constant_callees(
     callees.into_iter().chain(done.iter().copied()).collect()
 }
 
-/// The one value `f` returns whatever its inputs, if its body is constants and a `return`.
+/// The one value `f` returns whatever its inputs: every `return` returns the same constant, and
+/// nothing else ends a run (no `fail`, `check`, θ read or call). What else it computes is then
+/// dead: a guard that copied a region's θ-free start, bounds for a narrowed θ read among it,
+/// and no check (`select`s left as diamonds whose results nothing uses). A primitive that could
+/// stop a run (an integer division by 0) does not count: a guard only tells when a path cannot
+/// pass, and the region it guards runs the same code.
 fn constant_result(f: &Function) -> Option<Const> {
-    let [entry] = f.layout.as_slice() else {
-        return None;
-    };
-    let mut constants: Vec<(Value, Const)> = Vec::new();
-    for &i in &f.blocks[*entry].insts {
+    let mut result: Option<Const> = None;
+    for (_, i) in f.insts_in_layout() {
         match &f.insts[i].kind {
-            InstKind::Const(k) => constants.push((f.insts[i].results[0], *k)),
+            InstKind::Const(_)
+            | InstKind::Prim { .. }
+            | InstKind::Jump { .. }
+            | InstKind::Brif { .. } => {}
             InstKind::Return { args } => {
                 let [v] = args.as_slice() else {
                     return None;
                 };
-                return constants.iter().find(|(w, _)| w == v).map(|&(_, k)| k);
+                let k = f.constant(*v)?;
+                match result {
+                    Some(r) if r != k => return None,
+                    _ => result = Some(k),
+                }
             }
             _ => return None,
         }
     }
-    None
+    result
 }
 
 /// The generated inverses and PGFs of `module`.

@@ -324,6 +324,23 @@ pub(super) fn prim_range(op: Opcode, a_op: Operand, b_op: Operand) -> Option<(f6
                 products.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             )
         }
+        // A divisor that keeps one sign: the quotient is monotone in each operand on the box,
+        // so its corners bound it (`1 / (1 + exp(-x))` in [0, 1]). NaN corners (inf / inf, 0 / 0)
+        // leave it unknown.
+        Opcode::Fdiv => {
+            let (a, b) = (a?, b?);
+            if !(b.0 > 0.0 || b.1 < 0.0) {
+                return None;
+            }
+            let quotients = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
+            if quotients.iter().any(|q| q.is_nan()) {
+                return None;
+            }
+            (
+                quotients.iter().copied().fold(f64::INFINITY, f64::min),
+                quotients.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        }
         Opcode::Fneg => (-a?.1, -a?.0),
         Opcode::Exp => return monotone(f64::exp, a_full),
         Opcode::Sinh => return monotone(f64::sinh, a_full),
@@ -400,6 +417,39 @@ mod tests {
         assert_eq!(call.1, Some((0.0, f64::INFINITY)));
         let sin = ranges.map.values().any(|&r| r == (-2.0, 2.0));
         assert!(sin, "{found:?}");
+    }
+
+    #[test]
+    fn a_quotient_by_a_one_signed_divisor_is_bounded_by_its_corners() {
+        let pos = Operand {
+            range: Some((1.0, f64::INFINITY)),
+            never_nan: true,
+        };
+        // The logistic 1 / (1 + exp(-x)) lies in [0, 1].
+        assert_eq!(
+            prim_range(Opcode::Fdiv, Operand::constant(1.0), pos),
+            Some((0.0, 1.0))
+        );
+        let neg = Operand {
+            range: Some((-4.0, -2.0)),
+            never_nan: true,
+        };
+        let a = Operand {
+            range: Some((-1.0, 3.0)),
+            never_nan: true,
+        };
+        assert_eq!(prim_range(Opcode::Fdiv, a, neg), Some((-1.5, 0.5)));
+        // A divisor that may be 0 (or of either sign), or an inf / inf corner: unknown.
+        let either = Operand {
+            range: Some((-1.0, 1.0)),
+            never_nan: true,
+        };
+        assert_eq!(prim_range(Opcode::Fdiv, a, either), None);
+        let up = Operand {
+            range: Some((0.0, f64::INFINITY)),
+            never_nan: true,
+        };
+        assert_eq!(prim_range(Opcode::Fdiv, up, pos), None);
     }
 
     #[test]

@@ -961,6 +961,7 @@ impl Region<'_> {
         let mut pe = Emitter::new(self.pgf, self.pgf_block, Mode::Pgf, span)
             .with_role_prefix(prefix)
             .with_options(emit)
+            .with_operand_ranges(self.operand_ranges.clone())
             .with_muted_records(self.mute_pgf);
         if let Some(module) = module {
             ie = ie.with_module(module);

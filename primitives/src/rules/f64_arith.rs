@@ -26,9 +26,9 @@ pub fn register(layer: &mut Layer) {
     //       the operand is called, formula), right: the same, the operand θ gives first)
     rows! { layer;
         Fadd => closed_forms(("sub", Fadd, "+"), TOO_LARGE, (ZThen(Fsub), "left operand", "z − b"),
-            (ZThen(Fsub), "right operand", "z − a"), any_right());
+            (ZThen(Fsub), "right operand", "z − a"), right_of(Fadd));
         Fsub => closed_forms(("add", Fsub, "−"), TOO_LARGE, (ZThen(Fadd), "left operand", "z + b"),
-            (OtherThen(Fsub), "right operand", "a − z"), any_right());
+            (OtherThen(Fsub), "right operand", "a − z"), right_of(Fsub));
         Fdiv => closed_forms(("mul", Fdiv, "/"), "a θ divisor that is too large or small fails",
             (ZThen(Fmul), "dividend", "z · b"), (OtherThen(Fdiv), "divisor", "a / z"), divisor_first());
         Fmul => fmul();
@@ -91,10 +91,64 @@ fn closed_forms(
 
 const RIGHT: &str = "right operand";
 
-/// The right operand as any real.
-fn any_right() -> First {
+/// The right operand of `z = a + b` or `z = a − b`: any real, drawn only from the values that
+/// leave both operands in their ranges ([`right_within`]).
+fn right_of(op: Opcode) -> First {
     let reads = vec![ThetaDoc::value(Domain::Real, RIGHT)];
-    (RIGHT, reads, |e, _| e.theta(Domain::Real, RIGHT))
+    let read: fn(&mut Emitter<'_>, Value) -> Result<Value, RuleError> = match op {
+        Opcode::Fsub => |e, z| right_within(e, z, true),
+        _ => |e, z| right_within(e, z, false),
+    };
+    (RIGHT, reads, read)
+}
+
+/// Reads `b` of `z = a + b` (or `z = a − b` where `difference`) with `a` unknown too, from the
+/// reals narrowed to `b`'s own range and, where `a`'s range `[lo, hi]` is known, to the values
+/// that leave `a = z − b` (`a = z + b`) in it: `b ∈ [z − hi, z − lo]` (`[lo − z, hi − z]`), a
+/// domain that depends on y (`sin(t) + noise`: the noise within 1 of z, where any real would
+/// leave `sin(t)` above 1 or below −1 for almost every θ).
+///
+/// Complete: the forward operands satisfy `a + b = z + ε` with `|ε|` at most half an ulp of z,
+/// so `b` lies in the interval computed from z, once it is widened by the tolerance relative
+/// to the magnitudes involved (which also covers a z that earlier steps of the inverse computed
+/// within the tolerance). A z that is not finite leaves `b` free of `a`'s range (`exp(a) + b =
+/// inf` for an infinite `a`, and a NaN from a NaN `a`), and the domain keeps NaN, which `b`'s
+/// own range does not speak of.
+fn right_within(e: &mut Emitter<'_>, z: Value, difference: bool) -> Result<Value, RuleError> {
+    let (own, left) = (e.operand_range(1), e.operand_range(0));
+    if own.is_none() && left.is_none() {
+        return e.theta(Domain::Real, RIGHT);
+    }
+    let (mut below, mut above) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
+    if let Some((lo, hi)) = left {
+        let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
+        let (l, h) = if difference {
+            (e.fsub(lo_c, z), e.fsub(hi_c, z))
+        } else {
+            (e.fsub(z, hi_c), e.fsub(z, lo_c))
+        };
+        let ends = [lo, hi]
+            .into_iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        let az = e.fabs(z);
+        let base = e.fc(1.0 + ends);
+        let scale = e.fadd(az, base);
+        let tol = e.fc(e.options().tolerance);
+        let delta = e.fmul(tol, scale);
+        let l = e.fsub(l, delta);
+        let h = e.fadd(h, delta);
+        let finite = e.is_finite(z);
+        below = e.select(finite, l, below)?;
+        above = e.select(finite, h, above)?;
+    }
+    if let Some((lo, hi)) = own {
+        let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
+        below = e.op2(Opcode::Fmax, below, lo_c);
+        above = e.op2(Opcode::Fmin, above, hi_c);
+    }
+    // `real` narrowed at run time keeps NaN: `a − atan(a · c)` is NaN with both operands NaN.
+    e.theta_within(Domain::Real, below, above, RIGHT)
 }
 
 /// The divisor: nonzero when z is finite.
@@ -108,10 +162,46 @@ fn divisor_first() -> First {
         e.if_value(
             finite,
             Type::F64,
-            |e| e.theta_for_operand(1, Domain::NonzeroReal, "divisor"),
+            |e| match e.operand_range(0) {
+                Some(range) => divisor_within(e, z, range),
+                None => e.theta_for_operand(1, Domain::NonzeroReal, "divisor"),
+            },
             |e| e.theta(Domain::Real, "divisor"),
         )
     })
+}
+
+/// The divisor of a finite `z = a / b` with `a` unknown too and its range `[lo, hi]` known:
+/// `b = a / z` lies between `lo / z` and `hi / z` (`sin(t) / b = z` leaves `|b| ≤ 1 / |z|`),
+/// widened by the tolerance relative to each end (division keeps signs exactly, so an end of 0
+/// stays 0), and within `b`'s own range. Where z is 0 the quotients say nothing and the bounds
+/// are open. The domain is the reals narrowed at run time, where the nonzero reals cannot be:
+/// it holds 0, which the check rejects (`a / 0` is not finite) and which a draw from an
+/// interval almost never gives.
+fn divisor_within(e: &mut Emitter<'_>, z: Value, (lo, hi): (f64, f64)) -> Result<Value, RuleError> {
+    let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
+    let q1 = e.fdiv(lo_c, z);
+    let q2 = e.fdiv(hi_c, z);
+    let below = e.op2(Opcode::Fmin, q1, q2);
+    let above = e.op2(Opcode::Fmax, q1, q2);
+    let tol = e.fc(e.options().tolerance);
+    let b_abs = e.fabs(below);
+    let b_slack = e.fmul(tol, b_abs);
+    let below = e.fsub(below, b_slack);
+    let a_abs = e.fabs(above);
+    let a_slack = e.fmul(tol, a_abs);
+    let above = e.fadd(above, a_slack);
+    let zero = e.fc(0.0);
+    let z_zero = e.feq(z, zero);
+    let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
+    let mut below = e.select(z_zero, neg_inf, below)?;
+    let mut above = e.select(z_zero, inf, above)?;
+    if let Some((blo, bhi)) = e.operand_range(1) {
+        let (blo, bhi) = (e.fc(blo), e.fc(bhi));
+        below = e.op2(Opcode::Fmax, below, blo);
+        above = e.op2(Opcode::Fmin, above, bhi);
+    }
+    e.theta_within(Domain::Real, below, above, "divisor")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,25 +272,47 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
             Ok(vec![a, b])
         },
         |e| {
+            // θ gives the factor `first` (0: a, 1: b), the other is z over it.
+            let (first, role, settle_role) = fmul_first(e);
             let nan = e.is_nan(z);
-            let a = e.if_else(
+            let t = e.if_else(
                 nan,
                 &[Type::F64],
-                |e| Ok(vec![e.theta(Domain::Real, "left operand")?]),
+                |e| Ok(vec![e.theta(Domain::Real, role)?]),
                 |e| {
                     Ok(vec![e.theta_for_operand(
-                        0,
+                        first,
                         Domain::NonzeroReal,
-                        "left operand",
+                        role,
                     )?])
                 },
             )?[0];
-            let (d, f) = over(e, z, a);
-            let b = settle(e, d, z, &f, FMUL_B)?;
-            Ok(vec![a, b])
+            let (d, f) = over(e, z, t);
+            let other = settle(e, d, z, &f, settle_role)?;
+            Ok(if first == 0 {
+                vec![t, other]
+            } else {
+                vec![other, t]
+            })
         },
     )?;
     Ok((ab[0], ab[1]))
+}
+
+/// Which factor of `z = a · b` (z ≠ 0) θ gives when both are unknown, with its role and the
+/// settle role of the other: the left one, unless the right one has a bounded range and the
+/// left one none (`x * sin(t)`): then θ draws the right one from its range and every draw leaves
+/// a quotient for the left, where a θ for the left would give `sin(t)` beyond ±1 for most draws.
+/// (A left factor with a range of its own, `exp(u) * sin(t)`, keeps θ: a quotient would then
+/// have to land in its range too.) The inverse and the PGF decide alike, from the ranges.
+fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
+    let bounded =
+        |r: Option<(f64, f64)>| r.is_some_and(|(lo, hi)| lo.is_finite() && hi.is_finite());
+    if bounded(e.operand_range(1)) && e.operand_range(0).is_none() {
+        (1, "right operand", FMUL_A)
+    } else {
+        (0, "left operand", FMUL_B)
+    }
 }
 
 /// The PGF of [`fmul_both`].
@@ -232,9 +344,11 @@ fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<()
             Ok(())
         },
         |e| {
-            e.record(a, "left operand")?;
-            let (d, f) = over(e, z, a);
-            settle_pgf(e, d, z, b, &f, FMUL_B)?;
+            let (first, role, settle_role) = fmul_first(e);
+            let (t, other) = if first == 0 { (a, b) } else { (b, a) };
+            e.record(t, role)?;
+            let (d, f) = over(e, z, t);
+            settle_pgf(e, d, z, other, &f, settle_role)?;
             Ok(())
         },
     )?;
