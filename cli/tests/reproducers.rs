@@ -11,7 +11,11 @@
 //! recursed once per term, past the stack of `check`'s worker threads; `self-calls-per-level-*`:
 //! a recursive function with a frame too large for the thread's stack, which ran in the
 //! interpreter for seconds per case past `check`'s time limit; `shared-sums-*`: sums sharing
-//! operands, which the linear-system recognisers walked as a tree, exponentially).
+//! operands, which the linear-system recognisers walked as a tree, exponentially;
+//! `empty-loop-*`: a `while` whose counter never changes, which constant folding leaves as a
+//! cycle of blocks that only jump: dead-code removal forwarded jumps round the cycle forever,
+//! and the abstract runs of the bit-flow solver and of guard-clause removal counted steps only
+//! for instructions other than jumps, so none of them stopped).
 
 mod common;
 

@@ -165,13 +165,18 @@ fn fold_branches(func: &mut Function) -> bool {
             }
         }
     }
+    // Blocks on a cycle of such blocks (`loop {}` once its body folded away) keep their jumps:
+    // forwarding along the cycle would go round it forever, one step per round.
+    for b in forwarding_cycles(&blocks, &forward) {
+        forward[b] = None;
+    }
     let mut changed = false;
     for &b in &blocks {
         let Some(t) = func.terminator(b) else {
             continue;
         };
         for call in func.insts[t].kind.successors_mut() {
-            // One step at a time: a chain (or a cycle) of such blocks is followed over rounds.
+            // One step at a time: a chain of such blocks is followed over rounds.
             if let Some(next) = &forward[call.block] {
                 *call = next.clone();
                 changed = true;
@@ -196,6 +201,36 @@ fn fold_branches(func: &mut Function) -> bool {
         }
     }
     changed
+}
+
+/// The blocks of `blocks` that lie on a cycle of `forward` (each block has at most one
+/// successor there, so the cycles are found in one pass: a walk that meets a block of its own
+/// path closes a cycle from there).
+fn forwarding_cycles(
+    blocks: &[Block],
+    forward: &SecondaryMap<Block, Option<BlockCall>>,
+) -> Vec<Block> {
+    // 0: not seen; k + 1: seen by the walk from blocks[k].
+    let mut seen: SecondaryMap<Block, usize> = SecondaryMap::new();
+    let mut cyclic = Vec::new();
+    for (k, &start) in blocks.iter().enumerate() {
+        let mut path = Vec::new();
+        let mut b = start;
+        while seen[b] == 0 {
+            seen[b] = k + 1;
+            path.push(b);
+            match &forward[b] {
+                Some(next) => b = next.block,
+                None => break,
+            }
+        }
+        if seen[b] == k + 1 && forward[b].is_some() {
+            if let Some(at) = path.iter().position(|&p| p == b) {
+                cyclic.extend_from_slice(&path[at..]);
+            }
+        }
+    }
+    cyclic
 }
 
 #[cfg(test)]
@@ -237,6 +272,37 @@ block0(v0: i64):
     jump block1
 block1:
     return v0
+}
+"
+        );
+    }
+
+    /// A loop whose body was folded away is a cycle of blocks that only jump on: dead-code
+    /// removal stops (forwarding along the cycle would go round it forever) and keeps the loop.
+    #[test]
+    fn a_cycle_of_empty_blocks_stays_a_loop() {
+        let out = run("function %spin(p: i64) -> i64 {
+block0(v0: i64):
+    jump block1
+block1:
+    jump block2
+block2:
+    jump block3
+block3:
+    jump block1
+}
+");
+        assert_eq!(
+            out,
+            "function %spin(p: i64) -> i64 {
+block0(v0: i64):
+    jump block1
+block1:
+    jump block2
+block2:
+    jump block3
+block3:
+    jump block1
 }
 "
         );

@@ -149,6 +149,12 @@ impl<'f> Abstract<'f> {
     fn run(&mut self, mut block: Block, mut args: Vec<Abs>) -> Option<Vec<Abs>> {
         let c = self.c;
         loop {
+            // Each block entered is a step: a loop of blocks that only jump (`loop {}`) must
+            // spend the budget too.
+            self.steps += 1;
+            if self.steps > STEP_BUDGET {
+                return None;
+            }
             for (&p, &a) in c.blocks[block].params.iter().zip(&args) {
                 self.env.insert(p, a);
             }

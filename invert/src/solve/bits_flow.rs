@@ -160,6 +160,12 @@ impl Eval<'_> {
                 self.vals.insert(p, a);
             }
             let (&term, body) = f.blocks[block].insts.split_last()?;
+            // The terminator is a step too: a loop of blocks that only jump (`loop {}`) must
+            // reach the limit.
+            self.steps += 1;
+            if self.steps > STEPS {
+                return None;
+            }
             for &inst in body {
                 self.steps += 1;
                 if self.steps > STEPS {
