@@ -713,11 +713,14 @@ fn narrow(domain: Domain, (lo, hi): (f64, f64)) -> Domain {
             lo,
             hi: hi.min(-tiny),
         },
-        // A range on both sides of 0 (`sin(t)` in [−1, 1]): the interval, with 0 in it. The
-        // nonzero reals outside it are values the operand never has, and an interval has no
-        // hole, so 0 stays in; a draw of exactly 0 (vanishingly rare from an interval) fails the
-        // step's own check, as any bad θ does, and the PGF never records it.
-        Domain::NonzeroReal if lo < 0.0 && hi > 0.0 => Domain::Interval { lo, hi },
+        // A finite range on both sides of 0 (`sin(t)` in [−1, 1]): the interval, with 0 in it.
+        // The nonzero reals outside it are values the operand never has, and an interval has
+        // no hole, so 0 stays in; a draw of exactly 0 (vanishingly rare from a finite interval)
+        // fails the step's own check, as any bad θ does, and the PGF never records it. A
+        // half-line is drawn at its end's scale, which can give 0 (`3 − 3`): it stays nonzero.
+        Domain::NonzeroReal if lo < 0.0 && hi > 0.0 && lo.is_finite() && hi.is_finite() => {
+            Domain::Interval { lo, hi }
+        }
         other => other,
     }
 }
@@ -746,10 +749,15 @@ mod narrow_tests {
             narrow(Domain::Real, (-1.0, 1.0)),
             Domain::Interval { lo: -1.0, hi: 1.0 }
         );
-        // Both sides of 0: the interval, 0 included (a draw of 0 fails the step's check).
+        // Both sides of 0: the interval, 0 included (a draw of 0 fails the step's check);
+        // a half-line on both sides stays nonzero.
         assert_eq!(
             narrow(Domain::NonzeroReal, (-1.0, 1.0)),
             Domain::Interval { lo: -1.0, hi: 1.0 }
+        );
+        assert_eq!(
+            narrow(Domain::NonzeroReal, (f64::NEG_INFINITY, 3.0)),
+            Domain::NonzeroReal
         );
         assert_eq!(narrow(Domain::Int, (0.0, 1.0)), Domain::Int);
     }

@@ -102,6 +102,13 @@ fn right_of(op: Opcode) -> First {
     (RIGHT, reads, read)
 }
 
+/// Operand `i`'s range where it bounds something (an end is finite): `sinh` of an unknown has
+/// the range of every real, which narrows nothing.
+fn bounding(e: &Emitter<'_>, i: usize) -> Option<(f64, f64)> {
+    e.operand_range(i)
+        .filter(|(lo, hi)| lo.is_finite() || hi.is_finite())
+}
+
 /// Reads `b` of `z = a + b` (or `z = a − b` where `difference`) with `a` unknown too, from the
 /// reals narrowed to `b`'s own range and, where `a`'s range `[lo, hi]` is known, to the values
 /// that leave `a = z − b` (`a = z + b`) in it: `b ∈ [z − hi, z − lo]` (`[lo − z, hi − z]`), a
@@ -115,7 +122,7 @@ fn right_of(op: Opcode) -> First {
 /// inf` for an infinite `a`, and a NaN from a NaN `a`), and the domain keeps NaN, which `b`'s
 /// own range does not speak of.
 fn right_within(e: &mut Emitter<'_>, z: Value, difference: bool) -> Result<Value, RuleError> {
-    let (own, left) = (e.operand_range(1), e.operand_range(0));
+    let (own, left) = (bounding(e, 1), bounding(e, 0));
     if own.is_none() && left.is_none() {
         return e.theta(Domain::Real, RIGHT);
     }
@@ -162,7 +169,7 @@ fn divisor_first() -> First {
         e.if_value(
             finite,
             Type::F64,
-            |e| match e.operand_range(0) {
+            |e| match bounding(e, 0) {
                 Some(range) => divisor_within(e, z, range),
                 None => e.theta_for_operand(1, Domain::NonzeroReal, "divisor"),
             },
@@ -196,7 +203,7 @@ fn divisor_within(e: &mut Emitter<'_>, z: Value, (lo, hi): (f64, f64)) -> Result
     let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
     let mut below = e.select(z_zero, neg_inf, below)?;
     let mut above = e.select(z_zero, inf, above)?;
-    if let Some((blo, bhi)) = e.operand_range(1) {
+    if let Some((blo, bhi)) = bounding(e, 1) {
         let (blo, bhi) = (e.fc(blo), e.fc(bhi));
         below = e.op2(Opcode::Fmax, below, blo);
         above = e.op2(Opcode::Fmin, above, bhi);
@@ -300,15 +307,14 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
 }
 
 /// Which factor of `z = a · b` (z ≠ 0) θ gives when both are unknown, with its role and the
-/// settle role of the other: the left one, unless the right one has a bounded range and the
-/// left one none (`x * sin(t)`): then θ draws the right one from its range and every draw leaves
-/// a quotient for the left, where a θ for the left would give `sin(t)` beyond ±1 for most draws.
-/// (A left factor with a range of its own, `exp(u) * sin(t)`, keeps θ: a quotient would then
-/// have to land in its range too.) The inverse and the PGF decide alike, from the ranges.
+/// settle role of the other: the left one, unless the right one has a known range and the left
+/// one none (`x * sin(t)`, `x * exp(t)`): then θ draws the right one from its range and every
+/// draw leaves a quotient for the left, where a θ for the left would give `sin(t)` beyond ±1
+/// for most draws, or `exp(t)` below 0 for half of them. (A left factor with a range of its
+/// own, `exp(u) * sin(t)`, keeps θ: a quotient would then have to land in its range too.) The
+/// inverse and the PGF decide alike, from the ranges.
 fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
-    let bounded =
-        |r: Option<(f64, f64)>| r.is_some_and(|(lo, hi)| lo.is_finite() && hi.is_finite());
-    if bounded(e.operand_range(1)) && e.operand_range(0).is_none() {
+    if bounding(e, 1).is_some() && bounding(e, 0).is_none() {
         (1, "right operand", FMUL_A)
     } else {
         (0, "left operand", FMUL_B)
