@@ -539,28 +539,11 @@ impl<'t, 'm> Translator<'t, 'm> {
                 }
             }
             InstKind::Theta(read) => {
-                let Some([lo, hi]) = read.within else {
-                    let v = self.tape_read(Read::Theta(read.domain), inst, uncharged)?;
-                    return self.define(result(0)?, v);
+                let within = match read.within {
+                    Some([lo, hi]) => Some((self.value(lo)?, self.value(hi)?)),
+                    None => None,
                 };
-                // A domain known only now: always through the host, which narrows it.
-                let ty = read.domain.ty();
-                let (lo, hi) = (self.value(lo)?, self.value(hi)?);
-                let lo = self.as_slot_bits(ty, lo);
-                let hi = self.as_slot_bits(ty, hi);
-                let site = self.site(inst, uncharged);
-                let s = self.b.ins().iconst(types::I32, i64::from(site));
-                let callee = self.ub.callback(abi::SYM_THETA_WITHIN)?;
-                let r = self.func_ref(callee);
-                let call = self.b.ins().call(r, &[self.ctx, s, lo, hi]);
-                let bits = self.b.inst_results(call)[0];
-                self.reload_tape_pos();
-                let pending = self.load_ctx(types::I32, OFF_PENDING);
-                self.stop_if(pending, ErrorCode::Host, site);
-                let v = match ty {
-                    Type::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits),
-                    _ => bits,
-                };
+                let v = self.tape_read_within(Read::Theta(read.domain), within, inst, uncharged)?;
                 self.define(result(0)?, v)?;
             }
             InstKind::Choice { n, .. } => {
@@ -711,6 +694,22 @@ impl<'t, 'm> Translator<'t, 'm> {
     /// next value is there, of the right type and in the read's domain; otherwise from the
     /// callback, which reads the θ source (or gives its error). Returns the value as `ty`.
     fn tape_read(&mut self, read: Read, inst: Inst, uncharged: u32) -> Result<cl::Value, JitError> {
+        self.tape_read_within(read, None, inst, uncharged)
+    }
+
+    /// [`Self::tape_read`], for a `theta … within lo, hi` where `within` holds `lo` and `hi`:
+    /// the tape's value is taken where it also lies between them (ordered comparisons, so a NaN
+    /// value or bound is left to the host), and the callback otherwise narrows the domain the
+    /// way the interpreter does ([`crate::ir::Domain::within`]), with the same value or error.
+    /// The fast test only ever accepts what the host would: the narrowed domain of `real` holds
+    /// `[lo, hi]`, and of an interval or range the values in both.
+    fn tape_read_within(
+        &mut self,
+        read: Read,
+        within: Option<(cl::Value, cl::Value)>,
+        inst: Inst,
+        uncharged: u32,
+    ) -> Result<cl::Value, JitError> {
         let site = self.site(inst, uncharged);
         let (symbol, ty) = match read {
             Read::Theta(domain) => (abi::SYM_THETA, domain.ty()),
@@ -786,6 +785,26 @@ impl<'t, 'm> Translator<'t, 'm> {
                 self.b.ins().band(tag_ok, inside)
             }
         };
+        let ok = match within {
+            None => ok,
+            Some((lo, hi)) => {
+                let (above, below) = match ty {
+                    Type::F64 => {
+                        let x = self.b.ins().bitcast(types::F64, MemFlagsData::new(), value);
+                        (
+                            self.b.ins().fcmp(FloatCC::LessThanOrEqual, lo, x),
+                            self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, hi),
+                        )
+                    }
+                    _ => (
+                        self.b.ins().icmp(IntCC::SignedLessThanOrEqual, lo, value),
+                        self.b.ins().icmp(IntCC::SignedLessThanOrEqual, value, hi),
+                    ),
+                };
+                let inside = self.b.ins().band(above, below);
+                self.b.ins().band(ok, inside)
+            }
+        };
         let take = self.b.create_block();
         self.b.ins().brif(ok, take, &[], slow, &[]);
         self.b.switch_to_block(take);
@@ -797,11 +816,26 @@ impl<'t, 'm> Translator<'t, 'm> {
         // Slow path: the callback.
         self.b.switch_to_block(slow);
         let s = self.b.ins().iconst(types::I32, i64::from(site));
-        let shim = self.ub.read_shim(symbol)?;
-        let r = self.func_ref(shim);
-        self.b.ins().call(r, &[self.ctx, s]);
-        self.reload_tape_pos();
-        let slow_bits = self.load_ctx(types::I64, abi::OFF_SCRATCH);
+        let slow_bits = match within {
+            None => {
+                let shim = self.ub.read_shim(symbol)?;
+                let r = self.func_ref(shim);
+                self.b.ins().call(r, &[self.ctx, s]);
+                self.reload_tape_pos();
+                self.load_ctx(types::I64, abi::OFF_SCRATCH)
+            }
+            // A domain known only now: the host narrows it.
+            Some((lo, hi)) => {
+                let lo = self.as_slot_bits(ty, lo);
+                let hi = self.as_slot_bits(ty, hi);
+                let callee = self.ub.callback(abi::SYM_THETA_WITHIN)?;
+                let r = self.func_ref(callee);
+                let call = self.b.ins().call(r, &[self.ctx, s, lo, hi]);
+                let bits = self.b.inst_results(call)[0];
+                self.reload_tape_pos();
+                bits
+            }
+        };
         let pending = self.load_ctx(types::I32, OFF_PENDING);
         let stop = self.error_block(ErrorCode::Host, site);
         self.b
