@@ -122,8 +122,8 @@ fn bounding(e: &Emitter<'_>, i: usize) -> Option<(f64, f64)> {
 /// inf` for an infinite `a`, and a NaN from a NaN `a`), and the domain keeps NaN, which `b`'s
 /// own range does not speak of.
 fn right_within(e: &mut Emitter<'_>, z: Value, difference: bool) -> Result<Value, RuleError> {
-    let (own, left) = (bounding(e, 1), bounding(e, 0));
-    if own.is_none() && left.is_none() {
+    let left = bounding(e, 0);
+    if bounding(e, 1).is_none() && left.is_none() {
         return e.theta(Domain::Real, RIGHT);
     }
     let (mut below, mut above) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
@@ -149,13 +149,24 @@ fn right_within(e: &mut Emitter<'_>, z: Value, difference: bool) -> Result<Value
         below = e.select(finite, l, below)?;
         above = e.select(finite, h, above)?;
     }
-    if let Some((lo, hi)) = own {
+    // `real` narrowed at run time keeps NaN: `a − atan(a · c)` is NaN with both operands NaN.
+    right_in_own_range(e, below, above, RIGHT)
+}
+
+/// Reads the right operand from the reals narrowed at run time to `[below, above]`, cut to the
+/// operand's own range where it has one (what the sum's and the divisor's reads share).
+fn right_in_own_range(
+    e: &mut Emitter<'_>,
+    mut below: Value,
+    mut above: Value,
+    role: &str,
+) -> Result<Value, RuleError> {
+    if let Some((lo, hi)) = bounding(e, 1) {
         let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
         below = e.op2(Opcode::Fmax, below, lo_c);
         above = e.op2(Opcode::Fmin, above, hi_c);
     }
-    // `real` narrowed at run time keeps NaN: `a − atan(a · c)` is NaN with both operands NaN.
-    e.theta_within(Domain::Real, below, above, RIGHT)
+    e.theta_within(Domain::Real, below, above, role)
 }
 
 /// The divisor: nonzero when z is finite.
@@ -201,14 +212,9 @@ fn divisor_within(e: &mut Emitter<'_>, z: Value, (lo, hi): (f64, f64)) -> Result
     let zero = e.fc(0.0);
     let z_zero = e.feq(z, zero);
     let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
-    let mut below = e.select(z_zero, neg_inf, below)?;
-    let mut above = e.select(z_zero, inf, above)?;
-    if let Some((blo, bhi)) = bounding(e, 1) {
-        let (blo, bhi) = (e.fc(blo), e.fc(bhi));
-        below = e.op2(Opcode::Fmax, below, blo);
-        above = e.op2(Opcode::Fmin, above, bhi);
-    }
-    e.theta_within(Domain::Real, below, above, "divisor")
+    let below = e.select(z_zero, neg_inf, below)?;
+    let above = e.select(z_zero, inf, above)?;
+    right_in_own_range(e, below, above, "divisor")
 }
 
 // ---------------------------------------------------------------------------------------------
