@@ -490,51 +490,82 @@ pub fn to_plan(
 // ---------------------------------------------------------------------------------------------
 // Numeric evaluation
 
-/// Values of every node of a term (children before parents) for leaf values `env`; `None` where
-/// a leaf has no value or an operation fails.
 /// The steps the numeric checks of one rewrite may spend running the program's functions, over
 /// all their points: a call that recurses (or loops) a lot is cut off by this, not run to each
 /// point's step limit (a function calling itself hundreds of times per level took minutes).
 /// A call cut off gives no value, so the point is skipped or the rewrite is not used: safe.
 pub const CHECK_STEPS: u64 = 2_000_000;
 
-/// What is left of [`CHECK_STEPS`] for one check.
+/// The allowance of one call before any call of the check has finished: enough for the
+/// straight-line and shallowly recursive functions most checks call.
+const FIRST_CALL_STEPS: u64 = 4096;
+
+/// What is left of [`CHECK_STEPS`] for one check, and how much one call may take of it.
+///
+/// One call may take 16 times the steps of the longest call that finished (at least
+/// [`FIRST_CALL_STEPS`]); until one finishes, the allowance doubles with each call cut off. So a
+/// point where the function never ends (`power(b, e)` with `e < 0` halving and decrementing
+/// round a cycle) costs what a few ordinary points cost, and the points where it does end
+/// still get checked: one such point no longer takes the whole budget.
 #[derive(Debug)]
-pub struct StepBudget(std::cell::Cell<u64>);
+pub struct StepBudget {
+    left: std::cell::Cell<u64>,
+    /// The steps of the longest call that finished, if one did.
+    longest: std::cell::Cell<Option<u64>>,
+    /// The allowance while no call has finished.
+    untried: std::cell::Cell<u64>,
+}
 
 impl Default for StepBudget {
     fn default() -> StepBudget {
-        StepBudget(std::cell::Cell::new(CHECK_STEPS))
+        StepBudget {
+            left: std::cell::Cell::new(CHECK_STEPS),
+            longest: std::cell::Cell::new(None),
+            untried: std::cell::Cell::new(FIRST_CALL_STEPS),
+        }
     }
 }
 
 impl StepBudget {
-    /// Runs `f(args)` within what is left of the budget; `None` if it fails or the budget runs
-    /// out.
+    /// How many steps the next call may take.
+    fn allowance(&self) -> u64 {
+        let per_call = match self.longest.get() {
+            Some(steps) => steps.saturating_mul(16).max(FIRST_CALL_STEPS),
+            None => self.untried.get(),
+        };
+        self.left.get().min(per_call)
+    }
+
+    /// Runs `f(args)` within its allowance; `None` if it fails or is cut off.
     pub fn call(&self, module: &Module, f: FuncId, args: &[Const]) -> Option<Vec<Const>> {
-        let left = self.0.get();
-        if left == 0 {
+        let limit = self.allowance();
+        if limit == 0 {
             return None;
         }
-        let limit = left.min(1_000_000);
         let run = Interpreter::new(module)
             .with_config(pinv_core::interp::InterpConfig::default().with_step_limit(limit))
             .call_traced(f, args, None);
+        let left = self.left.get();
         match run {
             Ok(outcome) => {
-                self.0.set(left.saturating_sub(outcome.steps));
+                self.left.set(left.saturating_sub(outcome.steps));
+                let longest = self.longest.get().unwrap_or(0).max(outcome.steps);
+                self.longest.set(Some(longest));
                 Some(outcome.results)
             }
             Err(_) => {
                 // Where it failed is not said: count the whole allowance, so that failing calls
                 // cannot run on for free.
-                self.0.set(left - limit);
+                self.left.set(left - limit);
+                self.untried.set(self.untried.get().saturating_mul(2));
                 None
             }
         }
     }
 }
 
+/// Values of every node of a term (children before parents) for leaf values `env`; `None` where
+/// a leaf has no value or an operation fails.
 pub fn eval_nodes(
     nodes: &[Node],
     env: &HashMap<Symbol, Const>,
