@@ -21,20 +21,8 @@ pub fn compile_source(file: &SourceFile) -> Result<Compiled, Error> {
     let program = front_end(file.text())?;
     let mut module = lower::lower(&program);
     for f in module.functions.values_mut() {
-        // Constants fold first, so that a branch on a condition of constants is one way, and
-        // removing dead code and merging blocks alternate with folding until nothing changes:
-        // merging can make a condition a constant (`if true && true`: folding the `&&`'s own
-        // branch leaves its join block, whose parameter is the condition, one predecessor).
-        let mut changed = false;
-        loop {
-            let mut round = ir::fold::fold_constants(f);
-            round |= ir::dce::remove_dead_code(f);
-            round |= ir::merge_blocks::merge_blocks_keep_ids(f) > 0;
-            if !round {
-                break;
-            }
-            changed = true;
-        }
+        // Constants fold first, so that a branch on a condition of constants is one way.
+        let changed = ir::fold::fold_until_stable(f);
         if changed {
             f.compact();
         }

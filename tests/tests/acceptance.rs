@@ -68,6 +68,35 @@ fn a_bounded_term_narrows_what_theta_draws_for_the_other() {
     }
 }
 
+/// Helpers called with constants (`clamp(2x − 0.5, 0, 1)`, `lerp(220, 440, t)`) are copied into
+/// their callers, where the constants are known (`pinv_core::ir::inline`). Walked back through
+/// the helper's own inverse, the constants were read from θ and kept only where θ hit them
+/// exactly: 0% to 4.5% of θ were accepted.
+#[test]
+fn helpers_called_with_constants_accept_almost_every_theta() {
+    let config = CheckConfig {
+        cases: pinv_tests::check_cases().min(300),
+        ..CheckConfig::default()
+    };
+    let program = Program::load(corpus_dir().join("../programs/acceptance.pinv")).expect("loads");
+    for (name, floor) in [
+        ("brightness", 95.0),
+        ("tone", 95.0),
+        ("percent", 95.0),
+        ("bin", 50.0),
+    ] {
+        let r = check_function(&program, name, &config);
+        assert!(r.sound_and_complete(), "{name}: {:?}", r.message);
+        let rate = r.acceptance();
+        assert!(rate >= floor, "{name} accepts {rate:.1}%");
+        let inverse = program.invert(name).expect("invertible");
+        assert!(
+            !inverse.inverse_ir().contains(".inv.body"),
+            "{name}: the helper's inverse is still called"
+        );
+    }
+}
+
 /// Where an operand is computed from integers (or bools) alone, θ draws those first, from their
 /// own domain, and the rest is solved from them: no θ reads a real that a whole number would then
 /// have to come out of.

@@ -164,15 +164,35 @@ fn calls_nest_and_use_declared_inverses() {
         assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
         assert!(report.acceptance() >= 99.0, "{name}: {report:?}");
     }
-    // The inverse calls the callees' inverses, and the declared inverse of `cube`.
+    // Small callees are copied into the caller (`pinv_core::ir::inline`): the inverse solves
+    // their code in place, with what the caller knows; a declared inverse stays a call.
     let ir = program.invert("outer").expect("invertible").inverse_ir();
-    assert!(ir.contains("call %middle.inv"), "{ir}");
-    assert!(ir.contains("call %inner.inv"), "{ir}");
+    assert!(!ir.contains("call %middle.inv"), "{ir}");
+    assert!(!ir.contains("call %inner.inv"), "{ir}");
     let ir = program
         .invert("uses_cube")
         .expect("invertible")
         .inverse_ir();
     assert!(ir.contains("call %inverse:cube"), "{ir}");
+}
+
+/// A callee too large to copy is inverted on its own and called, as before inlining.
+#[test]
+fn a_large_callee_stays_a_call_of_its_inverse() {
+    let mut body = String::from("fn big(a: f64) -> f64 {\n    let mut s = a;\n");
+    for _ in 0..500 {
+        body.push_str("    s = s * 1.0001 + 0.5;\n");
+    }
+    body.push_str("    s\n}\nfn outer(a: f64, b: f64) -> f64 { big(a) * 2.0 - b }\n");
+    let program = Program::parse("big.pinv", &body).expect("compiles");
+    let ir = program.invert("outer").expect("invertible").inverse_ir();
+    assert!(ir.contains("call %big.inv"), "{ir}");
+    let config = CheckConfig {
+        cases: 50,
+        ..CheckConfig::default()
+    };
+    let report = check_function(&program, "outer", &config);
+    assert_eq!(report.status, Status::Ok, "{report:?}");
 }
 
 #[test]

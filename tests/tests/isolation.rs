@@ -323,7 +323,7 @@ fn functions_without_fan_out_are_not_touched() {
 }
 
 #[test]
-fn callees_are_isolated_too() {
+fn small_callees_are_isolated_in_their_caller() {
     let program = Program::parse(
         "calls.pinv",
         "fn sq_plus(x: f64) -> f64 { x * x + 3.0 * x }
@@ -331,12 +331,14 @@ fn callees_are_isolated_too() {
     )
     .expect("compiles");
     let inverse = program.invert("outer").expect("invertible");
-    let callee = inverse
+    // The callee is small: its body is copied into `outer` first, and isolated there.
+    let caller = inverse
         .isolation()
         .iter()
-        .find(|r| r.function == "sq_plus")
-        .expect("the callee is considered");
-    assert_eq!(callee.outcome, Outcome::Isolated, "{callee}");
+        .find(|r| r.function == "outer")
+        .expect("the caller is considered");
+    assert_eq!(caller.outcome, Outcome::Isolated, "{caller}");
+    assert_eq!(caller.inlined, 1, "{caller}");
     let r = check_function(
         &program,
         "outer",

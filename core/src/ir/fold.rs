@@ -12,6 +12,25 @@
 
 use super::{Const, Function, InstKind};
 
+/// Folds constants, removes dead code and merges blocks, in turn until nothing changes; returns
+/// whether anything did. Merging can make a condition a constant (`if true && true`: folding
+/// the `&&`'s own branch leaves its join block, whose parameter is the condition, one
+/// predecessor), and folding a branch leaves code dead. The front end runs it on every
+/// function, and the inverter on a caller its callees' bodies were copied into (where the
+/// constants a helper is called with make its branches one way).
+pub fn fold_until_stable(func: &mut Function) -> bool {
+    let mut changed = false;
+    loop {
+        let mut round = fold_constants(func);
+        round |= super::dce::remove_dead_code(func);
+        round |= super::merge_blocks::merge_blocks_keep_ids(func) > 0;
+        if !round {
+            return changed;
+        }
+        changed = true;
+    }
+}
+
 /// Folds every primitive of `func` whose operands are constants (in an order where operands
 /// come first, so that chains fold in one call); returns whether anything changed.
 pub fn fold_constants(func: &mut Function) -> bool {

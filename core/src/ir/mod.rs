@@ -11,8 +11,8 @@
 //! - Passes that keep every result: [`cse`], [`dce`] (dead code), [`merge_blocks`],
 //!   [`thread_jumps`] (edges past blocks that only jump on), [`trivial_params`] (block
 //!   parameters that always hold one value), [`implied`] (checks and branches the
-//!   path already decided), [`unroll`] (loops whose trips are constants); [`dominators`] for them
-//!   and the verifier.
+//!   path already decided), [`unroll`] (loops whose trips are constants), [`inline`] (calls of
+//!   small functions that do not recurse); [`dominators`] for them and the verifier.
 
 pub mod closed;
 pub mod compact;
@@ -28,6 +28,7 @@ pub mod fold;
 pub mod function;
 pub mod guard_clauses;
 pub mod implied;
+pub mod inline;
 pub mod instr;
 pub mod merge_blocks;
 pub mod module;

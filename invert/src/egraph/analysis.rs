@@ -144,12 +144,36 @@ fn add_sign(a: Sign, b: Sign) -> Sign {
 }
 
 /// Folds `op` over constant operands when the IR semantics give a finite result.
+///
+/// A sum or difference that cancels to within [`CANCELLED`] of its operands' size is 0: the
+/// operands are one real number reached by two roundings (`c·x − (c·x)` after the rewrites
+/// regrouped it), and the rounding residue (`x · −9.1e-13` for `(p − p) · 9.16`) would claim
+/// that the result depends on x, which the inverse would then solve x from, losing every other
+/// x. The numeric check against the original rejects a rewrite where the residue was real.
 pub fn fold(op: Opcode, args: &[Const]) -> Option<Const> {
     match pinv_core::semantics::eval(op, args).ok()? {
         Const::F64(x) if !x.is_finite() => None,
+        Const::F64(x) if matches!(op, Opcode::Fadd | Opcode::Fsub) && x != 0.0 => {
+            let size = args
+                .iter()
+                .map(|a| match a {
+                    Const::F64(v) => v.abs(),
+                    _ => 0.0,
+                })
+                .fold(0.0, f64::max);
+            Some(Const::F64(if x.abs() <= CANCELLED * size {
+                0.0
+            } else {
+                x
+            }))
+        }
         c => Some(c),
     }
 }
+
+/// How small, relative to its operands, a folded sum must be to count as cancelled (2⁻⁴⁰:
+/// a few roundings leave about 2⁻⁵⁰).
+const CANCELLED: f64 = 1.0 / (1u64 << 40) as f64;
 
 impl Analysis<Node> for IsoAnalysis {
     type Data = Data;

@@ -232,6 +232,9 @@ pub struct IsolationReport {
     /// How many returns copying the returning blocks entered with constants into the places
     /// that enter them added before isolation (see `pinv_core::ir::tail_dup`).
     pub tails_copied: usize,
+    /// How many calls of small functions were replaced by copies of their bodies before
+    /// isolation (see `pinv_core::ir::inline`).
+    pub inlined: usize,
 }
 
 /// How a recursive function was rewritten as a loop before it was inverted (the user's function
@@ -283,6 +286,7 @@ impl IsolationReport {
             time: Duration::ZERO,
             unrolled: 0,
             tails_copied: 0,
+            inlined: 0,
             recursion_as_loop: None,
             redundant_guard_dropped: false,
         }
@@ -336,6 +340,13 @@ impl fmt::Display for IsolationReport {
             Outcome::Skipped(why) => format!("not attempted: {why}"),
         };
         writeln!(f, "`{}`: {head}", self.function)?;
+        if self.inlined > 0 {
+            writeln!(
+                f,
+                "  (its calls of small functions copied in first: {} call(s))",
+                self.inlined
+            )?;
+        }
         if self.unrolled > 0 {
             writeln!(
                 f,

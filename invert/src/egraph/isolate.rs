@@ -344,6 +344,7 @@ impl One {
             time: Duration::ZERO,
             unrolled: 0,
             tails_copied: 0,
+            inlined: 0,
             recursion_as_loop: None,
             redundant_guard_dropped: false,
         }

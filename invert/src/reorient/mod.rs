@@ -282,6 +282,7 @@ fn reorient_in(
     // Renumbered: `function` is the first.
     let (mut forward, _) = input.extract_reaching(&roots);
     let (requested, function) = (function, FuncId::from_u32(0));
+    let inlined = inline_small_calls(&mut forward, function, stack);
     let guarded = drop_redundant_guards(&mut forward, function, stack);
     let iterated = iterate_recursion(&mut forward, function, stack, options);
     let rolled = unroll_constant_loops(&mut forward, function, stack);
@@ -374,6 +375,9 @@ fn reorient_in(
     });
     restore_bodies(&mut module, &mut isolation, guarded, |r, ()| {
         r.redundant_guard_dropped = true
+    });
+    restore_bodies(&mut module, &mut isolation, inlined, |r, &calls| {
+        r.inlined = calls
     });
     let inverted = &forward.functions[function];
     deadline.check(&inverted.name, inverted.span)?;
@@ -471,6 +475,56 @@ fn restore_bodies<T>(
         }
         module.functions[id] = original;
     }
+}
+
+/// Copies the bodies of small functions that do not recurse into the functions that call them
+/// ([`pinv_core::ir::inline`]): walked back through its own inverse, `clamp(x * 2.0, 0.0,
+/// 1.0)` reads the bounds from θ; copied in, they are constants. A function with a declared
+/// inverse (or any rule) stays a call: its rule wins.
+fn inline_small_calls(
+    forward: &mut Module,
+    function: FuncId,
+    stack: &Stack,
+) -> Vec<(FuncId, Function, usize)> {
+    let limits = pinv_core::ir::inline::InlineLimits::default();
+    let has_rule = |f: &Function| {
+        let pattern = Pattern::all_unknown(f.sig.params.len());
+        let callee = Callee::Function(f.name.clone());
+        stack.lookup(&callee, &pattern).found.is_some()
+    };
+    // From `function` down the calls that stay: a function whose every call was inlined is
+    // not visited (a chain of 10⁴ small functions is copied into a few, not each into all).
+    let mut originals = Vec::new();
+    let mut seen = HashSet::new();
+    let mut work = vec![function];
+    while let Some(id) = work.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let f = &forward.functions[id];
+        if f.kind != FuncKind::Fn || has_rule(f) {
+            continue;
+        }
+        let inlinable = |callee: FuncId| {
+            let g = &forward.functions[callee];
+            g.kind == FuncKind::Fn && !has_rule(g)
+        };
+        if let Some(mut done) = pinv_core::ir::inline::inline_calls(forward, id, limits, inlinable)
+        {
+            // What the constants passed make constant is folded (a helper's branch on them).
+            pinv_core::ir::fold::fold_until_stable(&mut done.function);
+            done.function.compact();
+            let original = std::mem::replace(&mut forward.functions[id], done.function);
+            originals.push((id, original, done.calls));
+        }
+        let f = &forward.functions[id];
+        for (_, i) in f.insts_in_layout() {
+            if let InstKind::Call { callee, .. } = &f.insts[i].kind {
+                work.push(*callee);
+            }
+        }
+    }
+    originals
 }
 
 /// Drops guard clauses that the rest of the function makes redundant
