@@ -83,11 +83,8 @@ pub fn inline_calls(
     // call whose results nothing reads stays a call: copied, its code would be code the
     // inverse must walk back for nothing.
     let mut used: FxHashSet<Value> = FxHashSet::default();
-    for (_, i) in g.insts_in_layout() {
-        g.insts[i].kind.for_each_arg(|v| {
-            used.insert(v);
-        });
-    }
+    let present: Vec<Inst> = g.insts_in_layout().map(|(_, i)| i).collect();
+    note_reads(&g, &present, &mut used);
     // The results of calls replaced by straight-line copies, and the values they stand for.
     let mut replaced: FxHashMap<Value, Value> = FxHashMap::default();
     while let Some(block) = work.pop() {
@@ -110,11 +107,7 @@ pub fn inline_calls(
             let body = &module.functions[callee];
             let results = std::mem::take(&mut g.insts[inst].results);
             if let Some(copies) = copy_straight(&mut g, body, &args, &results, &mut replaced) {
-                for &c in &copies {
-                    g.insts[c].kind.for_each_arg(|v| {
-                        used.insert(v);
-                    });
-                }
+                note_reads(&g, &copies, &mut used);
                 // Walked next, for calls of their own.
                 for &c in copies.iter().rev() {
                     pending.push_front(c);
@@ -130,11 +123,7 @@ pub fn inline_calls(
             let span = g.insts[inst].span;
             let (copies, entered) = copy_body(&mut g, body, &args, rest);
             for &b in &copies {
-                for &c in &g.blocks[b].insts {
-                    g.insts[c].kind.for_each_arg(|v| {
-                        used.insert(v);
-                    });
-                }
+                note_reads(&g, &g.blocks[b].insts, &mut used);
             }
             let passed = if entered { args } else { Vec::new() };
             g.ins_jump(current, copies[0], passed, span);
@@ -162,6 +151,15 @@ pub fn inline_calls(
     }
     g.layout = layout(&original, &made);
     Some(Inlined { function: g, calls })
+}
+
+/// Adds to `used` every value that instructions `insts` of `g` read.
+fn note_reads(g: &Function, insts: &[Inst], used: &mut FxHashSet<Value>) {
+    for &i in insts {
+        g.insts[i].kind.for_each_arg(|v| {
+            used.insert(v);
+        });
+    }
 }
 
 /// The original blocks, each followed by the blocks made while walking it (and those by the

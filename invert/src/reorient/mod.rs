@@ -448,9 +448,7 @@ fn rewrite_bodies<T>(
         if f.kind != FuncKind::Fn {
             continue;
         }
-        let pattern = Pattern::all_unknown(f.sig.params.len());
-        let callee = Callee::Function(f.name.clone());
-        if stack.lookup(&callee, &pattern).found.is_some() {
+        if has_own_rule(stack, f) {
             continue;
         }
         if let Some((g, said)) = rewrite(f, id) {
@@ -459,6 +457,14 @@ fn rewrite_bodies<T>(
         }
     }
     originals
+}
+
+/// Whether `stack` has a rule for `f` itself (a declared inverse, a user layer): then its body
+/// is neither rewritten nor copied into callers, since the rule wins over it.
+fn has_own_rule(stack: &Stack, f: &Function) -> bool {
+    let pattern = Pattern::all_unknown(f.sig.params.len());
+    let callee = Callee::Function(f.name.clone());
+    stack.lookup(&callee, &pattern).found.is_some()
 }
 
 /// Puts back into `module` the bodies a [`rewrite_bodies`] pass replaced, and notes in each
@@ -487,11 +493,7 @@ fn inline_small_calls(
     stack: &Stack,
 ) -> Vec<(FuncId, Function, usize)> {
     let limits = pinv_core::ir::inline::InlineLimits::default();
-    let has_rule = |f: &Function| {
-        let pattern = Pattern::all_unknown(f.sig.params.len());
-        let callee = Callee::Function(f.name.clone());
-        stack.lookup(&callee, &pattern).found.is_some()
-    };
+    let has_rule = |f: &Function| has_own_rule(stack, f);
     // From `function` down the calls that stay: a function whose every call was inlined is
     // not visited (a chain of 10⁴ small functions is copied into a few, not each into all).
     let mut originals = Vec::new();
