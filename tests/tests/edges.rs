@@ -476,3 +476,41 @@ fn shared_operands_do_not_make_the_solvers_exponential() {
         assert_eq!(report.soundness.violations, 0, "{report:?}");
     }
 }
+
+/// A square that rounds to 0 (or to a subnormal) comes from a whole interval of roots, not
+/// from `±√y` alone: `h * h` is 0 for every |h| < 1.5e-162. The square's inverse gave `±√y`
+/// and nothing else, so `h = 1e-200` came back as 0, and `power(b, 96)` of `recursion.pinv`,
+/// whose `h * h` underflows for b = −1.08e-4, walked back from h = 0 along another path: its
+/// PGF named a θ out of its domain (`check --cases 20000`, 1 case of 20,000). The root is now
+/// settled: where `±√y` does not pin it, θ gives the offset, and every root comes back bit
+/// for bit.
+#[test]
+fn a_square_that_underflows_takes_its_root_from_theta() {
+    let program = Program::parse(
+        "squares.pinv",
+        "fn square(h: f64) -> f64 { h * h }
+         fn scaled(h: f64) -> f64 { (h * 2.0) * (h * 2.0) * 3.0 }",
+    )
+    .expect("compiles");
+    let exact = |program: &Program, name: &str, x: &[Const]| {
+        let inverse = program.invert(name).expect("invertible");
+        let theta = inverse.pgf(x).expect("a PGF");
+        let y = inverse.forward(x).expect("runs");
+        let back = inverse.call_with_tape(&y, &theta).expect("x back");
+        let bits = |v: &[Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&back), bits(x), "{name}{x:?}: gave {back:?}");
+    };
+    for h in [1e-200, -3e-170, 1e-160, -2.5e-155, 0.0, -0.0, 3.0, 1.0000000000000002] {
+        exact(&program, "square", &[Const::F64(h)]);
+    }
+    for h in [1e-170, -4e-163, 7.5] {
+        exact(&program, "scaled", &[Const::F64(h)]);
+    }
+    let recursion = corpus("recursion.pinv");
+    exact(
+        &recursion,
+        "power",
+        &[Const::F64(-0.00010786775753501843), Const::I64(96)],
+    );
+    sound_and_complete(&program, &["square", "scaled"]);
+}

@@ -9,7 +9,7 @@
 //!
 //! | helper | forward | inverse rule | PGF |
 //! |---|---|---|---|
-//! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`; `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips) |
+//! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`, settled (an offset θ where ±√y does not pin x: y = 0 or subnormal); `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips), and the offset where the inverse reads one |
 //! | `iso.mul(a, b)` | `a * b` | both unknown, y finite and nonzero: `a = θ·√|y|` (θ nonzero), `b = y / a`, `check a·b ≈ y`; anything else: the stack's `fmul` rule | records `a / √|y|`, or what the `fmul` rule records |
 //! | `iso.given.N(e, p)` | `e` | `p` unknown: `p = θ` (its whole type), `e = y`; `p` known: `e = y` | records `p` |
 //! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `s = θ` real; `x = s` where `T(s, k…) ≈ y`, else `iso.root.N.solve(y, k…, s)` (the root nearest s); `check T(x, k…) ≈ y` | records x |
@@ -35,6 +35,8 @@ use pinv_core::ir::{
     Signature, Type, Value,
 };
 use pinv_core::Span;
+use pinv_primitives::rules::ops::Ops;
+use pinv_primitives::rules::settle::{settle, settle_doc, settle_pgf};
 use pinv_primitives::{
     Arg, Callee, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, Stack, ThetaDoc,
 };
@@ -427,6 +429,9 @@ fn one_output(outputs: &[Value]) -> Result<Value, RuleError> {
 }
 
 const SIGN: &str = "sign of the square root (0: +, 1: −)";
+/// Where `±√y` does not pin x (y = 0 or subnormal, where a whole interval squares to y), x is
+/// `±√y` plus this offset, or the offset itself at y = 0.
+const SQ_OFFSET: &str = "offset from ±√y";
 
 /// The rule of `iso.sq` (see the module docs).
 #[derive(Debug)]
@@ -445,7 +450,7 @@ impl InverseRule for SquareRule {
         let unknown = !pattern.is_known(0);
         RuleDoc {
             thetas: if unknown {
-                vec![ThetaDoc::choice(2, SIGN)]
+                vec![ThetaDoc::choice(2, SIGN), settle_doc(SQ_OFFSET)]
             } else {
                 Vec::new()
             },
@@ -473,15 +478,8 @@ impl InverseRule for SquareRule {
                 let ok = e.prim(Opcode::Bor, &[nonneg, nan]);
                 e.check(ok, "y is a square, and a square is never negative")?;
                 let c = e.choice(2, SIGN)?;
-                let r = e.prim(Opcode::Sqrt, &[z]);
-                let zero_i = e.i64(0);
-                let plus = e.prim(Opcode::Ieq, &[c, zero_i]);
-                e.if_else(
-                    plus,
-                    &[Type::F64],
-                    |_| Ok(vec![r]),
-                    |e| Ok(vec![e.prim(Opcode::Fneg, &[r])]),
-                )?[0]
+                let d = signed_root(e, z, c)?;
+                settle(e, d, z, &square_of, SQ_OFFSET)?
             }
             [Arg::Known(k)] => *k,
             _ => return Err(RuleError::Uncovered(Pattern::of(args))),
@@ -494,7 +492,7 @@ impl InverseRule for SquareRule {
     fn emit_pgf(
         &self,
         e: &mut Emitter<'_>,
-        _outputs: &[Value],
+        outputs: &[Value],
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
@@ -504,6 +502,7 @@ impl InverseRule for SquareRule {
         let &[x] = args else {
             return Err(RuleError::Malformed("sq has one operand".to_string()));
         };
+        let z = one_output(outputs)?;
         let zero = e.f64(0.0);
         let below = e.prim(Opcode::Flt, &[x, zero]);
         let is_zero = e.prim(Opcode::Feq, &[x, zero]);
@@ -513,8 +512,25 @@ impl InverseRule for SquareRule {
         let neg_zero = e.prim(Opcode::Band, &[is_zero, neg_zero]);
         let negative = e.prim(Opcode::Bor, &[below, neg_zero]);
         let c = e.prim(Opcode::BoolToI64, &[negative]);
-        e.record(c, SIGN)
+        e.record(c, SIGN)?;
+        // The same candidate the inverse settles, from the forward square.
+        let d = signed_root(e, z, c)?;
+        settle_pgf(e, d, z, x, &square_of, SQ_OFFSET)
     }
+}
+
+/// `x · x`, the forward function a square's root is settled against.
+fn square_of(e: &mut Emitter<'_>, x: Value) -> Value {
+    e.prim(Opcode::Fmul, &[x, x])
+}
+
+/// `√y` for sign choice 0, `−√y` for 1.
+fn signed_root(e: &mut Emitter<'_>, z: Value, c: Value) -> Result<Value, RuleError> {
+    let r = e.prim(Opcode::Sqrt, &[z]);
+    let neg = e.prim(Opcode::Fneg, &[r]);
+    let zero_i = e.i64(0);
+    let plus = e.prim(Opcode::Ieq, &[c, zero_i]);
+    e.select(plus, r, neg)
 }
 
 /// The rule of an `iso.given.N` helper (see the module docs).
