@@ -194,6 +194,34 @@ fn a_function_that_never_ends_is_reported_not_hung() {
     assert!(text(&o).contains("failed: limit"), "{}", text(&o));
 }
 
+/// A run of compiled code stops at the time limit, not only at its step limit (fuzz seed 26,
+/// mutant 41,662: a function whose statements each call it again ran `check --time-limit 10`
+/// for 26 s). Here each call makes eight calls, and the step limit is far away (10¹², about
+/// an hour): before, `check` ran until its first case reached it; now it says `timeout`.
+#[test]
+fn a_run_that_outlasts_the_time_limit_stops_at_it() {
+    let mut src = String::from("fn spread(x: f64, n: i64) -> f64 {\n");
+    for _ in 0..8 {
+        src.push_str("    if n <= 0 { x } else { spread(x * 0.5, n - 1) }\n");
+    }
+    src.push_str("    x\n}\n");
+    let file = temp_program("spread.pinv", &src);
+    let args = [
+        "check",
+        &file,
+        "--cases",
+        "5",
+        "--time-limit",
+        "1",
+        "--step-limit",
+        "1000000000000",
+    ];
+    let code = pinv_within(&args, std::time::Duration::from_secs(120));
+    assert_eq!(code, Some(1), "{args:?}");
+    let o = pinv(&args);
+    assert!(text(&o).contains("timeout"), "{}", text(&o));
+}
+
 #[test]
 fn check_with_nothing_to_check_is_no_data() {
     let empty = temp_program("empty.pinv", "");

@@ -56,9 +56,10 @@ pub struct InterpConfig {
     pub step_limit: Option<u64>,
     /// The most frames on the call stack at once (the called function counts as one).
     pub depth_limit: usize,
-    /// When a run in the interpreter stops with [`RuntimeErrorKind::TimeLimit`] (polled every
-    /// [`DEADLINE_POLL`] steps; none by default). Compiled code does not poll it: its step
-    /// limit, a thousand times faster than the interpreter's, bounds it.
+    /// When a run stops with [`RuntimeErrorKind::TimeLimit`] (none by default). The interpreter
+    /// polls it every [`DEADLINE_POLL`] steps; compiled code, which never reads the clock, gets
+    /// its fuel in slices that the host grants only before the deadline
+    /// (`jit::runtime::FUEL_SLICE` steps, about a tenth of a second).
     pub deadline: Option<std::time::Instant>,
 }
 

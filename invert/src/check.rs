@@ -260,7 +260,7 @@ pub fn check_inverse_with(
     let deadline = config
         .time_limit
         .map(|limit| std::time::Instant::now() + limit);
-    // Interpreted runs stop at the time limit too (compiled ones at their step limit).
+    // Every run stops at the time limit too, interpreted or compiled.
     let limited = inverse.with_limits(inverse.limits().with_deadline(deadline));
     let inverse = &limited;
     let mut soundness = Soundness::default();

@@ -500,7 +500,16 @@ fn a_square_that_underflows_takes_its_root_from_theta() {
         let bits = |v: &[Const]| v.iter().map(|c| c.bits()).collect::<Vec<_>>();
         assert_eq!(bits(&back), bits(x), "{name}{x:?}: gave {back:?}");
     };
-    for h in [1e-200, -3e-170, 1e-160, -2.5e-155, 0.0, -0.0, 3.0, 1.0000000000000002] {
+    for h in [
+        1e-200,
+        -3e-170,
+        1e-160,
+        -2.5e-155,
+        0.0,
+        -0.0,
+        3.0,
+        1.0000000000000002,
+    ] {
         exact(&program, "square", &[Const::F64(h)]);
     }
     for h in [1e-170, -4e-163, 7.5] {

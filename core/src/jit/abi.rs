@@ -43,9 +43,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 #[repr(C)]
 pub(crate) struct Ctx {
     /// Steps left: decremented by each block's instruction count (the same count the interpreter
-    /// uses); compiled code stops with [`ErrorCode::Fuel`] when it is negative at a function entry
-    /// or a loop header. Compiled code keeps it in a register and stores it back at calls,
-    /// returns and errors.
+    /// uses); where it is negative at a function entry or a loop header, compiled code asks
+    /// [`pinv_jit_refuel`] for more and stops with [`ErrorCode::Fuel`] if it gets none. Compiled
+    /// code keeps it in a register and stores it back at calls, returns and errors.
     pub fuel: i64,
     /// Frames on the call stack (the called function is 1).
     pub depth: u64,
@@ -195,10 +195,12 @@ pub(crate) const SYM_RECORD: &str = "pinv_jit_record";
 pub(crate) const SYM_SEGMENT: &str = "pinv_jit_segment";
 pub(crate) const SYM_THETA_WITHIN: &str = "pinv_jit_theta_within";
 pub(crate) const SYM_UNWIND: &str = "pinv_jit_unwind";
+pub(crate) const SYM_REFUEL: &str = "pinv_jit_refuel";
 
 /// The callbacks and their addresses, for registration.
-pub(crate) fn callbacks() -> [(&'static str, *const u8); 6] {
+pub(crate) fn callbacks() -> [(&'static str, *const u8); 7] {
     [
+        (SYM_REFUEL, pinv_jit_refuel as *const u8),
         (SYM_THETA_WITHIN, pinv_jit_theta_within as *const u8),
         (SYM_THETA, pinv_jit_theta as *const u8),
         (SYM_CHOICE, pinv_jit_choice as *const u8),
@@ -241,6 +243,23 @@ unsafe fn with_host<T: Default>(
             ctx.pending = 1;
             T::default()
         }
+    }
+}
+
+/// The fuel ran out ([`Ctx::fuel`], which compiled code stored, is negative): the fuel to go on
+/// with, or the same fuel (still negative) to stop. A run with a deadline gets its fuel in
+/// slices ([`super::runtime::FUEL_SLICE`] steps), and a new slice is granted only before the
+/// deadline, so that compiled code, which never reads the clock, stops within a slice of it.
+/// Called through a read shim (`compile::read_shims`), so the values compiled code keeps in
+/// registers across a loop header are not spilled for it. Touches no θ source, so it needs none
+/// of [`with_host`]'s bookkeeping.
+pub(crate) extern "C" fn pinv_jit_refuel(ctx: *mut Ctx, _site: u32) -> i64 {
+    // SAFETY: only compiled code calls this, with its own context, whose `host` points to the
+    // live `Host` of the same call, which nothing else touches while compiled code runs.
+    unsafe {
+        let fuel = (*ctx).fuel;
+        let host = &mut *((*ctx).host as *mut Host<'_, '_>);
+        host.refuel(fuel)
     }
 }
 

@@ -118,11 +118,13 @@ fn shim_name(name: &str) -> Result<&'static str, JitError> {
     match name {
         abi::SYM_THETA => Ok("pinv_shim_theta"),
         abi::SYM_CHOICE => Ok("pinv_shim_choice"),
+        abi::SYM_REFUEL => Ok("pinv_shim_refuel"),
         _ => Err(JitError::UnresolvedSymbol(format!("a read shim of {name}"))),
     }
 }
 
-/// The read shims, by name and address: for `pinv_jit_theta` and `pinv_jit_choice`, a function
+/// The read shims, by name and address: for `pinv_jit_theta`, `pinv_jit_choice` and
+/// `pinv_jit_refuel` (which a loop header's slow path calls), a function
 /// `(ctx, site) -> ()` in Cranelift's `preserve_all` convention that calls the callback in the
 /// platform's convention (saving and restoring around it every register the callback may
 /// clobber) and leaves the value read in the context's `scratch`. Compiled code calls them on a
@@ -151,7 +153,7 @@ fn compile_read_shims() -> Result<Vec<(&'static str, usize)>, JitError> {
         message: e.to_string(),
     };
     let mut defined = Vec::new();
-    for callback in [abi::SYM_THETA, abi::SYM_CHOICE] {
+    for callback in [abi::SYM_THETA, abi::SYM_CHOICE, abi::SYM_REFUEL] {
         let name = shim_name(callback)?;
         let mut callback_sig = jit.make_signature();
         callback_sig.params.push(AbiParam::new(ptr));
@@ -335,7 +337,9 @@ impl<'m> UnitBuilder<'m> {
         sig.params.push(AbiParam::new(ptr));
         sig.params.push(AbiParam::new(types::I32));
         match name {
-            abi::SYM_THETA | abi::SYM_CHOICE => sig.returns.push(AbiParam::new(types::I64)),
+            abi::SYM_THETA | abi::SYM_CHOICE | abi::SYM_REFUEL => {
+                sig.returns.push(AbiParam::new(types::I64))
+            }
             abi::SYM_RECORD => {
                 sig.params.push(AbiParam::new(types::I64));
                 sig.params.push(AbiParam::new(types::I32));

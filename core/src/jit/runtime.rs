@@ -68,6 +68,38 @@ pub(crate) struct Host<'u, 't> {
     theta_reads: usize,
     /// What went wrong (boxed: it is rare, and the host is built on every call).
     failure: Option<Box<Failure>>,
+    /// The fuel given to compiled code so far (steps are this minus what is left), the most it
+    /// may be given (the step limit), and the deadline before which more is given.
+    granted: i64,
+    limit: i64,
+    deadline: Option<std::time::Instant>,
+    /// A refuel came after the deadline: the run stopped at the time limit.
+    timed_out: bool,
+}
+
+/// The steps compiled code gets at a time when its run has a deadline: about a tenth of a
+/// second of compiled code, so that it stops that soon after the deadline; runs without one
+/// get their whole step limit at once.
+pub(crate) const FUEL_SLICE: i64 = 1 << 24;
+
+impl Host<'_, '_> {
+    /// See [`super::abi::pinv_jit_refuel`].
+    pub(crate) fn refuel(&mut self, fuel: i64) -> i64 {
+        let room = self.limit.saturating_sub(self.granted);
+        if room <= 0 {
+            return fuel;
+        }
+        if self
+            .deadline
+            .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            self.timed_out = true;
+            return fuel;
+        }
+        let more = room.min(FUEL_SLICE);
+        self.granted += more;
+        fuel.saturating_add(more)
+    }
 }
 
 /// The θ source of a call.
@@ -455,9 +487,13 @@ impl CompiledFunction {
         stack_floor: usize,
     ) -> Result<Ran, RuntimeError> {
         let unit = &*self.unit;
-        let fuel = match config.step_limit {
+        let limit = match config.step_limit {
             None => i64::MAX,
             Some(l) => i64::try_from(l).unwrap_or(i64::MAX),
+        };
+        let fuel = match config.deadline {
+            Some(_) => limit.min(FUEL_SLICE),
+            None => limit,
         };
         // A plain tape is read by compiled code directly (see `abi::Ctx::tape`).
         let source = Source::of(theta);
@@ -474,6 +510,10 @@ impl CompiledFunction {
             source,
             theta_reads: 0,
             failure: None,
+            granted: fuel,
+            limit,
+            deadline: config.deadline,
+            timed_out: false,
         };
         let mut ctx = Ctx {
             fuel,
@@ -508,10 +548,12 @@ impl CompiledFunction {
             Source::Recorder { recorder, start } => unsafe { (**recorder).recorded() - *start },
             _ => host.theta_reads,
         };
+        // The fuel given in all: the limit, or the slices granted before the deadline.
+        let fuel = host.granted;
         if status == STATUS_OK {
-            // Compiled code notices the step limit only at segment boundaries. The fuel starts
-            // at the limit (capped at i64::MAX), so a run over it has negative fuel left: the
-            // step count is needed only then.
+            // Compiled code notices the step limit only at segment boundaries. The fuel given
+            // is at most the limit (capped at i64::MAX), so a run over it has negative fuel
+            // left: the step count is needed only then.
             let over = ctx.fuel < 0 && over_limit(config, fuel, ctx.fuel);
             if !over {
                 return Ok(Ran {
@@ -677,6 +719,9 @@ impl CompiledFunction {
                 backtrace: backtrace.clone(),
             }
         };
+        if host.timed_out {
+            return located(RuntimeErrorKind::TimeLimit);
+        }
         if let Some(limit) = config.step_limit {
             if steps > limit {
                 return located(RuntimeErrorKind::StepLimit { limit });

@@ -426,6 +426,43 @@ fn step_limits_agree_exactly() {
     assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 10_000 });
 }
 
+/// Compiled code never reads the clock: a run with a deadline gets its fuel in slices, granted
+/// only before the deadline. A loop that would run for minutes (to its step limit of 10¹¹),
+/// and a recursion without loops, stop at the deadline with `TimeLimit`; a run that ends first
+/// takes exactly the steps it takes without a deadline (the slices add up), and a step limit
+/// past the first slice is still reached as a step limit.
+#[test]
+fn compiled_code_stops_at_the_deadline() {
+    use std::time::{Duration, Instant};
+    let m = source(PROGRAM);
+    use Const::I64 as I;
+    let soon = || Some(Instant::now() + Duration::from_millis(200));
+    let later = Some(Instant::now() + Duration::from_secs(3600));
+    let jit = |name: &str, args: &[Const], cfg: InterpConfig| {
+        let f = m.get(name).unwrap_or_else(|| panic!("no {name}"));
+        run_with(Engine::Jit, &m, f, args, &Theta::None, cfg).result
+    };
+    let long = InterpConfig::default().with_step_limit(100_000_000_000);
+    for (name, arg) in [("forever", 0), ("fib", 90)] {
+        let e = jit(name, &[I(arg)], long.with_deadline(soon())).unwrap_err();
+        assert_eq!(e.kind, RuntimeErrorKind::TimeLimit, "{name}: {e:?}");
+    }
+    // 5·10⁷ steps: three slices and a bit.
+    let n = [I(10_000_000)];
+    let plain = jit("sum", &n, InterpConfig::default());
+    let sliced = jit("sum", &n, InterpConfig::default().with_deadline(later));
+    assert_eq!(plain, sliced);
+    assert!(
+        plain.as_ref().is_ok_and(|r| r.steps > 40_000_000),
+        "{plain:?}"
+    );
+    let cfg = InterpConfig::default().with_step_limit(30_000_000);
+    for cfg in [cfg, cfg.with_deadline(later)] {
+        let e = jit("sum", &n, cfg).unwrap_err();
+        assert_eq!(e.kind, RuntimeErrorKind::StepLimit { limit: 30_000_000 });
+    }
+}
+
 #[test]
 fn depth_limits_agree() {
     let m = source(PROGRAM);

@@ -389,11 +389,40 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.b.def_var(self.fuel, f);
     }
 
-    /// Stops with [`ErrorCode::Fuel`] if the fuel is negative.
+    /// Stops with [`ErrorCode::Fuel`] if the fuel is negative and the host gives no more.
     fn check_fuel(&mut self, site: u32) {
+        self.refuel_or(site, |t, still| t.stop_if(still, ErrorCode::Fuel, site));
+    }
+
+    /// Where the fuel is negative, asks the host for more ([`abi::pinv_jit_refuel`], through its
+    /// shim) in a cold block, and there calls `stop` with the condition that none came (the fuel is still
+    /// negative); `stop` continues in a block of its own. The path that has fuel left is one
+    /// compare, as without slices.
+    fn refuel_or(&mut self, site: u32, stop: impl FnOnce(&mut Self, cl::Value)) {
         let f = self.b.use_var(self.fuel);
         let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
-        self.stop_if(out, ErrorCode::Fuel, site);
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let cont = self.b.create_block();
+        self.b.ins().brif(out, slow, &[], cont, &[]);
+        self.b.switch_to_block(slow);
+        // Through the shim, which clobbers no register; the fuel goes by the context. Compiled
+        // once per process, so this cannot fail; without it, no more fuel.
+        let more = match self.ub.read_shim(abi::SYM_REFUEL) {
+            Ok(shim) => {
+                self.store_ctx(f, OFF_FUEL);
+                let r = self.func_ref(shim);
+                let s = self.b.ins().iconst(types::I32, i64::from(site));
+                self.b.ins().call(r, &[self.ctx, s]);
+                self.load_ctx(types::I64, abi::OFF_SCRATCH)
+            }
+            Err(_) => f,
+        };
+        self.b.def_var(self.fuel, more);
+        let still = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, more, 0);
+        stop(self, still);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
     }
 
     /// Continues in a new block if `cond` is false; stops with `code` at `site` (of an inlined
@@ -986,9 +1015,9 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.func = g;
         self.id = callee;
         let entry_site = self.site(first, 0);
-        let f = self.b.use_var(self.fuel);
-        let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);
-        self.stop_inlined_if(out, ErrorCode::Fuel, entry_site, site);
+        self.refuel_or(entry_site, |t, still| {
+            t.stop_inlined_if(still, ErrorCode::Fuel, entry_site, site);
+        });
 
         let cont = self.b.create_block();
         for &ty in &g.sig.returns {
