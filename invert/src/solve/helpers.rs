@@ -9,7 +9,7 @@
 //!
 //! | helper | forward | inverse rule | PGF |
 //! |---|---|---|---|
-//! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`, settled (an offset θ where ±√y does not pin x: y = 0 or subnormal); `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips), and the offset where the inverse reads one |
+//! | `iso.sq(x)` | `x * x` | `check y ≥ 0` (or NaN); `choice 2` for the sign; `x = ±√y`, settled (an offset θ where ±√y does not pin x: y tiny or subnormal); at y = 0 a choice: x = ±0, or `x = θ·2⁻⁵³⁸` (every \|θ\| < √2 squares to 0); `check x·x ≈ y` | records 1 if x's sign bit is set (so `-0.0` round-trips), and the offset, or at y = 0 the choice and `x·2⁵³⁸`, where the inverse reads them |
 //! | `iso.mul(a, b)` | `a * b` | both unknown, y finite and nonzero: `a = θ·√|y|` (θ nonzero), `b = y / a`, `check a·b ≈ y`; anything else: the stack's `fmul` rule | records `a / √|y|`, or what the `fmul` rule records |
 //! | `iso.given.N(e, p)` | `e` | `p` unknown: `p = θ` (its whole type), `e = y`; `p` known: `e = y` | records `p` |
 //! | `iso.root.N(x, k…)` | the subterm `T(x, k…)` | `s = θ` real; `x = s` where `T(s, k…) ≈ y`, else `iso.root.N.solve(y, k…, s)` (the root nearest s); `check T(x, k…) ≈ y` | records x |
@@ -432,6 +432,11 @@ const SIGN: &str = "sign of the square root (0: +, 1: −)";
 /// Where `±√y` does not pin x (y = 0 or subnormal, where a whole interval squares to y), x is
 /// `±√y` plus this offset, or the offset itself at y = 0.
 const SQ_OFFSET: &str = "offset from ±√y";
+/// At y = 0: whether the root is 0 itself (0) or read as [`ZERO_ROOT_SCALED`] (1).
+const ZERO_ROOT: &str = "y is 0: the root is 0 (0) or a tiny number (1)";
+const ZERO_ROOT_SCALED: &str = "y is 0: the root, in units of 2⁻⁵³⁸";
+/// 2⁻⁵³⁸: roots of 0 are below √2 of it.
+const ZERO_ROOT_UNIT: f64 = f64::from_bits((1023 - 538) << 52);
 
 /// The rule of `iso.sq` (see the module docs).
 #[derive(Debug)]
@@ -450,7 +455,13 @@ impl InverseRule for SquareRule {
         let unknown = !pattern.is_known(0);
         RuleDoc {
             thetas: if unknown {
-                vec![ThetaDoc::choice(2, SIGN), settle_doc(SQ_OFFSET)]
+                vec![
+                    ThetaDoc::choice(2, SIGN),
+                    settle_doc(SQ_OFFSET),
+                    ThetaDoc::choice(2, ZERO_ROOT).when("y is 0"),
+                    ThetaDoc::value(Domain::Real, ZERO_ROOT_SCALED)
+                        .when("y is 0 and the root is not"),
+                ]
             } else {
                 Vec::new()
             },
@@ -478,8 +489,17 @@ impl InverseRule for SquareRule {
                 let ok = e.prim(Opcode::Bor, &[nonneg, nan]);
                 e.check(ok, "y is a square, and a square is never negative")?;
                 let c = e.choice(2, SIGN)?;
-                let d = signed_root(e, z, c)?;
-                settle(e, d, z, &square_of, SQ_OFFSET)?
+                let zero_f = e.f64(0.0);
+                let at_zero = e.prim(Opcode::Feq, &[z, zero_f]);
+                e.if_value(
+                    at_zero,
+                    Type::F64,
+                    |e| root_of_zero(e, c),
+                    |e| {
+                        let d = signed_root(e, z, c)?;
+                        settle(e, d, z, &square_of, SQ_OFFSET)
+                    },
+                )?
             }
             [Arg::Known(k)] => *k,
             _ => return Err(RuleError::Uncovered(Pattern::of(args))),
@@ -513,10 +533,57 @@ impl InverseRule for SquareRule {
         let negative = e.prim(Opcode::Bor, &[below, neg_zero]);
         let c = e.prim(Opcode::BoolToI64, &[negative]);
         e.record(c, SIGN)?;
-        // The same candidate the inverse settles, from the forward square.
-        let d = signed_root(e, z, c)?;
-        settle_pgf(e, d, z, x, &square_of, SQ_OFFSET)
+        let at_zero = e.prim(Opcode::Feq, &[z, zero]);
+        e.branch(
+            at_zero,
+            |e| {
+                // The root is 0 (choice 0), or x · 2⁵³⁸ (exact: a power of two, and x is at
+                // most 2⁻⁵³⁸·√2, far from overflow).
+                let nonzero = e.prim(Opcode::Fne, &[x, zero]);
+                let k = e.prim(Opcode::BoolToI64, &[nonzero]);
+                e.record(k, ZERO_ROOT)?;
+                e.branch(
+                    nonzero,
+                    |e| {
+                        let up = e.f64(1.0 / ZERO_ROOT_UNIT);
+                        let t = e.prim(Opcode::Fmul, &[x, up]);
+                        e.record(t, ZERO_ROOT_SCALED)
+                    },
+                    |_| Ok(()),
+                )
+            },
+            |e| {
+                // The same candidate the inverse settles, from the forward square.
+                let d = signed_root(e, z, c)?;
+                settle_pgf(e, d, z, x, &square_of, SQ_OFFSET)
+            },
+        )
     }
+}
+
+/// The root of a square that is 0: a whole interval, |x| < 2⁻⁵³⁸·√2, squares to 0 (x² is below
+/// half the smallest subnormal). θ chooses 0 itself (choice 0, with the sign choice giving ±0),
+/// which is a root whatever the rest of the program needs (an integer, say); or `t · 2⁻⁵³⁸`
+/// with t a real θ, which is a root for every |t| < √2, most of what the real sampler draws.
+fn root_of_zero(e: &mut Emitter<'_>, sign: Value) -> Result<Value, RuleError> {
+    let k = e.choice(2, ZERO_ROOT)?;
+    let zero_i = e.i64(0);
+    let exactly = e.prim(Opcode::Ieq, &[k, zero_i]);
+    e.if_value(
+        exactly,
+        Type::F64,
+        |e| {
+            let plus = e.prim(Opcode::Ieq, &[sign, zero_i]);
+            let pz = e.f64(0.0);
+            let nz = e.f64(-0.0);
+            e.select(plus, pz, nz)
+        },
+        |e| {
+            let t = e.theta(Domain::Real, ZERO_ROOT_SCALED)?;
+            let unit = e.f64(ZERO_ROOT_UNIT);
+            Ok(e.prim(Opcode::Fmul, &[t, unit]))
+        },
+    )
 }
 
 /// `x · x`, the forward function a square's root is settled against.
