@@ -394,10 +394,10 @@ impl<'t, 'm> Translator<'t, 'm> {
         self.refuel_or(site, |t, still| t.stop_if(still, ErrorCode::Fuel, site));
     }
 
-    /// Where the fuel is negative, asks the host for more ([`abi::pinv_jit_refuel`], through its
-    /// shim) in a cold block, and there calls `stop` with the condition that none came (the fuel is still
-    /// negative); `stop` continues in a block of its own. The path that has fuel left is one
-    /// compare, as without slices.
+    /// Where the fuel is negative, asks the host for more ([`abi::pinv_jit_refuel`], through
+    /// its shim) in a cold block, and there calls `stop` with the condition that none came (the
+    /// fuel is still negative); `stop` continues in a block of its own. The path that has fuel
+    /// left is one compare, as without slices.
     fn refuel_or(&mut self, site: u32, stop: impl FnOnce(&mut Self, cl::Value)) {
         let f = self.b.use_var(self.fuel);
         let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, f, 0);

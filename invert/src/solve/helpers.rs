@@ -429,8 +429,8 @@ fn one_output(outputs: &[Value]) -> Result<Value, RuleError> {
 }
 
 const SIGN: &str = "sign of the square root (0: +, 1: −)";
-/// Where `±√y` does not pin x (y = 0 or subnormal, where a whole interval squares to y), x is
-/// `±√y` plus this offset, or the offset itself at y = 0.
+/// Where `±√y` does not pin x (y > 0 but tiny: √y within the settle window of 0, where a whole
+/// interval squares to y), x is `±√y` plus this offset. y = 0 has its own reads.
 const SQ_OFFSET: &str = "offset from ±√y";
 /// At y = 0: whether the root is 0 itself (0) or read as [`ZERO_ROOT_SCALED`] (1).
 const ZERO_ROOT: &str = "y is 0: the root is 0 (0) or a tiny number (1)";
@@ -489,8 +489,7 @@ impl InverseRule for SquareRule {
                 let ok = e.prim(Opcode::Bor, &[nonneg, nan]);
                 e.check(ok, "y is a square, and a square is never negative")?;
                 let c = e.choice(2, SIGN)?;
-                let zero_f = e.f64(0.0);
-                let at_zero = e.prim(Opcode::Feq, &[z, zero_f]);
+                let at_zero = e.prim(Opcode::Feq, &[z, zero]);
                 e.if_value(
                     at_zero,
                     Type::F64,
