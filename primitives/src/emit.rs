@@ -17,6 +17,10 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 
+/// Where an arm of a branch ends, the values it gives the join, and the replays it noted
+/// ([`Emitter::note_replay`]).
+type NotedEnd = (Block, Vec<Value>, Vec<(Value, Value)>);
+
 /// Which kind of code an emitter writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -80,6 +84,21 @@ pub struct Emitter<'f> {
     pieces: Vec<outline::Piece>,
     /// Step checks are written ([`Emitter::without_step_checks`]).
     step_checks_on: bool,
+    /// PGF: (forward value of an operand, the value the inverse holds for it), noted by the
+    /// rules ([`Emitter::note_replay`]) in the arm being emitted; a join passes its arms' notes
+    /// on as block parameters.
+    replays: Vec<(Value, Value)>,
+    /// PGF: the forward values whose replays the caller wants (none: notes are not kept).
+    replay_for: Vec<Value>,
+    /// PGF: (forward value of an output, the value the inverse holds for it), where they may
+    /// differ ([`Emitter::replayed`]).
+    replayed_outputs: Vec<(Value, Value)>,
+    /// PGF: the rule asked for an output's replayed value ([`Emitter::replayed`]), so its
+    /// closed forms are the inverse's, and so are the replays it notes.
+    replayed_used: bool,
+    /// How many loop bodies and outlined pieces the code being emitted is inside: a replay noted
+    /// there would not reach the code after them.
+    nesting: u32,
 }
 
 impl<'f> Emitter<'f> {
@@ -101,6 +120,11 @@ impl<'f> Emitter<'f> {
             outlined: Vec::new(),
             pieces: Vec::new(),
             step_checks_on: true,
+            replays: Vec::new(),
+            replay_for: Vec::new(),
+            replayed_outputs: Vec::new(),
+            replayed_used: false,
+            nesting: 0,
         }
     }
 
@@ -375,6 +399,63 @@ impl<'f> Emitter<'f> {
         std::mem::take(&mut self.step_checks)
     }
 
+    /// PGF: notes that where the PGF holds `forward` (an operand's forward value, as the rule
+    /// was given it), the inverse, reading what the PGF recorded, holds `replayed`: `forward`
+    /// itself where θ names it, the closed form where the closed form pins it within the
+    /// tolerance. The reorientation solves the steps before this one (later in the walk) for
+    /// `replayed`, the value the inverse has there, so that an ill-conditioned step (`atanh`
+    /// near ±1) records the θ that gives the forward value back from the inverse's own value.
+    /// An operand with no note is taken to come back exactly. Notes made in the arms of a
+    /// branch reach its join as block parameters (an arm without one passes `forward`); notes
+    /// made in a loop or an outlined piece are dropped. Only the forward values
+    /// [`Emitter::keep_replays_for`] names are noted.
+    ///
+    /// Where an output's replay differs from its forward value, a rule that did not ask for it
+    /// ([`Emitter::replayed`]) computed its closed forms from the forward value, not from what
+    /// the inverse holds: its notes are dropped.
+    pub fn note_replay(&mut self, forward: Value, replayed: Value) {
+        let faithful = self.replayed_outputs.is_empty() || self.replayed_used;
+        if self.mode == Mode::Pgf
+            && faithful
+            && self.nesting == 0
+            && self.replay_for.contains(&forward)
+        {
+            self.replays.retain(|&(f, _)| f != forward);
+            self.replays.push((forward, replayed));
+        }
+    }
+
+    /// PGF: keeps the replays of these forward values ([`Emitter::note_replay`]), which must be
+    /// defined before the rule's code (they are passed through joins).
+    pub fn keep_replays_for(&mut self, forward: Vec<Value>) {
+        self.replay_for = forward;
+    }
+
+    /// PGF: the outputs whose value in the inverse may differ from the forward value, with the
+    /// value the inverse holds ([`Emitter::note_replay`] of the step that solved them).
+    pub fn set_replayed_outputs(&mut self, outputs: Vec<(Value, Value)>) {
+        self.replayed_outputs = outputs;
+    }
+
+    /// PGF: the value the inverse holds for the forward output `z`: `z` itself unless the step
+    /// that solved it pinned it by a closed form ([`Emitter::note_replay`]). A rule computes
+    /// what the inverse computes (its closed form, its settle decision) from this, and decides
+    /// what to record (which operand was the minimum) from the forward values.
+    pub fn replayed(&mut self, z: Value) -> Value {
+        match self.replayed_outputs.iter().find(|(f, _)| *f == z) {
+            Some(&(_, r)) => {
+                self.replayed_used = true;
+                r
+            }
+            None => z,
+        }
+    }
+
+    /// The replays noted so far ([`Emitter::note_replay`]).
+    pub fn take_replays(&mut self) -> Vec<(Value, Value)> {
+        std::mem::take(&mut self.replays)
+    }
+
     /// Emits `body`, then moves what it emitted into a helper function called here
     /// ([`pinv_core::ir::outline`]): the code being built holds one `call` however long the
     /// piece, and equal pieces can share one helper. The caller of the emitter adds the helpers
@@ -391,7 +472,9 @@ impl<'f> Emitter<'f> {
         self.block = piece.entry();
         self.pieces.push(piece);
         let checks = self.step_checks.len();
+        self.nesting += 1;
         let results = body(self);
+        self.nesting -= 1;
         let piece = self.pieces.pop().expect("the piece begun above");
         // After an error the caller is put back together too; the error is returned below.
         let end = self.block;
@@ -526,14 +609,21 @@ impl<'f> Emitter<'f> {
             self.span,
         );
         self.block = then_block;
-        let then_values = then(self)?;
+        let outer = std::mem::take(&mut self.replays);
+        let then_values = then(self);
+        let then_notes = std::mem::take(&mut self.replays);
         let then_end = self.block;
         self.block = else_block;
-        let else_values = else_(self)?;
+        let else_values = then_values.and_then(|t| Ok((t, else_(self)?)));
+        let else_notes = std::mem::replace(&mut self.replays, outer);
+        let (then_values, else_values) = else_values?;
         let else_end = self.block;
-        self.join(
+        self.join_noted(
             types,
-            vec![(then_end, then_values), (else_end, else_values)],
+            vec![
+                (then_end, then_values, then_notes),
+                (else_end, else_values, else_notes),
+            ],
         )
     }
 
@@ -577,33 +667,38 @@ impl<'f> Emitter<'f> {
         mut arm: impl FnMut(&mut Emitter<'f>, u32) -> Result<Vec<Value>, RuleError>,
     ) -> Result<Vec<Value>, RuleError> {
         let mut ends = Vec::new();
-        for k in 0..n {
-            if k + 1 == n {
-                ends.push((self.block, Vec::new()));
-                let values = arm(self, k)?;
-                let last = ends.len() - 1;
-                ends[last] = (self.block, values);
-                break;
+        let outer = std::mem::take(&mut self.replays);
+        let mut arms = |e: &mut Emitter<'f>| -> Result<(), RuleError> {
+            for k in 0..n {
+                if k + 1 == n {
+                    let values = arm(e, k)?;
+                    ends.push((e.block, values, std::mem::take(&mut e.replays)));
+                    break;
+                }
+                let kv = e.i64(i64::from(k));
+                let is_k = e.prim(Opcode::Ieq, &[index, kv]);
+                let arm_block = e.func.create_block();
+                let rest = e.func.create_block();
+                e.func.ins_void(
+                    e.block,
+                    InstKind::Brif {
+                        cond: is_k,
+                        then_dest: Box::new(BlockCall::new(arm_block, Vec::new())),
+                        else_dest: Box::new(BlockCall::new(rest, Vec::new())),
+                    },
+                    e.span,
+                );
+                e.block = arm_block;
+                let values = arm(e, k)?;
+                ends.push((e.block, values, std::mem::take(&mut e.replays)));
+                e.block = rest;
             }
-            let kv = self.i64(i64::from(k));
-            let is_k = self.prim(Opcode::Ieq, &[index, kv]);
-            let arm_block = self.func.create_block();
-            let rest = self.func.create_block();
-            self.func.ins_void(
-                self.block,
-                InstKind::Brif {
-                    cond: is_k,
-                    then_dest: Box::new(BlockCall::new(arm_block, Vec::new())),
-                    else_dest: Box::new(BlockCall::new(rest, Vec::new())),
-                },
-                self.span,
-            );
-            self.block = arm_block;
-            let values = arm(self, k)?;
-            ends.push((self.block, values));
-            self.block = rest;
-        }
-        self.join(types, ends)
+            Ok(())
+        };
+        let done = arms(self);
+        self.replays = outer;
+        done?;
+        self.join_noted(types, ends)
     }
 
     /// `while cond(state) { state = body(state) }` over loop-carried values of `types`, from
@@ -637,7 +732,10 @@ impl<'f> Emitter<'f> {
         self.func
             .ins_jump(self.block, header, init.to_vec(), self.span);
         self.block = header;
-        let go_on = cond(self, &state)?;
+        self.nesting += 1;
+        let go_on = cond(self, &state);
+        self.nesting -= 1;
+        let go_on = go_on?;
         self.func.ins_void(
             self.block,
             InstKind::Brif {
@@ -648,7 +746,10 @@ impl<'f> Emitter<'f> {
             self.span,
         );
         self.block = body_block;
-        let next = body(self, &state)?;
+        self.nesting += 1;
+        let next = body(self, &state);
+        self.nesting -= 1;
+        let next = next?;
         if next.len() != types.len() {
             return Err(RuleError::Malformed(format!(
                 "a loop body gave {} values for {} loop values",
@@ -659,6 +760,41 @@ impl<'f> Emitter<'f> {
         self.func.ins_jump(self.block, header, next, self.span);
         self.block = exit;
         Ok(out)
+    }
+
+    /// [`Emitter::join`] of arms that each noted replays ([`Emitter::note_replay`]): every
+    /// forward value an arm noted gets a parameter of the join (an arm that noted none passes
+    /// the forward value itself), noted in turn where emission continues.
+    fn join_noted(&mut self, types: &[Type], ends: Vec<NotedEnd>) -> Result<Vec<Value>, RuleError> {
+        let mut noted: Vec<Value> = Vec::new();
+        for (_, _, notes) in &ends {
+            for &(f, _) in notes {
+                if !noted.contains(&f) {
+                    noted.push(f);
+                }
+            }
+        }
+        if noted.is_empty() {
+            return self.join(types, ends.into_iter().map(|(b, v, _)| (b, v)).collect());
+        }
+        let mut all_types = types.to_vec();
+        all_types.extend(noted.iter().map(|&f| self.func.value_type(f)));
+        let ends = ends
+            .into_iter()
+            .map(|(block, mut values, notes)| {
+                for &f in &noted {
+                    let r = notes.iter().find(|(g, _)| *g == f).map_or(f, |&(_, r)| r);
+                    values.push(r);
+                }
+                (block, values)
+            })
+            .collect();
+        let mut params = self.join(&all_types, ends)?;
+        let replayed = params.split_off(types.len());
+        for (f, r) in noted.into_iter().zip(replayed) {
+            self.note_replay(f, r);
+        }
+        Ok(params)
     }
 
     fn join(

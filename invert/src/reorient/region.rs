@@ -65,6 +65,13 @@ pub(super) struct Region<'p> {
     pub known: BTreeMap<Value, Value>,
     /// Forward value → its value in the PGF (which recomputed the block forward).
     pub fwd: BTreeMap<Value, Value>,
+    /// Forward value → the value the inverse holds for it, computed in the PGF, where a rule
+    /// noted that it may differ from `fwd` ([`pinv_primitives::Emitter::note_replay`]: a closed
+    /// form that pins a step's answer within the tolerance but not to the bit). The rule that
+    /// solves the value's definition can ask for it ([`pinv_primitives::Emitter::replayed`]),
+    /// so that it records the θ that gives the forward operands back from the inverse's own
+    /// value.
+    pub replay: BTreeMap<Value, Value>,
     /// Forward constants, emitted once each in the inverse.
     pub consts: BTreeMap<Value, Value>,
     /// Set when some rule has no PGF: then the function has none either.
@@ -150,6 +157,7 @@ impl<'p> Region<'p> {
             pgf_block,
             known: BTreeMap::new(),
             fwd,
+            replay: BTreeMap::new(),
             consts: BTreeMap::new(),
             no_pgf: None,
             computed: BTreeSet::new(),
@@ -620,6 +628,11 @@ impl Reorienter<'_> {
             .iter()
             .map(|&r| pair_fwd(&pair.fwd, r))
             .collect::<Result<_, _>>()?;
+        let replayed_outputs: Vec<(Value, Value)> = results
+            .iter()
+            .zip(&fwd_outputs)
+            .filter_map(|(r, &fr)| pair.replay.get(r).map(|&rr| (fr, rr)))
+            .collect();
         let fwd_args: Vec<Value> = args
             .iter()
             .map(|&a| pair_fwd(&pair.fwd, a))
@@ -638,13 +651,26 @@ impl Reorienter<'_> {
                 let pgf = if no_pgf {
                     Ok(())
                 } else {
+                    pe.keep_replays_for(fwd_args.clone());
+                    pe.set_replayed_outputs(replayed_outputs);
                     rule.emit_pgf(pe, &fwd_outputs, &fwd_args, &pattern)
                 };
-                Ok((solved, pgf))
+                Ok((solved, pgf, pe.take_replays()))
             })
             .map_err(|e| rule_error(f, e));
         pair.wide_runs = false;
-        let (solved, pgf) = emitted?;
+        let (solved, pgf, replays) = emitted?;
+        // What the inverse holds for each operand it solves here, where that may not be the
+        // forward value: the first solution is the one the inverse keeps (a second use is
+        // checked against it).
+        for (&a, &fa) in args.iter().zip(&fwd_args) {
+            if pair.known.contains_key(&a) || pair.replay.contains_key(&a) {
+                continue;
+            }
+            if let Some(&(_, replayed)) = replays.iter().find(|(x, _)| *x == fa) {
+                pair.replay.insert(a, replayed);
+            }
+        }
         pair.operand_ranges.clear();
         pair.operand_bounds.clear();
         match pgf {

@@ -521,7 +521,8 @@ impl InverseRule for SquareRule {
         let &[x] = args else {
             return Err(RuleError::Malformed("sq has one operand".to_string()));
         };
-        let z = one_output(outputs)?;
+        // The square the inverse holds ([`Emitter::replayed`]): its root is settled from it.
+        let z = e.replayed(one_output(outputs)?);
         let zero = e.f64(0.0);
         let below = e.prim(Opcode::Flt, &[x, zero]);
         let is_zero = e.prim(Opcode::Feq, &[x, zero]);

@@ -329,6 +329,8 @@ fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
 
 /// The PGF of [`fmul_both`].
 fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<(), RuleError> {
+    // The inverse's z ([`Emitter::replayed`]): it decides and divides by it.
+    let z = e.replayed(z);
     let zero = e.fc(0.0);
     let is_zero = e.feq(z, zero);
     e.branch(

@@ -159,7 +159,8 @@ pub(crate) fn monotone(
         Ok(x)
     })
     .records(move |e, z, x| {
-        // The forward value is in the domain; moved onto it as the inverse moves its z.
+        // The inverse's z ([`Emitter::replayed`]), moved onto the domain as the inverse moves it.
+        let z = e.replayed(z);
         let z = domain.moved_onto(e, z)?;
         let d = closed(e, z)?;
         settle_pgf(e, d, z, x, &|e, x| e.op1(op, x), OFFSET)
@@ -246,6 +247,7 @@ pub fn cosh() -> Spec {
         Ok(x)
     })
     .records(|e, z, x| {
+        let z = e.replayed(z);
         let s = sign_choice(e, x);
         e.record(s, SIGN)?;
         let d = cosh_candidate(e, z, s)?;

@@ -166,6 +166,9 @@ impl From<Periodic> for Spec {
             Ok(x)
         })
         .records(move |e, z, x| {
+            // The inverse's z: the branch and turns found from x are then those that give x
+            // back from what the inverse computes.
+            let z = e.replayed(z);
             let r = kind.principal(e, z);
             let (c, k) = match kind {
                 Periodic::Tan => (None, kind.nearest(e, x, r).0),

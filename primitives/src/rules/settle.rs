@@ -51,7 +51,7 @@ use super::exact;
 use super::ops::Ops;
 use crate::emit::Emitter;
 use crate::rule::{RuleError, ThetaDoc};
-use pinv_core::ir::{Domain, Type, Value};
+use pinv_core::ir::{Domain, Opcode, Type, Value};
 
 /// The forward function being solved, written as IR: `fwd(e, x)`.
 pub type Forward<'a> = &'a dyn Fn(&mut Emitter<'_>, Value) -> Value;
@@ -237,25 +237,35 @@ fn name_in_run(
     )
 }
 
-/// The PGF side of [`name_in_run`]: records where `x` is in the run, where the inverse reads it.
+/// The PGF side of [`name_in_run`]: records where `x` is in the run, where the inverse reads it;
+/// returns the float the inverse takes (`x`, where the run holds it).
 fn record_in_run(
     e: &mut Emitter<'_>,
     run: &exact::Run,
     x: Value,
     role: &str,
-    otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<(), RuleError>,
-) -> Result<(), RuleError> {
-    e.branch(
+    otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
+) -> Result<Value, RuleError> {
+    e.if_value(
         run.usable,
+        Type::F64,
         |e| {
             let single = run.single(e);
-            e.branch(
+            e.if_value(
                 single,
-                |_| Ok(()),
+                Type::F64,
+                |e| Ok(exact::from_ord(e, run.anchor)),
                 |e| {
+                    // Where the inverse's output is not x's (a step after this one pinned
+                    // its value by a closed form, not to the bit), x may lie outside the run:
+                    // θ then names the run's float nearest to it, which a rounding step after
+                    // this one (`as i64`) may still take back to x.
                     let p = exact::ord(e, x);
                     let k = e.isub(p, run.anchor);
-                    e.record(k, &exact_role(role))
+                    let k = e.op2(Opcode::Imax, k, run.lo);
+                    let k = e.op2(Opcode::Imin, k, run.hi);
+                    e.record(k, &exact_role(role))?;
+                    Ok(run.at(e, k))
                 },
             )
         },
@@ -331,7 +341,7 @@ fn offset_when_pinned(
     )
 }
 
-/// The PGF side of [`offset_when_pinned`].
+/// The PGF side of [`offset_when_pinned`]; returns what the inverse holds.
 #[allow(clippy::too_many_arguments)]
 fn record_offset_when_pinned(
     e: &mut Emitter<'_>,
@@ -342,17 +352,18 @@ fn record_offset_when_pinned(
     fwd: Forward<'_>,
     trusted: Option<Value>,
     role: &str,
-) -> Result<(), RuleError> {
+) -> Result<Value, RuleError> {
     let wide = wide(e, d, target, fwd);
     let narrow = e.bnot(wide);
     let settled = e.band(ok, narrow);
-    e.branch(
+    e.if_value(
         settled,
-        |_| Ok(()),
+        Type::F64,
+        |_| Ok(d),
         |e| {
             let pinned = |e: &mut Emitter<'_>| {
                 let run = exact::run(e, d, target, fwd, trusted)?;
-                record_in_run(e, &run, x, role, |_| Ok(()))
+                record_in_run(e, &run, x, role, |_| Ok(d))
             };
             let base = |e: &mut Emitter<'_>| base_of(e, d, target, fwd, trusted);
             record_offset_unless(e, d, ok, pinned, base, x, role)
@@ -447,7 +458,9 @@ fn offset_unless(
 }
 
 /// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
-/// reads one.
+/// reads one, and notes what the inverse then holds ([`Emitter::note_replay`]: `d` where it pins
+/// the answer, `x` where θ names it), so that the steps before this one in the walk solve what
+/// the inverse solves, not the forward values.
 pub fn settle_pgf(
     e: &mut Emitter<'_>,
     d: Value,
@@ -477,18 +490,21 @@ pub fn settle_pgf_guarded(
             record_offset_when(e, d, ok, |e| base_of(e, d, target, fwd, trusted), x, role)
         }
     };
-    if !e.options().exact_floats {
-        return loose(e);
-    }
-    let alone = exact::alone(e, d, target, fwd, trusted);
-    e.branch(
-        alone,
-        |_| Ok(()),
-        |e| {
-            let run = exact::run(e, d, target, fwd, trusted)?;
-            record_in_run(e, &run, x, role, loose)
-        },
-    )?;
+    let replayed = if !e.options().exact_floats {
+        loose(e)?
+    } else {
+        let alone = exact::alone(e, d, target, fwd, trusted);
+        e.if_value(
+            alone,
+            Type::F64,
+            |_| Ok(d),
+            |e| {
+                let run = exact::run(e, d, target, fwd, trusted)?;
+                record_in_run(e, &run, x, role, loose)
+            },
+        )?
+    };
+    e.note_replay(x, replayed);
     Ok(())
 }
 
@@ -501,9 +517,13 @@ pub fn settle_pgf_when(
     x: Value,
     role: &str,
 ) -> Result<(), RuleError> {
-    record_offset_when(e, d, ok, |_| base, x, role)
+    let replayed = record_offset_when(e, d, ok, |_| base, x, role)?;
+    e.note_replay(x, replayed);
+    Ok(())
 }
 
+/// Records as [`record_offset_unless`] does, with `d` where `ok` holds; returns what the inverse
+/// holds.
 fn record_offset_when(
     e: &mut Emitter<'_>,
     d: Value,
@@ -511,28 +531,30 @@ fn record_offset_when(
     base: impl FnOnce(&mut Emitter<'_>) -> Value,
     x: Value,
     role: &str,
-) -> Result<(), RuleError> {
-    record_offset_unless(e, d, ok, |_| Ok(()), base, x, role)
+) -> Result<Value, RuleError> {
+    record_offset_unless(e, d, ok, |_| Ok(d), base, x, role)
 }
 
 /// The PGF side of [`offset_unless`]: `pinned` where `ok` holds, else the offset's record.
+/// Returns the value the inverse computes from what is recorded (`base ? d + θ : θ`, the
+/// inverse's own arithmetic: `x` itself unless the offset rounds).
 fn record_offset_unless(
     e: &mut Emitter<'_>,
     d: Value,
     ok: Value,
-    pinned: impl FnOnce(&mut Emitter<'_>) -> Result<(), RuleError>,
+    pinned: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
     base: impl FnOnce(&mut Emitter<'_>) -> Value,
     x: Value,
     role: &str,
-) -> Result<(), RuleError> {
-    e.branch(ok, pinned, |e| {
+) -> Result<Value, RuleError> {
+    e.if_value(ok, Type::F64, pinned, |e| {
         let base = base(e);
         let diff = e.fsub(x, d);
         let t = e.select(base, diff, x)?;
         e.record(t, role)?;
-        Ok(())
-    })?;
-    Ok(())
+        let shifted = e.fadd(d, t);
+        e.select(base, shifted, t)
+    })
 }
 
 /// Whether an offset is added to `d` (true) or read as the whole value (false: `d` is 0 or not

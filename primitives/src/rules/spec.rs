@@ -386,6 +386,8 @@ impl Spec {
                 Side::Left => (a, b),
                 Side::Right => (b, a),
             };
+            // The closed form of what the inverse holds ([`Emitter::replayed`]).
+            let z = e.replayed(z);
             let d = closed.emit(e, z, other)?;
             let trust = trusted.map(|t| t(e, d, other));
             let fwd = |e: &mut Emitter<'_>, x| forward(e, x, other);
