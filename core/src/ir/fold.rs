@@ -1,6 +1,15 @@
 //! Constant folding: a primitive whose operands are all constants becomes the constant it
 //! computes.
 //!
+//! Some values are one of a few constants whatever the input: `x − x` is +0 or NaN (∞ − ∞),
+//! `x · 0` is ±0 or NaN, `x / x` is 1 or NaN, and for i64 `x − x` and `x ^ x` are 0. Folding
+//! carries these **value sets** forward, and an instruction that gives one value for every
+//! member of its operands' sets becomes that constant: `0.5 < p − p` is false for every p, so
+//! `if 0.5 < p - p { … }` is dead code, and the inverse no longer reads θ for a branch that never
+//! runs (a random program with it recovered 19 of 30 inputs: the branch's merge needed the
+//! inverse's value to equal the forward one bit for bit). A NaN stands for every NaN: a set
+//! holding one never folds to an f64, and no set reaches `f64_bits`, which would tell NaNs apart.
+//!
 //! The value is the IR semantics' own ([`crate::semantics::eval`]: what the interpreter runs,
 //! and what compiled code matches bit for bit), so folding changes no result; an operation that
 //! would stop a run (an integer division by zero, ...) is left as it is and still stops it.
@@ -10,7 +19,8 @@
 //! as something to solve for: with `2.0 - if true && true { 10.0 + 2.0 } else { 1.5 }` it read
 //! the `if`'s value from θ and accepted no θ at all.
 
-use super::{Const, Function, InstKind};
+use super::{Const, Function, InstKind, Opcode, Value};
+use std::collections::HashMap;
 
 /// Folds constants, removes dead code and merges blocks, in turn until nothing changes; returns
 /// whether anything did. Merging can make a condition a constant (`if true && true`: folding
@@ -31,10 +41,12 @@ pub fn fold_until_stable(func: &mut Function) -> bool {
     }
 }
 
-/// Folds every primitive of `func` whose operands are constants (in an order where operands
-/// come first, so that chains fold in one call); returns whether anything changed.
+/// Folds every primitive of `func` whose operands are constants, or one of a few constants
+/// each (the module docs' value sets), into the one constant it computes (in an order where
+/// operands come first, so that chains fold in one call); returns whether anything changed.
 pub fn fold_constants(func: &mut Function) -> bool {
     let mut changed = false;
+    let mut sets: HashMap<Value, Vec<Const>> = HashMap::new();
     // Depth-first preorder from the entry: a block's dominators come before it.
     for b in func.reachable_blocks() {
         for k in 0..func.blocks[b].insts.len() {
@@ -42,18 +54,111 @@ pub fn fold_constants(func: &mut Function) -> bool {
             let InstKind::Prim { op, args } = &func.insts[inst].kind else {
                 continue;
             };
+            let op = *op;
             let operands: Option<Vec<Const>> = args.iter().map(|&a| func.constant(a)).collect();
-            let Some(operands) = operands else {
+            if let Some(operands) = operands {
+                let Ok(c) = crate::semantics::eval(op, &operands) else {
+                    continue;
+                };
+                func.insts[inst].kind = InstKind::Const(c);
+                changed = true;
+                continue;
+            }
+            let Some(set) = value_set(func, &sets, op, args.as_slice()) else {
                 continue;
             };
-            let Ok(c) = crate::semantics::eval(*op, &operands) else {
+            let [only] = set.as_slice() else {
+                if let Some(&result) = func.insts[inst].results.first() {
+                    sets.insert(result, set);
+                }
                 continue;
             };
-            func.insts[inst].kind = InstKind::Const(c);
-            changed = true;
+            // One value for every input; an f64 NaN stands for every NaN, so it stays.
+            if !matches!(only, Const::F64(x) if x.is_nan()) {
+                func.insts[inst].kind = InstKind::Const(*only);
+                changed = true;
+            }
         }
     }
     changed
+}
+
+/// The most members a value set keeps (and the most operand combinations it evaluates).
+const MAX_SET: usize = 16;
+
+/// The values `op(args)` can have, where that is a small set: from the operands' constants and
+/// sets, or from an identity of the operation itself (`x − x`); `None` where it is not known.
+fn value_set(
+    func: &Function,
+    sets: &HashMap<Value, Vec<Const>>,
+    op: Opcode,
+    args: &[Value],
+) -> Option<Vec<Const>> {
+    if let [a, b] = args {
+        if a == b {
+            let same: Option<Vec<Const>> = match op {
+                Opcode::Fsub => Some(vec![Const::F64(0.0), Const::F64(f64::NAN)]),
+                Opcode::Fdiv => Some(vec![Const::F64(1.0), Const::F64(f64::NAN)]),
+                Opcode::Isub | Opcode::Ixor => Some(vec![Const::I64(0)]),
+                _ => None,
+            };
+            if same.is_some() {
+                return same;
+            }
+        }
+        if op == Opcode::Fmul {
+            let zero = |v: &Value| matches!(func.constant(*v), Some(Const::F64(c)) if c == 0.0);
+            if zero(a) || zero(b) {
+                return Some(vec![
+                    Const::F64(0.0),
+                    Const::F64(-0.0),
+                    Const::F64(f64::NAN),
+                ]);
+            }
+        }
+    }
+    if op == Opcode::F64Bits {
+        return None;
+    }
+    let mut members: Vec<Vec<Const>> = Vec::with_capacity(args.len());
+    let mut known_set = false;
+    for &a in args {
+        match func.constant(a) {
+            Some(c) => members.push(vec![c]),
+            None => {
+                members.push(sets.get(&a)?.clone());
+                known_set = true;
+            }
+        }
+    }
+    if !known_set {
+        return None;
+    }
+    let combinations: usize = members.iter().map(Vec::len).product();
+    if combinations > MAX_SET {
+        return None;
+    }
+    let mut out: Vec<Const> = Vec::new();
+    let mut pick = vec![0usize; members.len()];
+    for _ in 0..combinations {
+        let operands: Vec<Const> = pick.iter().zip(&members).map(|(&i, m)| m[i]).collect();
+        let c = match crate::semantics::eval(op, &operands).ok()? {
+            Const::F64(x) if x.is_nan() => Const::F64(f64::NAN),
+            c => c,
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+        // The next combination, the first operand fastest.
+        for (i, m) in pick.iter_mut().zip(&members) {
+            *i += 1;
+            if *i < m.len() {
+                break;
+            }
+            *i = 0;
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -121,5 +226,40 @@ block0:
         );
         assert!(out.contains("v2 = fconst -0.0"), "{out}");
         assert!(out.contains("v4 = bconst true"), "{out}");
+    }
+
+    #[test]
+    fn a_value_that_is_one_of_a_few_constants_folds_what_it_decides() {
+        let (out, changed) = folded(
+            "function %f(x: f64, n: i64) -> (bool, f64, bool, i64, i64, bool, bool) {
+block0(v0: f64, v1: i64):
+    v2 = fsub v0, v0
+    v3 = fconst 0.5
+    v4 = flt v3, v2
+    v5 = fadd v2, v3
+    v6 = feq v2, v2
+    v7 = isub v1, v1
+    v8 = f64_bits v2
+    v9 = fconst 0.0
+    v10 = fmul v0, v9
+    v11 = fle v10, v9
+    v12 = fdiv v0, v0
+    v13 = fgt v12, v3
+    return v4, v5, v6, v7, v8, v11, v13
+}",
+        );
+        assert!(changed);
+        // 0.5 < x − x is false for every x (+0, or NaN).
+        assert!(out.contains("v4 = bconst false"), "{out}");
+        // An f64 of the set stays: one of its members is NaN.
+        assert!(out.contains("v5 = fadd v2, v3"), "{out}");
+        // x − x = x − x is true for +0 and false for NaN.
+        assert!(out.contains("v6 = feq v2, v2"), "{out}");
+        assert!(out.contains("v7 = iconst 0"), "{out}");
+        // The bits tell NaNs apart.
+        assert!(out.contains("v8 = f64_bits v2"), "{out}");
+        // x · 0 ≤ 0 is false for NaN, and x / x > 0.5 too.
+        assert!(out.contains("v11 = fle v10, v9"), "{out}");
+        assert!(out.contains("v13 = fgt v12, v3"), "{out}");
     }
 }
