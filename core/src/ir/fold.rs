@@ -96,14 +96,11 @@ fn value_set(
 ) -> Option<Vec<Const>> {
     if let [a, b] = args {
         if a == b {
-            let same: Option<Vec<Const>> = match op {
-                Opcode::Fsub => Some(vec![Const::F64(0.0), Const::F64(f64::NAN)]),
-                Opcode::Fdiv => Some(vec![Const::F64(1.0), Const::F64(f64::NAN)]),
-                Opcode::Isub | Opcode::Ixor => Some(vec![Const::I64(0)]),
-                _ => None,
-            };
-            if same.is_some() {
-                return same;
+            match op {
+                Opcode::Fsub => return Some(vec![Const::F64(0.0), Const::F64(f64::NAN)]),
+                Opcode::Fdiv => return Some(vec![Const::F64(1.0), Const::F64(f64::NAN)]),
+                Opcode::Isub | Opcode::Ixor => return Some(vec![Const::I64(0)]),
+                _ => {}
             }
         }
         if op == Opcode::Fmul {
@@ -120,20 +117,14 @@ fn value_set(
     if op == Opcode::F64Bits {
         return None;
     }
-    let mut members: Vec<Vec<Const>> = Vec::with_capacity(args.len());
-    let mut known_set = false;
-    for &a in args {
-        match func.constant(a) {
-            Some(c) => members.push(vec![c]),
-            None => {
-                members.push(sets.get(&a)?.clone());
-                known_set = true;
-            }
-        }
-    }
-    if !known_set {
-        return None;
-    }
+    // Operands all constant are folded before this is asked; here one at least is a set.
+    let members: Vec<Vec<Const>> = args
+        .iter()
+        .map(|&a| match func.constant(a) {
+            Some(c) => Some(vec![c]),
+            None => sets.get(&a).cloned(),
+        })
+        .collect::<Option<_>>()?;
     let combinations: usize = members.iter().map(Vec::len).product();
     if combinations > MAX_SET {
         return None;

@@ -452,9 +452,16 @@ fn offset_unless(
     e.if_value(ok, Type::F64, pinned, |e| {
         let base = base(e);
         let t = e.theta(Domain::Real, role)?;
-        let shifted = e.fadd(d, t);
-        e.select(base, shifted, t)
+        offset_from(e, d, base, t)
     })
+}
+
+/// The value an offset step takes from its θ `t`: `d + t` where `base` holds, else `t` itself.
+/// The inverse computes it from the θ it reads, and the PGF from the θ it records (the value the
+/// inverse then holds), so the two agree by construction.
+fn offset_from(e: &mut Emitter<'_>, d: Value, base: Value, t: Value) -> Result<Value, RuleError> {
+    let shifted = e.fadd(d, t);
+    e.select(base, shifted, t)
 }
 
 /// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
@@ -552,8 +559,7 @@ fn record_offset_unless(
         let diff = e.fsub(x, d);
         let t = e.select(base, diff, x)?;
         e.record(t, role)?;
-        let shifted = e.fadd(d, t);
-        e.select(base, shifted, t)
+        offset_from(e, d, base, t)
     })
 }
 
