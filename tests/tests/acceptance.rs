@@ -230,3 +230,42 @@ fn an_integer_used_several_times_is_found_by_a_scan_from_theta() {
     let r = check_function(&program, "per", &config);
     assert!(r.sound_and_complete(), "{:?}", r.message);
 }
+
+/// An output at an end of a function's domain (`sqrt x = 0`, `asin x = π/2`, `acos x = 0` or
+/// `π`, `log x = −∞`) pins the input: the probe past the end is NaN, which straddles nothing, so
+/// the step read an offset θ that only 0 satisfied (20% of θ drawn were accepted). Now no θ is
+/// read there, x comes back exactly, and the same holds inside a larger expression.
+#[test]
+fn an_output_at_the_end_of_a_domain_pins_the_input() {
+    use pinv::Const::F64;
+    use std::f64::consts::{FRAC_PI_2, PI};
+    let program = Program::parse(
+        "ends.pinv",
+        "fn root(x: f64) -> f64 { sqrt(x) }
+         fn arcsin(x: f64) -> f64 { asin(x) }
+         fn arccos(x: f64) -> f64 { acos(x) }
+         fn ln(x: f64) -> f64 { log(x) }
+         fn shifted(x: f64) -> f64 { 2.0 * sqrt(x - 1.0) + 3.0 }",
+    )
+    .expect("compiles");
+    let cases: [(&str, f64, f64); 8] = [
+        ("root", 0.0, 0.0),
+        ("root", -0.0, -0.0),
+        ("arcsin", FRAC_PI_2, 1.0),
+        ("arcsin", -FRAC_PI_2, -1.0),
+        ("arccos", 0.0, 1.0),
+        ("arccos", PI, -1.0),
+        ("ln", f64::NEG_INFINITY, 0.0),
+        ("shifted", 3.0, 1.0),
+    ];
+    for (name, y, want) in cases {
+        let inverse = program.invert(name).expect("invertible");
+        for seed in 0..20 {
+            let mut sampler = pinv::theta::Sampler::new(seed);
+            let x = inverse.call(&[F64(y)], &mut sampler);
+            assert_eq!(x.ok(), Some(vec![F64(want)]), "{name}({y})");
+        }
+        let theta = inverse.pgf(&[F64(want)]).expect("pgf");
+        assert!(theta.is_empty(), "{name}({want}): θ = {theta:?}");
+    }
+}

@@ -26,7 +26,7 @@ pub fn register(layer: &mut Layer) {
     rows! { layer;
         Exp => monotone("log", Exp, "x = log z", OutputDomain::Check(("exp is never negative", not_negative)), |e, z| Ok(e.op1(Log, z)));
         Log => monotone("exp", Log, "x = exp z", OutputDomain::Any, |e, z| Ok(e.op1(Exp, z)));
-        Sqrt => monotone("square", Sqrt, "x = z²", OutputDomain::Check(("sqrt is never negative", not_below_zero)), |e, z| Ok(e.fmul(z, z)));
+        Sqrt => monotone("square", Sqrt, "x = z²", OutputDomain::Check(("sqrt is never negative", not_below_zero)), square_keeping_sign);
         Sinh => monotone("asinh", Sinh, "x = asinh z", OutputDomain::Any, asinh);
         Tanh => monotone("atanh", Tanh, "x = atanh z", OutputDomain::Onto("tanh is between -1 and 1", -1.0, 1.0), atanh);
     }
@@ -193,6 +193,13 @@ fn not_below_zero(e: &mut Emitter<'_>, z: Value) -> Value {
     let zero = e.fc(0.0);
     let neg = e.flt(z, zero);
     e.bnot(neg)
+}
+
+/// `z²` with z's sign: `sqrt`'s closed form, which gives −0 for `z = −0` (the root of −0 is
+/// −0); every other z it is asked about is not negative.
+fn square_keeping_sign(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    let sq = e.fmul(z, z);
+    e.with_sign_of(sq, z)
 }
 
 fn asinh(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {

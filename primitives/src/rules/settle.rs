@@ -19,6 +19,8 @@
 //! δ = 0.5 · tolerance · max(1, |d|)          (tolerance = 1e-9 by default)
 //! pins = fwd(d − δ) and fwd(d + δ) lie strictly on opposite sides of target
 //!        and fwd(d) equals target within the tolerance
+//!     or (fwd's direction unknown) one probe is NaN, past an end of fwd's domain,
+//!        the other is a number other than target, and fwd(d) = target exactly
 //! ```
 //!
 //! Because `fwd` is monotone around `d`, if `pins` holds every exact solution lies within `δ` of
@@ -80,20 +82,22 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
         let t_lt_lo = e.flt(target, lo);
         e.band(hi_lt, t_lt_lo)
     };
-    let straddles = match direction(e, (below, lo), (above, hi)) {
-        Some(Direction::Increasing) => up(e),
-        Some(Direction::Decreasing) => down(e),
+    let mid = fwd(e, d);
+    let (straddles, at_end) = match direction(e, (below, lo), (above, hi)) {
+        Some(Direction::Increasing) => (up(e), None),
+        Some(Direction::Decreasing) => (down(e), None),
         None => {
             let up = up(e);
             let down = down(e);
-            e.bor(up, down)
+            let either = e.bor(up, down);
+            let end = ends_in_domain_limited(e, lo).then(|| domain_end(e, lo, hi, mid, target));
+            (either, end)
         }
     };
     // `fwd(d)` equals target within the tolerance, as [`Emitter::close`] means it, where the
     // probe straddles: target then lies strictly between two values, so it is finite, and of
     // `close`'s three ways to agree (equal, both NaN, near) "near" alone decides (equal values
     // are near; a NaN is near nothing).
-    let mid = fwd(e, d);
     let diff = e.fsub(mid, target);
     let diff = e.fabs(diff);
     let at = e.fabs(target);
@@ -101,7 +105,51 @@ pub fn pins(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> V
     let tol = e.fc(e.options().tolerance);
     let bound = e.fmul(tol, scale);
     let near = e.fle(diff, bound);
-    e.band(straddles, near)
+    let pins = e.band(straddles, near);
+    match at_end {
+        Some(end) => e.bor(pins, end),
+        None => pins,
+    }
+}
+
+/// Whether the probe's value `v` comes last from a function that is undefined (NaN) past an
+/// end of its domain: `sqrt`, `log`, `asin`, `acos`, `pow`. Only there can [`domain_end`] hold,
+/// so only there is its test emitted (`x · x` or `exp x` never give NaN from a number).
+fn ends_in_domain_limited(e: &Emitter<'_>, v: Value) -> bool {
+    use pinv_core::ir::InstKind;
+    matches!(
+        e.defining(v),
+        Some(InstKind::Prim {
+            op: Opcode::Sqrt | Opcode::Log | Opcode::Asin | Opcode::Acos | Opcode::Pow,
+            ..
+        })
+    )
+}
+
+/// Whether `d` is at an end of `fwd`'s domain and gives `target` exactly: one probe is NaN (past
+/// the end: `sqrt` below 0, `asin` above 1, `log` below 0), the other is a number other than
+/// `target`, and `fwd(d)` is `target` itself. `fwd` is monotone where it is defined, and defined
+/// on an interval, so every solution lies between `d` and the end, within the probe: `sqrt x = 0`
+/// pins `x = 0`, `asin x = π/2` pins `x = 1` and `log x = −∞` pins `x = 0`, where the straddle
+/// test sees a NaN and the step would read an offset that only 0 satisfies. Only for functions
+/// whose direction [`pins`] does not know and whose domain has an end
+/// ([`ends_in_domain_limited`]). `target` may be infinite here (`log x = −∞`): equality, not
+/// nearness.
+fn domain_end(e: &mut Emitter<'_>, lo: Value, hi: Value, mid: Value, target: Value) -> Value {
+    let ordered_ne = |e: &mut Emitter<'_>, v: Value| {
+        let below = e.flt(v, target);
+        let above = e.flt(target, v);
+        e.bor(below, above)
+    };
+    let lo_nan = e.fne(lo, lo);
+    let hi_nan = e.fne(hi, hi);
+    let hi_off = ordered_ne(e, hi);
+    let lo_off = ordered_ne(e, lo);
+    let lower_end = e.band(lo_nan, hi_off);
+    let upper_end = e.band(hi_nan, lo_off);
+    let end = e.bor(lower_end, upper_end);
+    let exact = e.feq(mid, target);
+    e.band(end, exact)
 }
 
 /// The probe window around the candidate: `(d − δ, d + δ)` with `δ = PROBE · tolerance ·
