@@ -302,8 +302,10 @@ pub fn check_inverse_with(
                         report.violations += found.violations;
                     }
                 }
-                completeness.trials += 1;
-                completeness.recovered += usize::from(trial.recovered);
+                if !trial.round_trip_stopped {
+                    completeness.trials += 1;
+                    completeness.recovered += usize::from(trial.recovered);
+                }
                 if let Some(m) = trial.message {
                     message.get_or_insert(m);
                 }
@@ -368,6 +370,9 @@ struct Trial {
     exhausted: bool,
     search: Option<SearchReport>,
     recovered: bool,
+    /// The time limit stopped the PGF or the inverse on its θ: the trial does not count for
+    /// completeness (the function's status is `timeout`).
+    round_trip_stopped: bool,
     /// The first thing worth saying about the trial (a counterexample, a failure).
     message: Option<String>,
 }
@@ -507,8 +512,12 @@ fn check_case(
         _ => inverse,
     };
     let mut recovered = false;
+    let mut round_trip_stopped = false;
     match round_trip.pgf(x0) {
+        // The check's time ran out during the round trip: it says nothing about completeness.
+        Err(e) if e.is_time_limit() => round_trip_stopped = true,
         Ok(theta) => match round_trip.call_with_tape(y, &theta) {
+            Err(e) if e.is_time_limit() => round_trip_stopped = true,
             Ok(x) if close_all(&x, x0, config.completeness_tolerance) => recovered = true,
             Ok(x) => note(format!(
                 "incomplete: x₀ = {}, pgf = [{}] gives back {}",
@@ -530,6 +539,7 @@ fn check_case(
         error,
         exhausted,
         recovered,
+        round_trip_stopped,
         ..trial
     }
 }

@@ -128,6 +128,19 @@ impl Error {
             })
         )
     }
+
+    /// Whether this is the time limit: the run was stopped, not refused (a subset of
+    /// [`Error::is_limit`]).
+    pub fn is_time_limit(&self) -> bool {
+        use pinv_core::interp::RuntimeErrorKind as K;
+        matches!(
+            self,
+            Error::Runtime(RuntimeError {
+                kind: K::TimeLimit,
+                ..
+            })
+        )
+    }
 }
 
 impl Located for Error {
