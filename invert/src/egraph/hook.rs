@@ -128,6 +128,12 @@ impl Hook {
         }
     }
 
+    /// The functions whose bodies the isolation replaced while the reorientation runs: their
+    /// rewritten form may round differently from the original (`p / 3 + p` as `p · 1.333…`).
+    pub fn rewritten(&self) -> impl Iterator<Item = FuncId> + '_ {
+        self.originals.iter().map(|(id, _)| *id)
+    }
+
     /// The reports, one per function considered.
     pub fn reports(&self) -> &[IsolationReport] {
         &self.reports

@@ -55,6 +55,39 @@ struct BlockCtx {
     copy_block: Block,
     /// The inverse checks f(x) = y before it returns (else its wrapper does).
     final_check: bool,
+    /// Where the e-graph isolation rewrote the function ([`Reorienter::isolated`]): the
+    /// function, and the PGF block whose first parameters are x (the PGF's entry, which every
+    /// block of the PGF is dominated by), to run the original on ([`original_outputs`]).
+    original: Option<(FuncId, Block)>,
+}
+
+/// The original function's outputs, run by the PGF at `at` on x, where the e-graph isolation
+/// rewrote the function ([`BlockCtx::original`]); `None` elsewhere.
+///
+/// The inverse starts from y, the original's outputs; the PGF computes the body the isolation
+/// rewrote, whose outputs may be an ulp away (`p / 3 + p` as `p · 1.333…`). What the PGF
+/// decides from the returned values (which `return` or which branch gave y) it decides from
+/// these, and the steps that solve the returned values solve from them, as from any value the
+/// inverse holds ([`Region::replay`]).
+fn original_outputs(
+    ctx: &BlockCtx,
+    c: &Function,
+    h: &mut Function,
+    at: Block,
+    span: Span,
+) -> Option<Vec<Value>> {
+    let (id, entry) = ctx.original?;
+    let n = c.entry().map_or(0, |b| c.blocks[b].params.len());
+    let xs = h.blocks[entry].params[..n].to_vec();
+    Some(h.ins_call(at, id, xs, &c.sig.returns, span))
+}
+
+/// The values block `b` of `c` returns, if it ends in `return`.
+fn returned(c: &Function, b: Block) -> Option<&[Value]> {
+    match &c.insts[c.terminator(b)?].kind {
+        InstKind::Return { args } => Some(args.as_slice()),
+        _ => None,
+    }
 }
 
 /// A loop whose trip count the inverse scans for ([`super::trips`]).
@@ -382,6 +415,11 @@ impl Reorienter<'_> {
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
                 copy_block: h_entry,
                 final_check: body.is_none(),
+                // Straight-line code is left as it was: there the forward values the PGF
+                // computes were never seen to miss x, and its checks pair each unused θ read
+                // with one record to drop both (the original's y would add a second).
+                original: (c.layout.len() > 1 && self.isolated.contains(&id))
+                    .then(|| (id, pgf_blocks[&entry])),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -392,10 +430,25 @@ impl Reorienter<'_> {
             };
             // After a region's records: the dispatch choice for the edge this block was entered
             // by, which ends the block's segment.
+            // A block that ends in `return`: y as the original gives it, where the isolation
+            // rewrote the function.
+            let originals = match returned(&c, p) {
+                Some(_) => original_outputs(&ctx, &c, &mut h, h_entry, block_span(&c, p)),
+                None => None,
+            };
+            // What the inverse holds for each returned value, in the PGF (the forward value,
+            // or the original's output).
+            let held = |v: Value| -> Result<Value, Error> {
+                let j = returned(&c, p).and_then(|r| r.iter().position(|&a| a == v));
+                match (j, &originals) {
+                    (Some(j), Some(ys)) => Ok(ys[j]),
+                    _ => pair_fwd(&fwd, v),
+                }
+            };
             let in_edge_values: Vec<Value> = c.blocks[p]
                 .params
                 .iter()
-                .map(|&q| pair_fwd(&fwd, q))
+                .map(|&q| held(q))
                 .collect::<Result<_, _>>()?;
             let edge_facts = facts.edge_facts(p);
             let tolerance = self.options.emit.tolerance;
@@ -435,8 +488,10 @@ impl Reorienter<'_> {
                         .iter()
                         .map(|&a| pair_fwd(&fwd, a))
                         .collect::<Result<_, _>>()?;
+                    let held_args: Vec<Value> =
+                        args.iter().map(|&a| held(a)).collect::<Result<_, _>>()?;
                     let index = h.ins_const(h_entry, Const::I64(site as i64), term_span);
-                    let mut guard_args = fwd_args.clone();
+                    let mut guard_args = held_args.clone();
                     if cyclic {
                         guard_args.push(h.ins_const(h_entry, Const::I64(0), term_span));
                     }
@@ -447,7 +502,7 @@ impl Reorienter<'_> {
                     let at = emit_record_choice(
                         &mut h,
                         h_entry,
-                        &fwd_args,
+                        &held_args,
                         &site_facts,
                         &site_guards,
                         index,
@@ -459,6 +514,10 @@ impl Reorienter<'_> {
                     let steps = inv.blocks[start].params.first().copied();
                     let seed: Vec<(Value, Value)> =
                         args.iter().copied().zip(ys.iter().copied()).collect();
+                    let replays: Vec<(Value, Value)> = match &originals {
+                        Some(ys) => args.iter().copied().zip(ys.iter().copied()).collect(),
+                        None => Vec::new(),
+                    };
                     let end = self.emit_region(
                         &c,
                         p,
@@ -468,6 +527,7 @@ impl Reorienter<'_> {
                         at,
                         fwd.clone(),
                         seed,
+                        replays,
                         None,
                         steps,
                         &ctx,
@@ -636,6 +696,25 @@ impl Reorienter<'_> {
             .copied()
             .zip(values.iter().copied())
             .collect();
+        // Into a block that returns its parameters (the merge after an `if` that gives the
+        // result): the inverse holds y for what the edge passes them.
+        let dest_params = &c.blocks[dest.block].params;
+        let mut replays = Vec::new();
+        if let Some(ret) = returned(c, dest.block) {
+            let passed: Vec<(usize, Value)> = ret
+                .iter()
+                .enumerate()
+                .filter_map(|(j, r)| {
+                    let i = dest_params.iter().position(|q| q == r)?;
+                    Some((j, *dest.args.get(i)?))
+                })
+                .collect();
+            if !passed.is_empty() {
+                if let Some(ys) = original_outputs(ctx, c, h, at, span) {
+                    replays = passed.into_iter().map(|(j, a)| (a, ys[j])).collect();
+                }
+            }
+        }
         let end = self.emit_region(
             c,
             p,
@@ -645,6 +724,7 @@ impl Reorienter<'_> {
             at,
             fwd.clone(),
             seed,
+            replays,
             cond,
             steps,
             ctx,
@@ -668,6 +748,7 @@ impl Reorienter<'_> {
         at: Block,
         fwd: BTreeMap<Value, Value>,
         seed: Vec<(Value, Value)>,
+        replays: Vec<(Value, Value)>,
         cond: Option<(Value, bool)>,
         steps: Option<Value>,
         ctx: &BlockCtx,
@@ -681,6 +762,7 @@ impl Reorienter<'_> {
         let trip = ctx.trip.as_ref().filter(|(t, _)| leaving(t.plan.exit_slot));
         let known_after: Vec<(Value, Value)> = seed.clone();
         let mut region = Region::new(inv, start, h, at, fwd);
+        region.replay.extend(replays);
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):

@@ -320,6 +320,7 @@ fn reorient_in(
         bodies: HashMap::new(),
         outlined: HashMap::new(),
         simplified: HashSet::new(),
+        isolated: isolation.rewritten().collect(),
         deadline,
     };
     let (inverse, pgf) = pass.invert(function)?;
@@ -683,6 +684,10 @@ pub(crate) struct Reorienter<'a> {
     /// Generated functions simplified as they were built (dispatch guards), which the
     /// simplification at the end leaves alone.
     simplified: HashSet<FuncId>,
+    /// The functions the e-graph isolation rewrote ([`crate::egraph::hook::Hook::rewritten`]):
+    /// the reorientation walks the rewritten body back, but y is the original's output, which
+    /// may differ from the rewritten one's by rounding; their PGFs solve from y.
+    isolated: HashSet<FuncId>,
     /// When the build gives up ([`ReorientOptions::time_limit`]): polled per function, block
     /// and instruction inverted.
     deadline: Deadline,
