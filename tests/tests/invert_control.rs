@@ -468,8 +468,14 @@ fn theta_that_runs_out_of_steps_is_rejected_not_an_error() {
 
 /// The printed inverse, PGF and θ schema of one function (or the error), as `pinv show
 /// --inverse` prints them, less the isolation report, which carries timings.
+/// The inverse's schema, IR and PGF as text. The e-graph runs get time limits far past what they
+/// need, so that a loaded machine (the limits are 200 ms a run by default, which a debug build
+/// under load can reach for `systems.pinv`'s `mean_var2`) cannot make two inversions differ.
 fn printed_inverse(program: &Program, name: &str) -> String {
-    match program.invert(name) {
+    let mut options = pinv::reorient::ReorientOptions::default();
+    options.isolation.run_time_limit = std::time::Duration::from_secs(60);
+    options.isolation.function_time_limit = std::time::Duration::from_secs(120);
+    match program.invert_with(name, &program.stack(), &options) {
         Ok(inverse) => format!(
             "{}\n{}\n{}",
             inverse.schema(),
