@@ -56,30 +56,22 @@ struct BlockCtx {
     /// The inverse checks f(x) = y before it returns (else its wrapper does).
     final_check: bool,
     /// Where the e-graph isolation rewrote the function ([`Reorienter::isolated`]): the
-    /// function, and the PGF block whose first parameters are x (the PGF's entry, which every
-    /// block of the PGF is dominated by), to run the original on ([`original_outputs`]).
-    original: Option<(FuncId, Block)>,
+    /// original's outputs, computed once at the PGF's entry ([`original_outputs`]).
+    original: Option<Rc<[Value]>>,
 }
 
-/// The original function's outputs, run by the PGF at `at` on x, where the e-graph isolation
-/// rewrote the function ([`BlockCtx::original`]); `None` elsewhere.
+/// The original function's outputs, run by the PGF at its entry block `entry` on x (that
+/// block's first parameters; it dominates every block of the PGF).
 ///
 /// The inverse starts from y, the original's outputs; the PGF computes the body the isolation
 /// rewrote, whose outputs may be an ulp away (`p / 3 + p` as `p · 1.333…`). What the PGF
 /// decides from the returned values (which `return` or which branch gave y) it decides from
 /// these, and the steps that solve the returned values solve from them, as from any value the
 /// inverse holds ([`Region::replay`]).
-fn original_outputs(
-    ctx: &BlockCtx,
-    c: &Function,
-    h: &mut Function,
-    at: Block,
-    span: Span,
-) -> Option<Vec<Value>> {
-    let (id, entry) = ctx.original?;
+fn original_outputs(c: &Function, id: FuncId, h: &mut Function, entry: Block) -> Rc<[Value]> {
     let n = c.entry().map_or(0, |b| c.blocks[b].params.len());
     let xs = h.blocks[entry].params[..n].to_vec();
-    Some(h.ins_call(at, id, xs, &c.sig.returns, span))
+    h.ins_call(entry, id, xs, &c.sig.returns, c.span).into()
 }
 
 /// The values block `b` of `c` returns, if it ends in `return`.
@@ -387,6 +379,11 @@ impl Reorienter<'_> {
             .values()
             .flat_map(|edges| edges.iter().enumerate().map(|(i, e)| ((e.from, e.slot), i)))
             .collect();
+        // Straight-line code is left as it was: there the forward values the PGF computes were
+        // never seen to miss x, and its checks pair each unused θ read with one record to drop
+        // both (the original's y would add a second).
+        let original = (c.layout.len() > 1 && self.isolated.contains(&id))
+            .then(|| original_outputs(&c, id, &mut h, pgf_blocks[&entry]));
         for &p in &blocks {
             let h_entry = pgf_blocks[&p];
             let mut fwd: BTreeMap<Value, Value> = BTreeMap::new();
@@ -415,11 +412,7 @@ impl Reorienter<'_> {
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
                 copy_block: h_entry,
                 final_check: body.is_none(),
-                // Straight-line code is left as it was: there the forward values the PGF
-                // computes were never seen to miss x, and its checks pair each unused θ read
-                // with one record to drop both (the original's y would add a second).
-                original: (c.layout.len() > 1 && self.isolated.contains(&id))
-                    .then(|| (id, pgf_blocks[&entry])),
+                original: original.clone(),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -428,23 +421,18 @@ impl Reorienter<'_> {
                 },
                 counters,
             };
-            // After a region's records: the dispatch choice for the edge this block was entered
-            // by, which ends the block's segment.
-            // A block that ends in `return`: y as the original gives it, where the isolation
-            // rewrote the function.
-            let originals = match returned(&c, p) {
-                Some(_) => original_outputs(&ctx, &c, &mut h, h_entry, block_span(&c, p)),
-                None => None,
-            };
-            // What the inverse holds for each returned value, in the PGF (the forward value,
-            // or the original's output).
+            // What the inverse holds for each value, in the PGF: the original's output for a
+            // value block P returns, where the isolation rewrote the function; else the
+            // forward value.
             let held = |v: Value| -> Result<Value, Error> {
                 let j = returned(&c, p).and_then(|r| r.iter().position(|&a| a == v));
-                match (j, &originals) {
+                match (j, &original) {
                     (Some(j), Some(ys)) => Ok(ys[j]),
                     _ => pair_fwd(&fwd, v),
                 }
             };
+            // After a region's records: the dispatch choice for the edge this block was entered
+            // by, which ends the block's segment.
             let in_edge_values: Vec<Value> = c.blocks[p]
                 .params
                 .iter()
@@ -514,7 +502,7 @@ impl Reorienter<'_> {
                     let steps = inv.blocks[start].params.first().copied();
                     let seed: Vec<(Value, Value)> =
                         args.iter().copied().zip(ys.iter().copied()).collect();
-                    let replays: Vec<(Value, Value)> = match &originals {
+                    let replays: Vec<(Value, Value)> = match &original {
                         Some(ys) => args.iter().copied().zip(ys.iter().copied()).collect(),
                         None => Vec::new(),
                     };
@@ -699,22 +687,17 @@ impl Reorienter<'_> {
         // Into a block that returns its parameters (the merge after an `if` that gives the
         // result): the inverse holds y for what the edge passes them.
         let dest_params = &c.blocks[dest.block].params;
-        let mut replays = Vec::new();
-        if let Some(ret) = returned(c, dest.block) {
-            let passed: Vec<(usize, Value)> = ret
+        let replays: Vec<(Value, Value)> = match (&ctx.original, returned(c, dest.block)) {
+            (Some(ys), Some(ret)) => ret
                 .iter()
-                .enumerate()
-                .filter_map(|(j, r)| {
+                .zip(ys.iter())
+                .filter_map(|(r, &y)| {
                     let i = dest_params.iter().position(|q| q == r)?;
-                    Some((j, *dest.args.get(i)?))
+                    Some((*dest.args.get(i)?, y))
                 })
-                .collect();
-            if !passed.is_empty() {
-                if let Some(ys) = original_outputs(ctx, c, h, at, span) {
-                    replays = passed.into_iter().map(|(j, a)| (a, ys[j])).collect();
-                }
-            }
-        }
+                .collect(),
+            _ => Vec::new(),
+        };
         let end = self.emit_region(
             c,
             p,
