@@ -99,6 +99,9 @@ pub struct Emitter<'f> {
     /// How many loop bodies and outlined pieces the code being emitted is inside: a replay noted
     /// there would not reach the code after them.
     nesting: u32,
+    /// The known range of the value a settle step is solving, while [`Emitter::solving_within`]
+    /// runs: the run of floats θ names is narrowed to it.
+    solving_range: Option<(f64, f64)>,
 }
 
 impl<'f> Emitter<'f> {
@@ -125,6 +128,7 @@ impl<'f> Emitter<'f> {
             replayed_outputs: Vec::new(),
             replayed_used: false,
             nesting: 0,
+            solving_range: None,
         }
     }
 
@@ -183,6 +187,26 @@ impl<'f> Emitter<'f> {
     /// The known range of operand `i`, if any.
     pub fn operand_range(&self, i: usize) -> Option<(f64, f64)> {
         self.operand_ranges.get(i).copied().flatten()
+    }
+
+    /// Runs `solve` with `range` as the known range of the value it settles (an operand's
+    /// [`Emitter::operand_range`]): where θ names one of the floats that give the output
+    /// ([`crate::rules::exact`]), it names one in the range (`2·sqrt(x)` is never below 0, so of
+    /// the floats `p` with `p + 3 = 3`, from −2.2e-16 to 2.2e-16, only those from 0 up).
+    pub fn solving_within<T>(
+        &mut self,
+        range: Option<(f64, f64)>,
+        solve: impl FnOnce(&mut Emitter<'f>) -> T,
+    ) -> T {
+        let outer = std::mem::replace(&mut self.solving_range, range);
+        let r = solve(self);
+        self.solving_range = outer;
+        r
+    }
+
+    /// The range [`Emitter::solving_within`] gives, if any.
+    pub fn solving_range(&self) -> Option<(f64, f64)> {
+        self.solving_range
     }
 
     /// Reads operand `i` itself from θ: from `domain`, narrowed to the operand's known range.

@@ -269,3 +269,28 @@ fn an_output_at_the_end_of_a_domain_pins_the_input() {
         assert!(theta.is_empty(), "{name}({want}): θ = {theta:?}");
     }
 }
+
+/// A product far below the ulp of the sum it is added to (`exp(x) · 1e-20 + 1`: all of it is
+/// lost for x < 8) is solved by naming one of the floats that give the sum (from −1.1e-16 to
+/// 1.1e-16 at y = 1), and x comes back. θ names one the product can be: of that run, the
+/// negative half is no `exp(x) · 1e-20` nor `abs(x) · 1e-20`, and drawing from it too
+/// accepted 59% of θ.
+#[test]
+fn a_run_of_floats_theta_names_is_narrowed_to_the_range_of_the_value_solved() {
+    let config = CheckConfig {
+        cases: pinv_tests::check_cases().min(300),
+        ..CheckConfig::default()
+    };
+    let program = Program::parse(
+        "corrections.pinv",
+        "fn grown(x: f64) -> f64 { exp(x) * 1e-20 + 1.0 }
+         fn size(x: f64) -> f64 { abs(x) * 1e-20 + 1.0 }",
+    )
+    .expect("compiles");
+    for name in ["grown", "size"] {
+        let r = check_function(&program, name, &config);
+        assert!(r.sound_and_complete(), "{name}: {:?}", r.message);
+        let rate = r.acceptance();
+        assert!(rate >= 90.0, "{name} accepts {rate:.1}%");
+    }
+}

@@ -174,6 +174,35 @@ fn a_small_operand_a_sum_keeps_only_to_its_ulp_comes_back_exactly() {
     }
 }
 
+/// The same for a product: `x · 1e-20 + 1` keeps only `1 + 1e-20·x`'s ulp of the product, so
+/// the sum's closed form (`y − 1`, 0 for every x in ±10) is within the tolerance of every
+/// solution, and the settle window pinned it; then `x = 0 / 1e-20` came back for every x
+/// (0 of 1,000 recovered). A product's known factor turns its output's relative precision into
+/// the unknown's, as a quotient's does, so θ now names the exact float in the run there too
+/// (`gen_check` seed 3341: `2 − pow(−p, p)²·(n as f64)` lost n).
+#[test]
+fn a_product_a_sum_keeps_only_to_its_ulp_comes_back_exactly() {
+    let program = Program::parse(
+        "absorbed_product.pinv",
+        "fn scaled(x: f64) -> f64 { x * 1e-20 + 1.0 }
+         fn root(x: f64) -> f64 { sqrt(abs(x)) * 1e-10 + 1.0 }
+         fn count(p: f64, n: i64) -> f64 { 2.0 - (pow(-p, p) * pow(-p, p)) * (n as f64) }",
+    )
+    .expect("compiles");
+    for x in [-7.5, -1e-3, 0.25, 3.0, 9.75] {
+        pinv_tests::round_trip(&program, "scaled", &[Const::F64(x)]);
+        pinv_tests::round_trip(&program, "root", &[Const::F64(x)]);
+    }
+    for n in [-28, -1, 0, 3, 90] {
+        pinv_tests::round_trip(
+            &program,
+            "count",
+            &[Const::F64(-9.77088982130693), Const::I64(n)],
+        );
+    }
+    sound_and_complete(&program, &["scaled", "root", "count"]);
+}
+
 /// `-p·atan(p·v)` with `v` infinite (`gen_check` seed 9937): the forward atan is π/2 exactly,
 /// but the inverse computes its output as `y / -p`, which lands an ulp above π/2 for some p,
 /// and the range check rejected the θ the PGF named (2 of 30 inputs lost). A z past the end

@@ -29,25 +29,49 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Whether the inverse goes on from `v` through a step that reads its magnitude, not just its
 /// value within the tolerance: `v` is the result of `pow`, `exp`, a division, a conversion from
-/// an integer or its bits, or `floor`. A step solving `v` then names the exact float where its
-/// solutions are wide ([`pinv_primitives::EmitOptions::wide_runs`]): in `−0.1 + pow(0.1, n as
-/// f64)` the sum gives `b` only to 1.4e-17, which for n = 13 is 1e-4 of it, and for n = 72 all
-/// of it. Not a call's result: isolation's helpers (`iso.sq`, …) are calls, and every step
-/// solving one would carry the test.
+/// an integer or its bits, or `floor`; or of a step that keeps relative precision (a product,
+/// `sqrt`, `abs`, a negation: solving its operand turns the relative precision of `v` into the
+/// operand's) of something for which this holds or that is the function's input (an isolation
+/// helper among them, `iso.sq v`, counts as its operands). A step solving `v` then names the
+/// exact float where its solutions are wide ([`pinv_primitives::EmitOptions::wide_runs`]): in
+/// `−0.1 + pow(0.1, n as f64)` the sum gives `b` only to 1.4e-17, which for n = 13 is 1e-4 of
+/// it, and for n = 72 all of it; in `x · 1e-20 + 1` it gives the product only to 1.1e-16, all
+/// of it for |x| < 1e4. Not `2 · sqrt(x − 1) + 3`, whose root is squared back into a
+/// difference, which needs it only within the tolerance (there, naming one of the floats that
+/// give 3 would reject the θ that name a product no x gives). Not a call's result itself:
+/// isolation's helpers are calls, and every step solving one would carry the test.
 fn solved_by_magnitude(f: &Function, v: Value) -> bool {
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return false;
+    read_by_magnitude(f, v, false, MAGNITUDE_DEPTH)
+}
+
+/// How many steps that keep relative precision [`solved_by_magnitude`] looks through.
+const MAGNITUDE_DEPTH: u32 = 8;
+
+/// [`solved_by_magnitude`], where an input of the function and a call count too (`through`: `v`
+/// is an operand of a step that keeps relative precision), through at most `depth` more steps.
+fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool {
+    let def = match f.values[v].def {
+        ValueDef::Result(def, _) => def,
+        ValueDef::Param(b, _) => return through && f.entry() == Some(b),
+    };
+    let any_operand = |args: &[Value]| {
+        depth > 0
+            && args
+                .iter()
+                .any(|&a| f.constant(a).is_none() && read_by_magnitude(f, a, true, depth - 1))
     };
     match &f.insts[def].kind {
-        InstKind::Prim { op, .. } => matches!(
-            op,
+        InstKind::Prim { op, args } => match op {
             Opcode::Pow
-                | Opcode::Exp
-                | Opcode::Fdiv
-                | Opcode::FcvtFromI64
-                | Opcode::F64FromBits
-                | Opcode::Floor
-        ),
+            | Opcode::Exp
+            | Opcode::Fdiv
+            | Opcode::FcvtFromI64
+            | Opcode::F64FromBits
+            | Opcode::Floor => true,
+            Opcode::Fmul | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => any_operand(args),
+            _ => false,
+        },
+        InstKind::Call { args, .. } if through => any_operand(args),
         _ => false,
     }
 }

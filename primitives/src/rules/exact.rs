@@ -84,7 +84,8 @@ fn midpoint(e: &mut Emitter<'_>, a: Value, b: Value) -> Value {
 }
 
 /// The run of floats that give `target`, found around the candidate `d`. Positions are [`ord`]
-/// positions; `lo ≤ 0 ≤ hi` are offsets from the anchor.
+/// positions; `lo ≤ hi` are offsets from the anchor (`lo ≤ 0 ≤ hi` as found; a run narrowed by
+/// [`Run::within`] may leave the anchor out).
 #[derive(Clone, Copy, Debug)]
 pub struct Run {
     /// The run is found, holds every float that gives `target`, and the step can use it.
@@ -98,12 +99,47 @@ pub struct Run {
 }
 
 impl Run {
-    /// Whether the run is the anchor alone (so no θ is needed).
+    /// Whether the run is one float (so no θ is needed): the one at offset `lo`.
     pub fn single(&self, e: &mut Emitter<'_>) -> Value {
-        let zero = e.ic(0);
-        let lo0 = e.ieq(self.lo, zero);
-        let hi0 = e.ieq(self.hi, zero);
-        e.band(lo0, hi0)
+        e.ieq(self.lo, self.hi)
+    }
+
+    /// The run narrowed to the floats in `range` (what the rule knows of the value solved, as
+    /// [`Emitter::solving_range`] gives it; a range of reals, so a zero end takes in both
+    /// zeros), and unusable where that leaves none. Positions are compared where they are (the
+    /// run's ends and the range's), so no offset overflows.
+    pub fn within(&self, e: &mut Emitter<'_>, range: Option<(f64, f64)>) -> Run {
+        let Some((lo, hi)) = range else {
+            return *self;
+        };
+        let first = e.iadd(self.anchor, self.lo);
+        let last = e.iadd(self.anchor, self.hi);
+        let (mut from, mut to) = (first, last);
+        let mut inside = e.bc(true);
+        if lo.is_finite() {
+            let end = e.fc(if lo == 0.0 { -0.0 } else { lo });
+            let end = ord(e, end);
+            let past = e.ilt(last, end);
+            let not_past = e.bnot(past);
+            inside = e.band(inside, not_past);
+            from = e.op2(Opcode::Imax, from, end);
+            from = e.op2(Opcode::Imin, from, last);
+        }
+        if hi.is_finite() {
+            let end = e.fc(if hi == 0.0 { 0.0 } else { hi });
+            let end = ord(e, end);
+            let past = e.ilt(end, first);
+            let not_past = e.bnot(past);
+            inside = e.band(inside, not_past);
+            to = e.op2(Opcode::Imin, to, end);
+            to = e.op2(Opcode::Imax, to, first);
+        }
+        Run {
+            usable: e.band(self.usable, inside),
+            anchor: self.anchor,
+            lo: e.isub(from, self.anchor),
+            hi: e.isub(to, self.anchor),
+        }
     }
 
     /// The float at offset `k` from the anchor.

@@ -258,13 +258,16 @@ pub fn settle_guarded(
 }
 
 /// The float of `run` the inverse takes: its one float, or the one θ names (an integer offset
-/// narrowed to the run); `otherwise` where the run is not usable.
+/// narrowed to the run, and to the range of the value solved where the rule knows one:
+/// [`exact::Run::within`]); `otherwise` where the run is not usable.
 fn name_in_run(
     e: &mut Emitter<'_>,
     run: &exact::Run,
     role: &str,
     otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
 ) -> Result<Value, RuleError> {
+    let range = e.solving_range();
+    let run = &run.within(e, range);
     e.if_value(
         run.usable,
         Type::F64,
@@ -273,7 +276,7 @@ fn name_in_run(
             e.if_value(
                 single,
                 Type::F64,
-                |e| Ok(exact::from_ord(e, run.anchor)),
+                |e| Ok(run.at(e, run.lo)),
                 |e| {
                     let role = exact_role(role);
                     let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
@@ -294,6 +297,8 @@ fn record_in_run(
     role: &str,
     otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
 ) -> Result<Value, RuleError> {
+    let range = e.solving_range();
+    let run = &run.within(e, range);
     e.if_value(
         run.usable,
         Type::F64,
@@ -302,7 +307,7 @@ fn record_in_run(
             e.if_value(
                 single,
                 Type::F64,
-                |e| Ok(exact::from_ord(e, run.anchor)),
+                |e| Ok(run.at(e, run.lo)),
                 |e| {
                     // Where the inverse's output is not x's (a step after this one pinned
                     // its value by a closed form, not to the bit), x may lie outside the run:

@@ -164,6 +164,16 @@ pub enum Side {
     Right,
 }
 
+impl Side {
+    /// The operand's position: 0 for the left, 1 for the right.
+    pub fn index(self) -> usize {
+        match self {
+            Side::Left => 0,
+            Side::Right => 1,
+        }
+    }
+}
+
 /// The closed form of one operand of a binary rule, from the output `z` and the other operand,
 /// by one primitive.
 #[derive(Clone, Copy, Debug)]
@@ -379,7 +389,10 @@ impl Spec {
         let solve = move |e: &mut Emitter<'_>, z: Value, other: Value| {
             let d = closed.emit(e, z, other)?;
             let trust = trusted.map(|t| t(e, d, other));
-            settle_guarded(e, d, z, &|e, x| forward(e, x, other), &role, trust)
+            let range = e.operand_range(side.index());
+            e.solving_within(range, |e| {
+                settle_guarded(e, d, z, &|e, x| forward(e, x, other), &role, trust)
+            })
         };
         let pgf = move |e: &mut Emitter<'_>, z: Value, a: Value, b: Value| {
             let (x, other) = match side {
@@ -391,7 +404,10 @@ impl Spec {
             let d = closed.emit(e, z, other)?;
             let trust = trusted.map(|t| t(e, d, other));
             let fwd = |e: &mut Emitter<'_>, x| forward(e, x, other);
-            settle_pgf_guarded(e, d, z, x, &fwd, &role_pgf, trust)
+            let range = e.operand_range(side.index());
+            e.solving_within(range, |e| {
+                settle_pgf_guarded(e, d, z, x, &fwd, &role_pgf, trust)
+            })
         };
         self.side(side, Box::new(solve), Box::new(pgf))
     }
