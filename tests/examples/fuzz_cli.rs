@@ -116,8 +116,17 @@ struct Counts {
     hangs: AtomicU64,
 }
 
+const USAGE: &str = "
+usage: fuzz_cli [--runs N] [--seconds S] [--seed S] [--timeout SECS] [--bin PATH] [--out DIR]
+                [--jobs N]
+
+Mutates corpus and generated programs and runs each through `pinv show` and
+`pinv check --cases 5`; a panic, a signal or a run past --timeout (default 20 s) is a find,
+saved under --out (default cli/tests/reproducers). Prints the counts.
+";
+
 fn main() {
-    let args = pinv_tests::ExampleArgs::from_env();
+    let args = pinv_tests::ExampleArgs::from_env(USAGE);
     let runs: u64 = args.parsed("--runs", 1000);
     let budget = args
         .value("--seconds")

@@ -33,8 +33,17 @@ const INVERT: &[&str] = &[
     "1000000",
 ];
 
+const USAGE: &str = "
+usage: scaling [--max N] [--only WORDS] [--bin PATH]
+
+Runs the release binary on generated programs of 10, 100, ... statements up to N (default
+10000) and prints wall time, peak memory and the growth exponents between sizes.
+--only chain,branches runs only the workloads whose label holds one of the words; --bin PATH
+is the binary (default target/release/pinv).
+";
+
 fn main() {
-    let args = pinv_tests::ExampleArgs::from_env();
+    let args = pinv_tests::ExampleArgs::from_env(USAGE);
     let max: usize = args.parsed("--max", 10_000);
     let bin = args.binary();
     let dir = std::env::temp_dir().join(format!("pinv-scaling-{}", std::process::id()));

@@ -12,8 +12,16 @@
 
 use std::path::Path;
 
+const USAGE: &str = "
+usage: threads [--jobs N] [--samples N] [--cases N] [--bin PATH]
+
+Runs sample and check on 1 thread and on N (default: every core), prints the whole-process
+speedups, checks that the outputs are identical, and measures the peak memory of streaming
+samples as JSON Lines.
+";
+
 fn main() {
-    let args = pinv_tests::ExampleArgs::from_env();
+    let args = pinv_tests::ExampleArgs::from_env(USAGE);
     let bin = args.binary();
     let jobs: usize = args.parsed(
         "--jobs",

@@ -12,9 +12,15 @@ use std::path::PathBuf;
 pub struct ExampleArgs(Vec<String>);
 
 impl ExampleArgs {
-    /// The process's arguments.
-    pub fn from_env() -> ExampleArgs {
-        ExampleArgs(std::env::args().skip(1).collect())
+    /// The process's arguments. With `--help` or `-h` among them, prints `usage` and exits
+    /// with status 0 (an example that ran its whole workload instead would take minutes).
+    pub fn from_env(usage: &str) -> ExampleArgs {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        if args.iter().any(|a| a == "--help" || a == "-h") {
+            println!("{}", usage.trim());
+            std::process::exit(0);
+        }
+        ExampleArgs(args)
     }
 
     /// The value after `name`, if given.
