@@ -154,12 +154,27 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
                     r.never_nan.insert(data.results[0]);
                     vec![Some((*x, *x))]
                 }
-                InstKind::Prim { op, .. } => {
+                InstKind::Prim { op, args } => {
                     let (a, b) = (operand(0), operand(1));
                     if prim_never_nan(*op, a, b) {
                         r.never_nan.insert(data.results[0]);
                     }
-                    vec![prim_range(*op, a, b)]
+                    match (op, args.as_slice()) {
+                        // A square is never negative, whatever its operand's interval.
+                        (Opcode::Fmul, [x, y]) if x == y => {
+                            let (lo, hi) = a.range.map_or((0.0, f64::INFINITY), |(lo, hi)| {
+                                let m = lo.abs().max(hi.abs());
+                                let least = if lo <= 0.0 && hi >= 0.0 {
+                                    0.0
+                                } else {
+                                    lo.abs().min(hi.abs())
+                                };
+                                (least * least, m * m)
+                            });
+                            vec![Some((lo, hi))]
+                        }
+                        _ => vec![prim_range(*op, a, b)],
+                    }
                 }
                 InstKind::Call { callee, .. } => call_range(module, *callee, returns),
                 _ => Vec::new(),
@@ -418,6 +433,29 @@ mod tests {
         assert_eq!(call.1, Some((0.0, f64::INFINITY)));
         let sin = ranges.map.values().any(|&r| r == (-2.0, 2.0));
         assert!(sin, "{found:?}");
+    }
+
+    #[test]
+    fn a_square_is_never_negative_whatever_its_operand() {
+        let file = SourceFile::new(
+            "r.pinv",
+            "fn g(v: f64) -> f64 { sqrt(1.0 - v * v / 9e16) }
+             fn h(v: f64) -> f64 { let w = if v > 2.0 { v } else { 2.0 }; w * w }",
+        );
+        let compiled = pinv_core::compile_source(&file).expect("compiles");
+        let module = &compiled.module;
+        let mut found = Vec::new();
+        for name in ["g", "h"] {
+            let f = &module.functions[module.get(name).expect("defined")];
+            let ranges = analyze(module, f, &mut HashMap::new());
+            found.extend(ranges.map.values().copied());
+        }
+        // v·v, then 1 − v²/c² below 1, and sqrt of that in [0, 1].
+        for r in [(0.0, f64::INFINITY), (f64::NEG_INFINITY, 1.0), (0.0, 1.0)] {
+            assert!(found.contains(&r), "{r:?} in {found:?}");
+        }
+        // w ≥ 2 squares to at least 4.
+        assert!(found.contains(&(4.0, f64::INFINITY)), "{found:?}");
     }
 
     #[test]

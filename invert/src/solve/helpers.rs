@@ -662,13 +662,17 @@ impl InverseRule for GivenRule {
     fn emit_pgf(
         &self,
         e: &mut Emitter<'_>,
-        _outputs: &[Value],
+        outputs: &[Value],
         args: &[Value],
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
         if !pattern.is_known(1) {
             e.record(args[1], &self.role)?;
         }
+        // The inverse passes its output on as `e`: what it holds there (the original's y,
+        // where the isolation rewrote the function) is what the steps solving `e` start from.
+        let held = e.replayed(one_output(outputs)?);
+        e.note_replay(args[0], held);
         Ok(())
     }
 }
@@ -857,21 +861,27 @@ impl InverseRule for ProductRule {
         if pattern.unknowns() < 2 {
             return fallback.emit_pgf(e, outputs, args, pattern);
         }
-        let z = one_output(outputs)?;
+        // From the y the inverse holds, as it does; the factors it then holds are what the
+        // steps solving them start from (`θ·√|y|` may be an ulp from the forward factor).
+        let z = e.replayed(one_output(outputs)?);
         let (s, ok) = Self::scale(e, z);
-        e.if_else(
+        let held = e.if_else(
             ok,
-            &[],
+            &[Type::F64, Type::F64],
             |e| {
                 let t = e.prim(Opcode::Fdiv, &[args[0], s]);
                 e.record(t, SPLIT)?;
-                Ok(vec![])
+                let a = e.prim(Opcode::Fmul, &[t, s]);
+                let b = e.prim(Opcode::Fdiv, &[z, a]);
+                Ok(vec![a, b])
             },
             |e| {
                 fallback.emit_pgf(e, outputs, args, pattern)?;
-                Ok(vec![])
+                Ok(vec![args[0], args[1]])
             },
         )?;
+        e.note_replay(args[0], held[0]);
+        e.note_replay(args[1], held[1]);
         Ok(())
     }
 }

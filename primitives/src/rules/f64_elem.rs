@@ -343,6 +343,9 @@ pub fn floor() -> Spec {
         Ok(x)
     })
     .records(|e, z, x| {
+        // The integer the inverse takes: the nearest to the z it holds.
+        let held = e.replayed(z);
+        let z = super::nearest_integer(e, held)?;
         let frac = has_fraction(e, z);
         e.branch(
             frac,
@@ -352,6 +355,13 @@ pub fn floor() -> Spec {
                 let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
                 let f = e.op2(Opcode::Fmin, f, below_one);
                 e.record(f, FRACTION)?;
+                // What the inverse holds: `z + f`, which rounds where x is in (−1, 0) and so
+                // on (x − floor(x) = x + 1 is not exact there).
+                let zero = e.fc(0.0);
+                let f0 = e.feq(f, zero);
+                let sum = e.fadd(z, f);
+                let held = e.select(f0, z, sum)?;
+                e.note_replay(x, held);
                 Ok(())
             },
             |_| Ok(()),

@@ -399,8 +399,10 @@ impl Spec {
                 Side::Left => (a, b),
                 Side::Right => (b, a),
             };
-            // The closed form of what the inverse holds ([`Emitter::replayed`]).
+            // The closed form of what the inverse holds ([`Emitter::replayed`]): its output and
+            // its known operand.
             let z = e.replayed(z);
+            let other = e.replayed(other);
             let d = closed.emit(e, z, other)?;
             let trust = trusted.map(|t| t(e, d, other));
             let fwd = |e: &mut Emitter<'_>, x| forward(e, x, other);
