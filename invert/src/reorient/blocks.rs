@@ -379,10 +379,12 @@ impl Reorienter<'_> {
             .values()
             .flat_map(|edges| edges.iter().enumerate().map(|(i, e)| ((e.from, e.slot), i)))
             .collect();
-        // Straight-line code is left as it was: there the forward values the PGF computes were
-        // never seen to miss x, and its checks pair each unused θ read with one record to drop
-        // both (the original's y would add a second).
-        let original = (c.layout.len() > 1 && self.isolated.contains(&id))
+        // Straight-line code too: a step that names the exact float among those that give its
+        // output (a sum that cancels after it, `1 − v²/c²`) must name it among the floats that
+        // give the inverse's y, not the rewritten body's.
+        let original = self
+            .isolated
+            .contains(&id)
             .then(|| original_outputs(&c, id, &mut h, pgf_blocks[&entry]));
         for &p in &blocks {
             let h_entry = pgf_blocks[&p];

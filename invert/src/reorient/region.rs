@@ -76,6 +76,46 @@ fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool 
     }
 }
 
+/// Whether the inverse solves a sum from `v`, directly or through steps that keep relative
+/// precision (a product, a quotient, `sqrt`, `abs`, a negation), and an addend of that sum is
+/// [`solved_by_magnitude`]. Solving an addend from its sum subtracts the other, and where they
+/// nearly cancel (`1 − v²/c²` for v ≪ c) one float of the sum decides millions of the addend,
+/// of which such a step names one: only within the run of the sum the inverse holds, which
+/// must therefore be the forward one to the bit. So the step solving `v` names the exact float
+/// where several give its output (`1 / y` has two), and so does every step before it. (Not
+/// every sum: an addend that is not solved by magnitude takes the closed form within the
+/// tolerance, and exact steps all along a chain of sums double its code and its θ.)
+fn solved_into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
+    into_sum(f, v, known, MAGNITUDE_DEPTH)
+}
+
+/// [`solved_into_sum`] through at most `depth` more steps; `known`: the values the inverse
+/// holds already (an addend among them is not solved from the sum).
+fn into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -> bool {
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return false;
+    };
+    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
+    let any_operand = |args: &[Value]| {
+        depth > 0
+            && args
+                .iter()
+                .any(|&a| unknown(a) && into_sum(f, a, known, depth - 1))
+    };
+    match &f.insts[def].kind {
+        InstKind::Prim { op, args } => match op {
+            Opcode::Fadd | Opcode::Fsub => args
+                .iter()
+                .any(|&a| unknown(a) && solved_by_magnitude(f, a)),
+            Opcode::Fmul | Opcode::Fdiv | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => {
+                any_operand(args)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Why a value whose two uses each solved it is rejected, when the solutions differ.
 const USED_TWICE: &str = "a value used twice gets two different solutions";
 
@@ -125,6 +165,10 @@ pub(super) struct Region<'p> {
     /// The step being emitted names the exact float where its solutions are wide for their
     /// magnitude ([`pinv_primitives::EmitOptions::wide_runs`]).
     wide_runs: bool,
+    /// The step being emitted names the exact float wherever several give its output
+    /// ([`pinv_primitives::EmitOptions::exact_floats`]): its solution goes on into a sum
+    /// ([`solved_into_sum`]).
+    exact_step: bool,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
@@ -195,6 +239,7 @@ impl<'p> Region<'p> {
             mute_pgf: false,
             exact_floats: false,
             wide_runs: false,
+            exact_step: false,
             copy_block: None,
             step_checks_wanted: true,
             outlined: Outlines::default(),
@@ -432,6 +477,7 @@ impl Reorienter<'_> {
                 .map_err(|e| rule_error(f, e))?;
             }
             let types: Vec<_> = data.results.iter().map(|&r| f.value_type(r)).collect();
+            self.replay_forward(f, inst, pair, &types)?;
             let new = pair.inv.append_inst(pair.inv_block, kind, &types, span);
             let values = pair.inv.insts[new].results.clone();
             for (&r, v) in data.results.iter().zip(values) {
@@ -447,6 +493,48 @@ impl Reorienter<'_> {
             pair.computed.insert(inst);
         }
         Ok(true)
+    }
+
+    /// PGF side of computing `inst` forward: where the inverse holds another value than the
+    /// forward one for an operand ([`Region::replay`]), the PGF computes the instruction from
+    /// what the inverse holds too, and that is the replay of its results, so that the steps
+    /// solving from them decide as the inverse does (`1 / p` from a `p` an ulp off, where a
+    /// step after it names its exact float among those around the inverse's value). Only for
+    /// primitives that cannot trap (not integer division) and not in a muted region.
+    fn replay_forward(
+        &mut self,
+        f: &Function,
+        inst: Inst,
+        pair: &mut Region<'_>,
+        types: &[Type],
+    ) -> Result<(), Error> {
+        let data = &f.insts[inst];
+        let InstKind::Prim { op, args } = &data.kind else {
+            return Ok(());
+        };
+        if pair.mute_pgf
+            || matches!(op, Opcode::Idiv | Opcode::Irem)
+            || !args.iter().any(|a| pair.replay.contains_key(a))
+        {
+            return Ok(());
+        }
+        let held: Vec<Value> = args
+            .iter()
+            .map(|a| match pair.replay.get(a) {
+                Some(&r) => Ok(r),
+                None => pair_fwd(&pair.fwd, *a),
+            })
+            .collect::<Result<_, _>>()?;
+        let kind = InstKind::Prim {
+            op: *op,
+            args: held.into_iter().collect(),
+        };
+        let new = pair.pgf.append_inst(pair.pgf_block, kind, types, data.span);
+        let values = pair.pgf.insts[new].results.clone();
+        for (&r, v) in data.results.iter().zip(values) {
+            pair.replay.entry(r).or_insert(v);
+        }
+        Ok(())
     }
 
     fn invert_inst(
@@ -652,15 +740,24 @@ impl Reorienter<'_> {
             .iter()
             .map(|&r| pair_fwd(&pair.fwd, r))
             .collect::<Result<_, _>>()?;
-        let replayed_outputs: Vec<(Value, Value)> = results
-            .iter()
-            .zip(&fwd_outputs)
-            .filter_map(|(r, &fr)| pair.replay.get(r).map(|&rr| (fr, rr)))
-            .collect();
         let fwd_args: Vec<Value> = args
             .iter()
             .map(|&a| pair_fwd(&pair.fwd, a))
             .collect::<Result<_, _>>()?;
+        // The outputs, and the known operands, whose value in the inverse may differ from the
+        // forward one: the PGF computes the step from what the inverse holds.
+        let replayed_outputs: Vec<(Value, Value)> = results
+            .iter()
+            .zip(&fwd_outputs)
+            .chain(
+                args.iter()
+                    .zip(&fwd_args)
+                    .zip(&operands)
+                    .filter(|(_, o)| o.known().is_some())
+                    .map(|(a, _)| a),
+            )
+            .filter_map(|(r, &fr)| pair.replay.get(r).map(|&rr| (fr, rr)))
+            .collect();
         // Without a PGF (the rule had none), or leaving it for later.
         let no_pgf = pair.no_pgf.is_some() || self.options.lazy_pgf;
         pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
@@ -669,6 +766,14 @@ impl Reorienter<'_> {
             .iter()
             .zip(args)
             .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a));
+        // Straight-line functions only, for now: where branches meet, the PGF decides some
+        // things (which operand of a `max` was the larger, which branch gave a value) from the
+        // forward values, not from what the inverse holds, and an exact step there can then
+        // read θ on a path the PGF did not record (`gen_check` seeds 1078 and 1601).
+        pair.exact_step = f.layout.len() == 1
+            && operands.iter().zip(args).any(|(o, &a)| {
+                o.known().is_none() && solved_into_sum(f, a, &|v| pair.known.contains_key(&v))
+            });
         let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &operands)?;
@@ -683,6 +788,7 @@ impl Reorienter<'_> {
             })
             .map_err(|e| rule_error(f, e));
         pair.wide_runs = false;
+        pair.exact_step = false;
         let (solved, pgf, replays) = emitted?;
         // What the inverse holds for each operand it solves here, where that may not be the
         // forward value: the first solution is the one the inverse keeps (a second use is
@@ -995,7 +1101,7 @@ impl Region<'_> {
         body: impl FnOnce(&mut Emitter<'_>, &mut Emitter<'_>) -> R,
     ) -> R {
         let emit = pinv_primitives::EmitOptions {
-            exact_floats: options.emit.exact_floats || self.exact_floats,
+            exact_floats: options.emit.exact_floats || self.exact_floats || self.exact_step,
             wide_runs: options.emit.wide_runs || self.wide_runs,
             ..options.emit
         };
