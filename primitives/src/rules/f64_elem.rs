@@ -309,6 +309,15 @@ fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
     e.abs_cmp(z, Opcode::Flt, FRACTIONAL)
 }
 
+/// The x the inverse of `floor` takes for the integer `z` and fraction `f`: `z + f`, and `z`
+/// itself where f = 0 (so −0 stays −0).
+fn plus_fraction(e: &mut Emitter<'_>, z: Value, f: Value) -> Result<Value, RuleError> {
+    let zero = e.fc(0.0);
+    let f0 = e.feq(f, zero);
+    let sum = e.fadd(z, f);
+    e.select(f0, z, sum)
+}
+
 /// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
 /// above, and for ±inf and NaN, `x = z`.
 pub fn floor() -> Spec {
@@ -331,11 +340,7 @@ pub fn floor() -> Spec {
                 let one = e.fc(1.0);
                 let below = e.flt(f, one);
                 e.check(below, "the fractional part is below 1")?;
-                let zero = e.fc(0.0);
-                let f0 = e.feq(f, zero);
-                let sum = e.fadd(z, f);
-                // f = 0 keeps z as it is (so −0 stays −0).
-                e.select(f0, z, sum)
+                plus_fraction(e, z, f)
             },
             |_| Ok(z),
         )?;
@@ -357,10 +362,7 @@ pub fn floor() -> Spec {
                 e.record(f, FRACTION)?;
                 // What the inverse holds: `z + f`, which rounds where x is in (−1, 0) and so
                 // on (x − floor(x) = x + 1 is not exact there).
-                let zero = e.fc(0.0);
-                let f0 = e.feq(f, zero);
-                let sum = e.fadd(z, f);
-                let held = e.select(f0, z, sum)?;
+                let held = plus_fraction(e, z, f)?;
                 e.note_replay(x, held);
                 Ok(())
             },
