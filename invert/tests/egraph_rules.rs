@@ -67,6 +67,7 @@ fn magnitude(expr: &[Node], env: &HashMap<Symbol, Const>) -> f64 {
             Node::Num(n) => n.0.as_f64().unwrap_or(0.0).abs(),
             Node::Var(s) => env[s].as_f64().unwrap_or(0.0).abs(),
             Node::Sq(_) => a(0) * a(0),
+            Node::Odds(_) => a(0) / (a(1) - a(0)).abs().max(1e-300),
             Node::Op(op, _) => match op {
                 Opcode::Fadd | Opcode::Fsub => a(0) + a(1),
                 Opcode::Fmul => a(0) * a(1),
@@ -212,6 +213,22 @@ fn canonical_forms() {
 fn distribution_and_factoring() {
     check(&[Family::Distribute, Family::Comm], Type::F64, &|r| {
         term(r, 4, &["fadd", "fmul", "fsub"])
+    });
+}
+
+/// Ratios of affine terms with a known denominator part: `a / (c − a)` and `a / (a + c)` become
+/// `odds` calls (bit for bit the same value), Möbius maps a constant plus a ratio.
+#[test]
+fn ratios() {
+    check(&[Family::Distribute, Family::Comm], Type::F64, &|r| {
+        let c = [-2.0, 0.5, 1.0, 3.0, 1e-3][r.random_range(0..5usize)];
+        let a = term(r, 2, &["fadd", "fmul", "fsub", "exp"]);
+        let b = term(r, 1, &["fadd", "fmul"]);
+        match r.random_range(0..3u32) {
+            0 => format!("(fdiv {a} (fsub {c:?} {a}))"),
+            1 => format!("(fdiv {a} (fadd {a} {c:?}))"),
+            _ => format!("(fdiv (fadd {a} {b}) (fadd {a} {c:?}))"),
+        }
     });
 }
 

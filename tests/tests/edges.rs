@@ -230,6 +230,43 @@ fn a_sum_that_cancels_in_the_inverse_is_solved_from_its_exact_float() {
     assert!(r.acceptance() > 85.0, "{r:?}");
 }
 
+/// A ratio of affine terms, `a / (c − a)` (a logit's odds) or `a / (a + c)` (a share), is solved
+/// by the `iso.odds` helper with the closed form stable for the ratio: every exact rewrite with
+/// `a` once cancels at one end (`c/(c − a) − 1` loses a small ratio in `q + 1`: p = 1e-3 came
+/// back as 0.001000000000000112 and no θ gave a preimage of y = −20). Each y is reached from
+/// every θ at both ends, and small and large inputs come back exactly.
+#[test]
+fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
+    let program = Program::parse(
+        "odds.pinv",
+        "fn logit(p: f64) -> f64 { log(p / (1.0 - p)) }
+         fn share(a: f64) -> f64 { a / (a + 2.0) }
+         fn odds3(p: f64) -> f64 { (3.0 * p) / (7.5 - 3.0 * p) }",
+    )
+    .expect("compiles");
+    for p in [1e-3, 2.5e-9, 1e-300, 0.3, 0.5, 0.9, 1.0 - 1e-9] {
+        pinv_tests::round_trip(&program, "logit", &[Const::F64(p)]);
+    }
+    for a in [1e-3, 2.5e-9, -1e-12, 0.3, 1.9999999, 2.5, -4.0, 1e12] {
+        pinv_tests::round_trip(&program, "share", &[Const::F64(a)]);
+        pinv_tests::round_trip(&program, "odds3", &[Const::F64(a)]);
+    }
+    sound_and_complete(&program, &["logit", "share", "odds3"]);
+    let inverse = program.invert("logit").expect("invertible");
+    let mut sampler = pinv::Sampler::new(5);
+    for y in [-30.0, -20.0, -1.0, 0.0, 4.0, 20.0] {
+        let accepted = (0..200)
+            .filter(|_| inverse.sample(&[Const::F64(y)], &mut sampler).0.is_ok())
+            .count();
+        assert_eq!(
+            accepted, 200,
+            "logit at y = {y}: {accepted} of 200 θ accepted"
+        );
+    }
+    // The ratio is solved once: no θ beyond the two offsets a closed form may need.
+    assert!(inverse.schema().len() <= 2, "{:?}", inverse.schema());
+}
+
 /// A step that names its exact float does so among the floats around the value the inverse
 /// holds, so the PGF must decide from that value too, or it records θ for another path (the
 /// tape runs out, or has one value too many). Where the inverse holds another value than the

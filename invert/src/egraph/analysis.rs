@@ -217,6 +217,20 @@ impl Analysis<Node> for IsoAnalysis {
                     sign: konst.map_or(sign, sign_of),
                 }
             }
+            Node::Odds([a, c]) => {
+                let konst = match (child(*a).konst, child(*c).konst) {
+                    (Some(Const::F64(a)), Some(Const::F64(c))) => {
+                        Some(Const::F64(crate::solve::odds::eval(a, c)))
+                    }
+                    _ => None,
+                };
+                Data {
+                    ty: Some(Type::F64),
+                    konst,
+                    unknowns,
+                    sign: konst.map_or(ANY, sign_of),
+                }
+            }
             Node::Call { callee, result, .. } => Data {
                 ty: egraph.analysis.calls.get(&(*callee, *result)).copied(),
                 konst: None,

@@ -345,6 +345,7 @@ impl Input {
                     expr.add(Node::Sq([a]))
                 }
                 PKind::Given { .. }
+                | PKind::Odds
                 | PKind::Root(_)
                 | PKind::Polar { .. }
                 | PKind::Linear { .. }
@@ -469,6 +470,7 @@ pub fn to_plan(
                 b.value(PKind::Prim(*op), args, op.result_type(), span)
             }
             Node::Sq([a]) => b.value(PKind::Sq, vec![arg(*a)], Type::F64, span),
+            Node::Odds([a, c]) => b.value(PKind::Odds, vec![arg(*a), arg(*c)], Type::F64, span),
             Node::Call {
                 callee,
                 result,
@@ -586,6 +588,7 @@ pub fn eval_nodes(
             (Node::Sq(_), Some(args)) => {
                 pinv_core::semantics::eval(Opcode::Fmul, &[args[0], args[0]]).ok()
             }
+            (Node::Odds(_), Some(args)) => odds_of(&args),
             (Node::Call { callee, result, .. }, Some(args)) => budget
                 .call(module, *callee, &args)
                 .and_then(|r| r.get(*result as usize).copied()),
@@ -822,4 +825,12 @@ pub fn at_random_points(
         });
     }
     Ok(())
+}
+
+/// `odds(a, c) = a / (c − a)` of two constants, as the helper computes it.
+pub fn odds_of(args: &[Const]) -> Option<Const> {
+    match args {
+        &[Const::F64(a), Const::F64(c)] => Some(Const::F64(crate::solve::odds::eval(a, c))),
+        _ => None,
+    }
 }

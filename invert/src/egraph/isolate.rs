@@ -961,7 +961,7 @@ impl HookCtx {
             Node::Num(n) => Some(n.0.ty()),
             Node::Var(s) => self.input.analysis.vars.get(s).map(|v| v.ty),
             Node::Op(op, _) => Some(op.result_type()),
-            Node::Sq(_) => Some(Type::F64),
+            Node::Sq(_) | Node::Odds(_) => Some(Type::F64),
             Node::Call { callee, result, .. } => self
                 .input
                 .call_types
@@ -1047,6 +1047,7 @@ fn build_body(
                     b.value(PKind::Prim(*op), args, op.result_type(), Span::default())
                 }
                 Node::Sq(_) => b.value(PKind::Sq, args, Type::F64, Span::default()),
+                Node::Odds(_) => b.value(PKind::Odds, args, Type::F64, Span::default()),
                 Node::Call { callee, .. } => {
                     // Calls inside a root helper: kept as in the term (result 0 only).
                     b.value(PKind::Call(*callee), args, Type::F64, Span::default())
@@ -1113,6 +1114,7 @@ fn to_plan_with_root(
             },
             Node::Op(op, _) => b.value(PKind::Prim(*op), args, op.result_type(), span),
             Node::Sq(_) => b.value(PKind::Sq, args, Type::F64, span),
+            Node::Odds(_) => b.value(PKind::Odds, args, Type::F64, span),
             Node::Call { callee, result, .. } => {
                 let tys = hook
                     .input
@@ -1157,6 +1159,7 @@ pub fn eval_plan(
             PKind::Sq => {
                 vec![pinv_core::semantics::eval(pinv_core::ir::Opcode::Fmul, &[a[0], a[0]]).ok()?]
             }
+            PKind::Odds => vec![super::convert::odds_of(&a)?],
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots.get(*r)?.body, &a, module, budget)?,
             PKind::Polar { .. } => crate::solve::polar::eval(&a)?,

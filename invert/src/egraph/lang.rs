@@ -14,6 +14,9 @@
 //! - [`Node::Sq`]: `sq x = x * x`, the one operation the IR has no opcode for. It exists so that
 //!   `x * x` can be written with `x` once; it becomes a call of the helper `iso.sq`, whose inverse
 //!   rule takes a square root with a sign choice (see [`crate::solve::helpers`]).
+//! - [`Node::Odds`]: `odds a c = a / (c − a)`, a ratio of affine terms with `a` once; it becomes
+//!   a call of the helper `iso.odds`, whose rule picks the closed form stable for the ratio
+//!   (see [`crate::solve::odds`]).
 //! - [`Node::Call`]: result `r` of a call of a module function (pure and deterministic): rewrites
 //!   treat it as an uninterpreted function of its operands.
 
@@ -105,6 +108,7 @@ pub enum Node {
     Var(Symbol),
     Op(Opcode, Box<[Id]>),
     Sq([Id; 1]),
+    Odds([Id; 2]),
     Call {
         callee: FuncId,
         result: u32,
@@ -119,6 +123,7 @@ pub enum Kind {
     Var,
     Op(Opcode),
     Sq,
+    Odds,
     Call(FuncId, u32, usize),
 }
 
@@ -149,6 +154,7 @@ impl Language for Node {
             Node::Var(_) => Kind::Var,
             Node::Op(op, _) => Kind::Op(*op),
             Node::Sq(_) => Kind::Sq,
+            Node::Odds(_) => Kind::Odds,
             Node::Call {
                 callee,
                 result,
@@ -162,7 +168,7 @@ impl Language for Node {
             (Node::Num(a), Node::Num(b)) => a == b,
             (Node::Var(a), Node::Var(b)) => a == b,
             (Node::Op(a, x), Node::Op(b, y)) => a == b && x.len() == y.len(),
-            (Node::Sq(_), Node::Sq(_)) => true,
+            (Node::Sq(_), Node::Sq(_)) | (Node::Odds(_), Node::Odds(_)) => true,
             (
                 Node::Call {
                     callee: a,
@@ -184,6 +190,7 @@ impl Language for Node {
             Node::Num(_) | Node::Var(_) => &[],
             Node::Op(_, args) | Node::Call { args, .. } => args,
             Node::Sq(a) => a,
+            Node::Odds(a) => a,
         }
     }
 
@@ -192,6 +199,7 @@ impl Language for Node {
             Node::Num(_) | Node::Var(_) => &mut [],
             Node::Op(_, args) | Node::Call { args, .. } => args,
             Node::Sq(a) => a,
+            Node::Odds(a) => a,
         }
     }
 }
@@ -203,6 +211,7 @@ impl fmt::Display for Node {
             Node::Var(s) => write!(f, "{s}"),
             Node::Op(op, _) => write!(f, "{op}"),
             Node::Sq(_) => f.write_str("sq"),
+            Node::Odds(_) => f.write_str("odds"),
             Node::Call { callee, result, .. } => write!(f, "call.{}.{result}", callee.as_u32()),
         }
     }
@@ -225,6 +234,12 @@ impl FromOp for Node {
             return match children.as_slice() {
                 &[a] => Ok(Node::Sq([a])),
                 _ => Err(ParseNodeError(format!("`sq` takes one operand: {op}"))),
+            };
+        }
+        if op == "odds" {
+            return match children.as_slice() {
+                &[a, c] => Ok(Node::Odds([a, c])),
+                _ => Err(ParseNodeError(format!("`odds` takes two operands: {op}"))),
             };
         }
         if let Some(opcode) = Opcode::from_name(op) {

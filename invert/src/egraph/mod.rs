@@ -68,7 +68,9 @@
 //! What the rewritten form needs and the IR lacks is a small helper function with its own rule
 //! in the isolation layer: `iso.sq` (square root with a sign choice), `iso.mul` (a product of two
 //! unknown factors split with θ scaled by √|y|, so that θ's usual magnitudes give moderate
-//! factors; every other case is the stack's `fmul` rule), `iso.given.N`, and `iso.root.N` for the
+//! factors; every other case is the stack's `fmul` rule), `iso.odds` (`a / (c − a)` with `a`
+//! once, solved by `c·q/(1 + q)` or `c − c/(1 + q)`, whichever keeps the ratio's digits:
+//! [`odds`](crate::solve::odds)), `iso.given.N`, and `iso.root.N` for the
 //! **numeric fallback**: one unknown still occurring several times (`x⁵ + x`, `x·eˣ`) is solved
 //! by generated IR loops (scan for sign changes, θ ∈ [0, 1] picks one of the roots found,
 //! bisection; the PGF finds the bracket the input lies in), so the interpreter and any backend

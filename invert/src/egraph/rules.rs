@@ -16,7 +16,7 @@
 //! | [`Family::Comm`] | `a+b = b+a`, `a·b = b·a` | exact |
 //! | [`Family::Assoc`] | `(a+b)+c → a+(b+c)`, same for `·` (one way: with commutativity this reaches every bracketing, and the e-graph grows more slowly) | rounding |
 //! | [`Family::Canon`] | `a−b ↔ a+(−b)`, `−a ↔ (−1)·a`, `−(−a) → a`, `(−a)·b ↔ −(a·b)`, `−(a+b) ↔ (−a)+(−b)`, `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)`; `max(a, a) → a`, `min(a, a) → a` (f64 and i64), `a & a → a`, `a | a → a` (i64 and bool) | exact but `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)` and the sign of a zero sum |
-//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → c/(c−a) − 1`, `a/(a+c) → 1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
+//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → odds(a, c)`, `a/(a+c) → −odds(−a, c)` (a unknown, c not), and `c/(c−a) − 1`, `1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
 //! | [`Family::Square`] | `a·a ↔ sq a`, `sq(−a) → sq a`, `sq(a−b) → sq(b−a)`, `sq(a·b) ↔ sq a · sq b` | exact but the last |
 //! | [`Family::Csq`] | completing the square `a·sq x + b·x → a·sq(x + b/2a) − b²/4a` (and `a = 1`, `b = 1`), if `a`, `b` do not depend on an unknown, `x` does, and `a ≠ 0` is known | rounding |
 //! | [`Family::Power`] | `a·sq a → pow(a, 3)`, `a·pow(a, n) → pow(a, n+1)`, `pow(a,p)·pow(a,q) → pow(a, p+q)` for integer constants, `pow(a, 1) → a`, `pow(a, 2) → sq a` | rounding |
@@ -137,6 +137,12 @@ fn quadratic(a: Option<&str>, b: Option<&str>) -> impl Fn(&mut IsoGraph, Id, &Su
     }
 }
 
+/// `a` holds unknowns and `c` none: the ratio `a / (c − a)` is one an `odds` call solves.
+fn odds_of(a: &str, c: &str) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
+    let (a, c) = (v(a), v(c));
+    move |eg, _, s| eg[s[a]].data.unknowns != 0 && eg[s[c]].data.unknowns == 0
+}
+
 fn positive(vars: &[&str]) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
     let vars: Vec<Var> = vars.iter().map(|s| v(s)).collect();
     move |eg, _, s| vars.iter().all(|&x| eg[s[x]].data.signs() == POS)
@@ -199,11 +205,18 @@ fn distribute() -> Vec<Rule> {
         rw!("factor"; "(fadd (fmul ?a ?b) (fmul ?a ?c))" => "(fmul ?a (fadd ?b ?c))"),
         rw!("factor-one"; "(fadd ?a (fmul ?a ?b))" => "(fmul ?a (fadd 1.0 ?b))"),
         rw!("double"; "(fadd ?a ?a)" => "(fmul 2.0 ?a)"),
-        // Ratios of affine terms in one unknown keep it in the denominator only:
-        // a/(c − a) = c/(c − a) − 1, a/(a + c) = 1 − c/(a + c),
-        // (k·a + b)/(a + d) = k + (b − k·d)/(a + d) (logits, odds, Möbius maps).
-        rw!("ratio-sub"; "(fdiv ?a (fsub ?c ?a))" => "(fsub (fdiv ?c (fsub ?c ?a)) 1.0)"),
-        rw!("ratio-add"; "(fdiv ?a (fadd ?a ?c))" => "(fsub 1.0 (fdiv ?c (fadd ?a ?c)))"),
+        // Ratios of affine terms in one unknown use it once: a/(c − a) is `odds a c`, whose
+        // helper solves it with the closed form stable for the ratio at hand (each exact
+        // rewrite with a once, `c/(c − a) − 1` or `1/(c/a − 1)`, cancels at one end:
+        // logits of p near 0 or near 1); a/(a + c) = −odds(−a, c) (exactly: a + c = c − (−a));
+        // (k·a + b)/(a + d) = k + (b − k·d)/(a + d) (Möbius maps).
+        rw!("ratio-sub"; "(fdiv ?a (fsub ?c ?a))" => "(odds ?a ?c)" if odds_of("?a", "?c")),
+        rw!("ratio-add"; "(fdiv ?a (fadd ?a ?c))" => "(fneg (odds (fneg ?a) ?c))"
+            if odds_of("?a", "?c")),
+        // The split forms c/(c − a) − 1 and 1 − c/(a + c) too, for the rules after them to
+        // regroup where c holds unknowns (the odds form is smaller where both apply).
+        rw!("ratio-sub-split"; "(fdiv ?a (fsub ?c ?a))" => "(fsub (fdiv ?c (fsub ?c ?a)) 1.0)"),
+        rw!("ratio-add-split"; "(fdiv ?a (fadd ?a ?c))" => "(fsub 1.0 (fdiv ?c (fadd ?a ?c)))"),
         rw!("ratio-affine"; "(fdiv (fadd ?a ?b) (fadd ?a ?d))"
             => "(fadd 1.0 (fdiv (fsub ?b ?d) (fadd ?a ?d)))"),
         rw!("ratio-scaled"; "(fdiv (fadd (fmul ?k ?a) ?b) (fadd ?a ?d))"

@@ -43,7 +43,8 @@
 //! [`gf2`] is the bit-matrix algebra behind [`bits`], independent of plans and IR;
 //! [`bits_flow`] finds bit maps in functions with branches and loops (a CRC step in a loop).
 //! [`helpers`] has the small helpers every solver shares (square, balanced product,
-//! values read first from θ) and installs a plan's helpers. [`arith`] is the arithmetic the
+//! values read first from θ) and installs a plan's helpers; [`odds`] is the e-graph's helper
+//! for a ratio of affine terms, `a / (c − a)`. [`arith`] is the arithmetic the
 //! numeric kernels are written in once, for plain floats (`num_traits::Float`) and for IR.
 
 pub mod arith;
@@ -57,6 +58,7 @@ pub mod linear_rt;
 pub mod modular;
 pub mod newton;
 pub mod numeric;
+pub mod odds;
 pub mod plan;
 pub mod polar;
 pub mod sum_product;

@@ -85,7 +85,7 @@ fn inputs(plan: &Plan) -> Vec<Option<BTreeSet<u32>>> {
             PKind::Param(p) => Some(BTreeSet::from([*p])),
             PKind::Const(_) => Some(BTreeSet::new()),
             PKind::Prim(_) if !smooth => None,
-            PKind::Prim(_) | PKind::Sq => {
+            PKind::Prim(_) | PKind::Sq | PKind::Odds => {
                 inst.args.iter().try_fold(BTreeSet::new(), |mut all, a| {
                     all.extend(out[a.inst as usize].as_ref()?.iter().copied());
                     Some(all)

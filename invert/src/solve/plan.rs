@@ -38,6 +38,8 @@ pub enum PKind {
     Call(FuncId),
     /// `sq x = x * x` (the helper `iso.sq`).
     Sq,
+    /// `odds(a, c) = a / (c − a)` (the helper `iso.odds`, see [`super::odds`]).
+    Odds,
     /// `given(e, p) = e`: `p` is read from θ first when it is unknown. `pivot` says what `p` is.
     Given {
         pivot: String,
@@ -688,6 +690,7 @@ fn forward_range(kind: &PKind, a: &[Range], konst: Option<Const>) -> Range {
             _ => FULL,
         },
         PKind::Sq => a[0].sq(),
+        PKind::Odds => a[0].div(a[1].sub(a[0])),
         PKind::Given { .. } => a[0],
         PKind::Prim(op) => match op {
             Opcode::Fadd => a[0].add(a[1]),
@@ -794,6 +797,9 @@ fn solved_range(kind: &PKind, z: Range, a: &[Range], k: usize) -> Range {
         (PKind::Prim(Opcode::Exp), _) if z.lo > 0.0 => Range::of(z.lo.ln(), z.hi.ln()),
         (PKind::Prim(Opcode::Sqrt), _) if z.lo >= 0.0 => Range::of(z.lo * z.lo, z.hi * z.hi),
         (PKind::Sq, _) if z.hi >= 0.0 => Range::of(-z.hi.sqrt(), z.hi.sqrt()),
+        // a = c·q / (1 + q); c = a + a / q.
+        (PKind::Odds, 0) => a[1].mul(z).div(Range::point(1.0).add(z)),
+        (PKind::Odds, _) => a[0].add(a[0].div(z)),
         (PKind::Given { .. }, 0) => z,
         _ => FULL,
     }
@@ -1252,6 +1258,17 @@ impl crate::walk::Steps for DryRun<'_> {
                     sim.thetas += 1;
                 }
             }
+            PKind::Odds => {
+                // Both unknown: c is read first, from all reals (0 and huge values fail).
+                match distinct(&unknown) {
+                    0 => sim.checks += 1,
+                    1 => {}
+                    _ => {
+                        sim.thetas += 1;
+                        sim.bad += 1;
+                    }
+                }
+            }
             PKind::Bits(spec) => {
                 // θ for the unknown words with free bits; the image test rejects y, not θ.
                 if unknown.is_empty() {
@@ -1368,6 +1385,7 @@ pub fn plan_text(plan: &Plan, names: &[String], v: PVal, limit: usize) -> String
             PKind::Prim(op) => op.name().to_string(),
             PKind::Call(f) => format!("call.{}.{}", f.as_u32(), v.idx),
             PKind::Sq => "sq".to_string(),
+            PKind::Odds => "odds".to_string(),
             PKind::Given { .. } => "given".to_string(),
             PKind::Root(r) => format!("root{r}"),
             PKind::Polar { .. } => format!("polar.{}", v.idx),

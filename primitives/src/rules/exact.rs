@@ -217,6 +217,34 @@ pub fn alone(
     and_trusted(e, r, trusted)
 }
 
+/// Whether the solutions of `fwd(x) = target` around `d` lie strictly between `d`'s two
+/// neighbours, for a steep `fwd`: their outputs lie strictly on opposite sides of `target`. A
+/// monotone `fwd` then reaches `target` only between them, so `d` is the one float that can give
+/// it exactly, and at most one float from the best approximation where none does. For a steep
+/// step (`a / (c − a)` near its pole, where one float of `a` moves the output by more than the
+/// tolerance) no float may give `target` within the tolerance, and the float nearest it is what
+/// a later, flatter step (`log`) needs. Zero is left out, as in [`alone`].
+pub fn bracketed(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
+    let bits = e.op1(Opcode::F64Bits, d);
+    let one = e.ic(1);
+    let next = e.iadd(bits, one);
+    let prev = e.isub(bits, one);
+    let next = e.op1(Opcode::F64FromBits, next);
+    let prev = e.op1(Opcode::F64FromBits, prev);
+    let at_next = fwd(e, next);
+    let at_prev = fwd(e, prev);
+    let up_lo = e.flt(at_prev, target);
+    let up_hi = e.flt(target, at_next);
+    let up = e.band(up_lo, up_hi);
+    let down_lo = e.flt(at_next, target);
+    let down_hi = e.flt(target, at_prev);
+    let down = e.band(down_lo, down_hi);
+    let r = e.bor(up, down);
+    let zero = e.fc(0.0);
+    let nonzero = e.fne(d, zero);
+    e.band(r, nonzero)
+}
+
 /// [`run`]'s search: its usable flag, anchor, `lo` and `hi`.
 fn search(
     e: &mut Emitter<'_>,

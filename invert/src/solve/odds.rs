@@ -1,0 +1,263 @@
+//! Odds: `odds(a, c) = a / (c − a)`, the ratio of affine terms the e-graph writes with `a` once.
+//!
+//! `a / (c − a)` uses `a` twice (a logit's `p / (1 − p)`, a share's `a / (a + c)`, a gear or
+//! lens ratio), so inverted as written the second use can only check. Written with `a` once,
+//! every exact form is stable at one end only:
+//!
+//! - `c / (c − a) − 1` (the inverse takes `q + 1`): for a small ratio q (p = 1e-9 in a logit)
+//!   `q + 1` keeps none of q's digits, and no θ gives p back;
+//! - `1 / (c / a − 1)` (the inverse takes `1/q + 1`): for a large q, `1/q + 1` rounds by an ulp of
+//!   1, which moves `a` by a float where `c − a`, what the forward function divides by, has few.
+//!
+//! The isolation rewrites the ratio into a call of the helper `iso.odds(a, c)` (its body is the
+//! same `a / (c − a)`, so forward values are bit for bit the original's), whose rule solves
+//! `a / (c − a) = q` with the closed form that is stable where q is:
+//!
+//! ```text
+//! a = c·q / (1 + q)     where |q| ≤ 1 (no cancellation: each step keeps relative precision)
+//! a = c − c / (1 + q)   where |q| > 1 (a is within a factor 2 of c: the difference is exact)
+//! ```
+//!
+//! settled like a primitive's closed form ([`pinv_primitives::rules::settle`]: an offset θ where
+//! it does not pin `a`, the exact float with [`pinv_primitives::EmitOptions::exact_floats`]).
+//! The e-graph writes `a / (a + c)` as `−odds(−a, c)` (exact: `a + c = c − (−a)`), so shares
+//! and softmax-like ratios use the same rule. With `c` unknown and `a` known (not a form the
+//! isolation writes, but the rule covers every pattern), `c = a + a / q`, settled; with both
+//! unknown, `c` is read from θ first.
+
+use pinv_core::ir::{Block, Domain, FuncId, Function, Module, Opcode, Type, Value};
+use pinv_core::Span;
+use pinv_primitives::rules::exact;
+use pinv_primitives::rules::ops::Ops;
+use pinv_primitives::rules::settle::{settle, settle_doc, settle_pgf, Forward};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
+
+/// The name of the helper.
+pub const ODDS: &str = "iso.odds";
+
+/// `a / (c − a)` as the helper (and the original) computes it.
+pub fn eval(a: f64, c: f64) -> f64 {
+    a / (c - a)
+}
+
+/// The helper `iso.odds`, added (with its rule) if the module does not have it yet.
+pub fn install(module: &mut Module, layer: &mut Layer) -> FuncId {
+    let params = [("a", Type::F64), ("c", Type::F64)];
+    super::helpers::fixed_helper(
+        module,
+        layer,
+        ODDS,
+        &params,
+        vec![Type::F64],
+        emit_forward,
+        OddsRule,
+    )
+}
+
+/// The helper's body: `a / (c − a)`.
+pub fn emit_forward(f: &mut Function, b: Block, p: &[Value]) -> Vec<Value> {
+    let d = f.ins_prim(b, Opcode::Fsub, vec![p[1], p[0]], Span::default());
+    vec![f.ins_prim(b, Opcode::Fdiv, vec![p[0], d], Span::default())]
+}
+
+const A_OFFSET: &str = "numerator: offset from c·q/(1 + q)";
+const C_OFFSET: &str = "denominator's c: offset from a + a/q";
+const C_FIRST: &str = "denominator's c, chosen first";
+
+/// `a / (c − a)` in the emitter.
+fn odds(e: &mut Emitter<'_>, a: Value, c: Value) -> Value {
+    let d = e.fsub(c, a);
+    e.fdiv(a, d)
+}
+
+/// The candidate for `a` in `a / (c − a) = q`: see the module docs.
+fn numerator(e: &mut Emitter<'_>, q: Value, c: Value) -> Result<Value, RuleError> {
+    let one = e.fc(1.0);
+    let d = e.fadd(one, q);
+    let cq = e.fmul(c, q);
+    let small = e.fdiv(cq, d);
+    let part = e.fdiv(c, d);
+    let large = e.fsub(c, part);
+    let aq = e.fabs(q);
+    let near = e.fle(aq, one);
+    e.select(near, small, large)
+}
+
+/// The candidate for `c` in `a / (c − a) = q`: `a + a / q`.
+fn denominator(e: &mut Emitter<'_>, q: Value, a: Value) -> Value {
+    let r = e.fdiv(a, q);
+    e.fadd(a, r)
+}
+
+/// The rule of `iso.odds`: see the module docs.
+#[derive(Debug)]
+pub struct OddsRule;
+
+impl InverseRule for OddsRule {
+    fn name(&self) -> &str {
+        "odds"
+    }
+
+    fn covers(&self, pattern: &Pattern) -> bool {
+        pattern.arity() == 2
+    }
+
+    fn doc(&self, pattern: &Pattern) -> RuleDoc {
+        let (a, c) = (pattern.is_known(0), pattern.is_known(1));
+        let mut thetas = Vec::new();
+        if !c && !a {
+            thetas.push(ThetaDoc::value(Domain::Real, C_FIRST));
+        }
+        if !a {
+            thetas.push(settle_doc(A_OFFSET));
+        } else if !c {
+            thetas.push(settle_doc(C_OFFSET));
+        }
+        RuleDoc {
+            thetas,
+            checks: vec!["a / (c − a) = q".to_string()],
+            exact: false,
+            summary: "a = c·q/(1 + q) for |q| ≤ 1, c − c/(1 + q) above".to_string(),
+        }
+    }
+
+    fn emit_inverse(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Arg],
+    ) -> Result<Vec<Value>, RuleError> {
+        let (&[q], [a, c]) = (outputs, args) else {
+            return Err(RuleError::Malformed(
+                "iso.odds has two operands".to_string(),
+            ));
+        };
+        let c = match (a, c) {
+            (_, Arg::Known(c)) => *c,
+            (Arg::Unknown, Arg::Unknown) => e.theta(Domain::Real, C_FIRST)?,
+            (Arg::Known(a), Arg::Unknown) => {
+                let a = *a;
+                let d = denominator(e, q, a);
+                let fwd = |e: &mut Emitter<'_>, x| odds(e, a, x);
+                solve(e, d, q, &fwd, C_OFFSET)?
+            }
+        };
+        let a = match a {
+            Arg::Known(a) => *a,
+            Arg::Unknown => {
+                let d = numerator(e, q, c)?;
+                solve(e, d, q, &|e, x| odds(e, x, c), A_OFFSET)?
+            }
+        };
+        // The output within the tolerance, or, near the pole, `a` the float next to the exact
+        // solution (see [`solve`]).
+        let again = odds(e, a, c);
+        let close = e.close(again, q);
+        let fwd = |e: &mut Emitter<'_>, x| odds(e, x, c);
+        let nearest = exact::bracketed(e, a, q, &fwd);
+        let ok = e.bor(close, nearest);
+        e.check_step(ok, "θ loses precision: a / (c − a) is not y")?;
+        Ok(vec![a, c])
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (&[q], &[a, c]) = (outputs, args) else {
+            return Err(RuleError::Malformed(
+                "iso.odds has two operands".to_string(),
+            ));
+        };
+        // From what the inverse holds, as it does.
+        let q = e.replayed(q);
+        match (pattern.is_known(0), pattern.is_known(1)) {
+            (true, true) => Ok(()),
+            (true, false) => {
+                let a = e.replayed(a);
+                let d = denominator(e, q, a);
+                record(e, d, q, c, &|e, x| odds(e, a, x), C_OFFSET)
+            }
+            (false, known) => {
+                let held = if known {
+                    e.replayed(c)
+                } else {
+                    e.record(c, C_FIRST)?;
+                    c
+                };
+                let d = numerator(e, q, held)?;
+                record(e, d, q, a, &|e, x| odds(e, x, held), A_OFFSET)
+            }
+        }
+    }
+}
+
+/// The unknown from its candidate `d`: `d` itself where the solutions lie between its
+/// neighbours ([`exact::bracketed`]: near the pole, one float moves the ratio by more than the
+/// tolerance, and `d` is the float a flatter step after this one needs), else settled.
+fn solve(
+    e: &mut Emitter<'_>,
+    d: Value,
+    q: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let nearest = exact::bracketed(e, d, q, fwd);
+    e.if_value(
+        nearest,
+        Type::F64,
+        |_| Ok(d),
+        |e| settle(e, d, q, fwd, role),
+    )
+}
+
+/// The PGF side of [`solve`] for the forward value `x`.
+fn record(
+    e: &mut Emitter<'_>,
+    d: Value,
+    q: Value,
+    x: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<(), RuleError> {
+    let nearest = exact::bracketed(e, d, q, fwd);
+    e.branch(
+        nearest,
+        |e| {
+            e.note_replay(x, d);
+            Ok(())
+        },
+        |e| settle_pgf(e, d, q, x, fwd, role),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eval;
+
+    /// The two closed forms, in plain floats: the one used where |q| ≤ 1 keeps the digits of a
+    /// small ratio, the other those of a ratio near its pole; each is within an ulp or two of
+    /// the numerator that gave q, where the form the rule does not use there is far off.
+    #[test]
+    fn each_closed_form_is_stable_where_it_is_used() {
+        let small = |q: f64, c: f64| c * q / (1.0 + q);
+        let large = |q: f64, c: f64| c - c / (1.0 + q);
+        let ulps = |x: f64, y: f64| (x.to_bits() as i64 - y.to_bits() as i64).unsigned_abs();
+        for &(a, c) in &[(1e-9, 1.0), (2.5e-12, 3.0), (-1e-7, 1.0), (0.3, 1.0)] {
+            let q = eval(a, c);
+            assert!(q.abs() <= 1.0);
+            assert!(ulps(small(q, c), a) <= 2, "{a} {c}: {}", small(q, c));
+        }
+        for &(a, c) in &[(1.0 - 1e-9, 1.0), (2.9999, 3.0), (0.75, 1.0), (5.0, 1.0)] {
+            let q = eval(a, c);
+            assert!(q.abs() > 1.0);
+            assert!(ulps(large(q, c), a) <= 2, "{a} {c}: {}", large(q, c));
+        }
+        // The form not used there is off by far more than an ulp.
+        let q = eval(1e-9, 1.0);
+        assert!(ulps(large(q, 1.0), 1e-9) > 1 << 20);
+    }
+}
