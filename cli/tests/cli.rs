@@ -594,6 +594,46 @@ fn show_inverse_is_the_same_every_time_and_times_runs_only_when_asked() {
         "{timed}"
     );
     assert_eq!(timed.matches("θ first: a").count(), 1, "{timed}");
+    // Every phase of building the inverse, and compiling it.
+    let phases = [
+        "prepare",
+        "isolation",
+        "walk",
+        "simplify",
+        "finish",
+        "verify",
+        "schema",
+    ];
+    let line = timed
+        .lines()
+        .find(|l| l.starts_with("; time to build the inverse: "))
+        .unwrap_or_else(|| panic!("{timed}"));
+    for phase in phases {
+        assert!(line.contains(&format!("{phase} ")), "{phase}: {line}");
+    }
+    assert!(
+        timed.contains("; time to compile it to native code: "),
+        "{timed}"
+    );
+    let o = pinv(&[
+        "show",
+        "tests/corpus/systems.pinv",
+        "spread",
+        "--inverse",
+        "--timings",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let listed: Vec<&str> = v["timings"]["phases"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p["phase"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(listed, phases, "{v}");
+    assert!(
+        v["timings"]["total_ms"].as_f64().is_some_and(|t| t > 0.0),
+        "{v}"
+    );
+    assert!(v["timings"]["native_ms"].as_f64().is_some(), "{v}");
     let o = pinv(&["show", "tests/corpus/systems.pinv", "--timings"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

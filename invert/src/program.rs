@@ -215,6 +215,7 @@ impl Program {
                 pgf_built,
                 consulted,
                 isolation,
+                phases,
             },
             deferred,
         ) = reorient_deferring_pgfs(self.module(), id, stack, options)?;
@@ -228,7 +229,10 @@ impl Program {
                 ..options.clone()
             },
         });
+        let started = std::time::Instant::now();
         let schema = ThetaSchema::of(&module, inverse, Some(&self.file));
+        let mut phases = phases;
+        phases.0.push(("schema", started.elapsed()));
         let key = inverse_key(stack, options);
         let deps = InverseDeps {
             functions: forward_callees(self.module(), id),
@@ -251,6 +255,7 @@ impl Program {
             schema,
             consulted,
             isolation,
+            phases,
             config: self.config,
             engine: self.engine,
             deferred: Arc::new(Deferred {
@@ -368,6 +373,7 @@ pub struct Inverse {
     schema: ThetaSchema,
     consulted: BTreeSet<LayerStamp>,
     isolation: Vec<IsolationReport>,
+    phases: crate::reorient::Phases,
     config: InterpConfig,
     engine: Engine,
     native: Arc<Native>,
@@ -487,6 +493,12 @@ impl Inverse {
     /// ([`crate::egraph`]).
     pub fn isolation(&self) -> &[IsolationReport] {
         &self.isolation
+    }
+
+    /// How long each phase of building this inverse took ([`crate::reorient::Phases`]), the
+    /// θ schema last. Native code is compiled later, on first use ([`Inverse::native`]).
+    pub fn phases(&self) -> &crate::reorient::Phases {
+        &self.phases
     }
 
     /// The engine this inverse runs with.

@@ -8,6 +8,8 @@
 //! ```
 //!
 //! `--only chain,branches` runs only the workloads whose label contains one of the words.
+//! `--phases` also inverts each `invert` workload in this process and prints where the time
+//! went (`pinv::Inverse::phases`: prepare, isolation, walk, simplify, finish, verify, schema).
 //!
 //! Workloads: `check --cases 10` of a file of N small functions (the memory of checking many
 //! functions), `check --cases 10` of a chain of N statements (building, compiling and running
@@ -34,12 +36,13 @@ const INVERT: &[&str] = &[
 ];
 
 const USAGE: &str = "
-usage: scaling [--max N] [--only WORDS] [--bin PATH]
+usage: scaling [--max N] [--only WORDS] [--bin PATH] [--phases]
 
 Runs the release binary on generated programs of 10, 100, ... statements up to N (default
 10000) and prints wall time, peak memory and the growth exponents between sizes.
 --only chain,branches runs only the workloads whose label holds one of the words; --bin PATH
-is the binary (default target/release/pinv).
+is the binary (default target/release/pinv). --phases also prints, for each invert workload,
+the time of each phase of building the inverse (measured in this process).
 ";
 
 fn main() {
@@ -78,6 +81,7 @@ fn main() {
         "workload", "N", "seconds", "peak MB", "time exp", "mem exp"
     );
     let only = args.value("--only");
+    let phases = args.flag("--phases");
     let wanted = |label: &str| {
         only.as_deref()
             .is_none_or(|words| words.split(',').any(|w| label.contains(w)))
@@ -112,9 +116,28 @@ fn main() {
                 }
             );
             last = Some((n, secs, mb));
+            if phases && cmd[0] == "invert" {
+                println!("{:<18} {n:>8}   {}", "", phases_of(&make(n)));
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the time of inverting `f` in `source` goes, phase by phase, or why it fails.
+fn phases_of(source: &str) -> String {
+    let options = pinv::reorient::ReorientOptions {
+        max_instructions: 1_000_000,
+        ..Default::default()
+    };
+    let inverted = pinv::Program::parse("scaling.pinv", source).and_then(|program| {
+        let stack = program.stack();
+        program.invert_with("f", &stack, &options)
+    });
+    match inverted {
+        Ok(inverse) => inverse.phases().to_string(),
+        Err(e) => format!("does not invert: {e}"),
+    }
 }
 
 /// Runs `bin cmd[0] file cmd[1..]` (with the function name for `invert`); returns wall

@@ -32,6 +32,11 @@ impl ExampleArgs {
             .cloned()
     }
 
+    /// Whether the flag `name` is given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.0.iter().any(|a| a == name)
+    }
+
     /// The value after `name` parsed, or `default` when it is missing or does not parse.
     pub fn parsed<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
         self.value(name)

@@ -30,8 +30,10 @@ pub struct ShowArgs {
     /// Show the inverse, its PGF and its θ schema instead: of FUNC, or of every function.
     #[arg(long)]
     pub inverse: bool,
-    /// With `--inverse`: each e-graph run's iterations, nodes and time (which vary from run to
-    /// run; without it the output is the same every time).
+    /// With `--inverse`: the time each phase of building the inverse took (prepare, isolation,
+    /// walk, simplify, finish, verify, schema), compiling it to native code, and each e-graph
+    /// run's iterations, nodes and time (which vary from run to run; without it the output is
+    /// the same every time). With `--json`: a `timings` field.
     #[arg(long, requires = "inverse")]
     pub timings: bool,
 }
@@ -148,7 +150,11 @@ fn show_inverse(args: &ShowArgs) -> Outcome {
             }
         };
         if args.json {
-            documents.push(inverse_json(&inverse));
+            let mut doc = inverse_json(&inverse);
+            if args.timings {
+                doc["timings"] = timings_json(&inverse);
+            }
+            documents.push(doc);
             continue;
         }
         if i > 0 && args.format == Format::Text {
@@ -179,6 +185,31 @@ fn inverse_json(inverse: &pinv::Inverse) -> serde_json::Value {
         "pgf": inverse.pgf_id().err(),
         "isolation": inverse.isolation(),
     })
+}
+
+/// The time each phase of building `inverse` took, and compiling it to native code (which it
+/// does now), in milliseconds: `{"phases": [{"phase", "ms"}], "total_ms", "native_ms"}`
+/// (`native_ms` null where native code cannot be had).
+fn timings_json(inverse: &pinv::Inverse) -> serde_json::Value {
+    let phases = inverse.phases();
+    let native = native_time(inverse);
+    serde_json::json!({
+        "phases": phases.0.iter().map(|(name, t)| serde_json::json!({
+            "phase": name,
+            "ms": t.as_secs_f64() * 1e3,
+        })).collect::<Vec<_>>(),
+        "total_ms": phases.total().as_secs_f64() * 1e3,
+        "native_ms": native.ok().map(|t| t.as_secs_f64() * 1e3),
+    })
+}
+
+/// How long compiling `inverse` to native code takes (now, on first use), or why it cannot be.
+fn native_time(inverse: &pinv::Inverse) -> Result<std::time::Duration, String> {
+    let started = std::time::Instant::now();
+    inverse
+        .native()
+        .map(|_| started.elapsed())
+        .map_err(|e| e.to_string())
 }
 
 /// One inverse as text (θ schema, control choices, isolation, the inverse and PGF IR) or as a
@@ -231,6 +262,21 @@ fn show_one_inverse(args: &ShowArgs, inverse: &pinv::Inverse) {
             for line in text.lines() {
                 outln!(";   {line}");
             }
+        }
+    }
+    if args.timings {
+        let phases = inverse.phases();
+        outln!(";");
+        outln!(
+            "; time to build the inverse: {:.2} ms ({phases})",
+            phases.total().as_secs_f64() * 1e3
+        );
+        match native_time(inverse) {
+            Ok(t) => outln!(
+                "; time to compile it to native code: {:.2} ms",
+                t.as_secs_f64() * 1e3
+            ),
+            Err(why) => outln!("; no native code: {why}"),
         }
     }
     outln!();

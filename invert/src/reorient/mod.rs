@@ -191,6 +191,50 @@ pub struct Inversion {
     pub consulted: BTreeSet<LayerStamp>,
     /// What e-graph isolation did, per function considered ([`crate::egraph`]).
     pub isolation: Vec<crate::egraph::IsolationReport>,
+    /// Where the time went, phase by phase, in order.
+    pub phases: Phases,
+}
+
+/// The wall-clock time of each phase of one inversion, in the order they ran: what makes the
+/// cost of inverting a large program measurable without a profiler (`pinv show --inverse
+/// --timings`, the scaling benchmark).
+///
+/// - `prepare`: copying what the function reaches, inlining small calls, dropping redundant
+///   guards, recursion as a loop, unrolling constant loops, scheduling the outputs;
+/// - `isolation`: the e-graph isolation and the solvers ([`crate::egraph::hook`]), and CSE;
+/// - `walk`: the reorientation proper, rule by rule and block by block, with the dispatch
+///   guards it simplifies as it goes;
+/// - `simplify`: the simplifier over the generated code, the isolation's bodies put back;
+/// - `finish`: the user's bodies put back, blocks merged, values compacted;
+/// - `verify`: the verifier over every function generated or changed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Phases(pub Vec<(&'static str, std::time::Duration)>);
+
+impl Phases {
+    /// Appends `name` with the time since `*since`, and restarts `*since`.
+    fn lap(&mut self, name: &'static str, since: &mut std::time::Instant) {
+        let now = std::time::Instant::now();
+        self.0.push((name, now - *since));
+        *since = now;
+    }
+
+    /// The total of every phase.
+    pub fn total(&self) -> std::time::Duration {
+        self.0.iter().map(|(_, t)| *t).sum()
+    }
+}
+
+impl std::fmt::Display for Phases {
+    /// `prepare 0.12 ms, isolation 3.40 ms, …` in milliseconds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, t)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{name} {:.2} ms", t.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
+    }
 }
 
 /// Inverts `function` of `module` under `stack`.
@@ -253,6 +297,8 @@ fn reorient_in(
     defer_pgfs: bool,
     deadline: Deadline,
 ) -> Result<(Inversion, Vec<FuncId>), Error> {
+    let mut phases = Phases::default();
+    let mut since = std::time::Instant::now();
     let size: usize = input
         .reachable_from(&[function])
         .into_iter()
@@ -293,6 +339,7 @@ fn reorient_in(
         let cost = |f: &Function, inst| theta_cost(stack, f, inst);
         pinv_core::ir::schedule::schedule_outputs(f, &cost).map(|g| (g, ()))
     });
+    phases.lap("prepare", &mut since);
     // ---- e-graph isolation hook (crate::egraph::hook): rewrite bodies, push the helpers' layer
     let isolation =
         crate::egraph::hook::before(&mut forward, function, stack, &options.isolation, deadline);
@@ -323,7 +370,9 @@ fn reorient_in(
         isolated: isolation.rewritten().collect(),
         deadline,
     };
+    phases.lap("isolation", &mut since);
     let (inverse, pgf) = pass.invert(function)?;
+    phases.lap("walk", &mut since);
     let mut module = pass.out;
     let mut consulted = pass.consulted;
     // ---- e-graph isolation hook: original bodies back, simplification
@@ -361,6 +410,7 @@ fn reorient_in(
         Vec::new()
     };
     // ---- end of hook
+    phases.lap("simplify", &mut since);
     let mut isolation = isolation;
     // The last rewrite's originals first: each pass recorded the body it was given, so the
     // user's own bodies go back last.
@@ -392,6 +442,7 @@ fn reorient_in(
             f.compact();
         }
     }
+    phases.lap("finish", &mut since);
     // What the reorientation added or changed is verified; a function it left as it was is
     // the input's (a `Program`'s module is verified when it is built).
     for (id, f) in module.iter() {
@@ -409,6 +460,7 @@ fn reorient_in(
     used.extend(pgf.as_ref().ok().copied());
     used.extend(deferred.iter().copied());
     module.clear_unreachable(&used);
+    phases.lap("verify", &mut since);
     let inversion = Inversion {
         module,
         forward: function,
@@ -417,6 +469,7 @@ fn reorient_in(
         pgf_built,
         consulted,
         isolation,
+        phases,
     };
     Ok((inversion, deferred))
 }
