@@ -8,8 +8,10 @@
 //! ```
 //!
 //! `--only chain,branches` runs only the workloads whose label contains one of the words.
-//! `--phases` also inverts each `invert` workload in this process and prints where the time
-//! went (`pinv::Inverse::phases`: prepare, isolation, walk, simplify, finish, verify, schema).
+//! `--phases` also prints, for each `invert` workload, where the time went
+//! (`pinv::Inverse::phases`: prepare, isolation, walk, simplify, finish, verify, schema),
+//! measured in a child process (this one's memory would count in the next child's peak: Linux
+//! gives a child the peak of the process it was forked from).
 //!
 //! Workloads: `check --cases 10` of a file of N small functions (the memory of checking many
 //! functions), `check --cases 10` of a chain of N statements (building, compiling and running
@@ -47,6 +49,10 @@ the time of each phase of building the inverse (measured in this process).
 
 fn main() {
     let args = pinv_tests::ExampleArgs::from_env(USAGE);
+    if let Some(file) = args.value("--phases-of") {
+        println!("{}", phases_of(&file));
+        return;
+    }
     let max: usize = args.parsed("--max", 10_000);
     let bin = args.binary();
     let dir = std::env::temp_dir().join(format!("pinv-scaling-{}", std::process::id()));
@@ -117,20 +123,38 @@ fn main() {
             );
             last = Some((n, secs, mb));
             if phases && cmd[0] == "invert" {
-                println!("{:<18} {n:>8}   {}", "", phases_of(&make(n)));
+                println!("{:<18} {n:>8}   {}", "", phases_in_child(&file));
             }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Where the time of inverting `f` in `source` goes, phase by phase, or why it fails.
-fn phases_of(source: &str) -> String {
+/// [`phases_of`] `file`, run in a child process (this example, with `--phases-of FILE`).
+fn phases_in_child(file: &Path) -> String {
+    let run = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .arg("--phases-of")
+            .arg(file)
+            .output()
+    });
+    match run {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        Err(e) => format!("could not run: {e}"),
+    }
+}
+
+/// Where the time of inverting `f` in `file` goes, phase by phase, or why it fails.
+fn phases_of(file: &str) -> String {
+    let source = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => return format!("{file}: {e}"),
+    };
     let options = pinv::reorient::ReorientOptions {
         max_instructions: 1_000_000,
         ..Default::default()
     };
-    let inverted = pinv::Program::parse("scaling.pinv", source).and_then(|program| {
+    let inverted = pinv::Program::parse(file, &source).and_then(|program| {
         let stack = program.stack();
         program.invert_with("f", &stack, &options)
     });
