@@ -241,9 +241,14 @@ fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
         "odds.pinv",
         "fn logit(p: f64) -> f64 { log(p / (1.0 - p)) }
          fn share(a: f64) -> f64 { a / (a + 2.0) }
-         fn odds3(p: f64) -> f64 { (3.0 * p) / (7.5 - 3.0 * p) }",
+         fn odds3(p: f64) -> f64 { (3.0 * p) / (7.5 - 3.0 * p) }
+         fn reldiff(a: f64, b: f64) -> f64 { (a - b) / (a + b) }",
     )
     .expect("compiles");
+    // Where the other term is not a constant (a θ-chosen pivot), the product's balanced split
+    // chooses it instead: reading it first from all reals accepted 88% of θ.
+    let r = check_function(&program, "reldiff", &config(300));
+    assert!(r.acceptance() > 99.0, "{r:?}");
     for p in [1e-3, 2.5e-9, 1e-300, 0.3, 0.5, 0.9, 1.0 - 1e-9] {
         pinv_tests::round_trip(&program, "logit", &[Const::F64(p)]);
     }
@@ -251,7 +256,7 @@ fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
         pinv_tests::round_trip(&program, "share", &[Const::F64(a)]);
         pinv_tests::round_trip(&program, "odds3", &[Const::F64(a)]);
     }
-    sound_and_complete(&program, &["logit", "share", "odds3"]);
+    sound_and_complete(&program, &["logit", "share", "odds3", "reldiff"]);
     let inverse = program.invert("logit").expect("invertible");
     let mut sampler = pinv::Sampler::new(5);
     for y in [-30.0, -20.0, -1.0, 0.0, 4.0, 20.0] {

@@ -16,7 +16,7 @@
 //! | [`Family::Comm`] | `a+b = b+a`, `a·b = b·a` | exact |
 //! | [`Family::Assoc`] | `(a+b)+c → a+(b+c)`, same for `·` (one way: with commutativity this reaches every bracketing, and the e-graph grows more slowly) | rounding |
 //! | [`Family::Canon`] | `a−b ↔ a+(−b)`, `−a ↔ (−1)·a`, `−(−a) → a`, `(−a)·b ↔ −(a·b)`, `−(a+b) ↔ (−a)+(−b)`, `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)`; `max(a, a) → a`, `min(a, a) → a` (f64 and i64), `a & a → a`, `a | a → a` (i64 and bool) | exact but `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)` and the sign of a zero sum |
-//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → odds(a, c)`, `a/(a+c) → −odds(−a, c)` (a unknown, c not), and `c/(c−a) − 1`, `1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
+//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → odds(a, c)`, `a/(a+c) → −odds(−a, c)` (a unknown, c a constant), and `c/(c−a) − 1`, `1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
 //! | [`Family::Square`] | `a·a ↔ sq a`, `sq(−a) → sq a`, `sq(a−b) → sq(b−a)`, `sq(a·b) ↔ sq a · sq b` | exact but the last |
 //! | [`Family::Csq`] | completing the square `a·sq x + b·x → a·sq(x + b/2a) − b²/4a` (and `a = 1`, `b = 1`), if `a`, `b` do not depend on an unknown, `x` does, and `a ≠ 0` is known | rounding |
 //! | [`Family::Power`] | `a·sq a → pow(a, 3)`, `a·pow(a, n) → pow(a, n+1)`, `pow(a,p)·pow(a,q) → pow(a, p+q)` for integer constants, `pow(a, 1) → a`, `pow(a, 2) → sq a` | rounding |
@@ -137,10 +137,13 @@ fn quadratic(a: Option<&str>, b: Option<&str>) -> impl Fn(&mut IsoGraph, Id, &Su
     }
 }
 
-/// `a` holds unknowns and `c` none: the ratio `a / (c − a)` is one an `odds` call solves.
+/// `a` holds unknowns and `c` is a constant: the ratio `a / (c − a)` is one an `odds` call
+/// solves. Not where `c` holds a pivot: the odds form then needs the pivot read first (`given`),
+/// where `a · (2 / (a + b))` lets the product's balanced split choose it (`(a − b)/(a + b)`:
+/// 88% of θ accepted the first way, 100% the second).
 fn odds_of(a: &str, c: &str) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
     let (a, c) = (v(a), v(c));
-    move |eg, _, s| eg[s[a]].data.unknowns != 0 && eg[s[c]].data.unknowns == 0
+    move |eg, _, s| eg[s[a]].data.unknowns != 0 && eg[s[c]].data.konst.is_some()
 }
 
 fn positive(vars: &[&str]) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
