@@ -217,16 +217,19 @@ fn distribution_and_factoring() {
 }
 
 /// Ratios of affine terms with a known denominator part: `a / (c − a)` and `a / (a + c)` become
-/// `odds` calls (bit for bit the same value), Möbius maps a constant plus a ratio.
+/// `odds` calls (bit for bit the same value), `k·a / (c + m·a)` a constant times one (within
+/// rounding), Möbius maps a constant plus a ratio.
 #[test]
 fn ratios() {
     check(&[Family::Distribute, Family::Comm], Type::F64, &|r| {
         let c = [-2.0, 0.5, 1.0, 3.0, 1e-3][r.random_range(0..5usize)];
         let a = term(r, 2, &["fadd", "fmul", "fsub", "exp"]);
         let b = term(r, 1, &["fadd", "fmul"]);
-        match r.random_range(0..3u32) {
+        let m = [-0.7, 0.2, 3.0][r.random_range(0..3usize)];
+        match r.random_range(0..4u32) {
             0 => format!("(fdiv {a} (fsub {c:?} {a}))"),
             1 => format!("(fdiv {a} (fadd {a} {c:?}))"),
+            2 => format!("(fdiv (fmul {a} 0.9) (fadd {c:?} (fmul {a} {m:?})))"),
             _ => format!("(fdiv (fadd {a} {b}) (fadd {a} {c:?}))"),
         }
     });

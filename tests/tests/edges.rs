@@ -230,11 +230,12 @@ fn a_sum_that_cancels_in_the_inverse_is_solved_from_its_exact_float() {
     assert!(r.acceptance() > 85.0, "{r:?}");
 }
 
-/// A ratio of affine terms, `a / (c − a)` (a logit's odds) or `a / (a + c)` (a share), is solved
-/// by the `iso.odds` helper with the closed form stable for the ratio: every exact rewrite with
-/// `a` once cancels at one end (`c/(c − a) − 1` loses a small ratio in `q + 1`: p = 1e-3 came
-/// back as 0.001000000000000112 and no θ gave a preimage of y = −20). Each y is reached from
-/// every θ at both ends, and small and large inputs come back exactly.
+/// A ratio of affine terms, `a / (c − a)` (a logit's odds), `a / (a + c)` (a share) or
+/// `k·a / (c + m·a)` (a Bayes posterior), is solved by the `iso.odds` helper with the closed
+/// form stable for the ratio: every exact rewrite with `a` once cancels at one end
+/// (`c/(c − a) − 1` loses a small ratio in `q + 1`: p = 1e-3 came back as
+/// 0.001000000000000112 and no θ gave a preimage of y = −20). Each y is reached from every θ
+/// at both ends, and small and large inputs come back exactly.
 #[test]
 fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
     let program = Program::parse(
@@ -242,9 +243,17 @@ fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
         "fn logit(p: f64) -> f64 { log(p / (1.0 - p)) }
          fn share(a: f64) -> f64 { a / (a + 2.0) }
          fn odds3(p: f64) -> f64 { (3.0 * p) / (7.5 - 3.0 * p) }
-         fn reldiff(a: f64, b: f64) -> f64 { (a - b) / (a + b) }",
+         fn reldiff(a: f64, b: f64) -> f64 { (a - b) / (a + b) }
+         fn posterior(p: f64) -> f64 { p * 0.9 / (p * 0.9 + (1.0 - p) * 0.2) }",
     )
     .expect("compiles");
+    // A Möbius map with constant coefficients, rescaled to an odds form (it was solved
+    // numerically from a start point: 17.9% accepted).
+    for p in [1e-12, 0.01, 0.5, 0.999999] {
+        pinv_tests::round_trip(&program, "posterior", &[Const::F64(p)]);
+    }
+    let r = check_function(&program, "posterior", &config(300));
+    assert!(r.acceptance() > 99.0, "{r:?}");
     // Where the other term is not a constant (a θ-chosen pivot), the product's balanced split
     // chooses it instead: reading it first from all reals accepted 88% of θ.
     let r = check_function(&program, "reldiff", &config(300));
@@ -256,7 +265,10 @@ fn a_ratio_of_affine_terms_is_solved_stably_at_both_ends() {
         pinv_tests::round_trip(&program, "share", &[Const::F64(a)]);
         pinv_tests::round_trip(&program, "odds3", &[Const::F64(a)]);
     }
-    sound_and_complete(&program, &["logit", "share", "odds3", "reldiff"]);
+    sound_and_complete(
+        &program,
+        &["logit", "share", "odds3", "reldiff", "posterior"],
+    );
     let inverse = program.invert("logit").expect("invertible");
     let mut sampler = pinv::Sampler::new(5);
     for y in [-30.0, -20.0, -1.0, 0.0, 4.0, 20.0] {

@@ -16,7 +16,7 @@
 //! | [`Family::Comm`] | `a+b = b+a`, `a·b = b·a` | exact |
 //! | [`Family::Assoc`] | `(a+b)+c → a+(b+c)`, same for `·` (one way: with commutativity this reaches every bracketing, and the e-graph grows more slowly) | rounding |
 //! | [`Family::Canon`] | `a−b ↔ a+(−b)`, `−a ↔ (−1)·a`, `−(−a) → a`, `(−a)·b ↔ −(a·b)`, `−(a+b) ↔ (−a)+(−b)`, `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)`; `max(a, a) → a`, `min(a, a) → a` (f64 and i64), `a & a → a`, `a | a → a` (i64 and bool) | exact but `a/b ↔ a·(1/b)`, `(a·b)/c ↔ a·(b/c)` and the sign of a zero sum |
-//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → odds(a, c)`, `a/(a+c) → −odds(−a, c)` (a unknown, c a constant), and `c/(c−a) − 1`, `1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
+//! | [`Family::Distribute`] | `a·(b+c) ↔ a·b+a·c`, `a+a·b → a·(1+b)`, `a+a → 2·a`; ratios `a/(c−a) → odds(a, c)`, `a/(a+c) → −odds(−a, c)` (a unknown, c a constant), `k·a/(c+m·a) → (k/m)·(m·a/(m·a+c))` (constants k, m, c), and `c/(c−a) − 1`, `1 − c/(a+c)`, `(k·a+b)/(a+d) → k + (b−k·d)/(a+d)` | rounding (`a+a = 2·a` is exact) |
 //! | [`Family::Square`] | `a·a ↔ sq a`, `sq(−a) → sq a`, `sq(a−b) → sq(b−a)`, `sq(a·b) ↔ sq a · sq b` | exact but the last |
 //! | [`Family::Csq`] | completing the square `a·sq x + b·x → a·sq(x + b/2a) − b²/4a` (and `a = 1`, `b = 1`), if `a`, `b` do not depend on an unknown, `x` does, and `a ≠ 0` is known | rounding |
 //! | [`Family::Power`] | `a·sq a → pow(a, 3)`, `a·pow(a, n) → pow(a, n+1)`, `pow(a,p)·pow(a,q) → pow(a, p+q)` for integer constants, `pow(a, 1) → a`, `pow(a, 2) → sq a` | rounding |
@@ -146,6 +146,19 @@ fn odds_of(a: &str, c: &str) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
     move |eg, _, s| eg[s[a]].data.unknowns != 0 && eg[s[c]].data.konst.is_some()
 }
 
+/// `a` holds unknowns; `k`, `m` and `c` are constants, `m` finite and nonzero (a ratio
+/// `k·a / (c + m·a)` that [`Family::Distribute`]'s rescaling turns into an odds form).
+fn rescalable(a: &str, k: &str, m: &str, c: &str) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
+    let (a, k, m, c) = (v(a), v(k), v(m), v(c));
+    move |eg, _, s| {
+        let konst = |x: Var| eg[s[x]].data.konst;
+        eg[s[a]].data.unknowns != 0
+            && matches!(konst(k), Some(Const::F64(_)))
+            && matches!(konst(c), Some(Const::F64(_)))
+            && matches!(konst(m), Some(Const::F64(x)) if x != 0.0 && x.is_finite())
+    }
+}
+
 fn positive(vars: &[&str]) -> impl Fn(&mut IsoGraph, Id, &Subst) -> bool {
     let vars: Vec<Var> = vars.iter().map(|s| v(s)).collect();
     move |eg, _, s| vars.iter().all(|&x| eg[s[x]].data.signs() == POS)
@@ -216,6 +229,12 @@ fn distribute() -> Vec<Rule> {
         rw!("ratio-sub"; "(fdiv ?a (fsub ?c ?a))" => "(odds ?a ?c)" if odds_of("?a", "?c")),
         rw!("ratio-add"; "(fdiv ?a (fadd ?a ?c))" => "(fneg (odds (fneg ?a) ?c))"
             if odds_of("?a", "?c")),
+        // A scaled ratio k·a / (c + m·a) with constants k, m, c: (k/m)·(m·a / (m·a + c)), an
+        // odds form (Möbius maps with constant coefficients: a Bayes posterior
+        // 0.9p / (0.2 + 0.7p)). Rounds: k/m is a constant of its own.
+        rw!("ratio-rescale"; "(fdiv (fmul ?a ?k) (fadd ?c (fmul ?a ?m)))"
+            => "(fmul (fdiv ?k ?m) (fdiv (fmul ?a ?m) (fadd (fmul ?a ?m) ?c)))"
+            if rescalable("?a", "?k", "?m", "?c")),
         // The split forms c/(c − a) − 1 and 1 − c/(a + c) too, for the rules after them to
         // regroup where c holds unknowns (the odds form is smaller where both apply).
         rw!("ratio-sub-split"; "(fdiv ?a (fsub ?c ?a))" => "(fsub (fdiv ?c (fsub ?c ?a)) 1.0)"),
