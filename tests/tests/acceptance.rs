@@ -58,6 +58,7 @@ fn a_bounded_term_narrows_what_theta_draws_for_the_other() {
         "active_power",
         "line_current",
         "grown",
+        "compounded",
         "amplitude",
         "above_floor",
     ] {

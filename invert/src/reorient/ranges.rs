@@ -389,6 +389,19 @@ pub(super) fn prim_range(op: Opcode, a_op: Operand, b_op: Operand) -> Option<(f6
         Opcode::Asin => (-FRAC_PI_2, FRAC_PI_2),
         Opcode::Acos => (0.0, PI),
         Opcode::Atan2 => (-PI, PI),
+        // An even whole power, or a power of a base that is never negative, is never negative
+        // (`p · pow(1 + r, 10)`: θ draws the power, and p = y / θ has y's sign). A base whose
+        // range starts at 0 may be −0, whose odd negative powers are −inf: the exponent must
+        // then be at least 0.
+        Opcode::Pow => {
+            let even = matches!(b, Some((lo, hi)) if lo == hi && (lo / 2.0).fract() == 0.0);
+            let positive_base = a_full.0 > 0.0;
+            let nonneg_both = a_full.0 >= 0.0 && b_full.0 >= 0.0;
+            if !(even || positive_base || nonneg_both) {
+                return None;
+            }
+            (0.0, f64::INFINITY)
+        }
         Opcode::Fmin => hull_where_nan((a_full.0.min(b_full.0), a_full.1.min(b_full.1))),
         Opcode::Fmax => hull_where_nan((a_full.0.max(b_full.0), a_full.1.max(b_full.1))),
         _ => return None,
@@ -456,6 +469,32 @@ mod tests {
         }
         // w ≥ 2 squares to at least 4.
         assert!(found.contains(&(4.0, f64::INFINITY)), "{found:?}");
+    }
+
+    #[test]
+    fn even_powers_and_powers_of_positive_bases_are_never_negative() {
+        let any = Operand::UNKNOWN;
+        let nonneg = Operand {
+            range: Some((0.0, f64::INFINITY)),
+            never_nan: true,
+        };
+        let positive = Operand {
+            range: Some((1e-3, 5.0)),
+            never_nan: true,
+        };
+        let half = Some((0.0, f64::INFINITY));
+        for k in [10.0, 2.0, -4.0, 0.0] {
+            assert_eq!(prim_range(Opcode::Pow, any, Operand::constant(k)), half);
+        }
+        assert_eq!(prim_range(Opcode::Pow, positive, any), half);
+        assert_eq!(prim_range(Opcode::Pow, nonneg, positive), half);
+        // Odd powers of anything, and a base that may be −0 to a negative power (−inf).
+        assert_eq!(prim_range(Opcode::Pow, any, Operand::constant(3.0)), None);
+        assert_eq!(
+            prim_range(Opcode::Pow, nonneg, Operand::constant(-1.0)),
+            None
+        );
+        assert_eq!(f64::powf(-0.0, -1.0), f64::NEG_INFINITY);
     }
 
     #[test]
