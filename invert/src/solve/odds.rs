@@ -89,6 +89,11 @@ fn denominator(e: &mut Emitter<'_>, q: Value, a: Value) -> Value {
     e.fadd(a, r)
 }
 
+/// A call of the helper with other than one output and two operands.
+fn malformed() -> RuleError {
+    RuleError::Malformed("iso.odds has two operands and one result".to_string())
+}
+
 /// The rule of `iso.odds`: see the module docs.
 #[derive(Debug)]
 pub struct OddsRule;
@@ -128,9 +133,7 @@ impl InverseRule for OddsRule {
         args: &[Arg],
     ) -> Result<Vec<Value>, RuleError> {
         let (&[q], [a, c]) = (outputs, args) else {
-            return Err(RuleError::Malformed(
-                "iso.odds has two operands".to_string(),
-            ));
+            return Err(malformed());
         };
         let c = match (a, c) {
             (_, Arg::Known(c)) => *c,
@@ -168,9 +171,7 @@ impl InverseRule for OddsRule {
         pattern: &Pattern,
     ) -> Result<(), RuleError> {
         let (&[q], &[a, c]) = (outputs, args) else {
-            return Err(RuleError::Malformed(
-                "iso.odds has two operands".to_string(),
-            ));
+            return Err(malformed());
         };
         // From what the inverse holds, as it does.
         let q = e.replayed(q);

@@ -196,12 +196,7 @@ pub fn alone(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Value {
-    let bits = e.op1(Opcode::F64Bits, d);
-    let one = e.ic(1);
-    let next = e.iadd(bits, one);
-    let prev = e.isub(bits, one);
-    let next = e.op1(Opcode::F64FromBits, next);
-    let prev = e.op1(Opcode::F64FromBits, prev);
+    let (prev, next) = neighbours(e, d);
     let at = fwd(e, d);
     let at_next = fwd(e, next);
     let at_prev = fwd(e, prev);
@@ -217,6 +212,18 @@ pub fn alone(
     and_trusted(e, r, trusted)
 }
 
+/// The bit patterns one below and one above `d`'s: the next float in magnitude each way, below
+/// `d` and above it whatever its sign (not across zero).
+fn neighbours(e: &mut Emitter<'_>, d: Value) -> (Value, Value) {
+    let bits = e.op1(Opcode::F64Bits, d);
+    let one = e.ic(1);
+    let next = e.iadd(bits, one);
+    let prev = e.isub(bits, one);
+    let next = e.op1(Opcode::F64FromBits, next);
+    let prev = e.op1(Opcode::F64FromBits, prev);
+    (prev, next)
+}
+
 /// Whether the solutions of `fwd(x) = target` around `d` lie strictly between `d`'s two
 /// neighbours, for a steep `fwd`: their outputs lie strictly on opposite sides of `target`. A
 /// monotone `fwd` then reaches `target` only between them, so `d` is the one float that can give
@@ -225,12 +232,7 @@ pub fn alone(
 /// tolerance) no float may give `target` within the tolerance, and the float nearest it is what
 /// a later, flatter step (`log`) needs. Zero is left out, as in [`alone`].
 pub fn bracketed(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
-    let bits = e.op1(Opcode::F64Bits, d);
-    let one = e.ic(1);
-    let next = e.iadd(bits, one);
-    let prev = e.isub(bits, one);
-    let next = e.op1(Opcode::F64FromBits, next);
-    let prev = e.op1(Opcode::F64FromBits, prev);
+    let (prev, next) = neighbours(e, d);
     let at_next = fwd(e, next);
     let at_prev = fwd(e, prev);
     let up_lo = e.flt(at_prev, target);
