@@ -21,16 +21,15 @@
 //! settled like a primitive's closed form ([`pinv_primitives::rules::settle`]: an offset θ where
 //! it does not pin `a`, the exact float with [`pinv_primitives::EmitOptions::exact_floats`]).
 //! The e-graph writes `a / (a + c)` as `−odds(−a, c)` (exact: `a + c = c − (−a)`), so shares
-//! and softmax-like ratios use the same rule. With `c` unknown and `a` known (not a form the
-//! isolation writes, but the rule covers every pattern), `c = a + a / q`, settled; with both
-//! unknown, `c` is read from θ first.
+//! and softmax-like ratios use the same rule. The e-graph writes `odds` only where `c` is a
+//! constant, so the rule covers a known `c` only (with `a` known too, it checks).
 
-use pinv_core::ir::{Block, Domain, FuncId, Function, Module, Opcode, Type, Value};
+use pinv_core::ir::{Block, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::exact;
 use pinv_primitives::rules::ops::Ops;
 use pinv_primitives::rules::settle::{settle, settle_doc, settle_pgf, Forward};
-use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError, ThetaDoc};
+use pinv_primitives::{Arg, Emitter, InverseRule, Layer, Pattern, RuleDoc, RuleError};
 
 /// The name of the helper.
 pub const ODDS: &str = "iso.odds";
@@ -61,8 +60,6 @@ pub fn emit_forward(f: &mut Function, b: Block, p: &[Value]) -> Vec<Value> {
 }
 
 const A_OFFSET: &str = "numerator: offset from c·q/(1 + q)";
-const C_OFFSET: &str = "denominator's c: offset from a + a/q";
-const C_FIRST: &str = "denominator's c, chosen first";
 
 /// `a / (c − a)` in the emitter.
 fn odds(e: &mut Emitter<'_>, a: Value, c: Value) -> Value {
@@ -83,12 +80,6 @@ fn numerator(e: &mut Emitter<'_>, q: Value, c: Value) -> Result<Value, RuleError
     e.select(near, small, large)
 }
 
-/// The candidate for `c` in `a / (c − a) = q`: `a + a / q`.
-fn denominator(e: &mut Emitter<'_>, q: Value, a: Value) -> Value {
-    let r = e.fdiv(a, q);
-    e.fadd(a, r)
-}
-
 /// A call of the helper with other than one output and two operands.
 fn malformed() -> RuleError {
     RuleError::Malformed("iso.odds has two operands and one result".to_string())
@@ -104,22 +95,16 @@ impl InverseRule for OddsRule {
     }
 
     fn covers(&self, pattern: &Pattern) -> bool {
-        pattern.arity() == 2
+        pattern.arity() == 2 && pattern.is_known(1)
     }
 
     fn doc(&self, pattern: &Pattern) -> RuleDoc {
-        let (a, c) = (pattern.is_known(0), pattern.is_known(1));
-        let mut thetas = Vec::new();
-        if !c && !a {
-            thetas.push(ThetaDoc::value(Domain::Real, C_FIRST));
-        }
-        if !a {
-            thetas.push(settle_doc(A_OFFSET));
-        } else if !c {
-            thetas.push(settle_doc(C_OFFSET));
-        }
         RuleDoc {
-            thetas,
+            thetas: if pattern.is_known(0) {
+                Vec::new()
+            } else {
+                vec![settle_doc(A_OFFSET)]
+            },
             checks: vec!["a / (c − a) = q".to_string()],
             exact: false,
             summary: "a = c·q/(1 + q) for |q| ≤ 1, c − c/(1 + q) above".to_string(),
@@ -132,31 +117,22 @@ impl InverseRule for OddsRule {
         outputs: &[Value],
         args: &[Arg],
     ) -> Result<Vec<Value>, RuleError> {
-        let (&[q], [a, c]) = (outputs, args) else {
-            return Err(malformed());
+        let (&[q], [a, Arg::Known(c)]) = (outputs, args) else {
+            return Err(RuleError::Uncovered(Pattern::of(args)));
         };
-        let c = match (a, c) {
-            (_, Arg::Known(c)) => *c,
-            (Arg::Unknown, Arg::Unknown) => e.theta(Domain::Real, C_FIRST)?,
-            (Arg::Known(a), Arg::Unknown) => {
-                let a = *a;
-                let d = denominator(e, q, a);
-                let fwd = |e: &mut Emitter<'_>, x| odds(e, a, x);
-                solve(e, d, q, &fwd, C_OFFSET)?
-            }
-        };
+        let c = *c;
+        let fwd = |e: &mut Emitter<'_>, x| odds(e, x, c);
         let a = match a {
             Arg::Known(a) => *a,
             Arg::Unknown => {
                 let d = numerator(e, q, c)?;
-                solve(e, d, q, &|e, x| odds(e, x, c), A_OFFSET)?
+                solve(e, d, q, &fwd, A_OFFSET)?
             }
         };
         // The output within the tolerance, or, near the pole, `a` the float next to the exact
         // solution (see [`solve`]).
         let again = odds(e, a, c);
         let close = e.close(again, q);
-        let fwd = |e: &mut Emitter<'_>, x| odds(e, x, c);
         let nearest = exact::bracketed(e, a, q, &fwd);
         let ok = e.bor(close, nearest);
         e.check_step(ok, "θ loses precision: a / (c − a) is not y")?;
@@ -173,26 +149,17 @@ impl InverseRule for OddsRule {
         let (&[q], &[a, c]) = (outputs, args) else {
             return Err(malformed());
         };
+        if !pattern.is_known(1) {
+            return Err(RuleError::Uncovered(pattern.clone()));
+        }
+        if pattern.is_known(0) {
+            return Ok(());
+        }
         // From what the inverse holds, as it does.
         let q = e.replayed(q);
-        match (pattern.is_known(0), pattern.is_known(1)) {
-            (true, true) => Ok(()),
-            (true, false) => {
-                let a = e.replayed(a);
-                let d = denominator(e, q, a);
-                record(e, d, q, c, &|e, x| odds(e, a, x), C_OFFSET)
-            }
-            (false, known) => {
-                let held = if known {
-                    e.replayed(c)
-                } else {
-                    e.record(c, C_FIRST)?;
-                    c
-                };
-                let d = numerator(e, q, held)?;
-                record(e, d, q, a, &|e, x| odds(e, x, held), A_OFFSET)
-            }
-        }
+        let c = e.replayed(c);
+        let d = numerator(e, q, c)?;
+        record(e, d, q, a, &|e, x| odds(e, x, c), A_OFFSET)
     }
 }
 

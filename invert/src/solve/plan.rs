@@ -1259,14 +1259,13 @@ impl crate::walk::Steps for DryRun<'_> {
                 }
             }
             PKind::Odds => {
-                // Both unknown: c is read first, from all reals (0 and huge values fail).
-                match distinct(&unknown) {
-                    0 => sim.checks += 1,
-                    1 => {}
-                    _ => {
-                        sim.thetas += 1;
-                        sim.bad += 1;
-                    }
+                // The rule solves `a` for a known `c` (a constant, where the e-graph writes
+                // it); anything else is not a form it covers.
+                if unknown.is_empty() {
+                    sim.checks += 1;
+                } else if !is_known(known, inst.args[1]) {
+                    sim.checks += 1;
+                    sim.bad += 1;
                 }
             }
             PKind::Bits(spec) => {
