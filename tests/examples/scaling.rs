@@ -44,7 +44,7 @@ Runs the release binary on generated programs of 10, 100, ... statements up to N
 10000) and prints wall time, peak memory and the growth exponents between sizes.
 --only chain,branches runs only the workloads whose label holds one of the words; --bin PATH
 is the binary (default target/release/pinv). --phases also prints, for each invert workload,
-the time of each phase of building the inverse (measured in this process).
+the time of each phase of building the inverse (measured in a child process).
 ";
 
 fn main() {

@@ -219,9 +219,7 @@ impl Analysis<Node> for IsoAnalysis {
             }
             Node::Odds([a, c]) => {
                 let konst = match (child(*a).konst, child(*c).konst) {
-                    (Some(Const::F64(a)), Some(Const::F64(c))) => {
-                        Some(Const::F64(crate::solve::odds::eval(a, c)))
-                    }
+                    (Some(a), Some(c)) => crate::solve::odds::eval_consts(&[a, c]),
                     _ => None,
                 };
                 Data {

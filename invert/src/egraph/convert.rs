@@ -588,7 +588,7 @@ pub fn eval_nodes(
             (Node::Sq(_), Some(args)) => {
                 pinv_core::semantics::eval(Opcode::Fmul, &[args[0], args[0]]).ok()
             }
-            (Node::Odds(_), Some(args)) => odds_of(&args),
+            (Node::Odds(_), Some(args)) => crate::solve::odds::eval_consts(&args),
             (Node::Call { callee, result, .. }, Some(args)) => budget
                 .call(module, *callee, &args)
                 .and_then(|r| r.get(*result as usize).copied()),
@@ -825,12 +825,4 @@ pub fn at_random_points(
         });
     }
     Ok(())
-}
-
-/// `odds(a, c) = a / (c − a)` of two constants, as the helper computes it.
-pub fn odds_of(args: &[Const]) -> Option<Const> {
-    match args {
-        &[Const::F64(a), Const::F64(c)] => Some(Const::F64(crate::solve::odds::eval(a, c))),
-        _ => None,
-    }
 }

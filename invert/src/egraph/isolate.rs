@@ -1159,7 +1159,7 @@ pub fn eval_plan(
             PKind::Sq => {
                 vec![pinv_core::semantics::eval(pinv_core::ir::Opcode::Fmul, &[a[0], a[0]]).ok()?]
             }
-            PKind::Odds => vec![super::convert::odds_of(&a)?],
+            PKind::Odds => vec![crate::solve::odds::eval_consts(&a)?],
             PKind::Given { .. } => vec![a[0]],
             PKind::Root(r) => eval_plan(&plan.roots.get(*r)?.body, &a, module, budget)?,
             PKind::Polar { .. } => crate::solve::polar::eval(&a)?,

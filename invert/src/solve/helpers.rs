@@ -80,10 +80,7 @@ pub fn emit_plan(
             }
             // A square no helper inverts (in a body that is only run forward): `a · a`.
             PKind::Sq => vec![func.ins_prim(block, Opcode::Fmul, vec![a[0], a[0]], inst.span)],
-            PKind::Odds => {
-                let d = func.ins_prim(block, Opcode::Fsub, vec![a[1], a[0]], inst.span);
-                vec![func.ins_prim(block, Opcode::Fdiv, vec![a[0], d], inst.span)]
-            }
+            PKind::Odds => super::odds::emit_forward(func, block, &a, inst.span),
             PKind::Given { .. }
             | PKind::Root(_)
             | PKind::Polar { .. }

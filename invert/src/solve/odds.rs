@@ -24,7 +24,7 @@
 //! and softmax-like ratios use the same rule. The e-graph writes `odds` only where `c` is a
 //! constant, so the rule covers a known `c` only (with `a` known too, it checks).
 
-use pinv_core::ir::{Block, FuncId, Function, Module, Opcode, Type, Value};
+use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
 use pinv_primitives::rules::exact;
 use pinv_primitives::rules::ops::Ops;
@@ -39,6 +39,15 @@ pub fn eval(a: f64, c: f64) -> f64 {
     a / (c - a)
 }
 
+/// [`eval`] of constant operands `[a, c]` (folding, and evaluating plans and e-graph terms);
+/// `None` unless both are f64.
+pub fn eval_consts(args: &[Const]) -> Option<Const> {
+    match args {
+        &[Const::F64(a), Const::F64(c)] => Some(Const::F64(eval(a, c))),
+        _ => None,
+    }
+}
+
 /// The helper `iso.odds`, added (with its rule) if the module does not have it yet.
 pub fn install(module: &mut Module, layer: &mut Layer) -> FuncId {
     let params = [("a", Type::F64), ("c", Type::F64)];
@@ -48,15 +57,16 @@ pub fn install(module: &mut Module, layer: &mut Layer) -> FuncId {
         ODDS,
         &params,
         vec![Type::F64],
-        emit_forward,
+        |f, b, p| emit_forward(f, b, p, Span::default()),
         OddsRule,
     )
 }
 
-/// The helper's body: `a / (c − a)`.
-pub fn emit_forward(f: &mut Function, b: Block, p: &[Value]) -> Vec<Value> {
-    let d = f.ins_prim(b, Opcode::Fsub, vec![p[1], p[0]], Span::default());
-    vec![f.ins_prim(b, Opcode::Fdiv, vec![p[0], d], Span::default())]
+/// `a / (c − a)` of `p = [a, c]` into block `b` of `f`: the helper's body, and the ratio where
+/// a plan is emitted without the helper (a body that is only run forward).
+pub fn emit_forward(f: &mut Function, b: Block, p: &[Value], span: Span) -> Vec<Value> {
+    let d = f.ins_prim(b, Opcode::Fsub, vec![p[1], p[0]], span);
+    vec![f.ins_prim(b, Opcode::Fdiv, vec![p[0], d], span)]
 }
 
 const A_OFFSET: &str = "numerator: offset from c·q/(1 + q)";

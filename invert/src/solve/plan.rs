@@ -797,9 +797,8 @@ fn solved_range(kind: &PKind, z: Range, a: &[Range], k: usize) -> Range {
         (PKind::Prim(Opcode::Exp), _) if z.lo > 0.0 => Range::of(z.lo.ln(), z.hi.ln()),
         (PKind::Prim(Opcode::Sqrt), _) if z.lo >= 0.0 => Range::of(z.lo * z.lo, z.hi * z.hi),
         (PKind::Sq, _) if z.hi >= 0.0 => Range::of(-z.hi.sqrt(), z.hi.sqrt()),
-        // a = c·q / (1 + q); c = a + a / q.
+        // a = c·q / (1 + q) (the rule solves `a` only: `c` is a constant).
         (PKind::Odds, 0) => a[1].mul(z).div(Range::point(1.0).add(z)),
-        (PKind::Odds, _) => a[0].add(a[0].div(z)),
         (PKind::Given { .. }, 0) => z,
         _ => FULL,
     }
