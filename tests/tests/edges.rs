@@ -328,6 +328,49 @@ fn exact_steps_decide_from_what_the_inverse_holds() {
     sound_and_complete(&program, &["given", "recip", "floored"]);
 }
 
+/// A value only some floats can be (a conversion from an integer, `floor`), solved from a step
+/// that several floats give: the step names the exact float. `(100 << n) as f64` times a
+/// product (`gen_check` seed 177) gives the same y for 25·2⁵² and the float above it, and only
+/// the first is a shift of 100; within the tolerance the inverse kept the closed form, the
+/// other. The rest are steps that became exact so, and whose PGF must then decide from what the
+/// inverse holds: a call the inverse computes forward (`iso.sq` of a solved value, seed 2583),
+/// both operands of `atan2(p, p)` (the inverse keeps the first, seed 3325), `pow`'s exponent
+/// (seed 6481), a negation of a settled value (seed 1191) and `atan2`'s angle (seed 9753).
+#[test]
+fn a_value_only_some_floats_can_be_is_solved_to_its_exact_float() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn shifted(p0: f64, p1: i64) -> f64 { (p0 * p0 + (p0 - -2.0)) * ((100 << p1) as f64) }
+         fn int_sum(p0: f64, p1: i64, p2: i64) -> f64 { (p2 as f64) + (p0 * p0 + p0) }
+         fn same(p0: i64, p1: f64) -> (f64, f64) { (atan2(p1, p1), (p0 as f64) * p1) }
+         fn powed(p0: f64, p2: i64) -> f64 { pow(p0 * p0 / abs(p0), p0 / (p2 as f64)) }
+         fn negated(p0: f64, p1: f64, p2: f64) -> i64 {
+             let v1 = 5 & (p1 as i64);
+             let v6 = ((v1 as f64) - (p0 / p2)) + ((-p2) - -10.0);
+             !((v6 / p0) as i64)
+         }
+         fn angle(p0: f64, p1: f64) -> f64 { -3.0 + atan2(p0 + 2.0, floor(p1)) }",
+    )
+    .expect("compiles");
+    let f = Const::F64;
+    let i = Const::I64;
+    pinv_tests::round_trip(&program, "shifted", &[f(-5.098972335582457), i(-14)]);
+    pinv_tests::round_trip(
+        &program,
+        "negated",
+        &[
+            f(7.223306351167118),
+            f(7.46992941666381),
+            f(-5.924080947029267),
+        ],
+    );
+    pinv_tests::round_trip(&program, "same", &[i(-28), f(-9.77088982130693)]);
+    sound_and_complete(
+        &program,
+        &["shifted", "int_sum", "same", "powed", "negated", "angle"],
+    );
+}
+
 /// `-p·atan(p·v)` with `v` infinite (`gen_check` seed 9937): the forward atan is π/2 exactly,
 /// but the inverse computes its output as `y / -p`, which lands an ulp above π/2 for some p,
 /// and the range check rejected the θ the PGF named (2 of 30 inputs lost). A z past the end

@@ -116,6 +116,66 @@ fn into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -
     }
 }
 
+/// Whether the inverse solves, from `v`, a value that only some floats can be: a conversion
+/// from an integer or from bits, or `floor` (directly, or through arithmetic on it: a sum, a
+/// product, a quotient, `sqrt`, `abs`, a negation). The step solving it must then name the
+/// exact float where several give its output: `a · ((100 << n) as f64)` gives the same y for
+/// the product's two floats 25·2⁵² and 25·2⁵² + 16, of which only the first is a shift of 100,
+/// and within the tolerance the step would keep the closed form, the second, whatever x was.
+fn solved_into_discrete(f: &Function, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
+    into_discrete(f, v, known, MAGNITUDE_DEPTH)
+}
+
+/// [`solved_into_discrete`] through at most `depth` more steps.
+fn into_discrete(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -> bool {
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return false;
+    };
+    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
+    match &f.insts[def].kind {
+        InstKind::Prim { op, args } => match op {
+            Opcode::FcvtFromI64 | Opcode::F64FromBits | Opcode::Floor => {
+                args.iter().any(|&a| unknown(a))
+            }
+            Opcode::Fadd
+            | Opcode::Fsub
+            | Opcode::Fmul
+            | Opcode::Fdiv
+            | Opcode::Sqrt
+            | Opcode::Fabs
+            | Opcode::Fneg => {
+                depth > 0
+                    && args
+                        .iter()
+                        .any(|&a| unknown(a) && into_discrete(f, a, known, depth - 1))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether a call of `callee` cannot trap, so that the PGF may replay it on the values the
+/// inverse holds ([`Reorienter::replay_forward`]): a small function of arithmetic that cannot
+/// trap (an isolation helper such as `iso.sq`), with no call, check or θ.
+fn trap_free(module: &Module, callee: FuncId) -> bool {
+    const MAX_INSTS: usize = 64;
+    let Some(g) = module.functions.get(callee) else {
+        return false;
+    };
+    let mut insts = g.insts_in_layout();
+    insts
+        .by_ref()
+        .take(MAX_INSTS)
+        .all(|(_, i)| match &g.insts[i].kind {
+            InstKind::Prim { op, .. } => !matches!(op, Opcode::Idiv | Opcode::Irem),
+            InstKind::Const(_) | InstKind::Jump { .. } | InstKind::Brif { .. } => true,
+            InstKind::Return { .. } => true,
+            _ => false,
+        })
+        && insts.next().is_none()
+}
+
 /// Why a value whose two uses each solved it is rejected, when the solutions differ.
 const USED_TWICE: &str = "a value used twice gets two different solutions";
 
@@ -509,13 +569,12 @@ impl Reorienter<'_> {
         types: &[Type],
     ) -> Result<(), Error> {
         let data = &f.insts[inst];
-        let InstKind::Prim { op, args } = &data.kind else {
-            return Ok(());
+        let (args, traps) = match &data.kind {
+            InstKind::Prim { op, args } => (args, matches!(op, Opcode::Idiv | Opcode::Irem)),
+            InstKind::Call { callee, args } => (args, !trap_free(&self.out, *callee)),
+            _ => return Ok(()),
         };
-        if pair.mute_pgf
-            || matches!(op, Opcode::Idiv | Opcode::Irem)
-            || !args.iter().any(|a| pair.replay.contains_key(a))
-        {
+        if pair.mute_pgf || traps || !args.iter().any(|a| pair.replay.contains_key(a)) {
             return Ok(());
         }
         let held: Vec<Value> = args
@@ -525,10 +584,9 @@ impl Reorienter<'_> {
                 None => pair_fwd(&pair.fwd, *a),
             })
             .collect::<Result<_, _>>()?;
-        let kind = InstKind::Prim {
-            op: *op,
-            args: held.into_iter().collect(),
-        };
+        let mut kind = data.kind.clone();
+        let mut it = held.into_iter();
+        kind.map_args(|v| it.next().unwrap_or(v));
         let new = pair.pgf.append_inst(pair.pgf_block, kind, types, data.span);
         let values = pair.pgf.insts[new].results.clone();
         for (&r, v) in data.results.iter().zip(values) {
@@ -772,7 +830,9 @@ impl Reorienter<'_> {
         // read θ on a path the PGF did not record (`gen_check` seeds 1078 and 1601).
         pair.exact_step = f.layout.len() == 1
             && operands.iter().zip(args).any(|(o, &a)| {
-                o.known().is_none() && solved_into_sum(f, a, &|v| pair.known.contains_key(&v))
+                let known = |v: Value| pair.known.contains_key(&v);
+                o.known().is_none()
+                    && (solved_into_sum(f, a, &known) || solved_into_discrete(f, a, &known))
             });
         let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {

@@ -491,6 +491,10 @@ impl Pow {
     }
 
     fn pgf_base(e: &mut Emitter<'_>, z: Value, a: Value, c: Value) -> Result<(), RuleError> {
+        // Decided and solved from what the inverse holds ([`Emitter::replayed`]); the base's
+        // sign is recorded from its forward value.
+        let z = e.replayed(z);
+        let c = e.replayed(c);
         let class = exponent_class(e, c)?;
         let fwd = move |e: &mut Emitter<'_>, x: Value| e.op2(Opcode::Pow, x, c);
         e.switch(class, 3, &[], |e, k| {
@@ -603,6 +607,9 @@ pub fn pow() -> Spec {
                 settle_when(e, d, ok, base, EXP_OFFSET)
             },
             |e, z, a, b| {
+                // Decided and solved from what the inverse holds ([`Emitter::replayed`]).
+                let z = e.replayed(z);
+                let a = e.replayed(a);
                 let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
                 settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
             },

@@ -359,6 +359,9 @@ pub fn atan2() -> Spec {
                 Ok((yx[0], yx[1]))
             },
             |e, z, y, x| {
+                // The point is computed from the angle the inverse holds ([`Emitter::replayed`]);
+                // the radius is recorded from the forward coordinates.
+                let z = e.replayed(z);
                 let nan = e.is_nan(z);
                 e.branch(
                     nan,
@@ -389,6 +392,10 @@ pub fn atan2() -> Spec {
                                 let ys = e.select(ok, yc, y)?;
                                 let (d, f) = x_of_point(e, z, xc, ys);
                                 settle_pgf(e, d, z, x, &f, X_OFF)?;
+                                // `atan2(p, p)`: one forward value, two solutions; the inverse
+                                // keeps the first operand's (and checks the other against it),
+                                // so the last note for it must be y's, on this arm too.
+                                e.note_replay(y, ys);
                                 Ok(())
                             },
                         )?;

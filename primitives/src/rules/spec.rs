@@ -303,6 +303,17 @@ impl Spec {
         summary: &'static str,
     ) -> Spec {
         Spec::unary(name, move |e, z| Ok(inverse(e, z)))
+            .records(move |e, z, a| {
+                // Nothing to record; but where the inverse holds another z than the forward
+                // one ([`Emitter::replayed`]), it holds another a too, which the steps before
+                // this one in the walk solve from.
+                let held_z = e.replayed(z);
+                if held_z != z {
+                    let held = inverse(e, held_z);
+                    e.note_replay(a, held);
+                }
+                Ok(())
+            })
             .doc(move |_| RuleDoc::exact(Vec::new(), &[], summary))
     }
 
