@@ -49,6 +49,13 @@ pub struct EmitOptions {
     /// closed form `0` or `1e-13 ± 1.4e-17` would lose the input ([`crate::rules::settle`]).
     /// Off by default: it costs code at every step.
     pub wide_runs: bool,
+    /// A settle step's test of whether its closed form pins the solution (about twenty
+    /// instructions: the probe window, the forward step at its ends, the tolerance) is a call
+    /// of a helper that every step of the same operation shares ([`Emitter::outlined`]), not
+    /// code of its own. Set by the reorientation for large functions, where it halves the code
+    /// of each step (and so the time and memory of building and compiling it); off for small
+    /// ones, whose steps then run without the call.
+    pub outline_settles: bool,
 }
 
 impl Default for EmitOptions {
@@ -57,6 +64,7 @@ impl Default for EmitOptions {
             tolerance: 1e-9,
             exact_floats: false,
             wide_runs: false,
+            outline_settles: false,
         }
     }
 }

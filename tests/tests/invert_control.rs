@@ -706,3 +706,52 @@ fn branches_whose_values_differ_only_in_the_sign_of_zero_stay_complete() {
     assert_eq!(r.status, Status::Ok, "{r:?}");
     assert_eq!(r.completeness.recovered, r.completeness.trials, "{r:?}");
 }
+
+/// A large function's settle steps call one shared helper for the test of whether a closed form
+/// pins its step (`pinv_primitives::EmitOptions::outline_settles`), and its dispatch guards copy
+/// those calls: a guard still tells which branch can give y (it does not decay to `true` and
+/// disappear), and the inverse stays sound and complete.
+#[test]
+fn a_large_functions_settle_tests_are_shared_helpers_its_guards_call() {
+    let mut src = String::from("fn f(x: f64) -> f64 {\n    let mut a = x;\n");
+    for _ in 0..150 {
+        src.push_str("    a = if a > 0.0 { a * 0.5 } else { a + 1.0 };\n");
+    }
+    src.push_str("    a\n}\n");
+    let program = Program::parse("large.pinv", &src).expect("compiles");
+    let inverse = program.invert("f").expect("invertible");
+    let module = inverse.module();
+    let pieces: Vec<_> = module
+        .functions
+        .iter()
+        .filter(|(_, g)| g.name.starts_with("piece."))
+        .map(|(id, _)| id)
+        .collect();
+    assert!(!pieces.is_empty(), "no shared helper");
+    let calls_piece = |g: &pinv_core::ir::Function| {
+        g.insts.values().any(|d| {
+            matches!(&d.kind, pinv_core::ir::InstKind::Call { callee, .. } if pieces.contains(callee))
+        })
+    };
+    assert!(calls_piece(&module.functions[inverse.inverse_id()]));
+    let guards: Vec<_> = module
+        .functions
+        .values()
+        .filter(|g| g.name.contains(".guard."))
+        .collect();
+    assert!(guards.len() >= 150, "{} guards", guards.len());
+    for g in guards {
+        assert!(calls_piece(g), "{} does not test its step", g.name);
+    }
+    let config = CheckConfig {
+        cases: 200,
+        ..CheckConfig::default()
+    };
+    let report = check_function(&program, "f", &config);
+    assert_eq!(report.soundness.violations, 0, "{report:?}");
+    assert_eq!(
+        report.completeness.recovered, report.completeness.trials,
+        "{report:?}"
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+}

@@ -35,6 +35,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// What a region of block P needs to know about P.
+/// From how many forward instructions a function's settle steps call a shared helper for their
+/// test ([`pinv_primitives::EmitOptions::outline_settles`]): a small function's steps run
+/// without the call, a large one's inverse is built and compiled in about half the code.
+const OUTLINE_SETTLES_FROM: usize = 1000;
+
 struct BlockCtx {
     cont: Continue,
     ranges: std::rc::Rc<super::ranges::Ranges>,
@@ -609,9 +614,10 @@ impl Reorienter<'_> {
         }
 
         let mut shapes = BranchShapes::new(&inv);
+        let pieces: FxHashSet<FuncId> = self.outlined.values().flatten().copied().collect();
         for (&target, &(id, is_start)) in &guards {
             let shell = self.out.functions[id].clone();
-            let mut guard = extract_guard(&inv, target, is_start, shell, &mut shapes);
+            let mut guard = extract_guard(&inv, target, is_start, shell, &mut shapes, &pieces);
             guard.span = c.span;
             if self.options.isolation.simplify {
                 // Simplified now, as the end would (a guard calls nothing), so that thousands
@@ -750,6 +756,7 @@ impl Reorienter<'_> {
         region.replay.extend(replays);
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
+        region.outline_settles = c.insts.len() >= OUTLINE_SETTLES_FROM;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
         // a function of one block has none, so its rules need not write them.
         region.step_checks_wanted = self.options.step_checks || c.layout.len() > 1;
@@ -1255,6 +1262,9 @@ struct GuardWalk<'a> {
     /// The guard's block that returns false.
     no: Block,
     budget: usize,
+    /// The helpers of pieces the rules outlined ([`pinv_primitives::Emitter::outlined`]): a
+    /// call of one is code like any other (no θ, no check), which the guard copies.
+    pieces: &'a FxHashSet<FuncId>,
 }
 
 /// Where a walk that stops at a join arrived: the guard block it ended in, what it knew, and
@@ -1314,8 +1324,18 @@ impl GuardWalk<'_> {
                         );
                         cur = next;
                     }
-                    // θ and calls give values the guard does not know (a call may also fail,
-                    // which a guard may overlook: it only tells when a path cannot pass).
+                    InstKind::Call { callee, args } if self.pieces.contains(callee) => {
+                        if let Some(args) = args.iter().map(mapped).collect::<Option<Vec<_>>>() {
+                            let types: Vec<Type> =
+                                data.results.iter().map(|&r| inv.value_type(r)).collect();
+                            let vs = self.g.ins_call(cur, *callee, args, &types, data.span);
+                            for (&r, v) in data.results.iter().zip(vs) {
+                                map.insert(r, v);
+                            }
+                        }
+                    }
+                    // θ and other calls give values the guard does not know (a call may also
+                    // fail, which a guard may overlook: it only tells when a path cannot pass).
                     InstKind::Theta(_) | InstKind::Choice { .. } | InstKind::Call { .. } => {}
                     InstKind::Jump { dest } => {
                         let args: Vec<Option<Value>> = dest.args.iter().map(mapped).collect();
@@ -1764,6 +1784,7 @@ fn extract_guard(
     is_start: bool,
     shell: Function,
     shapes: &mut BranchShapes,
+    pieces: &FxHashSet<FuncId>,
 ) -> Function {
     let mut g = Function::new(shell.name, shell.kind, shell.sig);
     let entry = g.create_entry();
@@ -1792,6 +1813,7 @@ fn extract_guard(
         shapes,
         no,
         budget: GUARD_BUDGET,
+        pieces,
     };
     walk.path(entry, target, map, FxHashSet::from_iter([target]), None);
     g.remove_unreachable_blocks();

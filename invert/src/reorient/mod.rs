@@ -92,6 +92,7 @@ impl ReorientOptions {
                     tolerance,
                     exact_floats,
                     wide_runs,
+                    outline_settles,
                 },
             iteration_limit,
             isolation,
@@ -103,6 +104,7 @@ impl ReorientOptions {
         tolerance.to_bits().hash(h);
         exact_floats.hash(h);
         wide_runs.hash(h);
+        outline_settles.hash(h);
         iteration_limit.hash(h);
         step_checks.hash(h);
         max_instructions.hash(h);

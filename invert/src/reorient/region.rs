@@ -225,6 +225,9 @@ pub(super) struct Region<'p> {
     /// The step being emitted names the exact float where its solutions are wide for their
     /// magnitude ([`pinv_primitives::EmitOptions::wide_runs`]).
     wide_runs: bool,
+    /// The rules call a shared helper for each settle step's test
+    /// ([`pinv_primitives::EmitOptions::outline_settles`]): the function is large.
+    pub outline_settles: bool,
     /// The step being emitted names the exact float wherever several give its output
     /// ([`pinv_primitives::EmitOptions::exact_floats`]): its solution goes on into a sum
     /// ([`solved_into_sum`]).
@@ -299,6 +302,7 @@ impl<'p> Region<'p> {
             mute_pgf: false,
             exact_floats: false,
             wide_runs: false,
+            outline_settles: false,
             exact_step: false,
             copy_block: None,
             step_checks_wanted: true,
@@ -1163,6 +1167,7 @@ impl Region<'_> {
         let emit = pinv_primitives::EmitOptions {
             exact_floats: options.emit.exact_floats || self.exact_floats || self.exact_step,
             wide_runs: options.emit.wide_runs || self.wide_runs,
+            outline_settles: options.emit.outline_settles || self.outline_settles,
             ..options.emit
         };
         let mut ie = Emitter::new(self.inv, self.inv_block, Mode::Inverse, span);

@@ -196,6 +196,21 @@ pub fn alone(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Value {
+    let r = if e.options().outline_settles {
+        // A helper the steps of one operation share ([`crate::EmitOptions::outline_settles`]);
+        // the test reads no θ and cannot fail, so the piece is always one.
+        match e.outlined(|e| Ok(vec![alone_here(e, d, target, fwd)])) {
+            Ok(r) => r[0],
+            Err(_) => alone_here(e, d, target, fwd),
+        }
+    } else {
+        alone_here(e, d, target, fwd)
+    };
+    and_trusted(e, r, trusted)
+}
+
+/// [`alone`] without the rule's trust, written where the emitter is.
+fn alone_here(e: &mut Emitter<'_>, d: Value, target: Value, fwd: Forward<'_>) -> Value {
     let (prev, next) = neighbours(e, d);
     let at = fwd(e, d);
     let at_next = fwd(e, next);
@@ -208,8 +223,7 @@ pub fn alone(
     let zero = e.fc(0.0);
     let nonzero = e.fne(d, zero);
     let r = e.band(hit, neither);
-    let r = e.band(r, nonzero);
-    and_trusted(e, r, trusted)
+    e.band(r, nonzero)
 }
 
 /// The bit patterns one below and one above `d`'s: the next float in magnitude each way, below

@@ -457,7 +457,15 @@ fn pinned(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Value {
-    let ok = pins(e, d, target, fwd);
+    let ok = if e.options().outline_settles {
+        // `pins` reads no θ and cannot fail: its piece is always a helper, or else code here.
+        match e.outlined(|e| Ok(vec![pins(e, d, target, fwd)])) {
+            Ok(r) => r[0],
+            Err(_) => pins(e, d, target, fwd),
+        }
+    } else {
+        pins(e, d, target, fwd)
+    };
     and_trusted(e, ok, trusted)
 }
 
