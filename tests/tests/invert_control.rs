@@ -708,18 +708,23 @@ fn branches_whose_values_differ_only_in_the_sign_of_zero_stay_complete() {
 }
 
 /// A large function's settle steps call one shared helper for the test of whether a closed form
-/// pins its step (`pinv_primitives::EmitOptions::outline_settles`), and its dispatch guards copy
-/// those calls: a guard still tells which branch can give y (it does not decay to `true` and
-/// disappear), and the inverse stays sound and complete.
+/// pins its step (`pinv_primitives::EmitOptions::outline_settles`, which the reorientation sets
+/// from 20,000 forward instructions on; forced here), and its dispatch guards copy those calls:
+/// a guard still tells which branch can give y (it does not decay to `true` and disappear), and
+/// the inverse stays sound and complete, with the acceptance it has without the helpers.
 #[test]
-fn a_large_functions_settle_tests_are_shared_helpers_its_guards_call() {
+fn settle_tests_as_shared_helpers_are_called_by_the_guards_too() {
     let mut src = String::from("fn f(x: f64) -> f64 {\n    let mut a = x;\n");
-    for _ in 0..150 {
+    for _ in 0..40 {
         src.push_str("    a = if a > 0.0 { a * 0.5 } else { a + 1.0 };\n");
     }
     src.push_str("    a\n}\n");
     let program = Program::parse("large.pinv", &src).expect("compiles");
-    let inverse = program.invert("f").expect("invertible");
+    let mut options = ReorientOptions::default();
+    options.emit.outline_settles = true;
+    let inverse = program
+        .invert_with("f", &program.stack(), &options)
+        .expect("invertible");
     let module = inverse.module();
     let pieces: Vec<_> = module
         .functions
@@ -739,19 +744,23 @@ fn a_large_functions_settle_tests_are_shared_helpers_its_guards_call() {
         .values()
         .filter(|g| g.name.contains(".guard."))
         .collect();
-    assert!(guards.len() >= 150, "{} guards", guards.len());
+    assert!(guards.len() >= 40, "{} guards", guards.len());
     for g in guards {
         assert!(calls_piece(g), "{} does not test its step", g.name);
     }
     let config = CheckConfig {
-        cases: 200,
+        cases: 300,
         ..CheckConfig::default()
     };
-    let report = check_function(&program, "f", &config);
-    assert_eq!(report.soundness.violations, 0, "{report:?}");
-    assert_eq!(
-        report.completeness.recovered, report.completeness.trials,
-        "{report:?}"
-    );
-    assert_eq!(report.status, Status::Ok, "{report:?}");
+    let shared = pinv::check::check_inverse(&inverse, &config);
+    let inline = check_function(&program, "f", &config);
+    for report in [&shared, &inline] {
+        assert_eq!(report.soundness.violations, 0, "{report:?}");
+        assert_eq!(
+            report.completeness.recovered, report.completeness.trials,
+            "{report:?}"
+        );
+        assert_eq!(report.status, Status::Ok, "{report:?}");
+    }
+    assert_eq!(shared.acceptance(), inline.acceptance());
 }

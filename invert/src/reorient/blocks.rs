@@ -34,12 +34,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-/// What a region of block P needs to know about P.
 /// From how many forward instructions a function's settle steps call a shared helper for their
-/// test ([`pinv_primitives::EmitOptions::outline_settles`]): a small function's steps run
-/// without the call, a large one's inverse is built and compiled in about half the code.
-const OUTLINE_SETTLES_FROM: usize = 1000;
+/// test ([`pinv_primitives::EmitOptions::outline_settles`]). Only functions whose inverse the
+/// JIT leaves to the interpreter anyway ([`pinv_core::jit::MAX_JIT_INSTS`]; an inverse has
+/// several instructions for each forward one): compiled, a call at every step makes the
+/// single-pass register allocator's work grow faster than the steps (a 3,000-statement chain
+/// took 6 s to invert with the helpers from 1,000 instructions on, 0.26 s without).
+const OUTLINE_SETTLES_FROM: usize = 20_000;
 
+/// What a region of block P needs to know about P.
 struct BlockCtx {
     cont: Continue,
     ranges: std::rc::Rc<super::ranges::Ranges>,
