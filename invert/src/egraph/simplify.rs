@@ -946,34 +946,44 @@ impl Plain {
         &self,
         f: &mut Function,
         b: Block,
-        emitted: &mut Vec<Option<Value>>,
-        c: usize,
+        emitted: &mut [Option<Value>],
+        root: usize,
         span: pinv_core::Span,
     ) -> Value {
-        if let Some(v) = emitted[c] {
-            return v;
-        }
-        let home = self.home.get(c).copied().flatten();
-        let v = match (&self.nodes[c], home) {
-            (PlainNode::Leaf(v), _) => *v,
-            (PlainNode::Num(_), Some(h)) => f.reinsert_inst(b, h, None, span),
-            (PlainNode::Num(k), None) => f.ins_const(b, *k, span),
-            (PlainNode::Op(op, args), home) => {
-                let args: ValueList = args[..op.arity()]
-                    .iter()
-                    .map(|&a| self.emit(f, b, emitted, a, span))
-                    .collect();
-                match home {
-                    Some(h) => {
-                        let kind = InstKind::Prim { op: *op, args };
-                        f.reinsert_inst(b, h, Some(kind), span)
-                    }
-                    None => f.ins_prim(b, *op, args, span),
-                }
+        // Operands first, left to right, each class once: a depth-first walk with a work list
+        // (a chain of a hundred thousand steps in one block is that deep).
+        let mut work = vec![(root, false)];
+        while let Some((c, ready)) = work.pop() {
+            if emitted[c].is_some() {
+                continue;
             }
-        };
-        emitted[c] = Some(v);
-        v
+            if let (PlainNode::Op(op, args), false) = (&self.nodes[c], ready) {
+                work.push((c, true));
+                work.extend(args[..op.arity()].iter().rev().map(|&a| (a, false)));
+                continue;
+            }
+            let home = self.home.get(c).copied().flatten();
+            let v = match (&self.nodes[c], home) {
+                (PlainNode::Leaf(v), _) => *v,
+                (PlainNode::Num(_), Some(h)) => f.reinsert_inst(b, h, None, span),
+                (PlainNode::Num(k), None) => f.ins_const(b, *k, span),
+                (PlainNode::Op(op, args), home) => {
+                    let args: ValueList = args[..op.arity()]
+                        .iter()
+                        .map(|&a| emitted[a].expect("operands are emitted first"))
+                        .collect();
+                    match home {
+                        Some(h) => {
+                            let kind = InstKind::Prim { op: *op, args };
+                            f.reinsert_inst(b, h, Some(kind), span)
+                        }
+                        None => f.ins_prim(b, *op, args, span),
+                    }
+                }
+            };
+            emitted[c] = Some(v);
+        }
+        emitted[root].expect("the root is emitted")
     }
 }
 
@@ -1044,23 +1054,36 @@ struct Rebuild<'a, 'e> {
 }
 
 impl Rebuild<'_, '_> {
-    fn emit(&mut self, f: &mut Function, c: Id, span: pinv_core::Span) -> Value {
-        let c = self.egraph.find(c);
-        if let Some(&v) = self.emitted.get(&c) {
-            return v;
-        }
-        let node = self.extractor.find_best_node(c).clone();
-        let v = match &node {
-            Node::Var(s) => self.leaf_value[s],
-            Node::Num(n) => f.ins_const(self.block, n.0, span),
-            Node::Op(op, args) => {
-                let args: ValueList = args.iter().map(|&a| self.emit(f, a, span)).collect();
-                f.ins_prim(self.block, *op, args, span)
+    fn emit(&mut self, f: &mut Function, root: Id, span: pinv_core::Span) -> Value {
+        // Operands first, left to right, each class once, with a work list (see `Plain::emit`).
+        let root = self.egraph.find(root);
+        let mut work = vec![(root, false)];
+        while let Some((c, ready)) = work.pop() {
+            let c = self.egraph.find(c);
+            if self.emitted.contains_key(&c) {
+                continue;
             }
-            _ => unreachable!("only constants and primitives are simplified"),
-        };
-        self.emitted.insert(c, v);
-        v
+            let node = self.extractor.find_best_node(c).clone();
+            if let (Node::Op(_, args), false) = (&node, ready) {
+                work.push((c, true));
+                work.extend(args.iter().rev().map(|&a| (a, false)));
+                continue;
+            }
+            let v = match &node {
+                Node::Var(s) => self.leaf_value[s],
+                Node::Num(n) => f.ins_const(self.block, n.0, span),
+                Node::Op(op, args) => {
+                    let args: ValueList = args
+                        .iter()
+                        .map(|&a| self.emitted[&self.egraph.find(a)])
+                        .collect();
+                    f.ins_prim(self.block, *op, args, span)
+                }
+                _ => unreachable!("only constants and primitives are simplified"),
+            };
+            self.emitted.insert(c, v);
+        }
+        self.emitted[&root]
     }
 }
 
@@ -1541,6 +1564,49 @@ block4:
             plain_blocks > 1000,
             "the fast path took only {plain_blocks} blocks"
         );
+    }
+
+    /// A block whose values form one chain as long as the block (a PGF replaying a
+    /// 100,000-statement chain) is rebuilt with work lists, not recursion: on a test thread's
+    /// stack a recursive rebuild overflowed at a few thousand steps.
+    #[test]
+    fn a_block_as_deep_as_it_is_long_is_rebuilt_without_recursion() {
+        for (fast, steps) in [(true, 20_000), (false, 5_000)] {
+            deep_chain(fast, steps);
+        }
+    }
+
+    fn deep_chain(fast: bool, steps: usize) {
+        let mut text = String::from(
+            "function %f(x: f64) -> f64 {\nblock0(v0: f64):\n    return v0\n}\n\n\
+             function %f.inv(y: f64) -> f64 generated_inverse(f) {\nblock0(v0: f64):\n    \
+             v1 = fconst 0.5\n",
+        );
+        for i in 0..steps {
+            let operand = if i == 0 { 0 } else { i + 1 };
+            text.push_str(&format!("    v{} = fadd v{operand}, v1\n", i + 2));
+        }
+        text.push_str(&format!("    return v{}\n}}\n", steps + 1));
+        FAST_PATH.with(|c| c.set(fast));
+        let mut m = parse_module(&text).expect("parses");
+        simplify_generated(&mut m, Deadline::none());
+        FAST_PATH.with(|c| c.set(true));
+        pinv_core::ir::verify::verify_module(&m).expect("verifies");
+        let inv = m.get("f.inv").expect("the inverse");
+        let adds = m.functions[inv]
+            .insts
+            .values()
+            .filter(|d| {
+                matches!(
+                    d.kind,
+                    InstKind::Prim {
+                        op: pinv_core::ir::Opcode::Fadd,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(adds, steps, "fast path {fast}");
     }
 
     #[test]
