@@ -196,16 +196,7 @@ pub fn alone(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Value {
-    let r = if e.options().outline_settles {
-        // A helper the steps of one operation share ([`crate::EmitOptions::outline_settles`]);
-        // the test reads no θ and cannot fail, so the piece is always one.
-        match e.outlined(|e| Ok(vec![alone_here(e, d, target, fwd)])) {
-            Ok(r) => r[0],
-            Err(_) => alone_here(e, d, target, fwd),
-        }
-    } else {
-        alone_here(e, d, target, fwd)
-    };
+    let r = super::settle::shared_test(e, |e| alone_here(e, d, target, fwd));
     and_trusted(e, r, trusted)
 }
 

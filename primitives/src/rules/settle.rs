@@ -457,16 +457,22 @@ fn pinned(
     fwd: Forward<'_>,
     trusted: Option<Value>,
 ) -> Value {
-    let ok = if e.options().outline_settles {
-        // `pins` reads no θ and cannot fail: its piece is always a helper, or else code here.
-        match e.outlined(|e| Ok(vec![pins(e, d, target, fwd)])) {
-            Ok(r) => r[0],
-            Err(_) => pins(e, d, target, fwd),
-        }
-    } else {
-        pins(e, d, target, fwd)
-    };
+    let ok = shared_test(e, |e| pins(e, d, target, fwd));
     and_trusted(e, ok, trusted)
+}
+
+/// `test` (code that reads no θ and cannot fail, giving one value) written where the emitter
+/// is, or with [`crate::EmitOptions::outline_settles`] a call of a helper that every step of
+/// the same operation shares ([`Emitter::outlined`]).
+pub(super) fn shared_test(e: &mut Emitter<'_>, test: impl Fn(&mut Emitter<'_>) -> Value) -> Value {
+    if !e.options().outline_settles {
+        return test(e);
+    }
+    match e.outlined(|e| Ok(vec![test(e)])) {
+        Ok(r) => r[0],
+        // Only a piece that fails is not outlined: written here, it fails here.
+        Err(_) => test(e),
+    }
 }
 
 /// `cond`, and `trusted` where the rule gives one.
