@@ -168,7 +168,7 @@ fn trap_free(module: &Module, callee: FuncId) -> bool {
         .by_ref()
         .take(MAX_INSTS)
         .all(|(_, i)| match &g.insts[i].kind {
-            InstKind::Prim { op, .. } => !matches!(op, Opcode::Idiv | Opcode::Irem),
+            InstKind::Prim { op, .. } => !op.can_trap(),
             InstKind::Const(_) | InstKind::Jump { .. } | InstKind::Brif { .. } => true,
             InstKind::Return { .. } => true,
             _ => false,
@@ -574,7 +574,7 @@ impl Reorienter<'_> {
     ) -> Result<(), Error> {
         let data = &f.insts[inst];
         let (args, traps) = match &data.kind {
-            InstKind::Prim { op, args } => (args, matches!(op, Opcode::Idiv | Opcode::Irem)),
+            InstKind::Prim { op, args } => (args, op.can_trap()),
             InstKind::Call { callee, args } => (args, !trap_free(&self.out, *callee)),
             _ => return Ok(()),
         };
