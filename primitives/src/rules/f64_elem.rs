@@ -2,8 +2,8 @@
 //! (even: a sign choice), `floor` (a fractional part θ) and `pow` (by which operand is known).
 //!
 //! The monotone functions share `monotone`: check the output's domain (a z past the end of a
-//! bounded range, `tanh`'s ±1 or `atan`'s ±π/2, by no more than the tolerance is moved onto
-//! it: computed from other values, it may be an ulp off), compute the closed-form
+//! bounded range, `tanh`'s ±1, `atan`'s ±π/2 or `sqrt`'s 0, by no more than the tolerance is
+//! moved onto it: computed from other values, it may be an ulp off), compute the closed-form
 //! inverse, [settle](super::settle) it (saturation such as `exp x = 0` or `tanh x = 1` reads an
 //! offset θ, so those preimages are reached too), and check the forward value.
 
@@ -26,7 +26,7 @@ pub fn register(layer: &mut Layer) {
     rows! { layer;
         Exp => monotone("log", Exp, "x = log z", OutputDomain::Check(("exp is never negative", not_negative)), |e, z| Ok(e.op1(Log, z)));
         Log => monotone("exp", Log, "x = exp z", OutputDomain::Any, |e, z| Ok(e.op1(Exp, z)));
-        Sqrt => monotone("square", Sqrt, "x = z²", OutputDomain::Check(("sqrt is never negative", not_below_zero)), square_keeping_sign);
+        Sqrt => monotone("square", Sqrt, "x = z²", OutputDomain::Onto("sqrt is never negative", 0.0, f64::INFINITY), square_keeping_sign);
         Sinh => monotone("asinh", Sinh, "x = asinh z", OutputDomain::Any, asinh);
         Tanh => monotone("atanh", Tanh, "x = atanh z", OutputDomain::Onto("tanh is between -1 and 1", -1.0, 1.0), atanh);
     }
@@ -78,8 +78,8 @@ pub(crate) enum OutputDomain {
     /// What the check says.
     Check(OutputCheck),
     /// The closed interval `[lo, hi]` that the function reaches, both ends included (in f64,
-    /// `tanh` reaches ±1 and `atan` ±π/2 rounded), with the reason a z outside it is out of
-    /// domain. A z outside it by no more than the tolerance is moved onto the end: a z
+    /// `tanh` reaches ±1 and `atan` ±π/2 rounded; `sqrt` reaches 0 and +∞, and −0 from −0,
+    /// which is not below 0), with the reason a z outside it is out of domain. A z outside it by no more than the tolerance is moved onto the end: a z
     /// computed from other values (`y / a` for `a·atan(x) = y`) may land an ulp or so past
     /// the end that the forward value was, and the closed form at the end (`tan(π/2)` ≈
     /// 1.6·10¹⁶) is the preimage there, settled as usual.
@@ -185,13 +185,6 @@ pub(crate) fn monotone(
 /// Whether z's sign bit is clear (−0 is negative).
 fn not_negative(e: &mut Emitter<'_>, z: Value) -> Value {
     let neg = e.sign_bit(z);
-    e.bnot(neg)
-}
-
-/// `!(z < 0)` (true for −0 and NaN).
-fn not_below_zero(e: &mut Emitter<'_>, z: Value) -> Value {
-    let zero = e.fc(0.0);
-    let neg = e.flt(z, zero);
     e.bnot(neg)
 }
 
