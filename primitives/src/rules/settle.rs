@@ -465,15 +465,23 @@ fn pinned(
 /// is, or with [`crate::EmitOptions::outline_settles`] a call of a helper that every step of
 /// the same operation shares ([`Emitter::outlined`]).
 pub(super) fn shared_test(e: &mut Emitter<'_>, test: impl Fn(&mut Emitter<'_>) -> Value) -> Value {
-    if !e.options().outline_settles {
-        return test(e);
-    }
-    match e.outlined(|e| Ok(vec![test(e)])) {
-        Ok(r) => r[0],
+    match shared_piece(e, |e| Ok(test(e))) {
+        Ok(v) => v,
         // `outlined` fails only where its body does, and a test cannot: kept as written code
         // all the same rather than a panic.
         Err(_) => test(e),
     }
+}
+
+/// [`shared_test`] for a piece that may fail (as building a `select` may).
+fn shared_piece(
+    e: &mut Emitter<'_>,
+    piece: impl Fn(&mut Emitter<'_>) -> Result<Value, RuleError>,
+) -> Result<Value, RuleError> {
+    if !e.options().outline_settles {
+        return piece(e);
+    }
+    Ok(e.outlined(|e| Ok(vec![piece(e)?]))?[0])
 }
 
 /// `cond`, and `trusted` where the rule gives one.
@@ -524,12 +532,51 @@ fn offset_unless(
     })
 }
 
-/// The value an offset step takes from its θ `t`: `d + t` where `base` holds, else `t` itself.
-/// The inverse computes it from the θ it reads, and the PGF from the θ it records (the value the
+/// The value an offset step takes from its θ `t`: `d + t` where `base` holds, else `t` itself,
+/// [brought into](into_range) the range of the value solved where the rule knows one. The
+/// inverse computes it from the θ it reads, and the PGF from the θ it records (the value the
 /// inverse then holds), so the two agree by construction.
 fn offset_from(e: &mut Emitter<'_>, d: Value, base: Value, t: Value) -> Result<Value, RuleError> {
     let shifted = e.fadd(d, t);
-    e.select(base, shifted, t)
+    let itself = match e.solving_range() {
+        Some((lo, hi)) if lo.is_finite() || hi.is_finite() => {
+            shared_piece(e, |e| into_range(e, t, lo, hi))?
+        }
+        _ => t,
+    };
+    e.select(base, shifted, itself)
+}
+
+/// `t` where it is in `[lo, hi]`, the range of the value solved ([`Emitter::solving_range`];
+/// NaN too), else reflected at the end it is past and kept within the other: where `d` gives nothing (0
+/// or not finite: `b` in `−0 / b`), θ is the value itself, and a θ on the wrong side of `sqrt`'s
+/// 0 would fail. Every value of the range is its own image, so the PGF records it as is.
+fn into_range(e: &mut Emitter<'_>, t: Value, lo: f64, hi: f64) -> Result<Value, RuleError> {
+    // Reflected at `end` (`2·end − t`), then kept on the near side of `other` where it is
+    // finite.
+    let reflect = |e: &mut Emitter<'_>, v: Value, end: f64, other: f64, past: Opcode| {
+        let (end_c, twice) = (e.fc(end), e.fc(2.0 * end));
+        let is_past = e.prim(past, &[t, end_c]);
+        let mut back = e.fsub(twice, t);
+        if other.is_finite() {
+            let other_c = e.fc(other);
+            let keep = if past == Opcode::Flt {
+                Opcode::Fmin
+            } else {
+                Opcode::Fmax
+            };
+            back = e.op2(keep, back, other_c);
+        }
+        e.select(is_past, back, v)
+    };
+    let mut v = t;
+    if lo.is_finite() {
+        v = reflect(e, v, lo, hi, Opcode::Flt)?;
+    }
+    if hi.is_finite() {
+        v = reflect(e, v, hi, lo, Opcode::Fgt)?;
+    }
+    Ok(v)
 }
 
 /// PGF side of [`settle`]: records the offset that makes the inverse return `x`, where the inverse
