@@ -2,7 +2,8 @@
 //! computes.
 //!
 //! Some values are one of a few constants whatever the input: `x − x` is +0 or NaN (∞ − ∞),
-//! `x · 0` is ±0 or NaN, `x / x` is 1 or NaN, and for i64 `x − x` and `x ^ x` are 0. Folding
+//! `x · 0` is ±0 or NaN, `x / x` is 1 or NaN, for i64 `x − x` and `x ^ x` are 0, and an
+//! operand can decide the result alone (`x | -1`, `x & 0`, `x * 0`, `b & false`, `b | true`). Folding
 //! carries these **value sets** forward, and an instruction that gives one value for every
 //! member of its operands' sets becomes that constant: `0.5 < p − p` is false for every p, so
 //! `if 0.5 < p - p { … }` is dead code, and the inverse no longer reads θ for a branch that never
@@ -95,13 +96,22 @@ fn value_set(
     args: &[Value],
 ) -> Option<Vec<Const>> {
     if let [a, b] = args {
-        if a == b {
-            match op {
-                Opcode::Fsub => return Some(vec![Const::F64(0.0), Const::F64(f64::NAN)]),
-                Opcode::Fdiv => return Some(vec![Const::F64(1.0), Const::F64(f64::NAN)]),
-                Opcode::Isub | Opcode::Ixor => return Some(vec![Const::I64(0)]),
-                _ => {}
-            }
+        if let (true, Some(c)) = (a == b, op.with_itself()) {
+            let nan = op.nan_with_itself().then_some(Const::F64(f64::NAN));
+            return Some(std::iter::once(c).chain(nan).collect());
+        }
+        // An operand that decides the result alone: `x | -1`, `x & 0` and `x * 0` in i64,
+        // `b & false` and `b | true`.
+        let either = |c: Const| func.constant(*a) == Some(c) || func.constant(*b) == Some(c);
+        let absorbing = match op {
+            Opcode::Ior => Some(Const::I64(-1)),
+            Opcode::Iand | Opcode::Imul => Some(Const::I64(0)),
+            Opcode::Band => Some(Const::Bool(false)),
+            Opcode::Bor => Some(Const::Bool(true)),
+            _ => None,
+        };
+        if let Some(c) = absorbing.filter(|&c| either(c)) {
+            return Some(vec![c]);
         }
         if op == Opcode::Fmul {
             let zero = |v: &Value| matches!(func.constant(*v), Some(Const::F64(c)) if c == 0.0);
@@ -187,6 +197,37 @@ block0(v0: f64):
         assert!(changed);
         assert!(out.contains("v6 = fconst -10.0"), "{out}");
         assert!(out.contains("v7 = fmul v6, v0"), "{out}");
+    }
+
+    #[test]
+    fn an_operand_that_decides_the_result_alone_folds_it() {
+        let (out, changed) = folded(
+            "function %f(x: i64, b: bool) -> (i64, i64, i64, bool, bool, i64) {
+block0(v0: i64, v1: bool):
+    v2 = iconst -1
+    v3 = iconst 0
+    v4 = bconst false
+    v5 = bconst true
+    v6 = ior v0, v2
+    v7 = iand v3, v0
+    v8 = imul v0, v3
+    v9 = band v1, v4
+    v10 = bor v5, v1
+    v11 = iadd v0, v3
+    return v6, v7, v8, v9, v10, v11
+}",
+        );
+        assert!(changed);
+        for folded in [
+            "v6 = iconst -1",
+            "v7 = iconst 0",
+            "v8 = iconst 0",
+            "v9 = bconst false",
+            "v10 = bconst true",
+        ] {
+            assert!(out.contains(folded), "{folded}: {out}");
+        }
+        assert!(out.contains("v11 = iadd v0, v3"), "{out}");
     }
 
     #[test]

@@ -426,6 +426,20 @@ impl Function {
         }
     }
 
+    /// The one value `v` has, whatever the inputs, apart from NaN, where it is an operation of
+    /// a value with itself ([`Opcode::with_itself`]: `a − a` is 0 unless `a` is infinite or NaN).
+    pub fn value_with_itself(&self, v: Value) -> Option<Const> {
+        match self.values.get(v)?.def {
+            ValueDef::Result(inst, _) => match &self.insts[inst].kind {
+                InstKind::Prim { op, args } if args.len() == 2 && args[0] == args[1] => {
+                    op.with_itself()
+                }
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        }
+    }
+
     /// The terminator of a block: its last instruction, if that is a terminator.
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         let last = *self.blocks[block].insts.last()?;

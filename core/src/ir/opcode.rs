@@ -6,7 +6,7 @@
 //! [`Opcode::ALL`] list that the overlay table's coverage test walks are all generated from it.
 //! The meaning of each opcode is in [`crate::semantics`].
 
-use super::Type;
+use super::{Const, Type};
 use serde::Serialize;
 use std::fmt;
 
@@ -169,6 +169,23 @@ impl Opcode {
     /// Whether the operation can fail at run time (integer division and remainder).
     pub fn can_trap(self) -> bool {
         matches!(self, Opcode::Idiv | Opcode::Irem)
+    }
+
+    /// What `op(a, a)` is for every `a`, where that is one value: `a − a` is 0 and `a / a` is 1
+    /// in f64 (or NaN: for an infinite or NaN `a`, and `0 / 0`, which [`Opcode::nan_with_itself`]
+    /// says), `a − a` and `a ^ a` are 0 in i64.
+    pub fn with_itself(self) -> Option<Const> {
+        match self {
+            Opcode::Fsub => Some(Const::F64(0.0)),
+            Opcode::Fdiv => Some(Const::F64(1.0)),
+            Opcode::Isub | Opcode::Ixor => Some(Const::I64(0)),
+            _ => None,
+        }
+    }
+
+    /// Whether `op(a, a)` may be NaN where [`Opcode::with_itself`] has a value.
+    pub fn nan_with_itself(self) -> bool {
+        matches!(self, Opcode::Fsub | Opcode::Fdiv)
     }
 
     /// The built-in function (as called in source) that lowers to this opcode, for `types`.

@@ -26,8 +26,7 @@ use super::trips::ExitBounds;
 use super::{close_blocks, NoPgf, PgfId, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, BlockCall, Const, Domain, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Type,
-    Value,
+    Block, BlockCall, Const, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Type, Value,
 };
 use pinv_core::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -807,7 +806,13 @@ impl Reorienter<'_> {
                 None => {
                     let role = if is_entry {
                         let name = c.param_names.get(i).cloned().unwrap_or_default();
-                        format!("input `{name}`, which no output depends on")
+                        if ctx.ranges.divided_by_itself(q) {
+                            format!(
+                                "input `{name}`, which the outputs see only as `{name} / {name}`"
+                            )
+                        } else {
+                            format!("input `{name}`, which no output depends on")
+                        }
                     } else {
                         format!("{p} parameter {i}, which this path does not determine")
                     };
@@ -815,7 +820,8 @@ impl Reorienter<'_> {
                     let fv = pair_fwd(&region.fwd, q)?;
                     region
                         .emit(self.options, span, "", None, |ie, pe| {
-                            let v = ie.theta(Domain::all(ty), &role)?;
+                            let domain = super::ranges::free_domain(&ctx.ranges, q, ty);
+                            let v = ie.theta(domain, &role)?;
                             pe.record(fv, &role)?;
                             Ok(v)
                         })

@@ -16,10 +16,12 @@
 //!
 //! The analysis also knows which values are never NaN ([`Ranges::never_nan`]), because `min` and
 //! `max` ignore a NaN operand: `max(asin(p), p)` for `p = −3.5` is `−3.5`, below every `asin`,
-//! so their interval covers the other operand's alone where one may be NaN ([`Operand`]).
+//! so their interval covers the other operand's alone where one may be NaN ([`Operand`]), and
+//! which values are used only in operations with themselves (`p − p`, `p / p`), which the
+//! reorientation takes as the one value they have ([`Ranges::only_with_itself`]).
 
-use pinv_core::ir::{Block, Const, FuncId, Function, InstKind, Module, Opcode, Value};
-use std::collections::HashMap;
+use pinv_core::ir::{Block, Const, Domain, FuncId, Function, InstKind, Module, Opcode, Value};
+use std::collections::{HashMap, HashSet};
 
 /// An interval `[lo, hi]`.
 pub type Interval = (f64, f64);
@@ -32,7 +34,10 @@ pub type ReturnRanges = HashMap<FuncId, Option<Vec<Option<Interval>>>>;
 pub struct Ranges {
     map: HashMap<Value, (f64, f64)>,
     /// The f64 values that are never NaN.
-    never_nan: std::collections::HashSet<Value>,
+    never_nan: HashSet<Value>,
+    /// The values used, and only in operations with themselves (`p − p`, `p / p`:
+    /// [`Opcode::with_itself`]), with whether one of those divides.
+    only_with_itself: HashMap<Value, bool>,
 }
 
 impl Ranges {
@@ -43,6 +48,20 @@ impl Ranges {
     /// Whether `v` is never NaN (false where the analysis cannot tell).
     pub fn never_nan(&self, v: Value) -> bool {
         self.never_nan.contains(&v)
+    }
+
+    /// Whether `v` is used, and only in operations with itself (`v − v`, `v / v`): the
+    /// reorientation takes those as the one value they have apart from NaN, and leaves `v`
+    /// free ([`Ranges::divided_by_itself`]).
+    pub fn only_with_itself(&self, v: Value) -> bool {
+        self.only_with_itself.contains_key(&v)
+    }
+
+    /// Whether `v` is used, and only in operations with itself, one of them `v / v`: 1 where
+    /// `v` is finite and nonzero, NaN elsewhere. θ for such a value, where nothing solves it,
+    /// is drawn nonzero ([`free_domain`]).
+    pub fn divided_by_itself(&self, v: Value) -> bool {
+        self.only_with_itself.get(&v) == Some(&true)
     }
 
     fn operand(&self, v: Value) -> Operand {
@@ -106,7 +125,8 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
             ));
         }
     }
-    let mut done: std::collections::HashSet<Block> = std::collections::HashSet::new();
+    let mut done: HashSet<Block> = HashSet::new();
+    let (mut divided, mut other_use) = (HashMap::new(), HashSet::new());
     for &b in &f.layout {
         let edges = incoming.get(&b).map(Vec::as_slice).unwrap_or_default();
         if !edges.is_empty() && edges.iter().all(|(from, _, _)| done.contains(from)) {
@@ -143,6 +163,7 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
         done.insert(b);
         for &inst in &f.blocks[b].insts {
             let data = &f.insts[inst];
+            note_uses(&data.kind, &mut divided, &mut other_use);
             let operand = |k: usize| match &data.kind {
                 InstKind::Prim { args, .. } => {
                     args.get(k).map_or(Operand::UNKNOWN, |&v| r.operand(v))
@@ -173,6 +194,13 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
                             });
                             vec![Some((lo, hi))]
                         }
+                        // `p − p` is 0 and `p / p` is 1 (or NaN), whatever p's interval.
+                        (op, [x, y]) if x == y && op.with_itself().is_some() => {
+                            match op.with_itself() {
+                                Some(Const::F64(c)) => vec![Some((c, c))],
+                                _ => vec![None],
+                            }
+                        }
                         _ => vec![prim_range(*op, a, b)],
                     }
                 }
@@ -192,7 +220,35 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
             }
         }
     }
+    divided.retain(|v, _| !other_use.contains(v));
+    r.only_with_itself = divided;
     r
+}
+
+/// Notes the values `kind` uses: in an operation with itself in `selves` (with whether one
+/// divides), otherwise in `other_use`.
+fn note_uses(kind: &InstKind, selves: &mut HashMap<Value, bool>, other_use: &mut HashSet<Value>) {
+    match kind {
+        InstKind::Prim { op, args }
+            if args.len() == 2 && args[0] == args[1] && op.with_itself().is_some() =>
+        {
+            *selves.entry(args[0]).or_default() |= *op == Opcode::Fdiv;
+        }
+        _ => kind.for_each_arg(|v| {
+            other_use.insert(v);
+        }),
+    }
+}
+
+/// The domain θ draws a value of type `ty` from where nothing solves it (an input no output
+/// depends on, a result nothing uses): every value of the type, but nonzero for a value only
+/// used as `v / v` ([`Ranges::divided_by_itself`]), which is NaN at 0.
+pub(super) fn free_domain(ranges: &Ranges, v: Value, ty: pinv_core::ir::Type) -> Domain {
+    if ranges.divided_by_itself(v) {
+        Domain::NonzeroReal
+    } else {
+        Domain::all(ty)
+    }
 }
 
 /// The interval of `a` on the side of a branch on `cond` where it is `taken`, when `cond`

@@ -155,6 +155,25 @@ fn into_discrete(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u
     }
 }
 
+/// The value `v` is taken to have where it is an operation of a value with itself whose
+/// operand has no other use (`p − p` in `q + (p − p)`: [`Reorienter::operand`]). Where the
+/// operand is used elsewhere, it is solved there and the operation is left to the rules.
+fn alone_with_itself(
+    f: &Function,
+    ranges: &super::ranges::Ranges,
+    v: Value,
+) -> Option<pinv_core::ir::Const> {
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return None;
+    };
+    match &f.insts[def].kind {
+        InstKind::Prim { args, .. } if args.len() == 2 && ranges.only_with_itself(args[0]) => {
+            f.value_with_itself(v)
+        }
+        _ => None,
+    }
+}
+
 /// Whether a call of `callee` cannot trap, so that the PGF may replay it on the values the
 /// inverse holds ([`Reorienter::replay_forward`]): a small function of arithmetic that cannot
 /// trap (an isolation helper such as `iso.sq`), with no call, check or θ.
@@ -464,13 +483,21 @@ impl Reorienter<'_> {
         }
     }
 
-    /// The operand as the rule sees it: a constant or a solved value is known.
+    /// The operand as the rule sees it: a constant or a solved value is known, and so is an
+    /// operation of a value with itself whose operand has no other use ([`alone_with_itself`]):
+    /// `q + (p − p)` gives `q = y` and p free, where reading θ for `p − p` and solving `q` from
+    /// it would leave `p − p` to be 0 by chance, and the e-graph's way out, `p + (q − p)`,
+    /// cancels where `p ≫ q`. (A NaN there gives a NaN y, which no finite x has.)
     pub(super) fn operand(&self, f: &Function, pair: &mut Region<'_>, v: Value) -> Arg {
         if let Some(&k) = pair.known.get(&v) {
             return Arg::Known(k);
         }
         if let ValueDef::Result(def, _) = f.values[v].def {
-            if let InstKind::Const(c) = f.insts[def].kind {
+            let c = match f.insts[def].kind {
+                InstKind::Const(c) => Some(c),
+                _ => alone_with_itself(f, &pair.ranges, v),
+            };
+            if let Some(c) = c {
                 let k = *pair
                     .consts
                     .entry(v)
@@ -927,9 +954,10 @@ impl Reorienter<'_> {
                     let role = format!("result {i}, which no output depends on");
                     let fv = pair_fwd(&pair.fwd, r)?;
                     let ty = f.value_type(r);
+                    let domain = super::ranges::free_domain(&pair.ranges, r, ty);
                     let v = pair
                         .emit(self.options, span, prefix, None, |ie, pe| {
-                            let v = ie.theta(Domain::all(ty), &role)?;
+                            let v = ie.theta(domain, &role)?;
                             pe.record(fv, &role)?;
                             Ok(v)
                         })
@@ -1237,10 +1265,13 @@ impl crate::walk::Steps for Emit<'_, '_, '_> {
     }
 
     fn is_known(&self, v: Value) -> bool {
-        // A shared constant is known all along (and its users are no news).
+        // A shared constant is known all along (and its users are no news), as is `p − p`
+        // ([`Reorienter::operand`]).
         let constant = matches!(self.f.values[v].def,
             ValueDef::Result(i, _) if matches!(self.f.insts[i].kind, InstKind::Const(_)));
-        constant || self.region.known.contains_key(&v)
+        constant
+            || self.region.known.contains_key(&v)
+            || alone_with_itself(self.f, &self.region.ranges, v).is_some()
     }
 
     fn is_computed(&self, inst: Inst) -> bool {

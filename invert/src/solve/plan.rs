@@ -176,6 +176,44 @@ impl Plan {
         }
     }
 
+    /// The one value `v` has apart from NaN where it is an operation of a value with itself
+    /// (`a − a`: [`pinv_core::ir::Opcode::with_itself`]).
+    pub fn with_itself(&self, v: PVal) -> Option<Const> {
+        let inst = &self.insts[v.inst as usize];
+        match (&inst.kind, inst.args.as_slice()) {
+            (PKind::Prim(op), [a, b]) if a == b => op.with_itself(),
+            _ => None,
+        }
+    }
+
+    /// The operations of a value with itself whose operand has no other use (`q + (p − p)`),
+    /// which the reorientation takes as known: the value they have ([`Plan::with_itself`]).
+    /// Where the operand is used elsewhere it is solved there, and the operation is left to
+    /// the rules.
+    pub fn alone_with_itself(&self) -> HashSet<PVal> {
+        let selves: Vec<PVal> = (0..self.insts.len())
+            .map(|i| PVal {
+                inst: i as u32,
+                idx: 0,
+            })
+            .filter(|&v| self.with_itself(v).is_some())
+            .collect();
+        let mut other: HashSet<PVal> = self.outputs.iter().copied().collect();
+        for (i, inst) in self.insts.iter().enumerate() {
+            let v = PVal {
+                inst: i as u32,
+                idx: 0,
+            };
+            if self.with_itself(v).is_none() {
+                other.extend(inst.args.iter().copied());
+            }
+        }
+        selves
+            .into_iter()
+            .filter(|v| !other.contains(&self.insts[v.inst as usize].args[0]))
+            .collect()
+    }
+
     /// Per instruction, whether its value depends on a parameter (an unknown).
     pub fn depends_on_params(&self) -> Vec<bool> {
         let mut dep: Vec<bool> = Vec::with_capacity(self.insts.len());
@@ -770,13 +808,20 @@ pub fn known_zeros(plan: &Plan) -> Vec<Vec<u64>> {
 /// The ranges of the f64 values of `plan` over all inputs.
 pub fn ranges(plan: &Plan) -> Vec<Range> {
     let mut out: Vec<Range> = Vec::with_capacity(plan.insts.len());
-    for inst in &plan.insts {
+    for (i, inst) in plan.insts.iter().enumerate() {
         let a: Vec<Range> = inst.args.iter().map(|v| out[v.inst as usize]).collect();
         let konst = match inst.kind {
             PKind::Const(c) => Some(c),
-            _ => None,
+            _ => plan.with_itself(PVal {
+                inst: i as u32,
+                idx: 0,
+            }),
         };
-        out.push(forward_range(&inst.kind, &a, konst));
+        let kind = match konst {
+            Some(c) => PKind::Const(c),
+            None => inst.kind.clone(),
+        };
+        out.push(forward_range(&kind, &a, konst));
     }
     out
 }
@@ -832,6 +877,7 @@ pub fn simulate(plan: &Plan) -> Simulation {
 pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
     let mut dry = DryRun {
         plan,
+        alone: plan.alone_with_itself(),
         fwd: ranges(plan),
         fwd_zeros: known_zeros(plan),
         known: HashSet::new(),
@@ -892,6 +938,8 @@ pub fn simulate_splits(plan: &Plan) -> (Simulation, Vec<u32>) {
 /// and check, and the range of every value as the inverse computes it. See [`simulate_splits`].
 struct DryRun<'p> {
     plan: &'p Plan,
+    /// [`Plan::alone_with_itself`].
+    alone: HashSet<PVal>,
     /// The range of every value as the forward code computes it.
     fwd: Vec<Range>,
     /// The known zero bits of every i64 value as the forward code computes it.
@@ -945,12 +993,13 @@ impl DryRun<'_> {
     }
 }
 
-fn is_known(plan: &Plan, known: &HashSet<PVal>, v: PVal) -> bool {
-    known.contains(&v) || plan.constant(v).is_some()
+fn is_known(plan: &Plan, alone: &HashSet<PVal>, known: &HashSet<PVal>, v: PVal) -> bool {
+    known.contains(&v) || plan.constant(v).is_some() || alone.contains(&v)
 }
 
-fn range_of(plan: &Plan, inv: &HashMap<PVal, Range>, v: PVal) -> Range {
-    match plan.constant(v) {
+fn range_of(plan: &Plan, alone: &HashSet<PVal>, inv: &HashMap<PVal, Range>, v: PVal) -> Range {
+    let itself = || plan.with_itself(v).filter(|_| alone.contains(&v));
+    match plan.constant(v).or_else(itself) {
         Some(Const::F64(c)) if c.is_finite() => Range::point(c),
         _ => inv.get(&v).copied().unwrap_or(FULL),
     }
@@ -977,7 +1026,7 @@ impl crate::walk::Steps for DryRun<'_> {
     }
 
     fn is_known(&self, v: PVal) -> bool {
-        is_known(self.plan, &self.known, v)
+        is_known(self.plan, &self.alone, &self.known, v)
     }
 
     fn is_computed(&self, i: usize) -> bool {
@@ -1002,14 +1051,17 @@ impl crate::walk::Steps for DryRun<'_> {
         }
         let results = plan.results(i);
         if results.clone().all(|r| self.known.contains(&r))
-            || !inst.args.iter().all(|&a| is_known(plan, &self.known, a))
+            || !inst
+                .args
+                .iter()
+                .all(|&a| is_known(plan, &self.alone, &self.known, a))
         {
             return Ok(false);
         }
         let a: Vec<Range> = inst
             .args
             .iter()
-            .map(|&v| range_of(plan, &self.inv, v))
+            .map(|&v| range_of(plan, &self.alone, &self.inv, v))
             .collect();
         let r0 = forward_range(&inst.kind, &a, None);
         let z: Vec<u64> = inst
@@ -1059,6 +1111,7 @@ impl crate::walk::Steps for DryRun<'_> {
     fn invert(&mut self, i: usize) -> Result<(), Self::Error> {
         let DryRun {
             plan,
+            alone,
             fwd,
             fwd_zeros,
             known,
@@ -1071,8 +1124,8 @@ impl crate::walk::Steps for DryRun<'_> {
             splits,
         } = self;
         let plan: &Plan = plan;
-        let is_known = |known: &HashSet<PVal>, v: PVal| is_known(plan, known, v);
-        let range_of = |inv: &HashMap<PVal, Range>, v: PVal| range_of(plan, inv, v);
+        let is_known = |known: &HashSet<PVal>, v: PVal| is_known(plan, alone, known, v);
+        let range_of = |inv: &HashMap<PVal, Range>, v: PVal| range_of(plan, alone, inv, v);
         let zeros_of = |zeros: &HashMap<PVal, u64>, v: PVal| zeros_of(plan, zeros, v);
 
         let inst = &plan.insts[i];
