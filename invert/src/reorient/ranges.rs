@@ -16,11 +16,14 @@
 //!
 //! The analysis also knows which values are never NaN ([`Ranges::never_nan`]), because `min` and
 //! `max` ignore a NaN operand: `max(asin(p), p)` for `p = −3.5` is `−3.5`, below every `asin`,
-//! so their interval covers the other operand's alone where one may be NaN ([`Operand`]), and
-//! which values are used only in operations with themselves (`p − p`, `p / p`), which the
-//! reorientation takes as the one value they have ([`Ranges::only_with_itself`]).
+//! so their interval covers the other operand's alone where one may be NaN ([`Operand`]), which
+//! values are used only in operations with themselves (`p − p`, `p / p`), which the
+//! reorientation takes as the one value they have ([`Ranges::only_with_itself`]), and which go
+//! into the argument of a periodic function ([`Ranges::feeds_periodic`]).
 
-use pinv_core::ir::{Block, Const, Domain, FuncId, Function, InstKind, Module, Opcode, Value};
+use pinv_core::ir::{
+    Block, Const, Domain, FuncId, Function, InstKind, Module, Opcode, Value, ValueDef,
+};
 use std::collections::{HashMap, HashSet};
 
 /// An interval `[lo, hi]`.
@@ -38,7 +41,13 @@ pub struct Ranges {
     /// The values used, and only in operations with themselves (`p − p`, `p / p`:
     /// [`Opcode::with_itself`]), with whether one of those divides.
     only_with_itself: HashMap<Value, bool>,
+    /// The f64 values that `sin`, `cos` or `tan` take as their argument, directly or through
+    /// at most [`PERIODIC_DEPTH`] f64 operations ([`Ranges::feeds_periodic`]).
+    feeds_periodic: HashSet<Value>,
 }
+
+/// How many f64 operations below a `sin`, `cos` or `tan` [`Ranges::feeds_periodic`] looks.
+const PERIODIC_DEPTH: u32 = 8;
 
 impl Ranges {
     pub fn get(&self, v: Value) -> Option<(f64, f64)> {
@@ -55,6 +64,14 @@ impl Ranges {
     /// free ([`Ranges::divided_by_itself`]).
     pub fn only_with_itself(&self, v: Value) -> bool {
         self.only_with_itself.contains_key(&v)
+    }
+
+    /// Whether `v` goes into the argument of `sin`, `cos` or `tan`, directly or through f64
+    /// operations (`sin(pow(1.5, p²))`: `p²` and `p`). Far from 0 such an argument must be
+    /// exact where a relative tolerance would not do: at 2·10⁹ one ulp is 2.4e-7, which
+    /// moves the sine by as much, so the steps that solve these values name their exact float.
+    pub fn feeds_periodic(&self, v: Value) -> bool {
+        self.feeds_periodic.contains(&v)
     }
 
     /// Whether `v` is used, and only in operations with itself, one of them `v / v`: 1 where
@@ -222,7 +239,47 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
     }
     divided.retain(|v, _| !other_use.contains(v));
     r.only_with_itself = divided;
+    r.feeds_periodic = periodic_arguments(f);
     r
+}
+
+/// [`Ranges::feeds_periodic`]: the arguments of `sin`, `cos` and `tan`, and the f64 operands
+/// of the f64 operations that compute them, to [`PERIODIC_DEPTH`] operations down.
+fn periodic_arguments(f: &Function) -> HashSet<Value> {
+    let mut depth: HashMap<Value, u32> = HashMap::new();
+    let mut work: Vec<(Value, u32)> = Vec::new();
+    for (_, inst) in f.insts_in_layout() {
+        if let InstKind::Prim {
+            op: Opcode::Sin | Opcode::Cos | Opcode::Tan,
+            args,
+        } = &f.insts[inst].kind
+        {
+            work.push((args[0], PERIODIC_DEPTH));
+        }
+    }
+    while let Some((v, left)) = work.pop() {
+        if depth.get(&v).is_some_and(|&d| d >= left) {
+            continue;
+        }
+        depth.insert(v, left);
+        let ValueDef::Result(def, _) = f.values[v].def else {
+            continue;
+        };
+        // Through f64 operations, and calls (an isolation helper such as `iso.sq`).
+        let args = match &f.insts[def].kind {
+            InstKind::Prim { op, args } if op.result_type() == pinv_core::ir::Type::F64 => args,
+            InstKind::Call { args, .. } if f.value_type(v) == pinv_core::ir::Type::F64 => args,
+            _ => continue,
+        };
+        if left > 0 {
+            for &a in args {
+                if f.value_type(a) == pinv_core::ir::Type::F64 {
+                    work.push((a, left - 1));
+                }
+            }
+        }
+    }
+    depth.into_keys().collect()
 }
 
 /// Notes the values `kind` uses: in an operation with itself in `selves` (with whether one

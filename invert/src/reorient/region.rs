@@ -863,7 +863,9 @@ impl Reorienter<'_> {
             && operands.iter().zip(args).any(|(o, &a)| {
                 let known = |v: Value| pair.known.contains_key(&v);
                 o.known().is_none()
-                    && (solved_into_sum(f, a, &known) || solved_into_discrete(f, a, &known))
+                    && (solved_into_sum(f, a, &known)
+                        || solved_into_discrete(f, a, &known)
+                        || pair.ranges.feeds_periodic(a))
             });
         let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {

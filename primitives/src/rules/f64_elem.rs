@@ -279,9 +279,19 @@ pub fn fabs() -> Spec {
         let nz = e.fneg(z);
         e.select(is_neg, nz, z)
     })
-    .records(|e, _, x| {
+    .records(|e, z, x| {
         let s = sign_choice(e, x);
-        e.record(s, SIGN)
+        e.record(s, SIGN)?;
+        // Where the inverse holds another z ([`Emitter::replayed`]), it holds ±that z for x,
+        // which the steps before this one solve from.
+        let held_z = e.replayed(z);
+        if held_z != z {
+            let neg = e.sign_bit(x);
+            let flipped = e.fneg(held_z);
+            let held = e.select(neg, flipped, held_z)?;
+            e.note_replay(x, held);
+        }
+        Ok(())
     })
     .doc(|_| RuleDoc {
         thetas: vec![ThetaDoc::choice(2, SIGN)],
@@ -531,8 +541,7 @@ impl Pow {
         z: Value,
         a: Value,
     ) -> Result<(Value, Value, Value), RuleError> {
-        let zero = e.fc(0.0);
-        let negative = e.flt(a, zero);
+        let negative = Pow::negative(e, a);
         let r = e.if_else(
             negative,
             &[Type::F64, Type::Bool],
@@ -567,15 +576,26 @@ impl Pow {
                 Ok(vec![d, ok])
             },
             |e| {
-                let lz = e.op1(Opcode::Log, z);
-                let la = e.op1(Opcode::Log, a);
-                let d = e.fdiv(lz, la);
+                let d = Pow::log_ratio(e, z, a);
                 let ok = super::settle::pins(e, d, z, &|e, x| e.op2(Opcode::Pow, a, x));
                 Ok(vec![d, ok])
             },
         )?;
         let base = use_base(e, r[0]);
         Ok((r[0], r[1], base))
+    }
+
+    /// `a < 0`: a base whose powers are defined only at integers.
+    fn negative(e: &mut Emitter<'_>, a: Value) -> Value {
+        let zero = e.fc(0.0);
+        e.flt(a, zero)
+    }
+
+    /// `log z / log a`: the exponent a base `a ≥ 0` takes to z.
+    fn log_ratio(e: &mut Emitter<'_>, z: Value, a: Value) -> Value {
+        let lz = e.op1(Opcode::Log, z);
+        let la = e.op1(Opcode::Log, a);
+        e.fdiv(lz, la)
     }
 }
 
@@ -596,15 +616,46 @@ pub fn pow() -> Spec {
         .operand(
             Side::Right,
             |e, z, a| {
-                let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
-                settle_when(e, d, ok, base, EXP_OFFSET)
+                if !e.options().exact_floats {
+                    let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                    return settle_when(e, d, ok, base, EXP_OFFSET);
+                }
+                // Where the exact float matters, a positive base's exponent is settled as
+                // every monotone step is (the float among those that give z).
+                let negative = Pow::negative(e, a);
+                e.if_value(
+                    negative,
+                    Type::F64,
+                    |e| {
+                        let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                        settle_when(e, d, ok, base, EXP_OFFSET)
+                    },
+                    |e| {
+                        let d = Pow::log_ratio(e, z, a);
+                        settle(e, d, z, &|e, x| e.op2(Opcode::Pow, a, x), EXP_OFFSET)
+                    },
+                )
             },
             |e, z, a, b| {
                 // Decided and solved from what the inverse holds ([`Emitter::replayed`]).
                 let z = e.replayed(z);
                 let a = e.replayed(a);
-                let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
-                settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
+                if !e.options().exact_floats {
+                    let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                    return settle_pgf_when(e, d, ok, base, b, EXP_OFFSET);
+                }
+                let negative = Pow::negative(e, a);
+                e.branch(
+                    negative,
+                    |e| {
+                        let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                        settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
+                    },
+                    |e| {
+                        let d = Pow::log_ratio(e, z, a);
+                        settle_pgf(e, d, z, b, &|e, x| e.op2(Opcode::Pow, a, x), EXP_OFFSET)
+                    },
+                )
             },
         )
         .verified(Opcode::Pow)

@@ -85,7 +85,15 @@ impl MinMax {
         which: &str,
     ) -> Result<(), RuleError> {
         let same = MinMax::is_known(e, z, k);
-        record_if(e, same, x, &self.operand_role(which))
+        record_if(e, same, x, &self.operand_role(which))?;
+        // Where x is z, the inverse holds its z for x ([`Emitter::replayed`]), which the steps
+        // before this one solve from (`cos(p)` in `min(2, cos(p))`).
+        let held_z = e.replayed(z);
+        if held_z != z {
+            let held = e.select(same, x, held_z)?;
+            e.note_replay(x, held);
+        }
+        Ok(())
     }
 
     /// The unknown operand when the other is known to be `k`.
