@@ -476,7 +476,8 @@ fn an_operation_of_a_value_with_itself_is_its_one_value() {
 /// tolerance (`pow`'s exponent an ulp off moves the argument by 6e-6): f(x) missed y for 2 of
 /// 30 inputs (`gen_check` seed 5378). The steps that solve a value going into a `sin`, `cos`
 /// or `tan` now name their exact float, `pow`'s exponent among them. Their PGF then follows
-/// what the inverse holds through `abs` (seed 2379) and `min` (seed 8122) too.
+/// what the inverse holds through `abs` (seed 2379) and `min` and `max`, with one operand known
+/// (seed 8122) or none.
 #[test]
 fn a_value_going_into_a_sine_is_solved_to_its_exact_float() {
     let program = Program::parse(
@@ -485,10 +486,23 @@ fn a_value_going_into_a_sine_is_solved_to_its_exact_float() {
          fn folded(p0: f64) -> f64 { atan(abs(cos(p0))) }
          fn capped(p0: f64, p1: f64, p2: f64) -> f64 {
              min(2.0, cos(p0)) + atan2(p1, p1) / (p2 + p1)
-         }",
+         }
+         fn larger(p0: f64, p1: f64) -> f64 { max(cos(p0), p1) * 3.0 }
+         fn smaller(p0: f64, p1: f64) -> f64 { min(sin(p0 * 7.0), p1) / 0.3 + 1.0 }",
     )
     .expect("compiles");
     let f = Const::F64;
+    // `max` and `min` of two unknowns: the operand that is z is held as the inverse's z.
+    pinv_tests::round_trip(
+        &program,
+        "larger",
+        &[f(-6.317696758773597), f(-7.111637296866018)],
+    );
+    pinv_tests::round_trip(
+        &program,
+        "smaller",
+        &[f(0.16528573917471334), f(1.5244587089309825)],
+    );
     pinv_tests::round_trip(&program, "wound", &[f(-7.283214435595)]);
     pinv_tests::round_trip(&program, "folded", &[f(-3.0945677667471694)]);
     pinv_tests::round_trip(
@@ -500,7 +514,10 @@ fn a_value_going_into_a_sine_is_solved_to_its_exact_float() {
             f(-6.678586749684707),
         ],
     );
-    sound_and_complete(&program, &["wound", "folded", "capped"]);
+    sound_and_complete(
+        &program,
+        &["wound", "folded", "capped", "larger", "smaller"],
+    );
 }
 
 /// `max(asin(p), p)` for `p` beyond ±1 (`gen_check` seed 7790): `asin(p)` is NaN, and `max`

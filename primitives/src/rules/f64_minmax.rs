@@ -160,6 +160,16 @@ impl From<MinMax> for Spec {
                         |e| {
                             let a_is = MinMax::is_z(e, a, z);
                             r.0.record_placed(e, a_is, (a, b), &r.other_role())?;
+                            // The operand that is z is held as the inverse's z
+                            // ([`Emitter::replayed`]), which the steps before this one solve
+                            // from (`cos(p)` in `max(cos(p), q) * 3`).
+                            let held_z = e.replayed(z);
+                            if held_z != z {
+                                let held_a = e.select(a_is, held_z, a)?;
+                                let held_b = e.select(a_is, b, held_z)?;
+                                e.note_replay(a, held_a);
+                                e.note_replay(b, held_b);
+                            }
                             Ok(())
                         },
                     )?;
