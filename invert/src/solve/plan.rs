@@ -191,27 +191,20 @@ impl Plan {
     /// Where the operand is used elsewhere it is solved there, and the operation is left to
     /// the rules.
     pub fn alone_with_itself(&self) -> HashSet<PVal> {
-        let selves: Vec<PVal> = (0..self.insts.len())
-            .map(|i| PVal {
-                inst: i as u32,
-                idx: 0,
-            })
-            .filter(|&v| self.with_itself(v).is_some())
-            .collect();
+        let mut selves = Vec::new();
         let mut other: HashSet<PVal> = self.outputs.iter().copied().collect();
         for (i, inst) in self.insts.iter().enumerate() {
             let v = PVal {
                 inst: i as u32,
                 idx: 0,
             };
-            if self.with_itself(v).is_none() {
-                other.extend(inst.args.iter().copied());
+            match self.with_itself(v) {
+                Some(_) => selves.push(v),
+                None => other.extend(inst.args.iter().copied()),
             }
         }
-        selves
-            .into_iter()
-            .filter(|v| !other.contains(&self.insts[v.inst as usize].args[0]))
-            .collect()
+        selves.retain(|v| !other.contains(&self.insts[v.inst as usize].args[0]));
+        selves.into_iter().collect()
     }
 
     /// Per instruction, whether its value depends on a parameter (an unknown).
@@ -810,18 +803,16 @@ pub fn ranges(plan: &Plan) -> Vec<Range> {
     let mut out: Vec<Range> = Vec::with_capacity(plan.insts.len());
     for (i, inst) in plan.insts.iter().enumerate() {
         let a: Vec<Range> = inst.args.iter().map(|v| out[v.inst as usize]).collect();
-        let konst = match inst.kind {
-            PKind::Const(c) => Some(c),
-            _ => plan.with_itself(PVal {
-                inst: i as u32,
-                idx: 0,
-            }),
-        };
-        let kind = match konst {
-            Some(c) => PKind::Const(c),
-            None => inst.kind.clone(),
-        };
-        out.push(forward_range(&kind, &a, konst));
+        // `p − p` ranges as the constant it is ([`Plan::with_itself`]).
+        let itself = plan.with_itself(PVal {
+            inst: i as u32,
+            idx: 0,
+        });
+        out.push(match (&inst.kind, itself) {
+            (PKind::Const(c), _) => forward_range(&inst.kind, &a, Some(*c)),
+            (_, Some(c)) => forward_range(&PKind::Const(c), &a, Some(c)),
+            (kind, None) => forward_range(kind, &a, None),
+        });
     }
     out
 }

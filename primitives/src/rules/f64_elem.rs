@@ -546,33 +546,7 @@ impl Pow {
             negative,
             &[Type::F64, Type::Bool],
             |e| {
-                // Only integers: the nearest one, if it alone (of its parity) gives z within
-                // the tolerance relative to |z|. Within it, not exactly: z and the base may
-                // carry the rounding of the steps that computed them (`atan2(pow(b, n), b)`
-                // walked back gives both from a radius and an angle), and a candidate the exact
-                // test turned away sent the inverse to an offset that the PGF, deciding on the
-                // forward values, never recorded. Relative to |z|, not to max(1, |z|): the
-                // powers of a base differ by a factor of it, however small they are.
-                let az = e.fabs(z);
-                let aa = e.fabs(a);
-                let lz = e.op1(Opcode::Log, az);
-                let la = e.op1(Opcode::Log, aa);
-                let q = e.fdiv(lz, la);
-                let d = e.round(q);
-                let finite = e.is_finite(d);
-                let hit = e.op2(Opcode::Pow, a, d);
-                let hit = Pow::near(e, hit, z);
-                let two = e.fc(2.0);
-                let dm = e.fsub(d, two);
-                let dp = e.fadd(d, two);
-                let m = e.op2(Opcode::Pow, a, dm);
-                let p = e.op2(Opcode::Pow, a, dp);
-                let m_hit = Pow::near(e, m, z);
-                let p_hit = Pow::near(e, p, z);
-                let other = e.bor(m_hit, p_hit);
-                let unique = e.bnot(other);
-                let ok = e.band(finite, hit);
-                let ok = e.band(ok, unique);
+                let (d, ok) = Pow::integer_exponent(e, z, a);
                 Ok(vec![d, ok])
             },
             |e| {
@@ -583,6 +557,36 @@ impl Pow {
         )?;
         let base = use_base(e, r[0]);
         Ok((r[0], r[1], base))
+    }
+
+    /// The exponent candidate of a negative base, and whether it is trusted as is. Only
+    /// integers: the nearest one, if it alone (of its parity) gives z within the tolerance
+    /// relative to |z|. Within it, not exactly: z and the base may carry the rounding of the
+    /// steps that computed them (`atan2(pow(b, n), b)` walked back gives both from a radius and
+    /// an angle), and a candidate the exact test turned away sent the inverse to an offset that
+    /// the PGF, deciding on the forward values, never recorded. Relative to |z|, not to
+    /// max(1, |z|): the powers of a base differ by a factor of it, however small they are.
+    fn integer_exponent(e: &mut Emitter<'_>, z: Value, a: Value) -> (Value, Value) {
+        let az = e.fabs(z);
+        let aa = e.fabs(a);
+        let lz = e.op1(Opcode::Log, az);
+        let la = e.op1(Opcode::Log, aa);
+        let q = e.fdiv(lz, la);
+        let d = e.round(q);
+        let finite = e.is_finite(d);
+        let hit = e.op2(Opcode::Pow, a, d);
+        let hit = Pow::near(e, hit, z);
+        let two = e.fc(2.0);
+        let dm = e.fsub(d, two);
+        let dp = e.fadd(d, two);
+        let m = e.op2(Opcode::Pow, a, dm);
+        let p = e.op2(Opcode::Pow, a, dp);
+        let m_hit = Pow::near(e, m, z);
+        let p_hit = Pow::near(e, p, z);
+        let other = e.bor(m_hit, p_hit);
+        let unique = e.bnot(other);
+        let ok = e.band(finite, hit);
+        (d, e.band(ok, unique))
     }
 
     /// `a < 0`: a base whose powers are defined only at integers.
@@ -627,7 +631,8 @@ pub fn pow() -> Spec {
                     negative,
                     Type::F64,
                     |e| {
-                        let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                        let (d, ok) = Pow::integer_exponent(e, z, a);
+                        let base = use_base(e, d);
                         settle_when(e, d, ok, base, EXP_OFFSET)
                     },
                     |e| {
@@ -648,7 +653,8 @@ pub fn pow() -> Spec {
                 e.branch(
                     negative,
                     |e| {
-                        let (d, ok, base) = Pow::exponent_candidate(e, z, a)?;
+                        let (d, ok) = Pow::integer_exponent(e, z, a);
+                        let base = use_base(e, d);
                         settle_pgf_when(e, d, ok, base, b, EXP_OFFSET)
                     },
                     |e| {

@@ -86,11 +86,17 @@ impl MinMax {
     ) -> Result<(), RuleError> {
         let same = MinMax::is_known(e, z, k);
         record_if(e, same, x, &self.operand_role(which))?;
-        // Where x is z, the inverse holds its z for x ([`Emitter::replayed`]), which the steps
-        // before this one solve from (`cos(p)` in `min(2, cos(p))`).
+        let x_is_z = e.bnot(same);
+        MinMax::note_held(e, z, x, x_is_z)
+    }
+
+    /// Where operand `x` is the result (`x_is_z`), the inverse holds its z for it
+    /// ([`Emitter::replayed`]), which the steps before this one solve from (`cos(p)` in
+    /// `min(2, cos(p))` or `max(cos(p), q) * 3`).
+    fn note_held(e: &mut Emitter<'_>, z: Value, x: Value, x_is_z: Value) -> Result<(), RuleError> {
         let held_z = e.replayed(z);
         if held_z != z {
-            let held = e.select(same, x, held_z)?;
+            let held = e.select(x_is_z, held_z, x)?;
             e.note_replay(x, held);
         }
         Ok(())
@@ -160,17 +166,9 @@ impl From<MinMax> for Spec {
                         |e| {
                             let a_is = MinMax::is_z(e, a, z);
                             r.0.record_placed(e, a_is, (a, b), &r.other_role())?;
-                            // The operand that is z is held as the inverse's z
-                            // ([`Emitter::replayed`]), which the steps before this one solve
-                            // from (`cos(p)` in `max(cos(p), q) * 3`).
-                            let held_z = e.replayed(z);
-                            if held_z != z {
-                                let held_a = e.select(a_is, held_z, a)?;
-                                let held_b = e.select(a_is, b, held_z)?;
-                                e.note_replay(a, held_a);
-                                e.note_replay(b, held_b);
-                            }
-                            Ok(())
+                            MinMax::note_held(e, z, a, a_is)?;
+                            let b_is = e.bnot(a_is);
+                            MinMax::note_held(e, z, b, b_is)
                         },
                     )?;
                     Ok(())
