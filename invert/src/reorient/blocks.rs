@@ -528,6 +528,8 @@ impl Reorienter<'_> {
                         None,
                         steps,
                         &ctx,
+                        // The one `return`: no guard has to tell it from another.
+                        cfg.returns.len() == 1,
                         &mut no_pgf,
                         term_span,
                     )?;
@@ -721,6 +723,7 @@ impl Reorienter<'_> {
             cond,
             steps,
             ctx,
+            false,
             no_pgf,
             span,
         )?;
@@ -745,6 +748,7 @@ impl Reorienter<'_> {
         cond: Option<(Value, bool)>,
         steps: Option<Value>,
         ctx: &BlockCtx,
+        anchored: bool,
         no_pgf: &mut Option<String>,
         span: Span,
     ) -> Result<Block, Error> {
@@ -758,6 +762,7 @@ impl Reorienter<'_> {
         region.replay.extend(replays);
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
+        region.anchored = anchored;
         region.outline_settles = c.insts.len() >= OUTLINE_SETTLES_FROM;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
         // a function of one block has none, so its rules need not write them.

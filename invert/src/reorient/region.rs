@@ -251,6 +251,18 @@ pub(super) struct Region<'p> {
     /// ([`pinv_primitives::EmitOptions::exact_floats`]): its solution goes on into a sum
     /// ([`solved_into_sum`]).
     exact_step: bool,
+    /// This region starts from y and is the only one that does: the region of the function's
+    /// one `return`. The PGF then computes its steps from what the inverse holds (y, and the
+    /// replays of the steps before: [`Region::replay`]), as in straight-line code, so its f64
+    /// steps may name exact floats ([`Region::exact_step`]). Elsewhere the values a region
+    /// starts from come from the regions after it in forward order, which the PGF, running
+    /// forward, has not replayed: it computes the steps from forward values, an ulp off where
+    /// a step after them kept a closed form, and an exact step could find a run of another
+    /// length and read θ where the PGF recorded none (`gen_check` seeds 1078, 1601). And where
+    /// the inverse chooses among regions (several `return`s), their guards copy only θ-free
+    /// code, so a run read from θ hides the checks after it that tell them apart (a loop
+    /// unrolled into seven returns: 97% → 17% accepted).
+    pub anchored: bool,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
@@ -323,6 +335,7 @@ impl<'p> Region<'p> {
             wide_runs: false,
             outline_settles: false,
             exact_step: false,
+            anchored: false,
             copy_block: None,
             step_checks_wanted: true,
             outlined: Outlines::default(),
@@ -855,11 +868,9 @@ impl Reorienter<'_> {
             .iter()
             .zip(args)
             .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a));
-        // Straight-line functions only, for now: where branches meet, the PGF decides some
-        // things (which operand of a `max` was the larger, which branch gave a value) from the
-        // forward values, not from what the inverse holds, and an exact step there can then
-        // read θ on a path the PGF did not record (`gen_check` seeds 1078 and 1601).
-        pair.exact_step = f.layout.len() == 1
+        // Only where the PGF computes the step from what the inverse holds: straight-line code
+        // and the region of a function's one `return` ([`Region::anchored`]).
+        pair.exact_step = (f.layout.len() == 1 || pair.anchored)
             && operands.iter().zip(args).any(|(o, &a)| {
                 let known = |v: Value| pair.known.contains_key(&v);
                 o.known().is_none()
