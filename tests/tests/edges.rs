@@ -549,6 +549,37 @@ fn the_one_return_of_a_branching_function_names_exact_floats() {
     assert!(k.acceptance() > 80.0, "{k:?}");
 }
 
+/// A call whose result nothing uses, of a function that always returns (`gen_check` seed
+/// 6459): `pure(v)` kept `v` alive, so the inverse read θ for the last `v` and solved the
+/// `pow` chain back from it (25 θ, none accepted, 46 of 300 inputs lost). It is dead code now,
+/// and the inverse reads θ only for `p`. A call that may fail (a division by a parameter)
+/// stays, with what it needs.
+#[test]
+fn an_unused_call_of_a_function_that_always_returns_is_dead_code() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn pure(x: f64) -> bool { x != 100.0 }
+         fn unused(p: f64) -> i64 {
+             let mut v = p;
+             for i in 0..3 {
+                 v = pow(cos(p), v);
+                 let w = if pure(v) { tanh(v) } else { 1.0 };
+             }
+             0
+         }
+         fn ratio(n: i64) -> i64 { 7 / n }
+         fn kept(p: i64) -> i64 { let r = ratio(p); 3 }",
+    )
+    .expect("compiles");
+    let r = check_function(&program, "unused", &config(300));
+    assert_eq!(r.theta, 1, "{r:?}");
+    assert_eq!(r.acceptance(), 100.0, "{r:?}");
+    sound_and_complete(&program, &["unused", "kept"]);
+    // `ratio(0)` fails, so θ for `p` must not be 0.
+    let kept = check_function(&program, "kept", &config(300));
+    assert!(kept.acceptance() < 100.0, "{kept:?}");
+}
+
 /// `max(asin(p), p)` for `p` beyond ±1 (`gen_check` seed 7790): `asin(p)` is NaN, and `max`
 /// ignores a NaN operand, so the result is `p` itself, below every `asin`. The range analysis
 /// bounded the result by `asin`'s range, and θ for it was drawn from `[−π/2, 0]` on the side

@@ -8,8 +8,9 @@
 //!
 //! What is kept, so that behaviour is unchanged to the bit:
 //! - every instruction that can stop a run or has an effect: calls (a callee may fail or not
-//!   terminate), integer division and remainder unless the divisor is a constant other than 0
-//!   and −1 (they trap), `theta`, `choice`, `check`, `record`, and the terminators;
+//!   terminate) unless the callee is [total](total_functions), integer division and remainder
+//!   unless the divisor is a constant other than 0 and −1 (they trap), `theta`, `choice`,
+//!   `check`, `record`, and the terminators;
 //! - the branches of loops: a loop that might not terminate is never removed;
 //! - the entry block's parameters (the function's signature).
 //!
@@ -19,15 +20,24 @@
 //! `jump`; the arm not taken is then unreachable), and blocks that only jump on (their
 //! predecessors branch past them). Repeated until nothing changes.
 
-use super::{Block, BlockCall, Const, Function, Inst, InstKind, Opcode, Value, ValueDef};
+use super::{
+    Block, BlockCall, Const, FuncId, Function, Inst, InstKind, Module, Opcode, Value, ValueDef,
+};
 use cranelift_entity::{EntitySet, SecondaryMap};
 
 /// Removes dead code from `func`; returns whether anything changed. The function stays valid
-/// (the verifier's invariants hold if they held before) but is not compacted.
+/// (the verifier's invariants hold if they held before) but is not compacted. Every call is
+/// kept: see [`remove_dead_code_calling`].
 pub fn remove_dead_code(func: &mut Function) -> bool {
+    remove_dead_code_calling(func, &EntitySet::new())
+}
+
+/// [`remove_dead_code`], where a call of a function in `total` whose results nothing needs is
+/// dead too ([`total_functions`]).
+pub fn remove_dead_code_calling(func: &mut Function, total: &EntitySet<FuncId>) -> bool {
     let mut changed = false;
     loop {
-        let mut round = remove_dead_values(func);
+        let mut round = remove_dead_values(func, total);
         round |= fold_branches(func);
         if !round {
             return changed;
@@ -37,8 +47,9 @@ pub fn remove_dead_code(func: &mut Function) -> bool {
     }
 }
 
-/// Whether `inst` must stay whether or not its results are used.
-fn has_effect(func: &Function, inst: Inst) -> bool {
+/// Whether `inst` must stay whether or not its results are used; a call of a function in
+/// `total` need not.
+fn has_effect(func: &Function, inst: Inst, total: &EntitySet<FuncId>) -> bool {
     match &func.insts[inst].kind {
         InstKind::Const(_) => false,
         InstKind::Prim { op, args } => match op {
@@ -48,13 +59,81 @@ fn has_effect(func: &Function, inst: Inst) -> bool {
             ),
             _ => false,
         },
+        InstKind::Call { callee, .. } => !total.contains(*callee),
         _ => true,
     }
 }
 
+/// The functions of `module` that are **total**: every run returns, without an error, in a
+/// number of steps bounded by their code. Such a function has no loop, no instruction that can
+/// fail or has an effect (integer division by a divisor that may be 0 or −1, `check`, `fail`,
+/// θ, records), and calls only total functions (so none is recursive). A call of one whose
+/// results nothing needs is dead code like a pure instruction: `if g(p, v) { .. }` with the
+/// `if`'s value unused, which kept `v` and everything computed into it alive for the inverse
+/// to solve (`gen_check` seed 6459).
+///
+/// In time linear in the module: a function is decided once its callees are, from the leaves
+/// of the call graph up (a call cycle is never decided, so never total).
+pub fn total_functions(module: &Module) -> EntitySet<FuncId> {
+    let mut total = EntitySet::new();
+    // Per function: whether its own code qualifies, its callees not yet known to be total, and
+    // its callers (for each call).
+    let mut waiting: SecondaryMap<FuncId, u32> = SecondaryMap::new();
+    let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
+    let mut ready = Vec::new();
+    for (id, f) in module.iter() {
+        if !own_code_is_total(f) {
+            continue;
+        }
+        let mut callees: Vec<FuncId> = Vec::new();
+        for b in f.reachable_blocks() {
+            for &i in &f.blocks[b].insts {
+                if let InstKind::Call { callee, .. } = f.insts[i].kind {
+                    callees.push(callee);
+                }
+            }
+        }
+        callees.sort_unstable();
+        callees.dedup();
+        waiting[id] = callees.len() as u32;
+        for c in callees {
+            callers[c].push(id);
+        }
+        if waiting[id] == 0 {
+            ready.push(id);
+        }
+    }
+    while let Some(id) = ready.pop() {
+        total.insert(id);
+        for &caller in &callers[id] {
+            waiting[caller] -= 1;
+            if waiting[caller] == 0 {
+                ready.push(caller);
+            }
+        }
+    }
+    total
+}
+
+/// Whether `f`'s own code is that of a total function ([`total_functions`]), its calls aside:
+/// a body with no loop and no instruction that can fail or has an effect.
+fn own_code_is_total(f: &Function) -> bool {
+    if f.entry().is_none() || !f.loop_heads().is_empty() {
+        return false;
+    }
+    let none = EntitySet::new();
+    f.reachable_blocks().into_iter().all(|b| {
+        f.blocks[b].insts.iter().all(|&i| match &f.insts[i].kind {
+            InstKind::Call { .. } => true,
+            kind if kind.is_terminator() => !matches!(kind, InstKind::Fail { .. }),
+            _ => !has_effect(f, i, &none),
+        })
+    })
+}
+
 /// Marks what is needed from the effects back, then deletes the rest: pure instructions and
 /// block parameters (other than the entry's) with their branch arguments.
-fn remove_dead_values(func: &mut Function) -> bool {
+fn remove_dead_values(func: &mut Function, total: &EntitySet<FuncId>) -> bool {
     let blocks = func.reachable_blocks();
     let Some(&entry) = blocks.first() else {
         return false;
@@ -65,7 +144,7 @@ fn remove_dead_values(func: &mut Function) -> bool {
     let mut work: Vec<Value> = Vec::new();
     for &b in &blocks {
         for &i in &func.blocks[b].insts {
-            if !has_effect(func, i) {
+            if !has_effect(func, i, total) {
                 continue;
             }
             live_inst.insert(i);
@@ -246,6 +325,83 @@ mod tests {
         f.compact();
         verify_function(&m, id).expect("still valid");
         write_function(&m, id, &WriteOptions::default())
+    }
+
+    /// Calls whose results nothing needs go where the callee always returns: not one that may
+    /// divide by zero, loop, recurse, fail, or call such a function.
+    #[test]
+    fn an_unused_call_of_a_total_function_goes() {
+        let mut m = parse_module(
+            "function %double(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst 2
+    v2 = imul v0, v1
+    return v2
+}
+function %twice(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = call %double(v0)
+    v2 = iconst 7
+    v3 = idiv v1, v2
+    brif v1, block1, block2
+block1:
+    return v3
+block2:
+    v4 = call %double(v3)
+    return v4
+}
+function %ratio(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = idiv v0, v0
+    return v1
+}
+function %down(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = call %down(v0)
+    return v1
+}
+function %spin(p: i64) -> i64 {
+block0(v0: i64):
+    jump block1
+block1:
+    jump block1
+}
+function %refuse(p: i64) -> i64 {
+block0(v0: i64):
+    fail \"no\"
+}
+function %uses(p: i64) -> i64 {
+block0(v0: i64):
+    v1 = call %twice(v0)
+    v2 = call %ratio(v0)
+    v3 = call %down(v0)
+    v4 = call %spin(v0)
+    v5 = call %refuse(v0)
+    v6 = call %double(v0)
+    return v0
+}
+",
+        )
+        .expect("parses");
+        let total = total_functions(&m);
+        let named: Vec<&str> = m
+            .iter()
+            .filter(|(id, _)| total.contains(*id))
+            .map(|(_, f)| f.name.as_str())
+            .collect();
+        assert_eq!(named, ["double", "twice"]);
+        let id = m.get("uses").expect("uses");
+        let f = &mut m.functions[id];
+        assert!(remove_dead_code_calling(f, &total));
+        f.compact();
+        verify_function(&m, id).expect("still valid");
+        let out = write_function(&m, id, &WriteOptions::default());
+        for kept in ["%ratio", "%down", "%spin", "%refuse"] {
+            assert!(out.contains(kept), "{kept}: {out}");
+        }
+        for gone in ["%twice", "%double"] {
+            assert!(!out.contains(gone), "{gone}: {out}");
+        }
     }
 
     #[test]

@@ -30,10 +30,19 @@ use std::collections::HashMap;
 /// function, and the inverter on a caller its callees' bodies were copied into (where the
 /// constants a helper is called with make its branches one way).
 pub fn fold_until_stable(func: &mut Function) -> bool {
+    fold_until_stable_calling(func, &cranelift_entity::EntitySet::new())
+}
+
+/// [`fold_until_stable`], where a call of a function in `total` whose results nothing needs is
+/// dead code ([`super::dce::remove_dead_code_calling`]).
+pub fn fold_until_stable_calling(
+    func: &mut Function,
+    total: &cranelift_entity::EntitySet<super::FuncId>,
+) -> bool {
     let mut changed = false;
     loop {
         let mut round = fold_constants(func);
-        round |= super::dce::remove_dead_code(func);
+        round |= super::dce::remove_dead_code_calling(func, total);
         round |= super::merge_blocks::merge_blocks_keep_ids(func) > 0;
         if !round {
             return changed;
