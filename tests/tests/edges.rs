@@ -549,6 +549,70 @@ fn the_one_return_of_a_branching_function_names_exact_floats() {
     assert!(k.acceptance() > 80.0, "{k:?}");
 }
 
+/// An iterated map from the f64 of an i64 (`gen_check` seed 4343): `v = c · log(v)` twelve
+/// times contracts by about 3.5 a step, so walking it back expands an ulp at the end into
+/// millions at the start, and `v / 1.5` was no longer the f64 of any i64. The steps solving a
+/// value that goes, through any f64 operations, into a conversion from an integer name its
+/// exact float; they looked through sums, products and roots only, eight deep.
+#[test]
+fn an_iterated_map_from_an_integer_is_walked_back_exactly() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn iter(p0: i64, p2: f64) -> f64 {
+             let mut v = (p0 as f64) * 1.5;
+             let mut c = 3;
+             while c > 0 {
+                 let mut k = 4;
+                 while k > 0 { v = (0.5 - p2) * log(v); k -= 1; }
+                 c -= 1;
+             }
+             pow(v + 1.0, max(v, p2) + v)
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "iter",
+        &[Const::I64(71), Const::F64(-9.971232440614557)],
+    );
+    pinv_tests::round_trip(
+        &program,
+        "iter",
+        &[Const::I64(100), Const::F64(-9.290060428839006)],
+    );
+    sound_and_complete(&program, &["iter"]);
+}
+
+/// A value solved through a join (`gen_check` seed 19316): `v1 = g0(p0, m)` is
+/// `(m² − 3 / p0) · m` with `m = −46 · 2³⁶`, so only its last bits carry `p0`, and `v1` is a
+/// parameter of the block after the `if` (its loop keeps the function in blocks). The test for
+/// a step that must name its exact float stopped at block parameters; it now follows what the
+/// edges into the block pass, and finds the difference `m² − 3 / p0`. Before, `p0 = −7.39`
+/// came back as 1.4e-9.
+#[test]
+fn a_value_solved_through_a_join_names_its_exact_float() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g0(p1: f64, p2: i64) -> f64 { let v = p2 as f64; (v * v - 3.0 / p1) * v }
+         fn g2(p0: f64, p1: i64, p2: i64) -> f64 {
+             let v1 = g0(p0, p2 << p1);
+             if p2 != (p1 | -7) { let mut c = 3; while c > 0 { c -= 1; } }
+             -g0(v1, 3)
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g2",
+        &[
+            Const::F64(-7.388890810331339),
+            Const::I64(-92),
+            Const::I64(-46),
+        ],
+    );
+    sound_and_complete(&program, &["g2"]);
+}
+
 /// A call whose result nothing uses, of a function that always returns (`gen_check` seed
 /// 6459): `pure(v)` kept `v` alive, so the inverse read θ for the last `v` and solved the
 /// `pow` chain back from it (25 θ, none accepted, 46 of 300 inputs lost). It is dead code now,

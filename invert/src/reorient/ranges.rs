@@ -44,6 +44,9 @@ pub struct Ranges {
     /// The f64 values that `sin`, `cos` or `tan` take as their argument, directly or through
     /// at most [`PERIODIC_DEPTH`] f64 operations ([`Ranges::feeds_periodic`]).
     feeds_periodic: HashSet<Value>,
+    /// For each parameter of a block other than the entry, the values its incoming edges pass
+    /// it ([`Ranges::sources`]).
+    sources: HashMap<Value, Vec<Value>>,
 }
 
 /// How many f64 operations below a `sin`, `cos` or `tan` [`Ranges::feeds_periodic`] looks.
@@ -72,6 +75,12 @@ impl Ranges {
     /// moves the sine by as much, so the steps that solve these values name their exact float.
     pub fn feeds_periodic(&self, v: Value) -> bool {
         self.feeds_periodic.contains(&v)
+    }
+
+    /// The values the edges into `v`'s block pass for it, where `v` is a block parameter (other
+    /// than the entry's); none otherwise.
+    pub fn sources(&self, v: Value) -> &[Value] {
+        self.sources.get(&v).map_or(&[], Vec::as_slice)
     }
 
     /// Whether `v` is used, and only in operations with itself, one of them `v / v`: 1 where
@@ -240,6 +249,7 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
     divided.retain(|v, _| !other_use.contains(v));
     r.only_with_itself = divided;
     r.feeds_periodic = periodic_arguments(f);
+    r.sources = param_sources(f);
     r
 }
 
@@ -280,6 +290,23 @@ fn periodic_arguments(f: &Function) -> HashSet<Value> {
         }
     }
     depth.into_keys().collect()
+}
+
+/// [`Ranges::sources`]: for each parameter of a block other than the entry, what the edges
+/// into the block pass it.
+fn param_sources(f: &Function) -> HashMap<Value, Vec<Value>> {
+    let mut sources: HashMap<Value, Vec<Value>> = HashMap::new();
+    for &b in &f.layout {
+        let Some(term) = f.terminator(b) else {
+            continue;
+        };
+        for call in f.insts[term].kind.successors() {
+            for (&q, &a) in f.blocks[call.block].params.iter().zip(&call.args) {
+                sources.entry(q).or_default().push(a);
+            }
+        }
+    }
+    sources
 }
 
 /// Notes the values `kind` uses: in an operation with itself in `selves` (with whether one

@@ -16,6 +16,7 @@
 //!   function without a rule is inverted by recursing into its body, and its generated inverse
 //!   and PGF are called, reading and writing the same θ tape.
 
+use super::ranges::Ranges;
 use super::{ReorientOptions, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::outline::{self, Outlined};
@@ -25,6 +26,7 @@ use pinv_core::ir::{
 };
 use pinv_core::Span;
 use pinv_primitives::{Arg, Callee, Emitter, Mode, Pattern};
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Whether the inverse goes on from `v` through a step that reads its magnitude, not just its
@@ -85,23 +87,40 @@ fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool 
 /// where several give its output (`1 / y` has two), and so does every step before it. (Not
 /// every sum: an addend that is not solved by magnitude takes the closed form within the
 /// tolerance, and exact steps all along a chain of sums double its code and its θ.)
-fn solved_into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
-    into_sum(f, v, known, MAGNITUDE_DEPTH)
+fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
+    into_sum(
+        f,
+        ranges,
+        v,
+        known,
+        MAGNITUDE_DEPTH,
+        &mut FxHashSet::default(),
+    )
 }
 
 /// [`solved_into_sum`] through at most `depth` more steps; `known`: the values the inverse
-/// holds already (an addend among them is not solved from the sum).
-fn into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -> bool {
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return false;
-    };
+/// holds already (an addend among them is not solved from the sum); `seen`: values looked at
+/// already. A block parameter leads to what the edges into its block pass it
+/// ([`Ranges::sources`]).
+fn into_sum(
+    f: &Function,
+    ranges: &Ranges,
+    v: Value,
+    known: &dyn Fn(Value) -> bool,
+    depth: u32,
+    seen: &mut FxHashSet<Value>,
+) -> bool {
     let unknown = |a: Value| f.constant(a).is_none() && !known(a);
-    let any_operand = |args: &[Value]| {
+    let any_of = |args: &[Value], seen: &mut FxHashSet<Value>| {
         depth > 0
-            && args
-                .iter()
-                .any(|&a| unknown(a) && into_sum(f, a, known, depth - 1))
+            && args.iter().any(|&a| {
+                unknown(a) && seen.insert(a) && into_sum(f, ranges, a, known, depth - 1, seen)
+            })
     };
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return any_of(ranges.sources(v), seen);
+    };
+    let mut any_operand = |args: &[Value]| any_of(args, seen);
     match &f.insts[def].kind {
         InstKind::Prim { op, args } => match op {
             Opcode::Fadd | Opcode::Fsub => args
@@ -117,37 +136,58 @@ fn into_sum(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -
 }
 
 /// Whether the inverse solves, from `v`, a value that only some floats can be: a conversion
-/// from an integer or from bits, or `floor` (directly, or through arithmetic on it: a sum, a
-/// product, a quotient, `sqrt`, `abs`, a negation). The step solving it must then name the
-/// exact float where several give its output: `a · ((100 << n) as f64)` gives the same y for
-/// the product's two floats 25·2⁵² and 25·2⁵² + 16, of which only the first is a shift of 100,
-/// and within the tolerance the step would keep the closed form, the second, whatever x was.
-fn solved_into_discrete(f: &Function, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
-    into_discrete(f, v, known, MAGNITUDE_DEPTH)
+/// from an integer or from bits, or `floor` (directly, or through f64 operations on it: a sum,
+/// a product, a logarithm, an iterated map). The step solving it must then name the exact float
+/// where several give its output: `a · ((100 << n) as f64)` gives the same y for the product's
+/// two floats 25·2⁵² and 25·2⁵² + 16, of which only the first is a shift of 100, and within the
+/// tolerance the step would keep the closed form, the second, whatever x was. Through as many
+/// steps as an unrolled loop has: `v = c · log(v)` twelve times from `1.5 · (p as f64)` undoes
+/// its contraction by 3.5 a step, and a closed form an ulp off at the end is millions of ulps
+/// off at the conversion (`gen_check` seed 4343).
+fn solved_into_discrete(
+    f: &Function,
+    ranges: &Ranges,
+    v: Value,
+    known: &dyn Fn(Value) -> bool,
+) -> bool {
+    let mut seen = FxHashSet::default();
+    into_discrete(f, ranges, v, known, DISCRETE_DEPTH, &mut seen)
 }
 
-/// [`solved_into_discrete`] through at most `depth` more steps.
-fn into_discrete(f: &Function, v: Value, known: &dyn Fn(Value) -> bool, depth: u32) -> bool {
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return false;
-    };
+/// How many f64 steps [`solved_into_discrete`] looks through.
+const DISCRETE_DEPTH: u32 = 64;
+
+/// [`solved_into_discrete`] through at most `depth` more steps; `seen`: values looked at
+/// already (they lead to no conversion, or the search would have stopped). A block parameter
+/// leads to what the edges into its block pass it ([`Ranges::sources`]).
+fn into_discrete(
+    f: &Function,
+    ranges: &Ranges,
+    v: Value,
+    known: &dyn Fn(Value) -> bool,
+    depth: u32,
+    seen: &mut FxHashSet<Value>,
+) -> bool {
     let unknown = |a: Value| f.constant(a).is_none() && !known(a);
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return depth > 0
+            && ranges.sources(v).iter().any(|&a| {
+                unknown(a) && seen.insert(a) && into_discrete(f, ranges, a, known, depth - 1, seen)
+            });
+    };
     match &f.insts[def].kind {
         InstKind::Prim { op, args } => match op {
             Opcode::FcvtFromI64 | Opcode::F64FromBits | Opcode::Floor => {
                 args.iter().any(|&a| unknown(a))
             }
-            Opcode::Fadd
-            | Opcode::Fsub
-            | Opcode::Fmul
-            | Opcode::Fdiv
-            | Opcode::Sqrt
-            | Opcode::Fabs
-            | Opcode::Fneg => {
+            _ if op.result_type() == Type::F64 => {
                 depth > 0
-                    && args
-                        .iter()
-                        .any(|&a| unknown(a) && into_discrete(f, a, known, depth - 1))
+                    && args.iter().any(|&a| {
+                        f.value_type(a) == Type::F64
+                            && unknown(a)
+                            && seen.insert(a)
+                            && into_discrete(f, ranges, a, known, depth - 1, seen)
+                    })
             }
             _ => false,
         },
@@ -874,8 +914,8 @@ impl Reorienter<'_> {
             && operands.iter().zip(args).any(|(o, &a)| {
                 let known = |v: Value| pair.known.contains_key(&v);
                 o.known().is_none()
-                    && (solved_into_sum(f, a, &known)
-                        || solved_into_discrete(f, a, &known)
+                    && (solved_into_sum(f, &pair.ranges, a, &known)
+                        || solved_into_discrete(f, &pair.ranges, a, &known)
                         || pair.ranges.feeds_periodic(a))
             });
         let emitted = pair
