@@ -115,8 +115,16 @@ pub fn walk<S: Steps>(s: &mut S, body: &[S::Inst]) -> Result<(), S::Error> {
 /// The discrete values to read from θ first ([`Steps::discrete_first`]), given for each unknown
 /// operand the integers and bools it is computed from alone (`None`: it is not): all of them,
 /// except the last such operand's when every operand is one (its integers are then solved from
-/// the others'). Sorted, without repeats.
-pub fn discrete_choice<V: Ord>(slices: Vec<Option<Vec<V>>>) -> Vec<V> {
+/// the others') and the result still depends on them. `free`: the unknown operands are free
+/// (the one factor of a product whose other factor is a known zero), so all their integers are
+/// drawn. Sorted, without repeats.
+pub fn discrete_choice<V: Ord>(slices: Vec<Option<Vec<V>>>, free: bool) -> Vec<V> {
+    if free {
+        let mut leaves: Vec<V> = slices.into_iter().flatten().flatten().collect();
+        leaves.sort();
+        leaves.dedup();
+        return leaves;
+    }
     let operands = slices.len();
     let discrete = slices.iter().filter(|s| s.is_some()).count();
     let mut leaves = Vec::new();

@@ -613,6 +613,27 @@ fn a_value_solved_through_a_join_names_its_exact_float() {
     sound_and_complete(&program, &["g2"]);
 }
 
+/// The one factor of a product whose other factor is a zero (`gen_check` seed 1093): since
+/// `q − q` is taken as the 0 it is, `(−n as f64) · (q − q)` leaves its first factor free, and
+/// θ drew it as a real, which the conversion from `n` then rejected unless it was whole (30%
+/// accepted). θ now draws the integer the factor is computed from, as for a product of two
+/// unknowns; the range analysis knows the product is a zero, so the sum around it solves it
+/// as one.
+#[test]
+fn a_factor_of_a_zero_is_drawn_from_its_integers() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g2(p0: i64, p1: f64, p2: f64) -> f64 { ((-p0) as f64) * (p2 - p2) }
+         fn g3(p0: i64, p2: f64) -> f64 { ((p0 * 3) as f64 + 0.5) * (p2 - p2) + 1.0 }",
+    )
+    .expect("compiles");
+    for name in ["g2", "g3"] {
+        let r = check_function(&program, name, &config(300));
+        assert!(r.sound_and_complete(), "{name}: {r:?}");
+        assert!(r.acceptance() > 90.0, "{name}: {r:?}");
+    }
+}
+
 /// A call whose result nothing uses, of a function that always returns (`gen_check` seed
 /// 6459): `pure(v)` kept `v` alive, so the inverse read θ for the last `v` and solved the
 /// `pow` chain back from it (25 θ, none accepted, 46 of 300 inputs lost). It is dead code now,

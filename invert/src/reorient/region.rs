@@ -88,50 +88,84 @@ fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool 
 /// every sum: an addend that is not solved by magnitude takes the closed form within the
 /// tolerance, and exact steps all along a chain of sums double its code and its θ.)
 fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value) -> bool) -> bool {
-    into_sum(
+    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
+    let look = |op: Opcode, args: &[Value]| match op {
+        Opcode::Fadd | Opcode::Fsub => Look::found_if(
+            args.iter()
+                .any(|&a| unknown(a) && solved_by_magnitude(f, a)),
+        ),
+        Opcode::Fmul | Opcode::Fdiv | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => Look::Through,
+        _ => Look::Stop,
+    };
+    let mut search = Back {
         f,
         ranges,
-        v,
-        known,
-        MAGNITUDE_DEPTH,
-        &mut FxHashSet::default(),
-    )
+        unknown: &unknown,
+        look: &look,
+        seen: FxHashSet::default(),
+    };
+    search.reaches(v, MAGNITUDE_DEPTH)
 }
 
-/// [`solved_into_sum`] through at most `depth` more steps; `known`: the values the inverse
-/// holds already (an addend among them is not solved from the sum); `seen`: values looked at
-/// already. A block parameter leads to what the edges into its block pass it
-/// ([`Ranges::sources`]).
-fn into_sum(
-    f: &Function,
-    ranges: &Ranges,
-    v: Value,
-    known: &dyn Fn(Value) -> bool,
-    depth: u32,
-    seen: &mut FxHashSet<Value>,
-) -> bool {
-    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
-    let any_of = |args: &[Value], seen: &mut FxHashSet<Value>| {
+/// What a backward search ([`Back`]) does at the instruction defining a value.
+enum Look {
+    /// It found what it looks for.
+    Found,
+    /// It goes on through the unknown f64 operands.
+    Through,
+    /// It stops there.
+    Stop,
+}
+
+impl Look {
+    fn found_if(found: bool) -> Look {
+        if found {
+            Look::Found
+        } else {
+            Look::Stop
+        }
+    }
+}
+
+/// A search from a value back through what it is computed from, for the exact-step criteria
+/// ([`solved_into_sum`], [`solved_into_discrete`]): `look` says what to do at each primitive;
+/// a block parameter leads to what the edges into its block pass it ([`Ranges::sources`]);
+/// only unknown f64 values are followed, each once (a value seen again led nowhere, or the
+/// search would have stopped), so a search is linear in what it visits however the values are
+/// shared.
+struct Back<'a> {
+    f: &'a Function,
+    ranges: &'a Ranges,
+    unknown: &'a dyn Fn(Value) -> bool,
+    look: &'a dyn Fn(Opcode, &[Value]) -> Look,
+    seen: FxHashSet<Value>,
+}
+
+impl Back<'_> {
+    /// Whether the search finds what it looks for from `v`, through at most `depth` steps.
+    fn reaches(&mut self, v: Value, depth: u32) -> bool {
+        let f = self.f;
+        match f.values[v].def {
+            ValueDef::Param(..) => self.through(self.ranges.sources(v), depth),
+            ValueDef::Result(def, _) => match &f.insts[def].kind {
+                InstKind::Prim { op, args } => match (self.look)(*op, args) {
+                    Look::Found => true,
+                    Look::Through => self.through(args, depth),
+                    Look::Stop => false,
+                },
+                _ => false,
+            },
+        }
+    }
+
+    fn through(&mut self, args: &[Value], depth: u32) -> bool {
         depth > 0
             && args.iter().any(|&a| {
-                unknown(a) && seen.insert(a) && into_sum(f, ranges, a, known, depth - 1, seen)
+                self.f.value_type(a) == Type::F64
+                    && (self.unknown)(a)
+                    && self.seen.insert(a)
+                    && self.reaches(a, depth - 1)
             })
-    };
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return any_of(ranges.sources(v), seen);
-    };
-    let mut any_operand = |args: &[Value]| any_of(args, seen);
-    match &f.insts[def].kind {
-        InstKind::Prim { op, args } => match op {
-            Opcode::Fadd | Opcode::Fsub => args
-                .iter()
-                .any(|&a| unknown(a) && solved_by_magnitude(f, a)),
-            Opcode::Fmul | Opcode::Fdiv | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => {
-                any_operand(args)
-            }
-            _ => false,
-        },
-        _ => false,
     }
 }
 
@@ -150,50 +184,26 @@ fn solved_into_discrete(
     v: Value,
     known: &dyn Fn(Value) -> bool,
 ) -> bool {
-    let mut seen = FxHashSet::default();
-    into_discrete(f, ranges, v, known, DISCRETE_DEPTH, &mut seen)
+    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
+    let look = |op: Opcode, args: &[Value]| match op {
+        Opcode::FcvtFromI64 | Opcode::F64FromBits | Opcode::Floor => {
+            Look::found_if(args.iter().any(|&a| unknown(a)))
+        }
+        _ if op.result_type() == Type::F64 => Look::Through,
+        _ => Look::Stop,
+    };
+    let mut search = Back {
+        f,
+        ranges,
+        unknown: &unknown,
+        look: &look,
+        seen: FxHashSet::default(),
+    };
+    search.reaches(v, DISCRETE_DEPTH)
 }
 
 /// How many f64 steps [`solved_into_discrete`] looks through.
 const DISCRETE_DEPTH: u32 = 64;
-
-/// [`solved_into_discrete`] through at most `depth` more steps; `seen`: values looked at
-/// already (they lead to no conversion, or the search would have stopped). A block parameter
-/// leads to what the edges into its block pass it ([`Ranges::sources`]).
-fn into_discrete(
-    f: &Function,
-    ranges: &Ranges,
-    v: Value,
-    known: &dyn Fn(Value) -> bool,
-    depth: u32,
-    seen: &mut FxHashSet<Value>,
-) -> bool {
-    let unknown = |a: Value| f.constant(a).is_none() && !known(a);
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return depth > 0
-            && ranges.sources(v).iter().any(|&a| {
-                unknown(a) && seen.insert(a) && into_discrete(f, ranges, a, known, depth - 1, seen)
-            });
-    };
-    match &f.insts[def].kind {
-        InstKind::Prim { op, args } => match op {
-            Opcode::FcvtFromI64 | Opcode::F64FromBits | Opcode::Floor => {
-                args.iter().any(|&a| unknown(a))
-            }
-            _ if op.result_type() == Type::F64 => {
-                depth > 0
-                    && args.iter().any(|&a| {
-                        f.value_type(a) == Type::F64
-                            && unknown(a)
-                            && seen.insert(a)
-                            && into_discrete(f, ranges, a, known, depth - 1, seen)
-                    })
-            }
-            _ => false,
-        },
-        _ => false,
-    }
-}
 
 /// The value `v` is taken to have where it is an operation of a value with itself whose
 /// operand has no other use (`p − p` in `q + (p − p)`: [`Reorienter::operand`]). Where the
@@ -464,10 +474,22 @@ impl Reorienter<'_> {
         region: &mut Region<'_>,
     ) -> Result<bool, Error> {
         let data = &f.insts[inst];
-        let InstKind::Prim { op, .. } = &data.kind else {
+        let InstKind::Prim { op, args } = &data.kind else {
             return Ok(false);
         };
-        if unknown.len() < 2
+        // The one factor of a product whose other factor is a zero (`(n as f64) · (q − q)`):
+        // free, and θ for its integers gives it as exactly as for two unknowns.
+        let zero = |b: Value| {
+            let c = f
+                .constant(b)
+                .or_else(|| alone_with_itself(f, &region.ranges, b));
+            matches!(c, Some(pinv_core::ir::Const::F64(z)) if z == 0.0)
+                || region.ranges.get(b) == Some((0.0, 0.0))
+        };
+        let free = *op == Opcode::Fmul
+            && unknown.len() == 1
+            && args.iter().any(|&b| b != unknown[0] && zero(b));
+        if (unknown.len() < 2 && !free)
             || op.result_type() != Type::F64
             || data.results.iter().all(|r| !region.known.contains_key(r))
         {
@@ -477,7 +499,7 @@ impl Reorienter<'_> {
             .iter()
             .map(|&a| discrete_leaves(f, in_body, a, region))
             .collect();
-        let leaves = crate::walk::discrete_choice(slices);
+        let leaves = crate::walk::discrete_choice(slices, free);
         if leaves.is_empty() {
             return Ok(false);
         }

@@ -1081,14 +1081,28 @@ impl crate::walk::Steps for DryRun<'_> {
         let PKind::Prim(op) = inst.kind else {
             return Ok(false);
         };
-        if unknown.len() < 2
+        // As the reorientation: the one factor of a product whose other is a known zero.
+        let zero = |b: PVal| {
+            let c = self.plan.constant(b).or_else(|| {
+                self.alone
+                    .contains(&b)
+                    .then(|| self.plan.with_itself(b))
+                    .flatten()
+            });
+            matches!(c, Some(Const::F64(z)) if z == 0.0)
+                || self.fwd.get(b.inst as usize) == Some(&Range::point(0.0))
+        };
+        let free = op == Opcode::Fmul
+            && unknown.len() == 1
+            && inst.args.iter().any(|&b| b != unknown[0] && zero(b));
+        if (unknown.len() < 2 && !free)
             || op.result_type() != Type::F64
             || self.results(i).iter().all(|r| !self.known.contains(r))
         {
             return Ok(false);
         }
         let slices = unknown.iter().map(|&a| self.discrete_leaves(a)).collect();
-        let leaves = crate::walk::discrete_choice(slices);
+        let leaves = crate::walk::discrete_choice(slices, free);
         for &leaf in &leaves {
             if self.known.insert(leaf) {
                 self.sim.thetas += 1;
