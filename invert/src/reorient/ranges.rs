@@ -471,7 +471,7 @@ pub(super) fn prim_range(op: Opcode, a_op: Operand, b_op: Operand) -> Option<(f6
         Opcode::Fsub => (a?.0 - b?.1, a?.1 - b?.0),
         Opcode::Fmul => {
             // A factor that is only ever 0 (`q − q`): the product is a zero, or NaN where the
-            // other factor is infinite, whatever that factor's range.
+            // other factor is infinite or NaN, whatever that factor's range.
             if a == Some((0.0, 0.0)) || b == Some((0.0, 0.0)) {
                 return Some((0.0, 0.0));
             }

@@ -243,7 +243,21 @@ impl Compare {
                 lo = e.prim(max, &[lo, blo]);
                 hi = e.prim(min, &[hi, bhi]);
             }
-            return e.theta_within(rel.side_domain(self.int()), lo, hi, rel.side_role());
+            let t = e.theta_within(rel.side_domain(self.int()), lo, hi, rel.side_role())?;
+            if self.int() || !rel.negated() {
+                return Ok(t);
+            }
+            // A negated relation whose side the narrowing left no number on holds only for
+            // NaN: `0 >= 0 · p` is false only where `0 · p`, a zero wherever it is a number, is
+            // NaN. θ is still read (the PGF records NaN there, as the forward value is).
+            let none = match rel {
+                // Strictly beyond k: nothing above it, or below it, is left.
+                Rel::NotLe => e.fle(hi, k),
+                Rel::NotGe => e.fge(lo, k),
+                _ => e.flt(hi, lo),
+            };
+            let nan = e.fc(f64::NAN);
+            return e.select(none, nan, t);
         }
         // m ≠ k.
         if self.int() {
