@@ -845,7 +845,7 @@ mod lazy_pgf {
 fn f(x: f64, n: i64) -> f64 {
     if ((n > 9223372036854775807) as i64 > 0) {
         if true {
-            let unused = (if n == n { n } else { 7 - n }) % (x as i64);
+            let unused = (if n > 0 { n } else { 7 - n }) % (x as i64);
         }
     } else {
     }

@@ -239,6 +239,38 @@ block0(v0: i64, v1: bool):
         assert!(out.contains("v11 = iadd v0, v3"), "{out}");
     }
 
+    /// A comparison of a value with itself is one value where NaN cannot change it: `x < x` is
+    /// false for every f64, NaN too; `n <= n` is true for every i64. `x <= x` and `x == x` in f64
+    /// are false for NaN, so they stay. (`if p < p` left the branch to θ: half of θ rejected.)
+    #[test]
+    fn a_comparison_of_a_value_with_itself_folds_where_nan_cannot_change_it() {
+        let (out, changed) = folded(
+            "function %f(x: f64, n: i64, b: bool) -> (bool, bool, bool, bool, bool, bool, bool) {
+block0(v0: f64, v1: i64, v2: bool):
+    v3 = flt v0, v0
+    v4 = fgt v0, v0
+    v5 = ile v1, v1
+    v6 = ine v1, v1
+    v7 = bxor v2, v2
+    v8 = fle v0, v0
+    v9 = feq v0, v0
+    return v3, v4, v5, v6, v7, v8, v9
+}",
+        );
+        assert!(changed);
+        for folded in [
+            "v3 = bconst false",
+            "v4 = bconst false",
+            "v5 = bconst true",
+            "v6 = bconst false",
+            "v7 = bconst false",
+        ] {
+            assert!(out.contains(folded), "{folded}: {out}");
+        }
+        assert!(out.contains("v8 = fle v0, v0"), "{out}");
+        assert!(out.contains("v9 = feq v0, v0"), "{out}");
+    }
+
     #[test]
     fn an_operation_that_stops_a_run_is_not_folded() {
         let text = "function %f(x: i64) -> i64 {

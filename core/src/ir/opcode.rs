@@ -173,12 +173,22 @@ impl Opcode {
 
     /// What `op(a, a)` is for every `a`, where that is one value: `a − a` is 0 and `a / a` is 1
     /// in f64 (or NaN: for an infinite or NaN `a`, and `0 / 0`, which [`Opcode::nan_with_itself`]
-    /// says), `a − a` and `a ^ a` are 0 in i64.
+    /// says), `a − a` and `a ^ a` are 0 in i64; a strict comparison of a value with itself is
+    /// false (`a < a` for NaN too), a non-strict one of integers or bools true. (`a <= a` and
+    /// `a == a` in f64 are false for NaN: two values.)
     pub fn with_itself(self) -> Option<Const> {
         match self {
             Opcode::Fsub => Some(Const::F64(0.0)),
             Opcode::Fdiv => Some(Const::F64(1.0)),
             Opcode::Isub | Opcode::Ixor => Some(Const::I64(0)),
+            Opcode::Flt
+            | Opcode::Fgt
+            | Opcode::Ilt
+            | Opcode::Igt
+            | Opcode::Ine
+            | Opcode::Bne
+            | Opcode::Bxor => Some(Const::Bool(false)),
+            Opcode::Ile | Opcode::Ige | Opcode::Ieq | Opcode::Beq => Some(Const::Bool(true)),
             _ => None,
         }
     }
