@@ -97,14 +97,7 @@ fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value
         Opcode::Fmul | Opcode::Fdiv | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => Look::Through,
         _ => Look::Stop,
     };
-    let mut search = Back {
-        f,
-        ranges,
-        unknown: &unknown,
-        look: &look,
-        seen: FxHashSet::default(),
-    };
-    search.reaches(v, MAGNITUDE_DEPTH)
+    Back::search(f, ranges, &unknown, &look, v, MAGNITUDE_DEPTH)
 }
 
 /// What a backward search ([`Back`]) does at the instruction defining a value.
@@ -141,7 +134,26 @@ struct Back<'a> {
     seen: FxHashSet<Value>,
 }
 
-impl Back<'_> {
+impl<'a> Back<'a> {
+    /// Whether `look` finds what it looks for from `v`, through at most `depth` steps.
+    fn search(
+        f: &'a Function,
+        ranges: &'a Ranges,
+        unknown: &'a dyn Fn(Value) -> bool,
+        look: &'a dyn Fn(Opcode, &[Value]) -> Look,
+        v: Value,
+        depth: u32,
+    ) -> bool {
+        let mut back = Back {
+            f,
+            ranges,
+            unknown,
+            look,
+            seen: FxHashSet::default(),
+        };
+        back.reaches(v, depth)
+    }
+
     /// Whether the search finds what it looks for from `v`, through at most `depth` steps.
     fn reaches(&mut self, v: Value, depth: u32) -> bool {
         let f = self.f;
@@ -192,14 +204,7 @@ fn solved_into_discrete(
         _ if op.result_type() == Type::F64 => Look::Through,
         _ => Look::Stop,
     };
-    let mut search = Back {
-        f,
-        ranges,
-        unknown: &unknown,
-        look: &look,
-        seen: FxHashSet::default(),
-    };
-    search.reaches(v, DISCRETE_DEPTH)
+    Back::search(f, ranges, &unknown, &look, v, DISCRETE_DEPTH)
 }
 
 /// How many f64 steps [`solved_into_discrete`] looks through.
