@@ -76,8 +76,8 @@ fn has_effect(func: &Function, inst: Inst, total: &EntitySet<FuncId>) -> bool {
 /// of the call graph up (a call cycle is never decided, so never total).
 pub fn total_functions(module: &Module) -> EntitySet<FuncId> {
     let mut total = EntitySet::new();
-    // Per function: whether its own code qualifies, its callees not yet known to be total, and
-    // its callers (for each call).
+    // Per function whose own code qualifies: its callees not yet known to be total; per
+    // callee, its callers.
     let mut waiting: SecondaryMap<FuncId, u32> = SecondaryMap::new();
     let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
     let mut ready = Vec::new();

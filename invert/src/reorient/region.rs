@@ -482,15 +482,10 @@ impl Reorienter<'_> {
         let InstKind::Prim { op, args } = &data.kind else {
             return Ok(false);
         };
-        // The one factor of a product whose other factor is a zero (`(n as f64) · (q − q)`):
+        // The one factor of a product whose other factor is a zero (`(n as f64) · (q − q)`,
+        // a constant 0, a product with a zero factor: the range analysis knows each as [0, 0]):
         // free, and θ for its integers gives it as exactly as for two unknowns.
-        let zero = |b: Value| {
-            let c = f
-                .constant(b)
-                .or_else(|| alone_with_itself(f, &region.ranges, b));
-            matches!(c, Some(pinv_core::ir::Const::F64(z)) if z == 0.0)
-                || region.ranges.get(b) == Some((0.0, 0.0))
-        };
+        let zero = |b: Value| region.ranges.get(b) == Some((0.0, 0.0));
         let free = *op == Opcode::Fmul
             && unknown.len() == 1
             && args.iter().any(|&b| b != unknown[0] && zero(b));

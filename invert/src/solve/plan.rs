@@ -1081,17 +1081,9 @@ impl crate::walk::Steps for DryRun<'_> {
         let PKind::Prim(op) = inst.kind else {
             return Ok(false);
         };
-        // As the reorientation: the one factor of a product whose other is a known zero.
-        let zero = |b: PVal| {
-            let c = self.plan.constant(b).or_else(|| {
-                self.alone
-                    .contains(&b)
-                    .then(|| self.plan.with_itself(b))
-                    .flatten()
-            });
-            matches!(c, Some(Const::F64(z)) if z == 0.0)
-                || self.fwd.get(b.inst as usize) == Some(&Range::point(0.0))
-        };
+        // As the reorientation: the one factor of a product whose other is a zero (a constant
+        // 0 and `q − q` range as [0, 0]).
+        let zero = |b: PVal| self.fwd.get(b.inst as usize) == Some(&Range::point(0.0));
         let free = op == Opcode::Fmul
             && unknown.len() == 1
             && inst.args.iter().any(|&b| b != unknown[0] && zero(b));
