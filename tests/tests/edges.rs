@@ -1106,3 +1106,25 @@ fn a_return_the_isolation_rewrote_is_solved_from_the_original_output() {
     }
     sound_and_complete(&program, &["e", "d", "m"]);
 }
+
+/// A product by an even factor the inverse knows as y and the PGF as a constant (`gen_check`
+/// seed 13857: the second output is always 2, so the inverse multiplies by it): the PGF recorded
+/// the factor's lost high bits in place, as it does for a constant, and the inverse, solving for
+/// a factor it does not know, shifted θ up into them: every negative `n` came back wrong. Both
+/// now read the high bits in place.
+#[test]
+fn the_high_bits_of_a_factor_read_alike_with_a_known_or_a_constant_multiplier() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn f(p: f64) -> (i64, i64) { let n = p as i64; (n + n, max(2, -1)) }
+         fn g(n: i64, k: i64) -> i64 { n * (k * 4) }",
+    )
+    .expect("compiles");
+    for p in [-8.892791270433339, -0.5, 3.25, -4.0e18] {
+        pinv_tests::round_trip(&program, "f", &[Const::F64(p)]);
+    }
+    for n in [-7, 5, i64::MIN + 3] {
+        pinv_tests::round_trip(&program, "g", &[Const::I64(n), Const::I64(3)]);
+    }
+    sound_and_complete(&program, &["f", "g"]);
+}

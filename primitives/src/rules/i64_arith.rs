@@ -2,7 +2,7 @@
 //!
 //! - `iadd isub ineg`: wrapping bijections; with both operands unknown θ is the right operand.
 //! - `imul` by a known `c = m·2^k` (m odd): `z` must be a multiple of `2^k`; then
-//!   `x = (z / 2^k)·m⁻¹ mod 2^(64−k)` and θ gives the k high bits (none for odd `c`: the
+//!   `x = (z / 2^k)·m⁻¹ mod 2^(64−k)` and θ gives the k high bits, in place (none for odd `c`: the
 //!   multiplicative inverse mod 2^64 undoes it); `c = 0` needs `z = 0` and x is free.
 //! - `idiv`: `a = z·b + r` with θ the remainder; a known dividend gives the divisor range
 //!   `|a|/(|z|+1) < |b| ≤ |a|/|z|`, walked by θ from its outer end.
@@ -347,8 +347,12 @@ impl Imul {
                 let width = e.isub(sixty_four, k);
                 let mask = e.low_mask(width);
                 let base = e.iand(base, mask);
+                // θ holds the k high bits in place, as for a constant factor
+                // ([`Imul::solve_constant`]): the PGF may know the factor as a constant where
+                // the inverse does not (or the other way round), and both read one tape.
                 let h = e.theta(Domain::Int, HIGH_BITS)?;
-                let high = e.ishl(h, width);
+                let high_mask = e.inot(mask);
+                let high = e.iand(h, high_mask);
                 Ok(vec![e.ior(base, high)])
             }
         })?;
@@ -367,7 +371,9 @@ impl Imul {
                 _ => {
                     let sixty_four = e.ic(64);
                     let width = e.isub(sixty_four, k);
-                    let h = e.lshr(x, width);
+                    let low = e.low_mask(width);
+                    let high_mask = e.inot(low);
+                    let h = e.iand(x, high_mask);
                     e.record(h, HIGH_BITS)?;
                 }
             }
@@ -395,9 +401,13 @@ pub fn imul() -> Spec {
             // (For a constant factor m·2^k the high bits are one read of the k top bits,
             // `Domain::Bits`, and an odd constant reads nothing.)
             let summary = match unknowns2(pattern) {
-                (true, true) => "b = θ, a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
-                (true, false) => "a = (z / 2^k)·m⁻¹ + θ·2^(64−k) for b = m·2^k",
-                _ => "b = (z / 2^k)·m⁻¹ + θ·2^(64−k) for a = m·2^k",
+                (true, true) => {
+                    "b = θ, a = (z / 2^k)·m⁻¹ mod 2^(64−k), with θ's top k bits, for b = m·2^k"
+                }
+                (true, false) => {
+                    "a = (z / 2^k)·m⁻¹ mod 2^(64−k), with θ's top k bits, for b = m·2^k"
+                }
+                _ => "b = (z / 2^k)·m⁻¹ mod 2^(64−k), with θ's top k bits, for a = m·2^k",
             };
             RuleDoc::exact(
                 thetas,
