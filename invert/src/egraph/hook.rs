@@ -14,8 +14,10 @@
 //!    reorientation's **final check** run. That check (before every `return` of a generated
 //!    inverse, `f(x) ≈ y` by a call of `f`'s id) therefore tests the *original* function on the
 //!    answer computed from the rewritten one. Rewrites are exact only up to rounding (or valid
-//!    only where nothing overflows), so this is what keeps the inverse sound whatever a rule did;
-//!    the PGF needs nothing (it records the θ of the rewritten form's inverse). Then the
+//!    only where nothing overflows), so this is what keeps the inverse sound whatever a rule did.
+//!    The PGF records the θ of the rewritten form's inverse, but takes what a rewritten block
+//!    passes on from the block's original code ([`Hook::original_blocks`]): the function's
+//!    values, which a loop walked back exactly names float for float. Then the
 //!    generated functions are simplified ([`super::simplify`]) and the isolation layer's stamp is
 //!    removed from the consulted layers (the layer is derived from the module, so it is not a
 //!    dependency of its own).
@@ -25,7 +27,8 @@ use super::isolate::isolate_function;
 use crate::deadline::Deadline;
 use pinv_core::ir::{FuncId, FuncKind, Function, InstKind, Module};
 use pinv_primitives::{Callee, Layer, LayerStamp, Pattern, Stack};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 
 /// What [`Hook::finish`] does with the generated PGFs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,7 +50,21 @@ pub struct Hook {
     layer: Option<Layer>,
     /// Functions whose bodies were replaced, with their original bodies.
     originals: Vec<(FuncId, Function)>,
+    /// Functions with control flow whose blocks were rewritten one by one: the original in
+    /// closed block form (block for block the rewritten body's) and the blocks rewritten.
+    blocks: HashMap<FuncId, Rc<OriginalBlocks>>,
     reports: Vec<IsolationReport>,
+}
+
+/// The original code of the blocks the isolation rewrote in a function with control flow
+/// ([`Hook::original_blocks`]).
+#[derive(Debug)]
+pub struct OriginalBlocks {
+    /// The original function in closed block form: its blocks, parameters and edges are the
+    /// rewritten body's.
+    pub closed: Function,
+    /// The blocks whose code was rewritten.
+    pub rewritten: Vec<pinv_core::ir::Block>,
 }
 
 /// The functions `root` calls, transitively, `root` first.
@@ -83,6 +100,7 @@ pub fn before(
         deadline,
         layer: None,
         originals: Vec::new(),
+        blocks: HashMap::new(),
         reports: Vec::new(),
     };
     if !config.enabled {
@@ -110,6 +128,14 @@ pub fn before(
         if let Some(body) = &iso.body {
             let original = crate::solve::helpers::install(body, forward, id, &mut layer, stack);
             hook.originals.push((id, original));
+            if let crate::solve::plan::Body::Blocks { closed, plans } = body {
+                let rewritten = plans.iter().map(|(b, _)| *b).collect();
+                let blocks = OriginalBlocks {
+                    closed: closed.clone(),
+                    rewritten,
+                };
+                hook.blocks.insert(id, Rc::new(blocks));
+            }
         }
         hook.reports.push(iso.report);
     }
@@ -132,6 +158,13 @@ impl Hook {
     /// rewritten form may round differently from the original (`p / 3 + p` as `p · 1.333…`).
     pub fn rewritten(&self) -> impl Iterator<Item = FuncId> + '_ {
         self.originals.iter().map(|(id, _)| *id)
+    }
+
+    /// The original code of the blocks rewritten in functions with control flow, by function.
+    /// The rewritten code computes what a block passes on, or returns, in another order, so it
+    /// may round differently: the PGF runs the original, as the function does.
+    pub fn original_blocks(&self) -> &HashMap<FuncId, Rc<OriginalBlocks>> {
+        &self.blocks
     }
 
     /// The reports, one per function considered.

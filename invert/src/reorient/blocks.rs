@@ -81,13 +81,49 @@ fn original_outputs(c: &Function, id: FuncId, h: &mut Function, entry: Block) ->
     h.ins_call(entry, id, xs, &c.sig.returns, c.span).into()
 }
 
-/// The values block `b` of `c` returns, if it ends in `return`.
-fn returned(c: &Function, b: Block) -> Option<&[Value]> {
-    match &c.insts[c.terminator(b)?].kind {
-        InstKind::Return { args } => Some(args.as_slice()),
-        _ => None,
+/// The output of `c` that value `v` of block `b` is returned as, unchanged, on every path from
+/// `b`: returned there, or passed on as the argument of a jump (or of both sides of a branch)
+/// to a block that returns it so, within [`RETURNED_DEPTH`] blocks in all. The inverse holds y
+/// for such a value, whatever the blocks in between do: they pass it on.
+fn returned_as(c: &Function, b: Block, v: Value) -> Option<usize> {
+    let mut budget = RETURNED_DEPTH;
+    returned_within(c, b, v, &mut budget)
+}
+
+/// [`returned_as`], visiting at most `budget` more blocks (the budget is shared by both sides of
+/// every branch, so a loop that passes the value round ends it).
+fn returned_within(c: &Function, b: Block, v: Value, budget: &mut usize) -> Option<usize> {
+    let mut at = (b, v);
+    loop {
+        *budget = budget.checked_sub(1)?;
+        let (b, v) = at;
+        let passed = |call: &BlockCall| -> Option<(Block, Value)> {
+            let i = call.args.iter().position(|&a| a == v)?;
+            Some((call.block, c.blocks[call.block].params[i]))
+        };
+        at = match &c.insts[c.terminator(b)?].kind {
+            InstKind::Return { args } => return args.iter().position(|&a| a == v),
+            InstKind::Jump { dest } => passed(dest)?,
+            InstKind::Brif {
+                then_dest,
+                else_dest,
+                ..
+            } => {
+                let (t, e) = (passed(then_dest)?, passed(else_dest)?);
+                if t == e {
+                    t
+                } else {
+                    let k = returned_within(c, t.0, t.1, budget)?;
+                    return (returned_within(c, e.0, e.1, budget)? == k).then_some(k);
+                }
+            }
+            _ => return None,
+        };
     }
 }
+
+/// How far [`returned_as`] follows a value passed on.
+const RETURNED_DEPTH: usize = 64;
 
 /// A loop whose trip count the inverse scans for ([`super::trips`]).
 pub(super) struct Trip {
@@ -402,6 +438,13 @@ impl Reorienter<'_> {
             }
             let in_edge = (p != entry).then(|| h_params[h_params.len() - 1]);
             copy_block(&c, p, &mut h, h_entry, &mut fwd)?;
+            if let Some(original) = self
+                .original_blocks
+                .get(&id)
+                .filter(|o| o.rewritten.contains(&p))
+            {
+                original_block_values(&c, &original.closed, p, &mut h, h_entry, &mut fwd)?;
+            }
             let Some(term) = c.terminator(p) else {
                 return Err(Error::Internal(format!("{p} has no terminator")));
             };
@@ -434,7 +477,7 @@ impl Reorienter<'_> {
             // value block P returns, where the isolation rewrote the function; else the
             // forward value.
             let held = |v: Value| -> Result<Value, Error> {
-                let j = returned(&c, p).and_then(|r| r.iter().position(|&a| a == v));
+                let j = original.as_ref().and_then(|_| returned_as(&c, p, v));
                 match (j, &original) {
                     (Some(j), Some(ys)) => Ok(ys[j]),
                     _ => pair_fwd(&fwd, v),
@@ -696,19 +739,16 @@ impl Reorienter<'_> {
             .copied()
             .zip(values.iter().copied())
             .collect();
-        // Into a block that returns its parameters (the merge after an `if` that gives the
-        // result): the inverse holds y for what the edge passes them.
+        // Into a block that returns its parameters, or passes them on to one (the merge after
+        // an `if` that gives the result): the inverse holds y for what the edge passes them.
         let dest_params = &c.blocks[dest.block].params;
-        let replays: Vec<(Value, Value)> = match (&ctx.original, returned(c, dest.block)) {
-            (Some(ys), Some(ret)) => ret
+        let replays: Vec<(Value, Value)> = match &ctx.original {
+            Some(ys) => dest_params
                 .iter()
-                .zip(ys.iter())
-                .filter_map(|(r, &y)| {
-                    let i = dest_params.iter().position(|q| q == r)?;
-                    Some((*dest.args.get(i)?, y))
-                })
+                .zip(&dest.args)
+                .filter_map(|(&q, &a)| Some((a, *ys.get(returned_as(c, dest.block, q)?)?)))
                 .collect(),
-            _ => Vec::new(),
+            None => Vec::new(),
         };
         let end = self.emit_region(
             c,
@@ -938,6 +978,76 @@ fn frame_stashes(h: &mut Function) {
 }
 
 /// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.
+/// Where the isolation rewrote block `p` of `c`: runs the block's original code (from `closed`,
+/// the original function in closed block form, block for block `c`'s) in the PGF block `at`,
+/// and makes what `p` passes on, returns or branches on the original's values in `fwd`. The
+/// rewritten code may round differently (`(p + p + p) · p` as `p² · 3`), and a loop after it,
+/// walked back float for float from y, holds the function's values, not the rewritten ones:
+/// from those the PGF named floats the inverse's runs do not hold. Blocks whose shapes do not
+/// match are left as they are.
+fn original_block_values(
+    c: &Function,
+    closed: &Function,
+    p: Block,
+    h: &mut Function,
+    at: Block,
+    fwd: &mut BTreeMap<Value, Value>,
+) -> Result<(), Error> {
+    let (Some(term), Some(oterm)) = (
+        c.terminator(p),
+        closed.blocks.get(p).and_then(|_| closed.terminator(p)),
+    ) else {
+        return Ok(());
+    };
+    let params = &c.blocks[p].params;
+    let oparams = &closed.blocks[p].params;
+    let types =
+        |f: &Function, vs: &[Value]| vs.iter().map(|&v| f.value_type(v)).collect::<Vec<_>>();
+    if types(c, params) != types(closed, oparams) {
+        return Ok(());
+    }
+    // What a terminator passes on, in order, with the blocks it goes to.
+    let passed = |k: &InstKind| -> Option<(Vec<Value>, Vec<Block>)> {
+        match k {
+            InstKind::Return { args } => Some((args.to_vec(), Vec::new())),
+            InstKind::Jump { dest } => Some((dest.args.to_vec(), vec![dest.block])),
+            InstKind::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let mut vs = vec![*cond];
+                vs.extend(then_dest.args.iter().chain(&else_dest.args));
+                Some((vs, vec![then_dest.block, else_dest.block]))
+            }
+            _ => None,
+        }
+    };
+    let (Some((new, to)), Some((old, oto))) = (
+        passed(&c.insts[term].kind),
+        passed(&closed.insts[oterm].kind),
+    ) else {
+        return Ok(());
+    };
+    if new.len() != old.len() || to != oto || types(c, &new) != types(closed, &old) {
+        return Ok(());
+    }
+    let mut ofwd: BTreeMap<Value, Value> = BTreeMap::new();
+    for (&o, q) in oparams.iter().zip(params) {
+        ofwd.insert(o, pair_fwd(fwd, *q)?);
+    }
+    copy_block(closed, p, h, at, &mut ofwd)?;
+    for (n, o) in new.into_iter().zip(old) {
+        if params.contains(&n) {
+            continue;
+        }
+        if let Some(&w) = ofwd.get(&o) {
+            fwd.insert(n, w);
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn copy_block(
     c: &Function,
     p: Block,
@@ -1832,4 +1942,60 @@ fn extract_guard(
     walk.path(entry, target, map, FxHashSet::from_iter([target]), None);
     g.remove_unreachable_blocks();
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinv_core::ir::read::parse_function;
+
+    fn value(f: &Function, block: u32, param: usize) -> (Block, Value) {
+        let b = Block::from_u32(block);
+        (b, f.blocks[b].params[param])
+    }
+
+    /// A value passed on through jumps and through both sides of a branch is returned as the
+    /// output it reaches; one that a side changes, or that only one path returns, is not; and a
+    /// loop that passes it round forever ends within the budget.
+    #[test]
+    fn a_value_passed_on_to_a_return_is_returned_as_its_output() {
+        let module = parse_function(
+            "function %f(x: f64, c: bool) -> (f64, f64) {
+             block0(v0: f64, v1: bool):
+                 jump block1(v0, v0)
+             block1(v2: f64, v3: f64):
+                 brif v1, block2(v2, v3), block3(v2, v3)
+             block2(v4: f64, v5: f64):
+                 v6 = fneg v5
+                 jump block4(v4, v6)
+             block3(v7: f64, v8: f64):
+                 jump block4(v7, v8)
+             block4(v9: f64, v10: f64):
+                 return v10, v9
+             }",
+        )
+        .expect("parses");
+        let f = &module.functions[FuncId::from_u32(0)];
+        let (b, v) = value(f, 1, 0);
+        assert_eq!(returned_as(f, b, v), Some(1));
+        let (b, v) = value(f, 4, 1);
+        assert_eq!(returned_as(f, b, v), Some(0));
+        // One side negates it: not returned unchanged on every path.
+        let (b, v) = value(f, 1, 1);
+        assert_eq!(returned_as(f, b, v), None);
+        let looping = parse_function(
+            "function %g(x: f64, c: bool) -> f64 {
+             block0(v0: f64, v1: bool):
+                 jump block1(v0)
+             block1(v2: f64):
+                 brif v1, block1(v2), block2(v2)
+             block2(v3: f64):
+                 brif v1, block1(v3), block2(v3)
+             }",
+        )
+        .expect("parses");
+        let g = &looping.functions[FuncId::from_u32(0)];
+        let (b, v) = value(g, 1, 0);
+        assert_eq!(returned_as(g, b, v), None);
+    }
 }

@@ -370,6 +370,7 @@ fn reorient_in(
         outlined: HashMap::new(),
         simplified: HashSet::new(),
         isolated: isolation.rewritten().collect(),
+        original_blocks: isolation.original_blocks().clone(),
         deadline,
     };
     phases.lap("isolation", &mut since);
@@ -743,6 +744,10 @@ pub(crate) struct Reorienter<'a> {
     /// the reorientation walks the rewritten body back, but y is the original's output, which
     /// may differ from the rewritten one's by rounding; their PGFs solve from y.
     isolated: HashSet<FuncId>,
+    /// The original code of the blocks the isolation rewrote, by function
+    /// ([`crate::egraph::hook::Hook::original_blocks`]): the PGF runs it for what such a block
+    /// passes on.
+    original_blocks: HashMap<FuncId, std::rc::Rc<crate::egraph::hook::OriginalBlocks>>,
     /// When the build gives up ([`ReorientOptions::time_limit`]): polled per function, block
     /// and instruction inverted.
     deadline: Deadline,
