@@ -1154,3 +1154,31 @@ fn a_loop_after_rewritten_code_is_walked_back_from_the_functions_own_values() {
     );
     sound_and_complete(&program, &["f"]);
 }
+
+/// An Euler step in a loop whose count is an input: the isolation solves the body
+/// `v − k·v·0.01` as `v·(1 − 0.01·k)`, which rounds differently, and the loop, walked back float
+/// for float, named floats of the rewritten product that the forward `v` need not be among (89
+/// of 300 inputs lost, the tape read past its end). The carried value is now named among the
+/// floats the body's own code takes to the next trip's.
+#[test]
+fn a_loop_whose_body_was_rewritten_names_its_value_by_the_bodys_own_code() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn euler(v0: f64, k: f64, n: i64) -> f64 {
+             let mut v = v0;
+             let mut t = 0;
+             while t < n { v = v - k * v * 0.01; t += 1; }
+             v
+         }",
+    )
+    .expect("compiles");
+    let x = [
+        Const::F64(-8.892791270433339),
+        Const::F64(-6.557682911037648),
+        Const::I64(44),
+    ];
+    pinv_tests::round_trip(&program, "euler", &x);
+    sound_and_complete(&program, &["euler"]);
+    let r = check_function(&program, "euler", &config(300));
+    assert!(r.acceptance() > 90.0, "{r:?}");
+}

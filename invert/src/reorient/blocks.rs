@@ -65,6 +65,9 @@ struct BlockCtx {
     /// Where the e-graph isolation rewrote the function ([`Reorienter::isolated`]): the
     /// original's outputs, computed once at the PGF's entry ([`original_outputs`]).
     original: Option<Rc<[Value]>>,
+    /// Where the isolation rewrote P in a function with loops: the original code
+    /// ([`Reorienter::name_against_original`]).
+    original_block: Option<Rc<crate::egraph::hook::OriginalBlocks>>,
 }
 
 /// The original function's outputs, run by the PGF at its entry block `entry` on x (that
@@ -465,6 +468,11 @@ impl Reorienter<'_> {
                 copy_block: h_entry,
                 final_check: body.is_none(),
                 original: original.clone(),
+                original_block: self
+                    .original_blocks
+                    .get(&id)
+                    .filter(|o| o.rewritten.contains(&p))
+                    .cloned(),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -841,7 +849,17 @@ impl Reorienter<'_> {
         } else if let Some(eb) = ctx.exit_bounds.as_ref().filter(|eb| leaving(eb.exit_slot)) {
             self.emit_exit_bounds(c, p, &mut region, eb, &known_after, span)?;
         }
+        // A rewritten block's carried value, named again against its original code after the
+        // rewritten steps (which still name their own floats: their θ stays narrowed).
+        let rename = ctx
+            .original_block
+            .as_ref()
+            .filter(|_| ctx.exact_floats)
+            .and_then(|o| Some((o, carried_step(c, p, &known_after)?)));
         self.invert_block(c, p, &mut region)?;
+        if let Some((original, step)) = rename {
+            self.name_against_original(c, p, &original.closed, &mut region, step, span)?;
+        }
         // The block's parameters: solved, or free along this path.
         let is_entry = matches!(ctx.cont, Continue::Return(..));
         let mut values = Vec::new();
@@ -899,6 +917,200 @@ impl Reorienter<'_> {
         }
         Ok(pgf_block)
     }
+}
+
+impl Reorienter<'_> {
+    /// In a loop walked back float for float ([`BlockCtx::exact_floats`]) whose block `p` the
+    /// isolation rewrote: names the value the block carries again, among the floats that the
+    /// block's original code (in `closed`) takes to what the inverse holds for its output. The
+    /// rewritten form rounds differently (`v − k·v·0.01` as `v·(1 − 0.01·k)`, `3.2·x·(1 − x)` as
+    /// a square), so the forward value need not be among the floats it gives, and the PGF named
+    /// another than the inverse took (a third of the inputs of an Euler step lost). Only where
+    /// one f64 parameter is solved and one f64 value computed is passed on (`seed`: what the
+    /// inverse holds for what the edge passes): a loop's state and its step.
+    fn name_against_original(
+        &mut self,
+        c: &Function,
+        p: Block,
+        closed: &Function,
+        region: &mut Region<'_>,
+        step: CarriedStep,
+        span: Span,
+    ) -> Result<(), Error> {
+        let params = c.blocks[p].params.clone();
+        let CarriedStep {
+            param: qi,
+            output: o,
+            held: o_inv,
+            position: pos,
+        } = step;
+        let q = params[qi];
+        let Some(helper) = self.original_block_helper(c, p, closed, pos)? else {
+            return Ok(());
+        };
+        let Some(args_inv) = params
+            .iter()
+            .map(|a| region.known.get(a).copied())
+            .collect::<Option<Vec<Value>>>()
+        else {
+            return Ok(());
+        };
+        let held = |region: &Region<'_>, v: Value| -> Result<Value, Error> {
+            match region.replay.get(&v) {
+                Some(&r) => Ok(r),
+                None => pair_fwd(&region.fwd, v),
+            }
+        };
+        let args_pgf: Vec<Value> = params
+            .iter()
+            .map(|&a| held(region, a))
+            .collect::<Result<_, _>>()?;
+        let target_pgf = held(region, o)?;
+        let x_fwd = pair_fwd(&region.fwd, q)?;
+        let role = "the value the loop carries, as its own code computes it (the rewritten form \
+                    rounds differently)";
+        let options = self.options;
+        let (named, replayed) = region
+            .emit(options, span, "", Some(&self.out), |ie, pe| {
+                let fwd_inv = |e: &mut pinv_primitives::Emitter<'_>, x: Value| -> Value {
+                    let mut a = args_inv.clone();
+                    a[qi] = x;
+                    e.call(&helper, &a).map_or(x, |r| r[0])
+                };
+                let named = pinv_primitives::rules::settle::name_exactly(
+                    ie,
+                    args_inv[qi],
+                    o_inv,
+                    &fwd_inv,
+                    role,
+                )?;
+                let fwd_pgf = |e: &mut pinv_primitives::Emitter<'_>, x: Value| -> Value {
+                    let mut a = args_pgf.clone();
+                    a[qi] = x;
+                    e.call(&helper, &a).map_or(x, |r| r[0])
+                };
+                let replayed = pinv_primitives::rules::settle::name_exactly_pgf(
+                    pe,
+                    args_pgf[qi],
+                    target_pgf,
+                    x_fwd,
+                    &fwd_pgf,
+                    role,
+                )?;
+                Ok((named, replayed))
+            })
+            .map_err(|e| rule_error(c, e))?;
+        region.known.insert(q, named);
+        region.replay.insert(q, replayed);
+        Ok(())
+    }
+
+    /// The name of a function computing value `pos` of what block `p` of `closed` passes on
+    /// ([`terminator_values`]) from the block's parameters, added to the output module the first
+    /// time; `None` where the block does not fit `c`'s.
+    fn original_block_helper(
+        &mut self,
+        c: &Function,
+        p: Block,
+        closed: &Function,
+        pos: usize,
+    ) -> Result<Option<String>, Error> {
+        let name = format!("{}.original.{p}.{pos}", c.name);
+        if self.out.get(&name).is_some() {
+            return Ok(Some(name));
+        }
+        let Some(oterm) = closed.blocks.get(p).and_then(|_| closed.terminator(p)) else {
+            return Ok(None);
+        };
+        let params = &closed.blocks[p].params;
+        let types: Vec<Type> = params.iter().map(|&v| closed.value_type(v)).collect();
+        let c_types: Vec<Type> = c.blocks[p]
+            .params
+            .iter()
+            .map(|&v| c.value_type(v))
+            .collect();
+        let Some(&out) = terminator_values(&closed.insts[oterm].kind).get(pos) else {
+            return Ok(None);
+        };
+        if types != c_types || closed.value_type(out) != Type::F64 {
+            return Ok(None);
+        }
+        let sig = pinv_core::ir::Signature {
+            params: types.clone(),
+            returns: vec![Type::F64],
+        };
+        let mut g = Function::new(name.clone(), pinv_core::ir::FuncKind::Fn, sig);
+        let entry = g.create_entry();
+        let mut map: BTreeMap<Value, Value> = params
+            .iter()
+            .copied()
+            .zip(g.blocks[entry].params.clone())
+            .collect();
+        copy_block(closed, p, &mut g, entry, &mut map)?;
+        let r = pair_fwd(&map, out)?;
+        g.ins_return(entry, vec![r], span_of(closed, p));
+        self.add(g)?;
+        Ok(Some(name))
+    }
+}
+
+/// The step [`Reorienter::name_against_original`] names a block's carried value by.
+#[derive(Clone, Copy)]
+struct CarriedStep {
+    /// The index of the one f64 parameter the block's region solves (one it does not pass on).
+    param: usize,
+    /// The one f64 value the block computes and passes on along the edge, and what the inverse
+    /// holds for it.
+    output: Value,
+    held: Value,
+    /// Where the terminator passes it ([`terminator_values`]).
+    position: usize,
+}
+
+/// Block `p`'s [`CarriedStep`] along the edge whose values the inverse holds as `seed`: one f64
+/// parameter solved, one f64 value computed and passed on; `None` otherwise.
+fn carried_step(c: &Function, p: Block, seed: &[(Value, Value)]) -> Option<CarriedStep> {
+    let params = &c.blocks[p].params;
+    let passed = terminator_values(&c.insts[c.terminator(p)?].kind);
+    let solved: Vec<usize> = (0..params.len())
+        .filter(|&i| c.value_type(params[i]) == Type::F64 && !passed.contains(&params[i]))
+        .collect();
+    let computed: Vec<&(Value, Value)> = seed
+        .iter()
+        .filter(|(o, _)| c.value_type(*o) == Type::F64 && !params.contains(o))
+        .collect();
+    let ([param], [&(output, held)]) = (solved.as_slice(), computed.as_slice()) else {
+        return None;
+    };
+    Some(CarriedStep {
+        param: *param,
+        output,
+        held,
+        position: passed.iter().position(|&v| v == output)?,
+    })
+}
+
+/// What a terminator passes on, in order: a `return`'s values, a `jump`'s arguments, or a
+/// branch's condition and then both sides' arguments.
+fn terminator_values(k: &InstKind) -> Vec<Value> {
+    match k {
+        InstKind::Return { args } => args.to_vec(),
+        InstKind::Jump { dest } => dest.args.to_vec(),
+        InstKind::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } => std::iter::once(*cond)
+            .chain(then_dest.args.iter().copied())
+            .chain(else_dest.args.iter().copied())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The span of block `p`'s terminator in `f`, else the function's.
+fn span_of(f: &Function, p: Block) -> Span {
+    f.terminator(p).map_or(f.span, |t| f.insts[t].span)
 }
 
 /// The θ role of the choice of the edge a block was entered by, in the user's terms (the schema
@@ -977,7 +1189,6 @@ fn frame_stashes(h: &mut Function) {
     h.blocks[entry].insts.insert(0, open);
 }
 
-/// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.
 /// Where the isolation rewrote block `p` of `c`: runs the block's original code (from `closed`,
 /// the original function in closed block form, block for block `c`'s) in the PGF block `at`,
 /// and makes what `p` passes on, returns or branches on the original's values in `fwd`. The
@@ -1048,6 +1259,7 @@ fn original_block_values(
     Ok(())
 }
 
+/// Copies block `p`'s instructions (not its terminator) into helper `h` at `at`.
 pub(super) fn copy_block(
     c: &Function,
     p: Block,

@@ -257,6 +257,99 @@ pub fn settle_guarded(
     Ok(r[0])
 }
 
+/// Names the float around `d` that `fwd` takes to `target` exactly, where several do ([`exact`]):
+/// `d` where it is the only one, else the float θ names among the run, counted from the run's
+/// first float (an integer narrowed to the run); `d` itself, with no θ, where no run is usable.
+/// For a value already solved, within the tolerance, by other means (the isolation's rewritten
+/// form of a loop's body, which rounds differently from the body), named again against what the
+/// function computes. Counted from the run's start, not from `d`, so that the PGF, which holds
+/// the forward value and not `d`, names the same float wherever it finds the same run.
+pub fn name_exactly(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let alone = exact::alone(e, d, target, fwd, None);
+    e.if_value(
+        alone,
+        Type::F64,
+        |_| Ok(d),
+        |e| {
+            let run = exact::run(e, d, target, fwd, None)?;
+            let first = e.iadd(run.anchor, run.lo);
+            let last = e.isub(run.hi, run.lo);
+            e.if_value(
+                run.usable,
+                Type::F64,
+                |e| {
+                    let single = run.single(e);
+                    e.if_value(
+                        single,
+                        Type::F64,
+                        |e| Ok(exact::from_ord(e, first)),
+                        |e| {
+                            let zero = e.ic(0);
+                            let k = e.theta_within(Domain::Int, zero, last, &exact_role(role))?;
+                            let p = e.iadd(first, k);
+                            Ok(exact::from_ord(e, p))
+                        },
+                    )
+                },
+                |_| Ok(d),
+            )
+        },
+    )
+}
+
+/// The PGF side of [`name_exactly`], for the forward value `x` and the inverse's run found
+/// around `d` (the forward value too, where the PGF does not hold the inverse's): records where
+/// `x` is in the run, where the inverse reads it; returns the float the inverse takes.
+pub fn name_exactly_pgf(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    x: Value,
+    fwd: Forward<'_>,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let alone = exact::alone(e, d, target, fwd, None);
+    e.if_value(
+        alone,
+        Type::F64,
+        |_| Ok(d),
+        |e| {
+            let run = exact::run(e, d, target, fwd, None)?;
+            let first = e.iadd(run.anchor, run.lo);
+            let last = e.isub(run.hi, run.lo);
+            e.if_value(
+                run.usable,
+                Type::F64,
+                |e| {
+                    let single = run.single(e);
+                    e.if_value(
+                        single,
+                        Type::F64,
+                        |e| Ok(exact::from_ord(e, first)),
+                        |e| {
+                            let p = exact::ord(e, x);
+                            let k = e.isub(p, first);
+                            let zero = e.ic(0);
+                            let k = e.op2(Opcode::Imax, k, zero);
+                            let k = e.op2(Opcode::Imin, k, last);
+                            e.record(k, &exact_role(role))?;
+                            let p = e.iadd(first, k);
+                            Ok(exact::from_ord(e, p))
+                        },
+                    )
+                },
+                |_| Ok(d),
+            )
+        },
+    )
+}
+
 /// The float of `run` the inverse takes: its one float, or the one θ names (an integer offset
 /// narrowed to the run, and to the range of the value solved where the rule knows one:
 /// [`exact::Run::within`]); `otherwise` where the run is not usable.
