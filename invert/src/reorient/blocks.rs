@@ -65,7 +65,7 @@ struct BlockCtx {
     /// Where the e-graph isolation rewrote the function ([`Reorienter::isolated`]): the
     /// original's outputs, computed once at the PGF's entry ([`original_outputs`]).
     original: Option<Rc<[Value]>>,
-    /// Where the isolation rewrote P in a function with loops: the original code
+    /// Where the isolation rewrote P and P is in a loop: the original code
     /// ([`Reorienter::name_against_original`]).
     original_block: Option<Rc<crate::egraph::hook::OriginalBlocks>>,
 }
@@ -471,7 +471,7 @@ impl Reorienter<'_> {
                 original_block: self
                     .original_blocks
                     .get(&id)
-                    .filter(|o| o.rewritten.contains(&p))
+                    .filter(|o| in_cycle.contains(&p) && o.rewritten.contains(&p))
                     .cloned(),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
@@ -972,11 +972,7 @@ impl Reorienter<'_> {
         let options = self.options;
         let (named, replayed) = region
             .emit(options, span, "", Some(&self.out), |ie, pe| {
-                let fwd_inv = |e: &mut pinv_primitives::Emitter<'_>, x: Value| -> Value {
-                    let mut a = args_inv.clone();
-                    a[qi] = x;
-                    e.call(&helper, &a).map_or(x, |r| r[0])
-                };
+                let fwd_inv = call_varying(&helper, &args_inv, qi);
                 let named = pinv_primitives::rules::settle::name_exactly(
                     ie,
                     args_inv[qi],
@@ -984,11 +980,7 @@ impl Reorienter<'_> {
                     &fwd_inv,
                     role,
                 )?;
-                let fwd_pgf = |e: &mut pinv_primitives::Emitter<'_>, x: Value| -> Value {
-                    let mut a = args_pgf.clone();
-                    a[qi] = x;
-                    e.call(&helper, &a).map_or(x, |r| r[0])
-                };
+                let fwd_pgf = call_varying(&helper, &args_pgf, qi);
                 let replayed = pinv_primitives::rules::settle::name_exactly_pgf(
                     pe,
                     args_pgf[qi],
@@ -1088,6 +1080,21 @@ fn carried_step(c: &Function, p: Block, seed: &[(Value, Value)]) -> Option<Carri
         held,
         position: passed.iter().position(|&v| v == output)?,
     })
+}
+
+/// A call of `helper` on `args` with argument `i` varying: the forward function of a run
+/// search. The helper was added to the module just before ([`Reorienter::original_block_helper`]),
+/// so the call is found; were it not, the search would see `x` itself and find no usable run.
+fn call_varying<'a>(
+    helper: &'a str,
+    args: &'a [Value],
+    i: usize,
+) -> impl Fn(&mut pinv_primitives::Emitter<'_>, Value) -> Value + 'a {
+    move |e, x| {
+        let mut a = args.to_vec();
+        a[i] = x;
+        e.call(helper, &a).map_or(x, |r| r[0])
+    }
 }
 
 /// What a terminator passes on, in order: a `return`'s values, a `jump`'s arguments, or a

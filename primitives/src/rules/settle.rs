@@ -271,36 +271,10 @@ pub fn name_exactly(
     fwd: Forward<'_>,
     role: &str,
 ) -> Result<Value, RuleError> {
-    let alone = exact::alone(e, d, target, fwd, None);
-    e.if_value(
-        alone,
-        Type::F64,
-        |_| Ok(d),
-        |e| {
-            let run = exact::run(e, d, target, fwd, None)?;
-            let first = e.iadd(run.anchor, run.lo);
-            let last = e.isub(run.hi, run.lo);
-            e.if_value(
-                run.usable,
-                Type::F64,
-                |e| {
-                    let single = run.single(e);
-                    e.if_value(
-                        single,
-                        Type::F64,
-                        |e| Ok(exact::from_ord(e, first)),
-                        |e| {
-                            let zero = e.ic(0);
-                            let k = e.theta_within(Domain::Int, zero, last, &exact_role(role))?;
-                            let p = e.iadd(first, k);
-                            Ok(exact::from_ord(e, p))
-                        },
-                    )
-                },
-                |_| Ok(d),
-            )
-        },
-    )
+    in_run_from_start(e, d, target, fwd, |e, _, last| {
+        let zero = e.ic(0);
+        e.theta_within(Domain::Int, zero, last, &exact_role(role))
+    })
 }
 
 /// The PGF side of [`name_exactly`], for the forward value `x` and the inverse's run found
@@ -313,6 +287,27 @@ pub fn name_exactly_pgf(
     x: Value,
     fwd: Forward<'_>,
     role: &str,
+) -> Result<Value, RuleError> {
+    in_run_from_start(e, d, target, fwd, |e, first, last| {
+        let p = exact::ord(e, x);
+        let k = e.isub(p, first);
+        let zero = e.ic(0);
+        let k = e.op2(Opcode::Imax, k, zero);
+        let k = e.op2(Opcode::Imin, k, last);
+        e.record(k, &exact_role(role))?;
+        Ok(k)
+    })
+}
+
+/// The float [`name_exactly`] takes: `d` where it alone gives `target` or no run is usable, the
+/// run's one float, else the float `k` places past the run's first, for the `k` that `several`
+/// gives from the run's first position and its last offset.
+fn in_run_from_start(
+    e: &mut Emitter<'_>,
+    d: Value,
+    target: Value,
+    fwd: Forward<'_>,
+    several: impl FnOnce(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>,
 ) -> Result<Value, RuleError> {
     let alone = exact::alone(e, d, target, fwd, None);
     e.if_value(
@@ -333,12 +328,7 @@ pub fn name_exactly_pgf(
                         Type::F64,
                         |e| Ok(exact::from_ord(e, first)),
                         |e| {
-                            let p = exact::ord(e, x);
-                            let k = e.isub(p, first);
-                            let zero = e.ic(0);
-                            let k = e.op2(Opcode::Imax, k, zero);
-                            let k = e.op2(Opcode::Imin, k, last);
-                            e.record(k, &exact_role(role))?;
+                            let k = several(e, first, last)?;
                             let p = e.iadd(first, k);
                             Ok(exact::from_ord(e, p))
                         },
