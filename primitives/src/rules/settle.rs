@@ -271,9 +271,9 @@ pub fn name_exactly(
     fwd: Forward<'_>,
     role: &str,
 ) -> Result<Value, RuleError> {
-    in_run_from_start(e, d, target, fwd, |e, _, last| {
-        let zero = e.ic(0);
-        e.theta_within(Domain::Int, zero, last, &exact_role(role))
+    in_run_from_start(e, d, target, fwd, |e, run| {
+        let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
+        Ok(run.at(e, k))
     })
 }
 
@@ -288,26 +288,17 @@ pub fn name_exactly_pgf(
     fwd: Forward<'_>,
     role: &str,
 ) -> Result<Value, RuleError> {
-    in_run_from_start(e, d, target, fwd, |e, first, last| {
-        let p = exact::ord(e, x);
-        let k = e.isub(p, first);
-        let zero = e.ic(0);
-        let k = e.op2(Opcode::Imax, k, zero);
-        let k = e.op2(Opcode::Imin, k, last);
-        e.record(k, &exact_role(role))?;
-        Ok(k)
-    })
+    in_run_from_start(e, d, target, fwd, |e, run| record_nearest(e, run, x, role))
 }
 
-/// The float [`name_exactly`] takes: `d` where it alone gives `target` or no run is usable, the
-/// run's one float, else the float `k` places past the run's first, for the `k` that `several`
-/// gives from the run's first position and its last offset.
+/// [`name_exactly`]'s search: `d` where it alone gives `target` or no run is usable, else
+/// [`pick_in_run`] on the run counted from its first float.
 fn in_run_from_start(
     e: &mut Emitter<'_>,
     d: Value,
     target: Value,
     fwd: Forward<'_>,
-    several: impl FnOnce(&mut Emitter<'_>, Value, Value) -> Result<Value, RuleError>,
+    several: impl FnOnce(&mut Emitter<'_>, &exact::Run) -> Result<Value, RuleError>,
 ) -> Result<Value, RuleError> {
     let alone = exact::alone(e, d, target, fwd, None);
     e.if_value(
@@ -317,26 +308,40 @@ fn in_run_from_start(
         |e| {
             let run = exact::run(e, d, target, fwd, None)?;
             let first = e.iadd(run.anchor, run.lo);
+            let zero = e.ic(0);
             let last = e.isub(run.hi, run.lo);
+            let from_start = exact::Run {
+                usable: run.usable,
+                anchor: first,
+                lo: zero,
+                hi: last,
+            };
+            pick_in_run(e, &from_start, several, |_| Ok(d))
+        },
+    )
+}
+
+/// The float of a usable `run` (its one float, or the one `several` gives where it has more);
+/// `otherwise` where the run is not usable.
+fn pick_in_run(
+    e: &mut Emitter<'_>,
+    run: &exact::Run,
+    several: impl FnOnce(&mut Emitter<'_>, &exact::Run) -> Result<Value, RuleError>,
+    otherwise: impl FnOnce(&mut Emitter<'_>) -> Result<Value, RuleError>,
+) -> Result<Value, RuleError> {
+    e.if_value(
+        run.usable,
+        Type::F64,
+        |e| {
+            let single = run.single(e);
             e.if_value(
-                run.usable,
+                single,
                 Type::F64,
-                |e| {
-                    let single = run.single(e);
-                    e.if_value(
-                        single,
-                        Type::F64,
-                        |e| Ok(exact::from_ord(e, first)),
-                        |e| {
-                            let k = several(e, first, last)?;
-                            let p = e.iadd(first, k);
-                            Ok(exact::from_ord(e, p))
-                        },
-                    )
-                },
-                |_| Ok(d),
+                |e| Ok(run.at(e, run.lo)),
+                |e| several(e, run),
             )
         },
+        otherwise,
     )
 }
 
@@ -351,24 +356,11 @@ fn name_in_run(
 ) -> Result<Value, RuleError> {
     let range = e.solving_range();
     let run = &run.within(e, range);
-    e.if_value(
-        run.usable,
-        Type::F64,
-        |e| {
-            let single = run.single(e);
-            e.if_value(
-                single,
-                Type::F64,
-                |e| Ok(run.at(e, run.lo)),
-                |e| {
-                    let role = exact_role(role);
-                    let k = e.theta_within(Domain::Int, run.lo, run.hi, &role)?;
-                    Ok(run.at(e, k))
-                },
-            )
-        },
-        otherwise,
-    )
+    let several = |e: &mut Emitter<'_>, run: &exact::Run| {
+        let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
+        Ok(run.at(e, k))
+    };
+    pick_in_run(e, run, several, otherwise)
 }
 
 /// The PGF side of [`name_in_run`]: records where `x` is in the run, where the inverse reads it;
@@ -382,31 +374,25 @@ fn record_in_run(
 ) -> Result<Value, RuleError> {
     let range = e.solving_range();
     let run = &run.within(e, range);
-    e.if_value(
-        run.usable,
-        Type::F64,
-        |e| {
-            let single = run.single(e);
-            e.if_value(
-                single,
-                Type::F64,
-                |e| Ok(run.at(e, run.lo)),
-                |e| {
-                    // Where the inverse's output is not x's (a step after this one pinned
-                    // its value by a closed form, not to the bit), x may lie outside the run:
-                    // θ then names the run's float nearest to it, which a rounding step after
-                    // this one (`as i64`) may still take back to x.
-                    let p = exact::ord(e, x);
-                    let k = e.isub(p, run.anchor);
-                    let k = e.op2(Opcode::Imax, k, run.lo);
-                    let k = e.op2(Opcode::Imin, k, run.hi);
-                    e.record(k, &exact_role(role))?;
-                    Ok(run.at(e, k))
-                },
-            )
-        },
-        otherwise,
-    )
+    pick_in_run(e, run, |e, run| record_nearest(e, run, x, role), otherwise)
+}
+
+/// Records where `x` is in `run` (of several floats) and returns that float. Where the inverse's
+/// output is not x's (a step after this one pinned its value by a closed form, not to the bit),
+/// x may lie outside the run: θ then names the run's float nearest to it, which a rounding step
+/// after this one (`as i64`) may still take back to x.
+fn record_nearest(
+    e: &mut Emitter<'_>,
+    run: &exact::Run,
+    x: Value,
+    role: &str,
+) -> Result<Value, RuleError> {
+    let p = exact::ord(e, x);
+    let k = e.isub(p, run.anchor);
+    let k = e.op2(Opcode::Imax, k, run.lo);
+    let k = e.op2(Opcode::Imin, k, run.hi);
+    e.record(k, &exact_role(role))?;
+    Ok(run.at(e, k))
 }
 
 /// The role of the θ that names one float of a run ([`exact`]).
