@@ -441,11 +441,13 @@ impl Reorienter<'_> {
             }
             let in_edge = (p != entry).then(|| h_params[h_params.len() - 1]);
             copy_block(&c, p, &mut h, h_entry, &mut fwd)?;
-            if let Some(original) = self
+            // Where the isolation rewrote P: its original code.
+            let original_p = self
                 .original_blocks
                 .get(&id)
                 .filter(|o| o.rewritten.contains(&p))
-            {
+                .cloned();
+            if let Some(original) = &original_p {
                 original_block_values(&c, &original.closed, p, &mut h, h_entry, &mut fwd)?;
             }
             let Some(term) = c.terminator(p) else {
@@ -468,11 +470,7 @@ impl Reorienter<'_> {
                 copy_block: h_entry,
                 final_check: body.is_none(),
                 original: original.clone(),
-                original_block: self
-                    .original_blocks
-                    .get(&id)
-                    .filter(|o| in_cycle.contains(&p) && o.rewritten.contains(&p))
-                    .cloned(),
+                original_block: original_p.filter(|_| in_cycle.contains(&p)),
                 exit_bounds: exit_bounds.get(&p).cloned(),
                 ranges: ranges.clone(),
                 cont: match dispatch.get(&p) {
@@ -955,17 +953,11 @@ impl Reorienter<'_> {
         else {
             return Ok(());
         };
-        let held = |region: &Region<'_>, v: Value| -> Result<Value, Error> {
-            match region.replay.get(&v) {
-                Some(&r) => Ok(r),
-                None => pair_fwd(&region.fwd, v),
-            }
-        };
         let args_pgf: Vec<Value> = params
             .iter()
-            .map(|&a| held(region, a))
+            .map(|&a| region.held(a))
             .collect::<Result<_, _>>()?;
-        let target_pgf = held(region, o)?;
+        let target_pgf = region.held(o)?;
         let x_fwd = pair_fwd(&region.fwd, q)?;
         let role = "the value the loop carries, as its own code computes it (the rewritten form \
                     rounds differently)";
@@ -1015,16 +1007,11 @@ impl Reorienter<'_> {
             return Ok(None);
         };
         let params = &closed.blocks[p].params;
-        let types: Vec<Type> = params.iter().map(|&v| closed.value_type(v)).collect();
-        let c_types: Vec<Type> = c.blocks[p]
-            .params
-            .iter()
-            .map(|&v| c.value_type(v))
-            .collect();
+        let types = value_types(closed, params);
         let Some(&out) = terminator_values(&closed.insts[oterm].kind).get(pos) else {
             return Ok(None);
         };
-        if types != c_types || closed.value_type(out) != Type::F64 {
+        if types != value_types(c, &c.blocks[p].params) || closed.value_type(out) != Type::F64 {
             return Ok(None);
         }
         let sig = pinv_core::ir::Signature {
@@ -1113,6 +1100,11 @@ fn terminator_values(k: &InstKind) -> Vec<Value> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The types of values `vs` of `f`.
+fn value_types(f: &Function, vs: &[Value]) -> Vec<Type> {
+    vs.iter().map(|&v| f.value_type(v)).collect()
 }
 
 /// The span of block `p`'s terminator in `f`, else the function's.
@@ -1219,35 +1211,14 @@ fn original_block_values(
     };
     let params = &c.blocks[p].params;
     let oparams = &closed.blocks[p].params;
-    let types =
-        |f: &Function, vs: &[Value]| vs.iter().map(|&v| f.value_type(v)).collect::<Vec<_>>();
-    if types(c, params) != types(closed, oparams) {
-        return Ok(());
-    }
-    // What a terminator passes on, in order, with the blocks it goes to.
-    let passed = |k: &InstKind| -> Option<(Vec<Value>, Vec<Block>)> {
-        match k {
-            InstKind::Return { args } => Some((args.to_vec(), Vec::new())),
-            InstKind::Jump { dest } => Some((dest.args.to_vec(), vec![dest.block])),
-            InstKind::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                let mut vs = vec![*cond];
-                vs.extend(then_dest.args.iter().chain(&else_dest.args));
-                Some((vs, vec![then_dest.block, else_dest.block]))
-            }
-            _ => None,
-        }
-    };
-    let (Some((new, to)), Some((old, oto))) = (
-        passed(&c.insts[term].kind),
-        passed(&closed.insts[oterm].kind),
-    ) else {
-        return Ok(());
-    };
-    if new.len() != old.len() || to != oto || types(c, &new) != types(closed, &old) {
+    let (new, old) = (
+        terminator_values(&c.insts[term].kind),
+        terminator_values(&closed.insts[oterm].kind),
+    );
+    if value_types(c, params) != value_types(closed, oparams)
+        || c.successors(p) != closed.successors(p)
+        || value_types(c, &new) != value_types(closed, &old)
+    {
         return Ok(());
     }
     let mut ofwd: BTreeMap<Value, Value> = BTreeMap::new();

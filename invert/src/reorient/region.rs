@@ -685,10 +685,7 @@ impl Reorienter<'_> {
         }
         let held: Vec<Value> = args
             .iter()
-            .map(|a| match pair.replay.get(a) {
-                Some(&r) => Ok(r),
-                None => pair_fwd(&pair.fwd, *a),
-            })
+            .map(|&a| pair.held(a))
             .collect::<Result<_, _>>()?;
         let mut kind = data.kind.clone();
         let mut it = held.into_iter();
@@ -1257,6 +1254,15 @@ fn stash_call(pgf: &mut Function, block: Block, inst: Inst, callee: FuncId) -> u
 }
 
 impl Region<'_> {
+    /// What the inverse holds for `v`, as the PGF computes it: its replay where a step noted
+    /// one ([`Region::replay`]), else its forward value.
+    pub(super) fn held(&self, v: Value) -> Result<Value, Error> {
+        match self.replay.get(&v) {
+            Some(&r) => Ok(r),
+            None => pair_fwd(&self.fwd, v),
+        }
+    }
+
     /// Runs `body` with emitters for the inverse and the PGF at their current blocks, and
     /// continues both where the emitters left off.
     pub(super) fn emit<R>(

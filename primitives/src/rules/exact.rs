@@ -142,6 +142,21 @@ impl Run {
         }
     }
 
+    /// The same run anchored at its first float (offsets `0..=hi − lo`): where it is found
+    /// from different anchors (the inverse's value and the forward one), its floats are
+    /// numbered alike.
+    pub fn from_first(&self, e: &mut Emitter<'_>) -> Run {
+        let first = e.iadd(self.anchor, self.lo);
+        let zero = e.ic(0);
+        let last = e.isub(self.hi, self.lo);
+        Run {
+            usable: self.usable,
+            anchor: first,
+            lo: zero,
+            hi: last,
+        }
+    }
+
     /// The float at offset `k` from the anchor.
     pub fn at(&self, e: &mut Emitter<'_>, k: Value) -> Value {
         let p = e.iadd(self.anchor, k);

@@ -271,10 +271,7 @@ pub fn name_exactly(
     fwd: Forward<'_>,
     role: &str,
 ) -> Result<Value, RuleError> {
-    in_run_from_start(e, d, target, fwd, |e, run| {
-        let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
-        Ok(run.at(e, k))
-    })
+    in_run_from_start(e, d, target, fwd, |e, run| read_in_run(e, run, role))
 }
 
 /// The PGF side of [`name_exactly`], for the forward value `x` and the inverse's run found
@@ -292,7 +289,7 @@ pub fn name_exactly_pgf(
 }
 
 /// [`name_exactly`]'s search: `d` where it alone gives `target` or no run is usable, else
-/// [`pick_in_run`] on the run counted from its first float.
+/// [`pick_in_run`] on the run counted from its first float ([`exact::Run::from_first`]).
 fn in_run_from_start(
     e: &mut Emitter<'_>,
     d: Value,
@@ -306,17 +303,8 @@ fn in_run_from_start(
         Type::F64,
         |_| Ok(d),
         |e| {
-            let run = exact::run(e, d, target, fwd, None)?;
-            let first = e.iadd(run.anchor, run.lo);
-            let zero = e.ic(0);
-            let last = e.isub(run.hi, run.lo);
-            let from_start = exact::Run {
-                usable: run.usable,
-                anchor: first,
-                lo: zero,
-                hi: last,
-            };
-            pick_in_run(e, &from_start, several, |_| Ok(d))
+            let run = exact::run(e, d, target, fwd, None)?.from_first(e);
+            pick_in_run(e, &run, several, |_| Ok(d))
         },
     )
 }
@@ -356,11 +344,13 @@ fn name_in_run(
 ) -> Result<Value, RuleError> {
     let range = e.solving_range();
     let run = &run.within(e, range);
-    let several = |e: &mut Emitter<'_>, run: &exact::Run| {
-        let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
-        Ok(run.at(e, k))
-    };
-    pick_in_run(e, run, several, otherwise)
+    pick_in_run(e, run, |e, run| read_in_run(e, run, role), otherwise)
+}
+
+/// The float θ names in `run` (of several floats): an offset narrowed to the run.
+fn read_in_run(e: &mut Emitter<'_>, run: &exact::Run, role: &str) -> Result<Value, RuleError> {
+    let k = e.theta_within(Domain::Int, run.lo, run.hi, &exact_role(role))?;
+    Ok(run.at(e, k))
 }
 
 /// The PGF side of [`name_in_run`]: records where `x` is in the run, where the inverse reads it;
