@@ -4,7 +4,9 @@
 //! printing the counts the issue asks for and every failure with its seed. `--print SEED`
 //! prints one program. With `GEN_CHECK_EACH` set it prints every function's counts (to diff
 //! two builds); with `GEN_CHECK_LAZY` set it inverts with the PGFs left for when `check` first
-//! needs them (`ReorientOptions::lazy_pgf`), which must not change a count.
+//! needs them (`ReorientOptions::lazy_pgf`), which must not change a count; with
+//! `GEN_CHECK_EXACT` set, every step names exact floats (`EmitOptions::exact_floats`), to find
+//! where that mode is not yet exact (it is the loops' mode, not the default).
 
 use pinv::check::{check_inverse, CheckConfig};
 use pinv::{Error, Program};
@@ -40,10 +42,11 @@ fn main() {
         };
         for name in program.function_names() {
             functions += 1;
-            let options = pinv::reorient::ReorientOptions {
+            let mut options = pinv::reorient::ReorientOptions {
                 lazy_pgf: std::env::var_os("GEN_CHECK_LAZY").is_some(),
                 ..Default::default()
             };
+            options.emit.exact_floats = std::env::var_os("GEN_CHECK_EXACT").is_some();
             let inverse = match program.invert_with(name, &program.stack(), &options) {
                 Ok(inverse) => inverse,
                 Err(Error::Unsupported { .. } | Error::NoRule { .. }) => {

@@ -1182,3 +1182,79 @@ fn a_loop_whose_body_was_rewritten_names_its_value_by_the_bodys_own_code() {
     let r = check_function(&program, "euler", &config(300));
     assert!(r.acceptance() > 90.0, "{r:?}");
 }
+
+/// A sum that cancels inside a branch (`gen_check` seed 3873): `atan(p − exp(p − q))` near
+/// −π/2, where one float of the angle is some 27,000 floats of its operand, and `p` comes back
+/// from `p − e` for `e` near 4·10⁴, which multiplies the spread by thousands. The branch is not
+/// the region of the `return`, where exact steps were confined, so `atan` was solved within the
+/// tolerance and `p · q` no longer matched the product θ named (128 of 1,000 inputs lost). A
+/// step there now names the exact float where what it starts from is the forward float in the
+/// inverse too (here the angle, which θ names). `a1` is what that condition keeps out: `v + p`
+/// solved from the larger coordinate of an `atan2`, `r · sin z`, an ulp from the forward one,
+/// finds another run than the PGF and would read θ the PGF never recorded.
+#[test]
+fn a_sum_that_cancels_in_a_branch_is_solved_from_its_exact_float() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g(p: f64, q: f64) -> bool {
+             let w = p * q;
+             let mut v = p;
+             if -p == 3.0 { v = v - q; } else { v = atan(v - exp(v - q)); }
+             v - w == 102.0
+         }
+         fn a1(n: i64, p: f64) -> f64 {
+             let mut v = n as f64;
+             v += -0.5 * p;
+             v += p;
+             if v >= 0.0 { atan2(v, p) } else { -1.0 }
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g",
+        &[
+            Const::F64(1.0954796585149538),
+            Const::F64(-9.491625828537874),
+        ],
+    );
+    pinv_tests::round_trip(
+        &program,
+        "a1",
+        &[Const::I64(25), Const::F64(-7.7761017434738955)],
+    );
+    sound_and_complete(&program, &["g", "a1"]);
+}
+
+/// `atan2` with both coordinates unknown, where its steps name exact floats (here `y` goes on
+/// into `n/4 − y`, whose n is an integer): θ was the radius, and the larger coordinate
+/// `r · cos z` an ulp from the forward one (0.12345678899999997 for 0.123456789), so the exact
+/// steps after it started from another float than the function's. θ is now that coordinate's
+/// magnitude (its sign is z's), and the point comes back to the bit.
+#[test]
+fn an_angle_of_two_unknowns_gives_its_point_back_to_the_bit_where_steps_are_exact() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn c4(n: i64, y: f64) -> f64 {
+             let u = (n as f64) * 0.25;
+             atan2(y, u - y)
+         }",
+    )
+    .expect("compiles");
+    let inverse = program.invert("c4").expect("inverts");
+    for (n, y) in [
+        (2, 0.123456789),
+        (3, 0.7),
+        (-5, 1.3),
+        (7, -2.9),
+        (-40, 1e-3),
+    ] {
+        let x = [Const::I64(n), Const::F64(y)];
+        let out = program.run("c4", &x).expect("runs");
+        let theta = inverse.pgf(&x).expect("pgf");
+        let back = inverse.call_with_tape(&out, &theta).expect("inverse");
+        assert_eq!(back[0], x[0], "{x:?} gave {back:?}");
+        assert_eq!(back[1].bits(), x[1].bits(), "{x:?} gave {back:?}");
+    }
+    sound_and_complete(&program, &["c4"]);
+}

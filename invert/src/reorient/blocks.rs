@@ -58,6 +58,9 @@ struct BlockCtx {
     exit_bounds: Option<Rc<ExitBounds>>,
     /// P's f64 steps settle exactly (P is in a loop walked back, or the function is recursive).
     exact_floats: bool,
+    /// Steps in P's regions may name exact floats though the region is not the `return`'s
+    /// ([`super::region::Region::exact_unanchored`]).
+    exact_unanchored: bool,
     /// The PGF block with P's forward copy.
     copy_block: Block,
     /// The inverse checks f(x) = y before it returns (else its wrapper does).
@@ -467,6 +470,7 @@ impl Reorienter<'_> {
                 trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
                 muted,
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
+                exact_unanchored: cfg.returns.len() == 1 && original.is_none(),
                 copy_block: h_entry,
                 final_check: body.is_none(),
                 original: original.clone(),
@@ -809,6 +813,7 @@ impl Reorienter<'_> {
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
         region.anchored = anchored;
+        region.exact_unanchored = ctx.exact_unanchored;
         region.outline_settles = c.insts.len() >= OUTLINE_SETTLES_FROM;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
         // a function of one block has none, so its rules need not write them.

@@ -79,7 +79,9 @@ fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool 
 }
 
 /// Whether the inverse solves a sum from `v`, directly or through steps that keep relative
-/// precision (a product, a quotient, `sqrt`, `abs`, a negation), and an addend of that sum is
+/// precision (a product, a quotient, `sqrt`, `abs`, a negation) or that flatten (`atan` near
+/// ±π/2, `tanh` near ±1, whose one float of output is thousands of floats of input: solving
+/// through them spreads a difference of an ulp over all of those), and an addend of that sum is
 /// [`solved_by_magnitude`]. Solving an addend from its sum subtracts the other, and where they
 /// nearly cancel (`1 − v²/c²` for v ≪ c) one float of the sum decides millions of the addend,
 /// of which such a step names one: only within the run of the sum the inverse holds, which
@@ -94,11 +96,67 @@ fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value
             args.iter()
                 .any(|&a| unknown(a) && solved_by_magnitude(f, a)),
         ),
-        Opcode::Fmul | Opcode::Fdiv | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => Look::Through,
+        Opcode::Fmul
+        | Opcode::Fdiv
+        | Opcode::Sqrt
+        | Opcode::Fabs
+        | Opcode::Fneg
+        | Opcode::Atan
+        | Opcode::Tanh => Look::Through,
         _ => Look::Stop,
     };
     Back::search(f, ranges, &unknown, &look, v, MAGNITUDE_DEPTH)
 }
+
+/// Whether the inverse's value `v` is the forward float to the bit wherever the PGF's is: a θ
+/// read (which the PGF records from the forward value), a constant, or a parameter of the
+/// inverse (y), or a block parameter every edge into its block passes such a value. What a
+/// rule computes may be an ulp off where it kept a closed form. Follows at most
+/// [`FORWARD_FLOAT_BUDGET`] values, in an inverse of at most [`FORWARD_FLOAT_BLOCKS`] blocks
+/// (a block parameter's search scans the blocks for the edges into its block).
+fn forward_float(inv: &Function, v: Value) -> bool {
+    if inv.layout.len() > FORWARD_FLOAT_BLOCKS {
+        return false;
+    }
+    let mut todo = vec![v];
+    let mut seen = FxHashSet::default();
+    while let Some(v) = todo.pop() {
+        if !seen.insert(v) || seen.len() > FORWARD_FLOAT_BUDGET {
+            return seen.len() <= FORWARD_FLOAT_BUDGET;
+        }
+        match inv.values[v].def {
+            ValueDef::Param(b, _) if inv.entry() == Some(b) => {}
+            ValueDef::Param(b, k) => {
+                let mut edges = 0;
+                for &p in &inv.layout {
+                    let Some(t) = inv.terminator(p) else { continue };
+                    for dest in inv.insts[t].kind.successors() {
+                        if dest.block == b {
+                            edges += 1;
+                            todo.extend(dest.args.get(k as usize).copied());
+                        }
+                    }
+                }
+                if edges == 0 {
+                    return false;
+                }
+            }
+            ValueDef::Result(i, _) => {
+                if !matches!(inv.insts[i].kind, InstKind::Theta(_) | InstKind::Const(_)) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// How many values [`forward_float`] looks through.
+const FORWARD_FLOAT_BUDGET: usize = 16;
+
+/// The most blocks an inverse may have for [`forward_float`] to look through its block
+/// parameters.
+const FORWARD_FLOAT_BLOCKS: usize = 1024;
 
 /// What a backward search ([`Back`]) does at the instruction defining a value.
 enum Look {
@@ -318,6 +376,21 @@ pub(super) struct Region<'p> {
     /// code, so a run read from θ hides the checks after it that tell them apart (a loop
     /// unrolled into seven returns: 97% → 17% accepted).
     pub anchored: bool,
+    /// Steps solved into a cancelling sum ([`solved_into_sum`]) may name exact floats here
+    /// ([`Region::exact_step`]) though the region is not [`Region::anchored`]: the function
+    /// has one `return` (no guard has to tell regions apart by θ-free code) and the isolation
+    /// did not rewrite it (a rewritten form rounds otherwise than the function). A step does
+    /// where what it starts from (its outputs and known operands) is the forward float in the
+    /// inverse too ([`forward_float`]: a θ read, y), so that the PGF, which computes the step
+    /// from forward values, finds the inverse's run. Without it, a cancelling sum in a branch
+    /// (`atan(p − exp(p − q))` near ±π/2, where one float of the angle is 27,000 floats of
+    /// its operand) loses its input by the tolerance times what the cancellation multiplies
+    /// (`gen_check` seed 3873). Not from a value a rule computed (`v + p` solved from the
+    /// larger coordinate of an `atan2`, `r · sin z`, an ulp from the forward one: the runs
+    /// differ, and the inverse reads θ where the PGF recorded none), nor the exact steps for
+    /// a conversion to an integer or a periodic function (`p1 as f64 == p0`, `gen_check`
+    /// seed 17875).
+    pub exact_unanchored: bool,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
@@ -391,6 +464,7 @@ impl<'p> Region<'p> {
             outline_settles: false,
             exact_step: false,
             anchored: false,
+            exact_unanchored: false,
             copy_block: None,
             step_checks_wanted: true,
             outlined: Outlines::default(),
@@ -927,15 +1001,26 @@ impl Reorienter<'_> {
             .iter()
             .zip(args)
             .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a));
-        // Only where the PGF computes the step from what the inverse holds: straight-line code
-        // and the region of a function's one `return` ([`Region::anchored`]).
-        pair.exact_step = (f.layout.len() == 1 || pair.anchored)
+        // Where the PGF computes the step from what the inverse holds: straight-line code and
+        // the region of a function's one `return` ([`Region::anchored`]); elsewhere only for
+        // a sum that cancels after it ([`Region::exact_unanchored`]).
+        let anchored = f.layout.len() == 1 || pair.anchored;
+        let unanchored = || {
+            pair.exact_unanchored
+                && outputs
+                    .iter()
+                    .copied()
+                    .chain(operands.iter().filter_map(|o| o.known()))
+                    .all(|v| forward_float(pair.inv, v))
+        };
+        pair.exact_step = (anchored || unanchored())
             && operands.iter().zip(args).any(|(o, &a)| {
                 let known = |v: Value| pair.known.contains_key(&v);
                 o.known().is_none()
                     && (solved_into_sum(f, &pair.ranges, a, &known)
-                        || solved_into_discrete(f, &pair.ranges, a, &known)
-                        || pair.ranges.feeds_periodic(a))
+                        || anchored
+                            && (solved_into_discrete(f, &pair.ranges, a, &known)
+                                || pair.ranges.feeds_periodic(a)))
             });
         let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {

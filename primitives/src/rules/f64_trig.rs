@@ -231,6 +231,84 @@ const X_OFF: &str = "x: offset from the closed form";
 const Y_FREE: &str = "y (any, z is NaN)";
 const X_FREE: &str = "x (any, z is NaN)";
 const LARGER: &str = "the larger coordinate (the radius overflows)";
+const LARGER_EXACT: &str = "the larger coordinate's magnitude (its sign is z's)";
+
+/// Whether the x coordinate of a point at angle `z` is the larger one (`|cos z| ≥ |sin z|`),
+/// and `cos z`, whose sign x has there.
+fn x_larger(e: &mut Emitter<'_>, z: Value) -> (Value, Value) {
+    let s = e.op1(Opcode::Sin, z);
+    let c = e.op1(Opcode::Cos, z);
+    let as_ = e.fabs(s);
+    let ac = e.fabs(c);
+    (e.fge(ac, as_), c)
+}
+
+/// Both coordinates unknown, z not NaN, with exact floats ([`crate::EmitOptions::exact_floats`]):
+/// θ is the magnitude of the larger coordinate, which takes its sign from z (x from `cos z`, y
+/// from z itself, as `atan2` gives it), and the smaller is named against it. A radius gives the
+/// larger coordinate only as `r · cos z` rounded, which need not be the forward float, and a
+/// step after it that names exact floats (a sum the coordinate goes into) then finds another
+/// run than the PGF's.
+fn exact_point(e: &mut Emitter<'_>, z: Value) -> Result<Vec<Value>, RuleError> {
+    let m = e.theta(
+        Domain::Interval {
+            lo: 0.0,
+            hi: f64::INFINITY,
+        },
+        LARGER_EXACT,
+    )?;
+    let (x_larger, c) = x_larger(e, z);
+    e.if_else(
+        x_larger,
+        &[Type::F64, Type::F64],
+        |e| {
+            let x = e.with_sign_of(m, c)?;
+            let d = y_of(e, z, x)?;
+            let trusted = y_of_trusted(e, d, x);
+            let f = move |e: &mut Emitter<'_>, y: Value| e.op2(Opcode::Atan2, y, x);
+            let y = settle_guarded(e, d, z, &f, Y_OFF, Some(trusted))?;
+            Ok(vec![y, x])
+        },
+        |e| {
+            let y = e.with_sign_of(m, z)?;
+            let d = x_of(e, z, y)?;
+            let trusted = x_of_trusted(e, d, y);
+            let f = move |e: &mut Emitter<'_>, x: Value| e.op2(Opcode::Atan2, y, x);
+            let x = settle_guarded(e, d, z, &f, X_OFF, Some(trusted))?;
+            Ok(vec![y, x])
+        },
+    )
+}
+
+/// The PGF side of [`exact_point`], for the forward point `(y, x)` at the angle `z` the inverse
+/// holds.
+fn exact_point_pgf(e: &mut Emitter<'_>, z: Value, y: Value, x: Value) -> Result<(), RuleError> {
+    let (x_larger, c) = x_larger(e, z);
+    e.branch(
+        x_larger,
+        |e| {
+            let m = e.fabs(x);
+            e.record(m, LARGER_EXACT)?;
+            let xs = e.with_sign_of(m, c)?;
+            let d = y_of(e, z, xs)?;
+            let trusted = y_of_trusted(e, d, xs);
+            let f = move |e: &mut Emitter<'_>, y: Value| e.op2(Opcode::Atan2, y, xs);
+            settle_pgf_guarded(e, d, z, y, &f, Y_OFF, Some(trusted))
+        },
+        |e| {
+            let m = e.fabs(y);
+            e.record(m, LARGER_EXACT)?;
+            let ys = e.with_sign_of(m, z)?;
+            let d = x_of(e, z, ys)?;
+            let trusted = x_of_trusted(e, d, ys);
+            let f = move |e: &mut Emitter<'_>, x: Value| e.op2(Opcode::Atan2, ys, x);
+            settle_pgf_guarded(e, d, z, x, &f, X_OFF, Some(trusted))?;
+            // `atan2(p, p)`: as in the radius form, the last note for p is y's.
+            e.note_replay(y, ys);
+            Ok(())
+        },
+    )
+}
 
 /// `(y, x)` candidates from the radius and whether the x coordinate is the larger one.
 fn polar(e: &mut Emitter<'_>, z: Value, r: Value) -> (Value, Value, Value) {
@@ -326,6 +404,9 @@ pub fn atan2() -> Spec {
                         Ok(vec![y, x])
                     },
                     |e| {
+                        if e.options().exact_floats {
+                            return exact_point(e, z);
+                        }
                         let r = e.theta(
                             Domain::Interval {
                                 lo: 0.0,
@@ -371,6 +452,9 @@ pub fn atan2() -> Spec {
                         Ok(())
                     },
                     |e| {
+                        if e.options().exact_floats {
+                            return exact_point_pgf(e, z, y, x);
+                        }
                         let r = hypot(e, y, x)?;
                         e.record(r, RADIUS)?;
                         let (yc, xc, x_larger) = polar(e, z, r);
@@ -439,6 +523,14 @@ pub fn atan2() -> Spec {
                         )
                         .when("z is not NaN"),
                         ThetaDoc::value(Domain::Real, LARGER).when("r sin z or r cos z overflows"),
+                        ThetaDoc::value(
+                            Domain::Interval {
+                                lo: 0.0,
+                                hi: f64::INFINITY,
+                            },
+                            LARGER_EXACT,
+                        )
+                        .when("z is not NaN and steps name exact floats (instead of r)"),
                         settle_doc(Y_OFF).when("|y| ≤ |x|, and r sin z does not pin y"),
                         settle_doc(X_OFF).when("|x| < |y|, and r cos z does not pin x"),
                     ],
