@@ -1189,9 +1189,10 @@ fn a_loop_whose_body_was_rewritten_names_its_value_by_the_bodys_own_code() {
 /// the region of the `return`, where exact steps were confined, so `atan` was solved within the
 /// tolerance and `p · q` no longer matched the product θ named (128 of 1,000 inputs lost). A
 /// step there now names the exact float where what it starts from is the forward float in the
-/// inverse too (here the angle, which θ names). `a1` is what that condition keeps out: `v + p`
-/// solved from the larger coordinate of an `atan2`, `r · sin z`, an ulp from the forward one,
-/// finds another run than the PGF and would read θ the PGF never recorded.
+/// inverse too: in `g` the angle, which θ names; in `h` the angle an exact step solved from y
+/// and θ (`v − w`, 186 of 1,000 lost). `a1` is what that condition keeps out: `v + p` solved
+/// from the larger coordinate of an `atan2`, `r · sin z`, an ulp from the forward one, finds
+/// another run than the PGF and would read θ the PGF never recorded.
 #[test]
 fn a_sum_that_cancels_in_a_branch_is_solved_from_its_exact_float() {
     let program = Program::parse(
@@ -1201,6 +1202,12 @@ fn a_sum_that_cancels_in_a_branch_is_solved_from_its_exact_float() {
              let mut v = p;
              if -p == 3.0 { v = v - q; } else { v = atan(v - exp(v - q)); }
              v - w == 102.0
+         }
+         fn h(p: f64, q: f64) -> f64 {
+             let w = p * q;
+             let mut v = p;
+             if -p == 3.0 { v = v - q; } else { v = atan(v - exp(v - q)); }
+             v - w
          }
          fn a1(n: i64, p: f64) -> f64 {
              let mut v = n as f64;
@@ -1223,7 +1230,15 @@ fn a_sum_that_cancels_in_a_branch_is_solved_from_its_exact_float() {
         "a1",
         &[Const::I64(25), Const::F64(-7.7761017434738955)],
     );
-    sound_and_complete(&program, &["g", "a1"]);
+    pinv_tests::round_trip(
+        &program,
+        "h",
+        &[
+            Const::F64(2.535922669750841),
+            Const::F64(-7.7761017434738955),
+        ],
+    );
+    sound_and_complete(&program, &["g", "h", "a1"]);
 }
 
 /// `atan2` with both coordinates unknown, where its steps name exact floats (here `y` goes on
@@ -1257,4 +1272,32 @@ fn an_angle_of_two_unknowns_gives_its_point_back_to_the_bit_where_steps_are_exac
         assert_eq!(back[1].bits(), x[1].bits(), "{x:?} gave {back:?}");
     }
     sound_and_complete(&program, &["c4"]);
+}
+
+/// A step whose solutions are wide for their magnitude names its float among them
+/// (`wide_runs`), from what the inverse holds; in a branch the PGF computes it from forward
+/// values. `v = n / 10 + q` with n = 0 solved from `atan2(v, q)`'s point, `r · cos z` an ulp
+/// from the forward q: the PGF found `n / 10 = 0`, whose floats run from the tiniest to
+/// 1e-17, and recorded one of them; the inverse, with `v − q` an ulp from 0, found one float
+/// and read no θ (1 or 2 of 1,000 inputs lost, the tape misread). Such a step outside the
+/// region of the `return` now names its float only where what it starts from is the forward
+/// float in the inverse too.
+#[test]
+fn a_wide_run_in_a_branch_is_named_only_from_forward_floats() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn b6(n: i64, q: f64) -> f64 {
+             let v = (n as f64) * 0.1 + q;
+             let mut t = 0.0;
+             if q > 0.0 { t = atan2(v, q); } else { t = atan2(q, v); }
+             t
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "b6",
+        &[Const::I64(0), Const::F64(0.8362646739978565)],
+    );
+    sound_and_complete(&program, &["b6"]);
 }

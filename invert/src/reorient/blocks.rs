@@ -61,6 +61,9 @@ struct BlockCtx {
     /// Steps in P's regions may name exact floats though the region is not the `return`'s
     /// ([`super::region::Region::exact_unanchored`]).
     exact_unanchored: bool,
+    /// The inverse's values an exact step solved from forward floats, for all of the
+    /// function's regions ([`super::region::Region::forward_floats`]).
+    forward_floats: Rc<std::cell::RefCell<rustc_hash::FxHashSet<Value>>>,
     /// The PGF block with P's forward copy.
     copy_block: Block,
     /// The inverse checks f(x) = y before it returns (else its wrapper does).
@@ -191,6 +194,7 @@ impl Reorienter<'_> {
         }
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
+        let forward_floats = Rc::new(std::cell::RefCell::new(rustc_hash::FxHashSet::default()));
         let int_ranges = super::int_ranges::analyze(self.forward, &c, &mut self.int_returns);
         let ranges = std::rc::Rc::new(super::ranges::analyze(
             self.forward,
@@ -471,6 +475,7 @@ impl Reorienter<'_> {
                 muted,
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
                 exact_unanchored: cfg.returns.len() == 1 && original.is_none(),
+                forward_floats: forward_floats.clone(),
                 copy_block: h_entry,
                 final_check: body.is_none(),
                 original: original.clone(),
@@ -814,6 +819,7 @@ impl Reorienter<'_> {
         region.exact_floats = ctx.exact_floats;
         region.anchored = anchored;
         region.exact_unanchored = ctx.exact_unanchored;
+        region.forward_floats = ctx.exact_unanchored.then(|| ctx.forward_floats.clone());
         region.outline_settles = c.insts.len() >= OUTLINE_SETTLES_FROM;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
         // a function of one block has none, so its rules need not write them.

@@ -109,15 +109,17 @@ fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value
 }
 
 /// Whether the inverse's value `v` is the forward float to the bit wherever the PGF's is: a θ
-/// read (which the PGF records from the forward value), a constant, or a parameter of the
-/// inverse (y), or a block parameter every edge into its block passes such a value. What a
-/// rule computes may be an ulp off where it kept a closed form. Follows at most
+/// read (which the PGF records from the forward value), a constant, a parameter of the
+/// inverse (y), a value in `known` (what an exact step solved from such values:
+/// [`Region::forward_floats`]), or a block parameter every edge into its block passes such a
+/// value. What a rule computes otherwise may be an ulp off where it kept a closed form. Follows at most
 /// [`FORWARD_FLOAT_BUDGET`] values, in an inverse of at most [`FORWARD_FLOAT_BLOCKS`] blocks
 /// (a block parameter's search scans the blocks for the edges into its block).
-fn forward_float(inv: &Function, v: Value) -> bool {
+fn forward_float(inv: &Function, known: Option<&FxHashSet<Value>>, v: Value) -> bool {
     if inv.layout.len() > FORWARD_FLOAT_BLOCKS {
         return false;
     }
+    let solved = |v: Value| known.is_some_and(|k| k.contains(&v));
     let mut todo = vec![v];
     let mut seen = FxHashSet::default();
     while let Some(v) = todo.pop() {
@@ -125,6 +127,7 @@ fn forward_float(inv: &Function, v: Value) -> bool {
             return seen.len() <= FORWARD_FLOAT_BUDGET;
         }
         match inv.values[v].def {
+            _ if solved(v) => {}
             ValueDef::Param(b, _) if inv.entry() == Some(b) => {}
             ValueDef::Param(b, k) => {
                 let mut edges = 0;
@@ -381,7 +384,8 @@ pub(super) struct Region<'p> {
     /// has one `return` (no guard has to tell regions apart by θ-free code) and the isolation
     /// did not rewrite it (a rewritten form rounds otherwise than the function). A step does
     /// where what it starts from (its outputs and known operands) is the forward float in the
-    /// inverse too ([`forward_float`]: a θ read, y), so that the PGF, which computes the step
+    /// inverse too ([`forward_float`]: a θ read, y, what an exact step solved from such
+    /// values), so that the PGF, which computes the step
     /// from forward values, finds the inverse's run. Without it, a cancelling sum in a branch
     /// (`atan(p − exp(p − q))` near ±π/2, where one float of the angle is 27,000 floats of
     /// its operand) loses its input by the tolerance times what the cancellation multiplies
@@ -391,6 +395,10 @@ pub(super) struct Region<'p> {
     /// a conversion to an integer or a periodic function (`p1 as f64 == p0`, `gen_check`
     /// seed 17875).
     pub exact_unanchored: bool,
+    /// Values of the inverse, beyond [`forward_float`]'s, that are the forward floats to the
+    /// bit: those an exact step solved from forward floats. Shared by the regions of one
+    /// function.
+    pub forward_floats: Option<std::rc::Rc<std::cell::RefCell<FxHashSet<Value>>>>,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
     /// ([`Reorienter::record_call`]).
@@ -465,6 +473,7 @@ impl<'p> Region<'p> {
             exact_step: false,
             anchored: false,
             exact_unanchored: false,
+            forward_floats: None,
             copy_block: None,
             step_checks_wanted: true,
             outlined: Outlines::default(),
@@ -997,31 +1006,37 @@ impl Reorienter<'_> {
         let no_pgf = pair.no_pgf.is_some() || self.options.lazy_pgf;
         pair.operand_ranges = args.iter().map(|&a| pair.ranges.get(a)).collect();
         pair.operand_bounds = args.iter().map(|a| pair.bounds.get(a).copied()).collect();
+        // Where the PGF computes the step from what the inverse holds: straight-line code and
+        // the region of a function's one `return` ([`Region::anchored`]); elsewhere where what
+        // the step starts from is the forward float in the inverse too ([`forward_float`]).
+        let anchored = f.layout.len() == 1 || pair.anchored;
+        let starts_forward = |pair: &Region<'_>| {
+            let set = pair.forward_floats.as_ref().map(|s| s.borrow());
+            outputs
+                .iter()
+                .copied()
+                .chain(operands.iter().filter_map(|o| o.known()))
+                .all(|v| forward_float(pair.inv, set.as_deref(), v))
+        };
         pair.wide_runs = operands
             .iter()
             .zip(args)
-            .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a));
-        // Where the PGF computes the step from what the inverse holds: straight-line code and
-        // the region of a function's one `return` ([`Region::anchored`]); elsewhere only for
-        // a sum that cancels after it ([`Region::exact_unanchored`]).
-        let anchored = f.layout.len() == 1 || pair.anchored;
-        let unanchored = || {
-            pair.exact_unanchored
-                && outputs
-                    .iter()
-                    .copied()
-                    .chain(operands.iter().filter_map(|o| o.known()))
-                    .all(|v| forward_float(pair.inv, v))
-        };
-        pair.exact_step = (anchored || unanchored())
-            && operands.iter().zip(args).any(|(o, &a)| {
-                let known = |v: Value| pair.known.contains_key(&v);
-                o.known().is_none()
-                    && (solved_into_sum(f, &pair.ranges, a, &known)
-                        || anchored
-                            && (solved_into_discrete(f, &pair.ranges, a, &known)
-                                || pair.ranges.feeds_periodic(a)))
-            });
+            .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a))
+            && (anchored || std::env::var_os("PINV_WIDE_ALL").is_some() || starts_forward(pair));
+        // A sum that cancels after the step wherever it starts from forward floats
+        // ([`Region::exact_unanchored`]); the other exact steps only where it is anchored.
+        pair.exact_step = operands.iter().zip(args).any(|(o, &a)| {
+            let known = |v: Value| pair.known.contains_key(&v);
+            o.known().is_none()
+                && (solved_into_sum(f, &pair.ranges, a, &known)
+                    || anchored
+                        && (solved_into_discrete(f, &pair.ranges, a, &known)
+                            || pair.ranges.feeds_periodic(a)))
+        }) && (anchored || pair.exact_unanchored && starts_forward(pair));
+        // What an exact step solves from forward floats is the forward float too.
+        let solves_forward = pair.forward_floats.is_some()
+            && (pair.exact_step || pair.exact_floats)
+            && starts_forward(pair);
         let emitted = pair
             .emit(self.options, span, prefix, Some(&self.out), |ie, pe| {
                 let solved = rule.emit_inverse(ie, &outputs, &operands)?;
@@ -1065,6 +1080,11 @@ impl Reorienter<'_> {
             )));
         }
         for (&a, s) in args.iter().zip(solved) {
+            if solves_forward && !pair.known.contains_key(&a) {
+                if let Some(set) = &pair.forward_floats {
+                    set.borrow_mut().insert(s);
+                }
+            }
             self.solve(f, pair, a, s, span, USED_TWICE)?;
         }
         Ok(true)

@@ -521,16 +521,13 @@ pub fn atan2() -> Spec {
                             },
                             RADIUS,
                         )
-                        .when("z is not NaN"),
+                        // One θ either way (the count orders a block's outputs): the larger
+                        // coordinate's magnitude takes the radius's place in exact steps.
+                        .when(
+                            "z is not NaN; where steps name exact floats, the larger coordinate's \
+                             magnitude instead (its sign is z's)",
+                        ),
                         ThetaDoc::value(Domain::Real, LARGER).when("r sin z or r cos z overflows"),
-                        ThetaDoc::value(
-                            Domain::Interval {
-                                lo: 0.0,
-                                hi: f64::INFINITY,
-                            },
-                            LARGER_EXACT,
-                        )
-                        .when("z is not NaN and steps name exact floats (instead of r)"),
                         settle_doc(Y_OFF).when("|y| ≤ |x|, and r sin z does not pin y"),
                         settle_doc(X_OFF).when("|x| < |y|, and r cos z does not pin x"),
                     ],
