@@ -58,12 +58,10 @@ struct BlockCtx {
     exit_bounds: Option<Rc<ExitBounds>>,
     /// P's f64 steps settle exactly (P is in a loop walked back, or the function is recursive).
     exact_floats: bool,
-    /// Steps in P's regions may name exact floats though the region is not the `return`'s
-    /// ([`super::region::Region::exact_unanchored`]).
-    exact_unanchored: bool,
-    /// The inverse's values an exact step solved from forward floats, for all of the
-    /// function's regions ([`super::region::Region::forward_floats`]).
-    forward_floats: Rc<std::cell::RefCell<rustc_hash::FxHashSet<Value>>>,
+    /// Where steps in P's regions may name exact floats though the region is not the
+    /// `return`'s: the inverse's values an exact step solved from forward floats, one set for
+    /// all of the function's regions ([`super::region::Region::forward_floats`]).
+    forward_floats: Option<Rc<std::cell::RefCell<rustc_hash::FxHashSet<Value>>>>,
     /// The PGF block with P's forward copy.
     copy_block: Block,
     /// The inverse checks f(x) = y before it returns (else its wrapper does).
@@ -194,7 +192,6 @@ impl Reorienter<'_> {
         }
         let entry = c.layout[0];
         let blocks = c.reachable_blocks();
-        let forward_floats = Rc::new(std::cell::RefCell::new(rustc_hash::FxHashSet::default()));
         let int_ranges = super::int_ranges::analyze(self.forward, &c, &mut self.int_returns);
         let ranges = std::rc::Rc::new(super::ranges::analyze(
             self.forward,
@@ -439,6 +436,10 @@ impl Reorienter<'_> {
             .isolated
             .contains(&id)
             .then(|| original_outputs(&c, id, &mut h, pgf_blocks[&entry]));
+        // Exact steps outside the `return`'s region: with one `return`, where the isolation
+        // did not rewrite the function ([`super::region::Region::forward_floats`]).
+        let forward_floats = (cfg.returns.len() == 1 && original.is_none())
+            .then(|| Rc::new(std::cell::RefCell::new(rustc_hash::FxHashSet::default())));
         for &p in &blocks {
             let h_entry = pgf_blocks[&p];
             let mut fwd: BTreeMap<Value, Value> = BTreeMap::new();
@@ -474,7 +475,6 @@ impl Reorienter<'_> {
                 trip: trips.get(&p).map(|t| (t.clone(), regions[&t.plan.entry])),
                 muted,
                 exact_floats: !muted && (recursive || in_cycle.contains(&p)),
-                exact_unanchored: cfg.returns.len() == 1 && original.is_none(),
                 forward_floats: forward_floats.clone(),
                 copy_block: h_entry,
                 final_check: body.is_none(),
@@ -818,8 +818,7 @@ impl Reorienter<'_> {
         region.mute_pgf = ctx.muted && trip.is_none();
         region.exact_floats = ctx.exact_floats;
         region.anchored = anchored;
-        region.exact_unanchored = ctx.exact_unanchored;
-        region.forward_floats = ctx.exact_unanchored.then(|| ctx.forward_floats.clone());
+        region.forward_floats = ctx.forward_floats.clone();
         region.outline_settles = c.insts.len() >= OUTLINE_SETTLES_FROM;
         // Step checks serve only the dispatch guards (`drop_step_checks` deletes them after):
         // a function of one block has none, so its rules need not write them.

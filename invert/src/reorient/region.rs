@@ -379,14 +379,16 @@ pub(super) struct Region<'p> {
     /// code, so a run read from θ hides the checks after it that tell them apart (a loop
     /// unrolled into seven returns: 97% → 17% accepted).
     pub anchored: bool,
-    /// Steps solved into a cancelling sum ([`solved_into_sum`]) may name exact floats here
-    /// ([`Region::exact_step`]) though the region is not [`Region::anchored`]: the function
-    /// has one `return` (no guard has to tell regions apart by θ-free code) and the isolation
-    /// did not rewrite it (a rewritten form rounds otherwise than the function). A step does
-    /// where what it starts from (its outputs and known operands) is the forward float in the
-    /// inverse too ([`forward_float`]: a θ read, y, what an exact step solved from such
-    /// values), so that the PGF, which computes the step
-    /// from forward values, finds the inverse's run. Without it, a cancelling sum in a branch
+    /// Where steps solved into a cancelling sum ([`solved_into_sum`]) may name exact floats
+    /// ([`Region::exact_step`]) though the region is not [`Region::anchored`]: the values of the
+    /// inverse, beyond [`forward_float`]'s, that are the forward floats to the bit (those an
+    /// exact step solved from forward floats), one set shared by the regions of one function.
+    /// Present where the function has one `return` (no guard has to tell regions apart by
+    /// θ-free code) and the isolation did not rewrite it (a rewritten form rounds otherwise
+    /// than the function). A step does where what it starts from (its outputs and known
+    /// operands) is the forward float in the inverse too ([`forward_float`]: a θ read, y, what
+    /// an exact step solved from such values), so that the PGF, which computes the step from
+    /// forward values, finds the inverse's run. Without it, a cancelling sum in a branch
     /// (`atan(p − exp(p − q))` near ±π/2, where one float of the angle is 27,000 floats of
     /// its operand) loses its input by the tolerance times what the cancellation multiplies
     /// (`gen_check` seed 3873). Not from a value a rule computed (`v + p` solved from the
@@ -394,10 +396,6 @@ pub(super) struct Region<'p> {
     /// differ, and the inverse reads θ where the PGF recorded none), nor the exact steps for
     /// a conversion to an integer or a periodic function (`p1 as f64 == p0`, `gen_check`
     /// seed 17875).
-    pub exact_unanchored: bool,
-    /// Values of the inverse, beyond [`forward_float`]'s, that are the forward floats to the
-    /// bit: those an exact step solved from forward floats. Shared by the regions of one
-    /// function.
     pub forward_floats: Option<std::rc::Rc<std::cell::RefCell<FxHashSet<Value>>>>,
     /// The PGF block holding the forward copy of this block's instructions (where `fwd` points),
     /// whose calls of functions with generated PGFs can become calls of those PGFs
@@ -472,7 +470,6 @@ impl<'p> Region<'p> {
             outline_settles: false,
             exact_step: false,
             anchored: false,
-            exact_unanchored: false,
             forward_floats: None,
             copy_block: None,
             step_checks_wanted: true,
@@ -1010,21 +1007,25 @@ impl Reorienter<'_> {
         // the region of a function's one `return` ([`Region::anchored`]); elsewhere where what
         // the step starts from is the forward float in the inverse too ([`forward_float`]).
         let anchored = f.layout.len() == 1 || pair.anchored;
+        // Asked at most once per step (it may scan the inverse's blocks).
+        let starts = std::cell::OnceCell::new();
         let starts_forward = |pair: &Region<'_>| {
-            let set = pair.forward_floats.as_ref().map(|s| s.borrow());
-            outputs
-                .iter()
-                .copied()
-                .chain(operands.iter().filter_map(|o| o.known()))
-                .all(|v| forward_float(pair.inv, set.as_deref(), v))
+            *starts.get_or_init(|| {
+                let set = pair.forward_floats.as_ref().map(|s| s.borrow());
+                outputs
+                    .iter()
+                    .copied()
+                    .chain(operands.iter().filter_map(|o| o.known()))
+                    .all(|v| forward_float(pair.inv, set.as_deref(), v))
+            })
         };
         pair.wide_runs = operands
             .iter()
             .zip(args)
             .any(|(o, &a)| o.known().is_none() && solved_by_magnitude(f, a))
-            && (anchored || std::env::var_os("PINV_WIDE_ALL").is_some() || starts_forward(pair));
+            && (anchored || starts_forward(pair));
         // A sum that cancels after the step wherever it starts from forward floats
-        // ([`Region::exact_unanchored`]); the other exact steps only where it is anchored.
+        // ([`Region::forward_floats`]); the other exact steps only where it is anchored.
         pair.exact_step = operands.iter().zip(args).any(|(o, &a)| {
             let known = |v: Value| pair.known.contains_key(&v);
             o.known().is_none()
@@ -1032,7 +1033,7 @@ impl Reorienter<'_> {
                     || anchored
                         && (solved_into_discrete(f, &pair.ranges, a, &known)
                             || pair.ranges.feeds_periodic(a)))
-        }) && (anchored || pair.exact_unanchored && starts_forward(pair));
+        }) && (anchored || pair.forward_floats.is_some() && starts_forward(pair));
         // What an exact step solves from forward floats is the forward float too.
         let solves_forward = pair.forward_floats.is_some()
             && (pair.exact_step || pair.exact_floats)

@@ -233,14 +233,14 @@ const X_FREE: &str = "x (any, z is NaN)";
 const LARGER: &str = "the larger coordinate (the radius overflows)";
 const LARGER_EXACT: &str = "the larger coordinate's magnitude (its sign is z's)";
 
-/// Whether the x coordinate of a point at angle `z` is the larger one (`|cos z| ≥ |sin z|`),
-/// and `cos z`, whose sign x has there.
-fn x_larger(e: &mut Emitter<'_>, z: Value) -> (Value, Value) {
+/// `sin z`, `cos z`, and whether the x coordinate of a point at angle `z` is the larger one
+/// (`|cos z| ≥ |sin z|`; x then has the sign of `cos z`).
+fn sin_cos(e: &mut Emitter<'_>, z: Value) -> (Value, Value, Value) {
     let s = e.op1(Opcode::Sin, z);
     let c = e.op1(Opcode::Cos, z);
     let as_ = e.fabs(s);
     let ac = e.fabs(c);
-    (e.fge(ac, as_), c)
+    (s, c, e.fge(ac, as_))
 }
 
 /// Both coordinates unknown, z not NaN, with exact floats ([`crate::EmitOptions::exact_floats`]):
@@ -257,7 +257,7 @@ fn exact_point(e: &mut Emitter<'_>, z: Value) -> Result<Vec<Value>, RuleError> {
         },
         LARGER_EXACT,
     )?;
-    let (x_larger, c) = x_larger(e, z);
+    let (_, c, x_larger) = sin_cos(e, z);
     e.if_else(
         x_larger,
         &[Type::F64, Type::F64],
@@ -283,7 +283,7 @@ fn exact_point(e: &mut Emitter<'_>, z: Value) -> Result<Vec<Value>, RuleError> {
 /// The PGF side of [`exact_point`], for the forward point `(y, x)` at the angle `z` the inverse
 /// holds.
 fn exact_point_pgf(e: &mut Emitter<'_>, z: Value, y: Value, x: Value) -> Result<(), RuleError> {
-    let (x_larger, c) = x_larger(e, z);
+    let (_, c, x_larger) = sin_cos(e, z);
     e.branch(
         x_larger,
         |e| {
@@ -312,13 +312,9 @@ fn exact_point_pgf(e: &mut Emitter<'_>, z: Value, y: Value, x: Value) -> Result<
 
 /// `(y, x)` candidates from the radius and whether the x coordinate is the larger one.
 fn polar(e: &mut Emitter<'_>, z: Value, r: Value) -> (Value, Value, Value) {
-    let s = e.op1(Opcode::Sin, z);
-    let c = e.op1(Opcode::Cos, z);
+    let (s, c, x_larger) = sin_cos(e, z);
     let y = e.fmul(r, s);
     let x = e.fmul(r, c);
-    let as_ = e.fabs(s);
-    let ac = e.fabs(c);
-    let x_larger = e.fge(ac, as_);
     (y, x, x_larger)
 }
 
