@@ -228,7 +228,10 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &EntitySet<Blo
             preds[s].push(b);
         }
     }
-    let uses = use_counts(func, &reachable);
+    // Kept current as bundles move: a bundle sunk into a block that is itself sinkable adds
+    // uses there (its copied check of a parameter's argument), and that block's bundle may
+    // then only move if what it defines is used nowhere else.
+    let mut uses = use_counts(func, &reachable);
     let mut moved = 0;
     for &b in &reachable {
         if Some(b) == entry || !only.contains(b) {
@@ -274,13 +277,20 @@ fn sink_bundles(func: &mut Function, config: ImpliedConfig, only: &EntitySet<Blo
                 for (&old, &new) in old_results.iter().zip(&func.insts[copy].results) {
                     map.insert(old, new);
                 }
+                func.insts[copy]
+                    .kind
+                    .for_each_arg(|v| add_use(&mut uses, v, 1));
                 copies.push(copy);
             }
             let insts = &mut func.blocks[p].insts;
             let at = insts.len() - 1;
             insts.splice(at..at, copies);
         }
-        func.blocks[b].insts.drain(..len);
+        for i in func.blocks[b].insts.drain(..len) {
+            func.insts[i]
+                .kind
+                .for_each_arg(|v| add_use(&mut uses, v, -1));
+        }
         moved += 1;
     }
     moved
@@ -299,6 +309,14 @@ fn use_counts(func: &Function, reachable: &[Block]) -> Vec<u32> {
         }
     }
     uses
+}
+
+/// Counts `delta` more uses of `v` (values made after the counts were taken included).
+fn add_use(uses: &mut Vec<u32>, v: Value, delta: i32) {
+    if uses.len() <= v.index() {
+        uses.resize(v.index() + 1, 0);
+    }
+    uses[v.index()] = uses[v.index()].saturating_add_signed(delta);
 }
 
 /// The length of the check bundle `b` starts with: the longest prefix of pure, non-trapping
@@ -842,6 +860,40 @@ block5(v5: f64):
 }");
         assert_eq!(stats.checks_removed, 1, "{f:?}");
         assert!(stats.bundles_sunk >= 2, "{stats:?}");
+    }
+
+    #[test]
+    fn a_bundle_that_gained_a_sunk_check_keeps_what_its_jump_still_uses() {
+        // Generated seed 29379 (minimised): block5's bundle sinks first (the depth-first walk
+        // meets it through block1, where v2 is known), copying `check v11` into block3;
+        // block3's own bundle then uses v11, which its jump still passes. Counted before the
+        // copy, v11 looked used only inside the bundle, the bundle moved with v11's definition,
+        // and the jump kept a value nothing defined.
+        let (f, stats) = run("function %f(y: f64, t: f64) -> f64 generated_inverse(f) {
+block0(v0: f64, v1: f64):
+    v2 = flt v0, v1
+    brif v2, block1, block2
+block1:
+    jump block5(v2, v0)
+block2:
+    v8 = fle v1, v0
+    brif v8, block6, block4
+block6:
+    jump block3(v0)
+block4:
+    jump block3(v1)
+block3(v9: f64):
+    v10 = fle v1, v9
+    check v10, \"r\"
+    v11 = flt v9, v1
+    jump block5(v11, v9)
+block5(v12: bool, v13: f64):
+    check v12, \"c\"
+    return v13
+}");
+        // block5's bundle reached block1 and went there (v2 is known); `run` verified the rest.
+        let text = crate::ir::write::write_function_in(&Module::default(), &f, &Default::default());
+        assert_eq!((stats.bundles_sunk, stats.checks_removed), (1, 1), "{text}");
     }
 
     #[test]
