@@ -12,12 +12,15 @@
 //!    ([`Steps::discrete_first`]), inverts it ([`Steps::invert`]), and computes forward what
 //!    the newly known values make computable, following only their users (a rescan of the whole
 //!    body after every step was quadratic in its length), or everything again when the step made
-//!    more known than its operands.
+//!    more known than its operands;
+//! 4. an instruction none of whose results is known when it is met waits, and is visited if a
+//!    comparison that reopens it ([`Steps::reopens`]), visited last, solves one, and so on down
+//!    the chain of what that visit solves.
 //!
 //! A [`Steps`] implementation owns the state (what is known, what it emits or counts); the
 //! walk owns only the order.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 
 /// What the walk asks of the code it walks over. See the module docs.
@@ -52,6 +55,16 @@ pub trait Steps {
     ) -> Result<bool, Self::Error>;
     /// Inverts `inst`: solves its unknown operands from its known results.
     fn invert(&mut self, inst: Self::Inst) -> Result<(), Self::Error>;
+    /// Whether the operands comparison `inst` solves must be solved further back: the
+    /// instructions defining them, met before anything had solved them, are then visited.
+    /// Not in general: a comparison reads its operands from θ, only a side of its other
+    /// operand, where the operand's own inputs from θ are in its image by construction
+    /// (`abs(p · p) > −3` reads θ in [0, ∞] for `abs(p · p)`, and half of its signs then give
+    /// a negative square). So by default the inputs are read from θ and the comparison is
+    /// computed forward and checked.
+    fn reopens(&self, _inst: Self::Inst) -> bool {
+        false
+    }
 }
 
 /// Computes forward every instruction of `body` that can be.
@@ -77,39 +90,79 @@ pub fn walk<S: Steps>(s: &mut S, body: &[S::Inst]) -> Result<(), S::Error> {
             users.entry(a).or_default().push(k);
         }
     }
-    for inst in first.into_iter().chain(deferred) {
+    // An instruction met before any of its results is known waits, and is visited if a
+    // comparison that [`Steps::reopens`] (visited last) solves one, and so on down the chain
+    // of what such visits solve. What a visit solves is defined earlier, which comes later in
+    // this order, so one sweep through what waits visits a whole chain.
+    let order: Vec<S::Inst> = first.into_iter().chain(deferred).collect();
+    let mut waiting: Vec<S::Inst> = Vec::new();
+    // The values such comparisons, and the instructions visited after waiting, solved: a
+    // waiting instruction that defines one is visited.
+    let mut reopened: HashSet<S::Value> = HashSet::new();
+    for inst in order {
         if s.is_computed(inst) {
             continue;
         }
-        // The operands not known yet (a constant is known all along).
-        let mut args = s.args(inst);
-        args.retain(|&a| !s.is_known(a));
-        args.dedup();
-        if s.discrete_first(inst, &args)? {
-            propagate_all(s, body)?;
-            args.retain(|&a| !s.is_known(a));
-        }
-        let before = s.known_count();
-        s.invert(inst)?;
-        if s.known_count() > before + args.len() {
-            // The step made more known than its operands: look at everything again.
-            propagate_all(s, body)?;
+        if s.results(inst).iter().all(|&r| !s.is_known(r)) {
+            waiting.push(inst);
             continue;
         }
-        let mut todo: BTreeSet<usize> = BTreeSet::new();
-        for a in &args {
-            todo.extend(users.get(a).into_iter().flatten().copied());
+        let reopens = s.reopens(inst);
+        let unknown = visit(s, body, &users, inst)?;
+        if reopens {
+            reopened.extend(unknown);
         }
-        while let Some(k) = todo.pop_first() {
-            let next = body[k];
-            if s.propagate(next)? {
-                for r in s.results(next) {
-                    todo.extend(users.get(&r).into_iter().flatten().copied());
-                }
+    }
+    for inst in waiting {
+        let results = s.results(inst);
+        if s.is_computed(inst)
+            || !results
+                .iter()
+                .any(|r| reopened.contains(r) && s.is_known(*r))
+        {
+            continue;
+        }
+        reopened.extend(visit(s, body, &users, inst)?);
+    }
+    Ok(())
+}
+
+/// One step of [`walk`]: inverts `inst` (discrete operands first where that is better) and
+/// computes forward what that makes computable. Returns the operands it found unknown.
+fn visit<S: Steps>(
+    s: &mut S,
+    body: &[S::Inst],
+    users: &HashMap<S::Value, Vec<usize>>,
+    inst: S::Inst,
+) -> Result<Vec<S::Value>, S::Error> {
+    // The operands not known yet (a constant is known all along).
+    let mut args = s.args(inst);
+    args.retain(|&a| !s.is_known(a));
+    args.dedup();
+    if s.discrete_first(inst, &args)? {
+        propagate_all(s, body)?;
+        args.retain(|&a| !s.is_known(a));
+    }
+    let before = s.known_count();
+    s.invert(inst)?;
+    if s.known_count() > before + args.len() {
+        // The step made more known than its operands: look at everything again.
+        propagate_all(s, body)?;
+        return Ok(args);
+    }
+    let mut todo: BTreeSet<usize> = BTreeSet::new();
+    for a in &args {
+        todo.extend(users.get(a).into_iter().flatten().copied());
+    }
+    while let Some(k) = todo.pop_first() {
+        let next = body[k];
+        if s.propagate(next)? {
+            for r in s.results(next) {
+                todo.extend(users.get(&r).into_iter().flatten().copied());
             }
         }
     }
-    Ok(())
+    Ok(args)
 }
 
 /// The discrete values to read from θ first ([`Steps::discrete_first`]), given for each unknown

@@ -1301,3 +1301,64 @@ fn a_wide_run_in_a_branch_is_named_only_from_forward_floats() {
     );
     sound_and_complete(&program, &["b6"]);
 }
+
+/// `p − p` is 0 for a finite p and NaN for ±inf and NaN; `p / p` is 1, or NaN for those and
+/// ±0. Where that NaN decides something other than a NaN output (a branch, `min`), taking the
+/// operation as its one value lost every input on the NaN's side: `if log(p) − log(p) <= 0`
+/// took the then-side for every θ, and `p = −2.3` (log NaN) never came back (`gen_check` seed
+/// 22472: 153 of 300). θ now says which of the two the operation is, where a comparison with
+/// a known side does not already say, and the operand is solved from it: a finite θ for the
+/// value, a choice of ±inf, NaN (and ±0 for `p / p`) for NaN.
+#[test]
+fn an_operation_of_a_value_with_itself_whose_nan_decides_a_branch_reaches_both_sides() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn sub(n: i64, p: f64) -> i64 { if p - p <= 0.0 { n + 1 } else { n } }
+         fn div(n: i64, p: f64) -> i64 { if p / p == 1.0 { n + 1 } else { n } }
+         fn logs(n: i64, p: f64) -> i64 { let v = log(p); if v - v <= 0.0 { n + 1 } else { n } }
+         fn least(p: f64, q: f64) -> f64 { min(p * p, floor(q / q)) }",
+    )
+    .expect("compiles");
+    let (i, f) = (Const::I64, Const::F64);
+    for p in [2.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+        pinv_tests::round_trip(&program, "sub", &[i(3), f(p)]);
+    }
+    for p in [2.5, 0.0, -0.0, f64::INFINITY, f64::NAN] {
+        pinv_tests::round_trip(&program, "div", &[i(3), f(p)]);
+    }
+    for p in [2.5, -2.3552140697665314, 0.0, f64::INFINITY] {
+        pinv_tests::round_trip(&program, "logs", &[i(-35), f(p)]);
+    }
+    for q in [0.25, 0.0, f64::INFINITY] {
+        pinv_tests::round_trip(&program, "least", &[f(0.5), f(q)]);
+    }
+    sound_and_complete(&program, &["sub", "div", "logs", "least"]);
+    // The comparison says which side each branch needs, and `min` takes either.
+    for name in ["sub", "div", "least"] {
+        let r = check_function(&program, name, &config(300));
+        assert_eq!(r.acceptance(), 100.0, "{name}: {r:?}");
+    }
+}
+
+/// `atan2(cos(v), 0.25) · v` with v = 0 (`gen_check` seed 27763): y = 0 leaves the angle to θ,
+/// and the PGF's angle, `atan2(1, 0.25)`, solved back to its cosine gives 1.0000000000000002,
+/// which the cosine's inverse rejected as out of range (every input lost). A sine or cosine
+/// past ±1 by no more than the tolerance is now moved onto it, in the inverse and the PGF
+/// alike (as asin, acos and tanh already did).
+#[test]
+fn a_cosine_an_ulp_past_one_is_moved_onto_it() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g0(p1: f64, p2: bool) -> f64 {
+             let v1 = (-if p2 { p1 } else { p1 }) + p1;
+             let v2 = v1 * ((v1 * v1) * min(v1, v1));
+             atan2(cos(v1), if p2 { 0.25 } else { 0.5 }) * v2
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g0",
+        &[Const::F64(-3.5084946393718663), Const::Bool(true)],
+    );
+}

@@ -47,6 +47,10 @@ pub struct Ranges {
     /// For each parameter of a block other than the entry, the values its incoming edges pass
     /// it ([`Ranges::sources`]).
     sources: HashMap<Value, Vec<Value>>,
+    /// The results of operations of a value with itself that may be NaN (`p − p`, `p / p`)
+    /// whose NaN can decide something other than a NaN output ([`Ranges::nan_decides`]), with
+    /// whether their operand is [`solitary`] ([`Ranges::solitary_operand`]).
+    nan_decides: HashMap<Value, bool>,
 }
 
 /// How many f64 operations below a `sin`, `cos` or `tan` [`Ranges::feeds_periodic`] looks.
@@ -75,6 +79,21 @@ impl Ranges {
     /// moves the sine by as much, so the steps that solve these values name their exact float.
     pub fn feeds_periodic(&self, v: Value) -> bool {
         self.feeds_periodic.contains(&v)
+    }
+
+    /// Whether `v` is an operation of a value with itself that may be NaN (`p − p`: 0 or NaN)
+    /// whose NaN can change something other than making an output NaN: a comparison, `min`,
+    /// `max`, `pow`, a conversion or a call reads it, directly or through operations that pass
+    /// a NaN on, or a block parameter it goes into ([`nan_observed`]).
+    pub fn nan_decides(&self, v: Value) -> bool {
+        self.nan_decides.contains_key(&v)
+    }
+
+    /// Whether `v` is [`Ranges::nan_decides`] and its operand is an input or computed from
+    /// inputs nothing else uses ([`solitary`]): solving it from `v` cannot disagree with
+    /// another solution of them.
+    pub fn solitary_operand(&self, v: Value) -> bool {
+        self.nan_decides.get(&v) == Some(&true)
     }
 
     /// The values the edges into `v`'s block pass for it, where `v` is a block parameter (other
@@ -246,11 +265,128 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
             }
         }
     }
+    r.sources = param_sources(f);
+    // `p − p` is 0 only where p is finite: where its NaN decides something (a branch, `min`,
+    // a conversion), the reorientation lets θ say which of the two it is.
+    let observed = nan_observed(f, &r.sources);
+    let uses = use_counts(f);
+    for &b in &f.layout {
+        for &inst in &f.blocks[b].insts {
+            let data = &f.insts[inst];
+            if let InstKind::Prim { op, args } = &data.kind {
+                let with_itself = args.len() == 2 && args[0] == args[1];
+                if with_itself && op.nan_with_itself() && observed.contains(&data.results[0]) {
+                    let alone = solitary(f, &uses, args[0], SOLITARY_DEPTH);
+                    r.nan_decides.insert(data.results[0], alone);
+                }
+            }
+        }
+    }
     divided.retain(|v, _| !other_use.contains(v));
     r.only_with_itself = divided;
     r.feeds_periodic = periodic_arguments(f);
-    r.sources = param_sources(f);
     r
+}
+
+/// How many steps [`solitary`] looks down.
+const SOLITARY_DEPTH: u32 = 16;
+
+/// How many times each value of `f` is used.
+fn use_counts(f: &Function) -> HashMap<Value, u32> {
+    let mut uses: HashMap<Value, u32> = HashMap::new();
+    for &b in &f.layout {
+        for &inst in &f.blocks[b].insts {
+            f.insts[inst]
+                .kind
+                .for_each_arg(|v| *uses.entry(v).or_default() += 1);
+        }
+    }
+    uses
+}
+
+/// Whether `v` is an input of the function, or computed from constants and values used only
+/// there, down to inputs (`log(p)` where p has no other use): solving such a value from what
+/// `v − v` is cannot disagree with another solution of its inputs. Where one is used elsewhere
+/// (`p · 2 <= q − q` with `q = p · p`), p is solved there, and `q − q` is left as its one value
+/// (a NaN there, from an infinite square, is not reached).
+fn solitary(f: &Function, uses: &HashMap<Value, u32>, v: Value, depth: u32) -> bool {
+    match f.values[v].def {
+        ValueDef::Param(b, _) => f.entry() == Some(b),
+        ValueDef::Result(i, _) => {
+            let InstKind::Prim { args, .. } = &f.insts[i].kind else {
+                return false;
+            };
+            depth > 0
+                && args.iter().all(|&a| {
+                    f.constant(a).is_some()
+                        || (uses.get(&a) == Some(&1) && solitary(f, uses, a, depth - 1))
+                })
+        }
+    }
+}
+
+/// Whether a NaN operand of `op` always gives a NaN result.
+fn propagates_nan(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Fadd | Fsub
+            | Fmul
+            | Fdiv
+            | Frem
+            | Fneg
+            | Sin
+            | Cos
+            | Tan
+            | Asin
+            | Acos
+            | Atan
+            | Sinh
+            | Cosh
+            | Tanh
+            | Exp
+            | Log
+            | Sqrt
+            | Fabs
+            | Floor
+            | Atan2
+    )
+}
+
+/// The f64 values of `f` whose being NaN can change something other than making an output NaN:
+/// those a comparison, `min`, `max`, `pow`, a conversion or a call reads, and, backwards, the
+/// operands of an operation that passes a NaN on ([`propagates_nan`]) whose result is one, and
+/// what the edges into a block pass for a parameter that is one (`sources`).
+fn nan_observed(f: &Function, sources: &HashMap<Value, Vec<Value>>) -> HashSet<Value> {
+    let mut work: Vec<Value> = Vec::new();
+    for &b in &f.layout {
+        for &inst in &f.blocks[b].insts {
+            match &f.insts[inst].kind {
+                InstKind::Prim { op, .. } if propagates_nan(*op) => {}
+                InstKind::Return { .. } | InstKind::Jump { .. } | InstKind::Brif { .. } => {}
+                kind => kind.for_each_arg(|v| work.push(v)),
+            }
+        }
+    }
+    let mut observed = HashSet::new();
+    while let Some(v) = work.pop() {
+        if f.value_type(v) != pinv_core::ir::Type::F64 || !observed.insert(v) {
+            continue;
+        }
+        match f.values[v].def {
+            ValueDef::Result(i, _) => {
+                if let InstKind::Prim { op, args } = &f.insts[i].kind {
+                    if propagates_nan(*op) {
+                        work.extend(args.iter().copied());
+                    }
+                }
+            }
+            ValueDef::Param(..) => {
+                work.extend(sources.get(&v).into_iter().flatten().copied());
+            }
+        }
+    }
+    observed
 }
 
 /// [`Ranges::feeds_periodic`]: the arguments of `sin`, `cos` and `tan`, and the f64 operands

@@ -290,6 +290,92 @@ fn alone_with_itself(
     }
 }
 
+/// A comparison that decides an operation of a value with itself
+/// ([`Reorienter::deciding_comparison`]).
+#[derive(Clone, Copy)]
+struct Deciding {
+    op: Opcode,
+    /// The operation's side of the comparison (0, 1, or [`BOTH_SIDES`]: compared with itself).
+    slot: usize,
+    /// The other operand, where it is known, and the comparison's result, in the inverse.
+    inverse: (Option<Value>, Value),
+    /// The same as the PGF holds them.
+    pgf: (Option<Value>, Value),
+}
+
+/// [`Deciding::slot`] of a comparison of a value with itself.
+const BOTH_SIDES: usize = 2;
+
+/// Which of its two values an operation of a value with itself (0 or NaN for `p − p`) can
+/// have, as a comparison with a constant (or itself) whose result the region fixes says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NanSide {
+    /// The value it has for a finite operand (`p − p <= 0.0` on its then-side).
+    Value,
+    /// NaN (its else-side).
+    Nan,
+    /// Either (`p − p != 1.0`).
+    Either,
+}
+
+/// [`NanSide`] of `v` in `region`, where a comparison of `v` in its block with a constant or
+/// itself has a result the region fixes (a branch's condition); `None` elsewhere.
+fn static_side(f: &Function, region: &Region<'_>, v: Value) -> Option<NanSide> {
+    use pinv_core::ir::Const;
+    use pinv_core::semantics::eval;
+    let ValueDef::Result(def, _) = f.values[v].def else {
+        return None;
+    };
+    let c = f.value_with_itself(v)?;
+    let block = f
+        .layout
+        .iter()
+        .copied()
+        .find(|&b| f.blocks[b].insts.contains(&def))?;
+    f.blocks[block].insts.iter().find_map(|&inst| {
+        let data = &f.insts[inst];
+        let InstKind::Prim { op, ref args } = data.kind else {
+            return None;
+        };
+        let (&[a, b], Type::Bool) = (args.as_slice(), op.result_type()) else {
+            return None;
+        };
+        let z = *region.fixed.get(&data.results[0])?;
+        let gives = |x: Const| {
+            let pair = match (a == v, b == v) {
+                (true, true) => [x, x],
+                (true, false) => [x, f.constant(b)?],
+                (false, true) => [f.constant(a)?, x],
+                (false, false) => return None,
+            };
+            eval(op, &pair).ok().map(|r| r == z)
+        };
+        match (gives(c)?, gives(Const::F64(f64::NAN))?) {
+            (true, false) => Some(NanSide::Value),
+            (false, true) => Some(NanSide::Nan),
+            _ => Some(NanSide::Either),
+        }
+    })
+}
+
+/// Whether `v`, an operation of a value with itself whose NaN decides something, is made known
+/// by θ's choice, or by a comparison, as its value or NaN ([`Reorienter::value_or_nan`]), and
+/// its operand solved from that (`log(p) − log(p) <= 0`: p from a finite logarithm, never
+/// negative); otherwise it is taken as its one value, as where its NaN decides nothing and
+/// its operand is free. Where a branch needs the NaN (`static_side`), always; elsewhere only
+/// where solving its operand from it cannot disagree with another solution of its inputs
+/// ([`Ranges::solitary_operand`]).
+fn takes_nan(f: &Function, region: &Region<'_>, v: Value) -> bool {
+    let ranges = &region.ranges;
+    if !ranges.nan_decides(v) || alone_with_itself(f, ranges, v).is_none() {
+        return false;
+    }
+    match static_side(f, region, v) {
+        Some(NanSide::Nan | NanSide::Either) => true,
+        Some(NanSide::Value) | None => ranges.solitary_operand(v),
+    }
+}
+
 /// Whether a call of `callee` cannot trap, so that the PGF may replay it on the values the
 /// inverse holds ([`Reorienter::replay_forward`]): a small function of arithmetic that cannot
 /// trap (an isolation helper such as `iso.sq`), with no call, check or θ.
@@ -643,24 +729,193 @@ impl Reorienter<'_> {
     /// `q + (p − p)` gives `q = y` and p free, where reading θ for `p − p` and solving `q` from
     /// it would leave `p − p` to be 0 by chance, and the e-graph's way out, `p + (q − p)`,
     /// cancels where `p ≫ q`. (A NaN there gives a NaN y, which no finite x has.)
-    pub(super) fn operand(&self, f: &Function, pair: &mut Region<'_>, v: Value) -> Arg {
+    pub(super) fn operand(
+        &self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        v: Value,
+    ) -> Result<Arg, Error> {
         if let Some(&k) = pair.known.get(&v) {
-            return Arg::Known(k);
+            return Ok(Arg::Known(k));
         }
         if let ValueDef::Result(def, _) = f.values[v].def {
             let c = match f.insts[def].kind {
                 InstKind::Const(c) => Some(c),
                 _ => alone_with_itself(f, &pair.ranges, v),
             };
+            if let (Some(c), true) = (c, takes_nan(f, pair, v)) {
+                return self.value_or_nan(f, pair, v, c).map(Arg::Known);
+            }
             if let Some(c) = c {
                 let k = *pair
                     .consts
                     .entry(v)
                     .or_insert_with(|| pair.inv.ins_const(pair.inv_block, c, f.insts[def].span));
-                return Arg::Known(k);
+                return Ok(Arg::Known(k));
             }
         }
-        Arg::Unknown
+        Ok(Arg::Unknown)
+    }
+
+    /// Whether [`Reorienter::operand`] would find `v` known, a constant or an operation of a
+    /// value with itself (reading θ for the latter where its NaN decides something).
+    fn known_or_chosen(&self, f: &Function, pair: &Region<'_>, v: Value) -> bool {
+        let ValueDef::Result(def, _) = f.values[v].def else {
+            return false;
+        };
+        match f.insts[def].kind {
+            InstKind::Const(_) => true,
+            _ => alone_with_itself(f, &pair.ranges, v).is_some(),
+        }
+    }
+
+    /// `v`, an operation of a value with itself ([`alone_with_itself`]) whose NaN decides
+    /// something (`if p − p <= 0.0`: [`Ranges::nan_decides`]), made known: `c`, the value it
+    /// has for a finite operand, or NaN. Where a comparison of `v` has a known result (the
+    /// branch it decides), `v` is whichever of the two can give that result, and θ chooses
+    /// only where both can (with an unknown other operand, `c` always can, and NaN gives
+    /// false but for `!=`); elsewhere θ chooses. The operation's operand is then solved from
+    /// it ([`Reorienter::arith_with_itself`]). Taking `v` as `c` would lose every input whose
+    /// NaN takes the other side.
+    fn value_or_nan(
+        &self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        v: Value,
+        c: pinv_core::ir::Const,
+    ) -> Result<Value, Error> {
+        let pinv_core::ir::Const::F64(c) = c else {
+            return Err(Error::Internal(format!("{v} with itself is not an f64")));
+        };
+        let ValueDef::Result(def, _) = f.values[v].def else {
+            return Err(Error::Internal(format!("{v} with itself is a parameter")));
+        };
+        let span = f.insts[def].span;
+        let deciding = self.deciding_comparison(f, pair, v)?;
+        let fv = pair_fwd(&pair.fwd, v)?;
+        let role = format!("an operation of a value with itself: {c:?} (0) or NaN (1)");
+        let reason = format!("neither {c:?} nor NaN there gives this side of the comparison");
+        // Whether `v = c` and `v = NaN` can give the comparison's known result `z` (with the
+        // other operand `o`, or any other where it is not known yet).
+        let outcomes = |e: &mut Emitter<'_>, d: &Deciding, (o, z): (Option<Value>, Value)| {
+            let gives = |e: &mut Emitter<'_>, x: f64, o: Value| {
+                let x = e.f64(x);
+                let args = match d.slot {
+                    0 => [x, o],
+                    1 => [o, x],
+                    _ => [x, x],
+                };
+                let r = e.prim(d.op, &args);
+                e.prim(Opcode::Beq, &[r, z])
+            };
+            match o {
+                Some(o) => (gives(e, c, o), gives(e, f64::NAN, o)),
+                None if d.slot == BOTH_SIDES => {
+                    let any = e.f64(0.0);
+                    (gives(e, c, any), gives(e, f64::NAN, any))
+                }
+                None => {
+                    // A comparison with NaN does not depend on the other operand.
+                    let any = e.f64(0.0);
+                    (e.bool(true), gives(e, f64::NAN, any))
+                }
+            }
+        };
+        let value = pair
+            .emit(self.options, span, "", None, |ie, pe| {
+                use pinv_primitives::rules::ops::Ops;
+                let choose = |e: &mut Emitter<'_>| {
+                    let k = e.choice(2, &role)?;
+                    let one = e.ic(1);
+                    let is_nan = e.ieq(k, one);
+                    let (nan, value) = (e.fc(f64::NAN), e.fc(c));
+                    e.select(is_nan, nan, value)
+                };
+                let forward_nan = pe.is_nan(fv);
+                let index = pe.b_to_i(forward_nan);
+                let Some(d) = deciding else {
+                    pe.record(index, &role)?;
+                    return choose(ie);
+                };
+                let (by_value, by_nan) = outcomes(ie, &d, d.inverse);
+                let both = ie.band(by_value, by_nan);
+                let value = ie.if_value(both, Type::F64, choose, |e| {
+                    let either = e.bor(by_value, by_nan);
+                    e.check(either, &reason)?;
+                    let (nan, value) = (e.fc(f64::NAN), e.fc(c));
+                    e.select(by_value, value, nan)
+                })?;
+                let (by_value, by_nan) = outcomes(pe, &d, d.pgf);
+                let both = pe.band(by_value, by_nan);
+                pe.branch(both, |e| e.record(index, &role), |_| Ok(()))?;
+                Ok(value)
+            })
+            .map_err(|e| rule_error(f, e))?;
+        pair.known.insert(v, value);
+        Ok(value)
+    }
+
+    /// A comparison of `v`, in `v`'s block, whose result is known ([`Reorienter::value_or_nan`]).
+    fn deciding_comparison(
+        &self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        v: Value,
+    ) -> Result<Option<Deciding>, Error> {
+        let ValueDef::Result(def, _) = f.values[v].def else {
+            return Ok(None);
+        };
+        let Some(block) = f
+            .layout
+            .iter()
+            .copied()
+            .find(|&b| f.blocks[b].insts.contains(&def))
+        else {
+            return Ok(None);
+        };
+        for &inst in &f.blocks[block].insts {
+            let data = &f.insts[inst];
+            let InstKind::Prim { op, ref args } = data.kind else {
+                continue;
+            };
+            let (&[a, b], Type::Bool) = (args.as_slice(), op.result_type()) else {
+                continue;
+            };
+            let (other, slot) = match (a == v, b == v) {
+                (true, false) => (b, 0),
+                (false, true) => (a, 1),
+                (true, true) => (v, BOTH_SIDES),
+                (false, false) => continue,
+            };
+            let result = data.results[0];
+            let Some(&z) = pair.known.get(&result) else {
+                continue;
+            };
+            let z_pgf = pair.held(result)?;
+            if slot == BOTH_SIDES {
+                return Ok(Some(Deciding {
+                    op,
+                    slot,
+                    inverse: (None, z),
+                    pgf: (None, z_pgf),
+                }));
+            }
+            let ready = f.constant(other).is_some() || pair.known.contains_key(&other);
+            let (inverse, pgf) = match ready {
+                true => match self.operand(f, pair, other)? {
+                    Arg::Known(o) => ((Some(o), z), (Some(pair.held(other)?), z_pgf)),
+                    Arg::Unknown => ((None, z), (None, z_pgf)),
+                },
+                false => ((None, z), (None, z_pgf)),
+            };
+            return Ok(Some(Deciding {
+                op,
+                slot,
+                inverse,
+                pgf,
+            }));
+        }
+        Ok(None)
     }
 
     /// Computes `inst` forward, in the inverse, if its operands are all known and its results
@@ -680,12 +935,19 @@ impl Reorienter<'_> {
             {
                 return Ok(false);
             }
-            let operands: Vec<Arg> = data
-                .kind
-                .args()
+            // Known, or made known by θ's choice ([`Reorienter::value_or_nan`]), which is read
+            // only where it lets the whole instruction be computed.
+            let args = data.kind.args();
+            let ready = |pair: &Region<'_>, a: Value| {
+                pair.known.contains_key(&a) || self.known_or_chosen(f, pair, a)
+            };
+            if !args.iter().all(|&a| ready(pair, a)) {
+                return Ok(false);
+            }
+            let operands: Vec<Arg> = args
                 .into_iter()
                 .map(|a| self.operand(f, pair, a))
-                .collect();
+                .collect::<Result<_, _>>()?;
             let Some(known) = operands
                 .iter()
                 .map(Arg::known)
@@ -802,7 +1064,9 @@ impl Reorienter<'_> {
                 .map_err(|e| rule_error(f, e))
             }
             InstKind::Prim { op, args } => {
-                if self.compare_with_itself(f, pair, *op, args, data.results[0], span)? {
+                if self.compare_with_itself(f, pair, *op, args, data.results[0], span)?
+                    || self.arith_with_itself(f, pair, *op, args, data.results[0], span)?
+                {
                     return Ok(());
                 }
                 self.solve_loop_exit(f, pair, *op, args, data.results[0], span)?;
@@ -836,7 +1100,7 @@ impl Reorienter<'_> {
         let (&[a, b], Type::Bool) = (args, op.result_type()) else {
             return Ok(false);
         };
-        if a != b || !matches!(self.operand(f, pair, a), Arg::Unknown) {
+        if a != b || !matches!(self.operand(f, pair, a)?, Arg::Unknown) {
             return Ok(false);
         }
         let Some(&z) = pair.known.get(&result) else {
@@ -851,6 +1115,116 @@ impl Reorienter<'_> {
                 pe.record(fv, &role)?;
                 let c = ie.prim(op, &[v, v]);
                 ie.check_equal(c, z, "the operand compared with itself does not give z")?;
+                Ok(v)
+            })
+            .map_err(|e| rule_error(f, e))?;
+        self.solve(f, pair, a, v, span, USED_TWICE)?;
+        Ok(true)
+    }
+
+    /// An operation of an unknown with itself that has one value apart from NaN (`p − p`,
+    /// `p / p`, `p ^ p`: [`Opcode::with_itself`]): where z is that value, p is read once from
+    /// θ (nonzero for `p / p`); where z is NaN, θ chooses which operand gives it (±inf or NaN
+    /// for `p − p`, ±0 among them for `p / p`); the operation is then checked forward. Says
+    /// whether it did. The operation's rule would read one operand and solve the other from z,
+    /// a second solution of p that the first rarely matches, and could never reach the NaN
+    /// operands a branch on `p − p` may need.
+    fn arith_with_itself(
+        &mut self,
+        f: &Function,
+        pair: &mut Region<'_>,
+        op: Opcode,
+        args: &[Value],
+        result: Value,
+        span: Span,
+    ) -> Result<bool, Error> {
+        let &[a, b] = args else {
+            return Ok(false);
+        };
+        let ty = f.value_type(a);
+        if a != b || op.result_type() == Type::Bool || op.with_itself().is_none() {
+            return Ok(false);
+        }
+        if !matches!(self.operand(f, pair, a)?, Arg::Unknown) {
+            return Ok(false);
+        }
+        let Some(&z) = pair.known.get(&result) else {
+            return Ok(false);
+        };
+        let fv = pair_fwd(&pair.fwd, a)?;
+        let (domain, specials): (Domain, &[f64]) = match op {
+            Opcode::Fdiv => (
+                Domain::NonzeroReal,
+                &[0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN],
+            ),
+            Opcode::Fsub => (Domain::Real, &[f64::INFINITY, f64::NEG_INFINITY, f64::NAN]),
+            _ => (Domain::all(ty), &[]),
+        };
+        let value_role = format!("{}: the operand, taken with itself", op.name());
+        let nan_role = format!(
+            "{}: which operand, taken with itself, gives NaN ({})",
+            op.name(),
+            specials
+                .iter()
+                .enumerate()
+                .map(|(k, x)| format!("{k}: {x:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let v = pair
+            .emit(self.options, span, "", None, |ie, pe| {
+                use pinv_primitives::rules::ops::Ops;
+                let v = if specials.is_empty() {
+                    let v = ie.theta(domain, &value_role)?;
+                    pe.record(fv, &value_role)?;
+                    v
+                } else {
+                    let n = specials.len() as u32;
+                    let nan = ie.is_nan(z);
+                    let v = ie.if_value(
+                        nan,
+                        Type::F64,
+                        |e| {
+                            let k = e.choice(n, &nan_role)?;
+                            let picked = e.switch(k, n, &[Type::F64], |e, arm| {
+                                Ok(vec![e.fc(specials[arm as usize])])
+                            })?;
+                            Ok(picked[0])
+                        },
+                        |e| e.theta(domain, &value_role),
+                    )?;
+                    // The PGF tells the cases apart by the operand itself: z is NaN exactly
+                    // where it is one of the specials.
+                    let fz = pe.op2(op, fv, fv);
+                    let fnan = pe.is_nan(fz);
+                    pe.branch(
+                        fnan,
+                        |e| {
+                            // The index of the special the operand is (the last, NaN, if none
+                            // of the others: ±0 told apart by the sign bit).
+                            let mut index = e.ic(n as i64 - 1);
+                            for (k, &x) in specials.iter().enumerate().rev().skip(1) {
+                                let c = e.fc(x);
+                                let equal = e.feq(fv, c);
+                                let same = if x == 0.0 {
+                                    let neg = e.sign_bit(fv);
+                                    let want = e.bc(x.is_sign_negative());
+                                    let sign = e.op2(Opcode::Beq, neg, want);
+                                    e.band(equal, sign)
+                                } else {
+                                    equal
+                                };
+                                let kv = e.ic(k as i64);
+                                index = e.select(same, kv, index)?;
+                            }
+                            e.record(index, &nan_role)
+                        },
+                        |e| e.record(fv, &value_role),
+                    )?;
+                    v
+                };
+                let c = ie.prim(op, &[v, v]);
+                ie.check_equal(c, z, "the operand taken with itself does not give z")?;
                 Ok(v)
             })
             .map_err(|e| rule_error(f, e))?;
@@ -897,7 +1271,7 @@ impl Reorienter<'_> {
         if pair.known.contains_key(&p) {
             return Ok(());
         }
-        let limit = match self.operand(f, pair, n) {
+        let limit = match self.operand(f, pair, n)? {
             Arg::Known(limit) => limit,
             Arg::Unknown => {
                 // The bound is free too: read it, and the counter follows from it (one θ, where
@@ -967,7 +1341,7 @@ impl Reorienter<'_> {
     ) -> Result<bool, Error> {
         let mut operands: Vec<Arg> = Vec::with_capacity(args.len());
         for &a in args {
-            operands.push(self.operand(f, pair, a));
+            operands.push(self.operand(f, pair, a)?);
         }
         let pattern = Pattern::of(&operands);
         let lookup = self.stack.lookup(callee, &pattern);
@@ -1105,7 +1479,10 @@ impl Reorienter<'_> {
         if self.try_rule(f, pair, callee, prefix, results, args, span)? {
             return Ok(());
         }
-        let operands: Vec<Arg> = args.iter().map(|&a| self.operand(f, pair, a)).collect();
+        let operands: Vec<Arg> = args
+            .iter()
+            .map(|&a| self.operand(f, pair, a))
+            .collect::<Result<_, _>>()?;
         Err(Error::NoRule {
             function: f.name.clone(),
             callee: callee.to_string(),
@@ -1203,7 +1580,7 @@ impl Reorienter<'_> {
         }
         for (&a, s) in args.iter().zip(solved) {
             // A known operand (constant or solved elsewhere) is checked against the callee's answer.
-            let arg = self.operand(f, pair, a);
+            let arg = self.operand(f, pair, a)?;
             match arg {
                 Arg::Known(k) => {
                     let reason = format!(
@@ -1453,12 +1830,14 @@ impl crate::walk::Steps for Emit<'_, '_, '_> {
 
     fn is_known(&self, v: Value) -> bool {
         // A shared constant is known all along (and its users are no news), as is `p − p`
-        // ([`Reorienter::operand`]).
+        // ([`Reorienter::operand`]) unless θ is to say whether it is NaN
+        // ([`Reorienter::value_or_nan`]).
         let constant = matches!(self.f.values[v].def,
             ValueDef::Result(i, _) if matches!(self.f.insts[i].kind, InstKind::Const(_)));
         constant
             || self.region.known.contains_key(&v)
-            || alone_with_itself(self.f, &self.region.ranges, v).is_some()
+            || (alone_with_itself(self.f, &self.region.ranges, v).is_some()
+                && !takes_nan(self.f, self.region, v))
     }
 
     fn is_computed(&self, inst: Inst) -> bool {
@@ -1485,5 +1864,15 @@ impl crate::walk::Steps for Emit<'_, '_, '_> {
 
     fn invert(&mut self, inst: Inst) -> Result<(), Error> {
         self.r.invert_inst(self.f, inst, self.region)
+    }
+
+    /// A comparison that decides whether `p − p` is 0 or NaN ([`Reorienter::value_or_nan`]):
+    /// p, and what it is computed from, are solved from that, not read from θ apart.
+    fn reopens(&self, inst: Inst) -> bool {
+        self.f.insts[inst]
+            .kind
+            .args()
+            .into_iter()
+            .any(|a| takes_nan(self.f, self.region, a))
     }
 }

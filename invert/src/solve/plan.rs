@@ -1205,7 +1205,17 @@ impl crate::walk::Steps for DryRun<'_> {
             PKind::Param(_) => {}
             PKind::Const(_) => sim.checks += 1,
             PKind::Prim(op) => {
-                if unknown.is_empty() {
+                // A comparison of `p − p` (0 or NaN) decides which of the two it is: a choice
+                // where both give its result, not a check (`Reorienter::value_or_nan`).
+                let decides_itself = op.class() == pinv_core::ir::OpClass::Compare
+                    && inst.args.iter().any(|&a| {
+                        alone.contains(&a)
+                            && matches!(plan.insts[a.inst as usize].kind,
+                                PKind::Prim(o) if o.nan_with_itself())
+                    });
+                if unknown.is_empty() && decides_itself {
+                    sim.choices += 1;
+                } else if unknown.is_empty() {
                     sim.checks += 1;
                 }
                 // What the rule divides by: a known factor, or the output of `k / ?`.

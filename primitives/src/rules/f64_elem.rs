@@ -61,12 +61,6 @@ fn acosh_or_asinh(e: &mut Emitter<'_>, v: Value, s: f64) -> Result<Value, RuleEr
     .map(|r| r[0])
 }
 
-/// `!(|z| > bound)` (true for NaN).
-pub(crate) fn within(e: &mut Emitter<'_>, z: Value, bound: f64) -> Value {
-    let out = e.abs_cmp(z, Opcode::Fgt, bound);
-    e.bnot(out)
-}
-
 /// A domain check of an output: its reason, and the condition as IR (true: in the domain).
 pub type OutputCheck = (&'static str, fn(&mut Emitter<'_>, Value) -> Value);
 

@@ -1,7 +1,7 @@
 //! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
 //! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
 
-use super::f64_elem::{monotone, near_interval, onto_interval, within, OutputDomain, OFFSET};
+use super::f64_elem::{monotone, near_interval, onto_interval, OutputDomain, OFFSET};
 use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
@@ -126,6 +126,21 @@ impl Periodic {
         }
     }
 
+    /// z moved onto [−1, 1] where it is past an end by no more than the tolerance (sine and
+    /// cosine; the tangent's range is every number): the inverse may hold the rounding of the
+    /// steps after it (`atan2(cos(p), 0.25)` solved back to a cosine of 1.0000000000000002),
+    /// and the PGF goes on from the same z. Further past an end is checked as out of range.
+    fn onto_range(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+        match self {
+            Periodic::Tan => Ok(z),
+            _ => {
+                let near = near_interval(e, z, -1.0, 1.0);
+                let moved = onto_interval(e, z, -1.0, 1.0)?;
+                e.select(near, moved, z)
+            }
+        }
+    }
+
     fn nearest(self, e: &mut Emitter<'_>, x: Value, branch: Value) -> (Value, Value) {
         let diff = e.fsub(x, branch);
         let p = e.fc(self.period());
@@ -142,10 +157,11 @@ impl Periodic {
 impl From<Periodic> for Spec {
     fn from(kind: Periodic) -> Spec {
         Spec::unary(kind.name(), move |e, z| {
+            let z = kind.onto_range(e, z)?;
             let c = match kind {
                 Periodic::Tan => None,
                 _ => {
-                    let ok = within(e, z, 1.0);
+                    let ok = near_interval(e, z, -1.0, 1.0);
                     e.check(
                         ok,
                         &format!(
@@ -169,6 +185,7 @@ impl From<Periodic> for Spec {
             // The inverse's z: the branch and turns found from x are then those that give x
             // back from what the inverse computes.
             let z = e.replayed(z);
+            let z = kind.onto_range(e, z)?;
             let r = kind.principal(e, z);
             let (c, k) = match kind {
                 Periodic::Tan => (None, kind.nearest(e, x, r).0),
