@@ -1362,3 +1362,23 @@ fn a_cosine_an_ulp_past_one_is_moved_onto_it() {
         &[Const::F64(-3.5084946393718663), Const::Bool(true)],
     );
 }
+
+/// `pow(p, n as f64) as i64` for p = −3.84, n = 28 (`gen_check` seed 30360): the power is
+/// 2.2·10¹⁶, where every ulp is another integer, and the base solved as the 28th root within
+/// the tolerance gave a power tens of integers off (7 of 1,000 inputs lost). A value going
+/// into `as i64` or `bits`, through f64 steps, is now solved to its exact float, as one going
+/// into a sine is.
+#[test]
+fn a_value_going_into_a_conversion_is_solved_to_its_exact_float() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g0(p1: f64, p2: i64) -> i64 { pow(p1, p2 as f64) as i64 }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g0",
+        &[Const::F64(-3.835880283208888), Const::I64(28)],
+    );
+    sound_and_complete(&program, &["g0"]);
+}

@@ -44,6 +44,9 @@ pub struct Ranges {
     /// The f64 values that `sin`, `cos` or `tan` take as their argument, directly or through
     /// at most [`PERIODIC_DEPTH`] f64 operations ([`Ranges::feeds_periodic`]).
     feeds_periodic: HashSet<Value>,
+    /// The f64 values that `as i64` or `bits` takes, directly or through at most
+    /// [`PERIODIC_DEPTH`] f64 operations ([`Ranges::feeds_conversion`]).
+    feeds_conversion: HashSet<Value>,
     /// For each parameter of a block other than the entry, the values its incoming edges pass
     /// it ([`Ranges::sources`]).
     sources: HashMap<Value, Vec<Value>>,
@@ -79,6 +82,14 @@ impl Ranges {
     /// moves the sine by as much, so the steps that solve these values name their exact float.
     pub fn feeds_periodic(&self, v: Value) -> bool {
         self.feeds_periodic.contains(&v)
+    }
+
+    /// Whether `v` goes into `as i64` or `bits`, directly or through f64 operations
+    /// (`pow(p, 28.0) as i64`: `p`). Where the conversion's operand is beyond 2⁵³, every ulp
+    /// is another integer: a base an ulp off within the tolerance gives `pow(p, 28)` tens of
+    /// integers off, so the steps that solve these values name their exact float.
+    pub fn feeds_conversion(&self, v: Value) -> bool {
+        self.feeds_conversion.contains(&v)
     }
 
     /// Whether `v` is an operation of a value with itself that may be NaN (`p − p`: 0 or NaN)
@@ -285,6 +296,7 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
     divided.retain(|v, _| !other_use.contains(v));
     r.only_with_itself = divided;
     r.feeds_periodic = periodic_arguments(f);
+    r.feeds_conversion = conversion_operands(f);
     r
 }
 
@@ -392,15 +404,25 @@ fn nan_observed(f: &Function, sources: &HashMap<Value, Vec<Value>>) -> HashSet<V
 /// [`Ranges::feeds_periodic`]: the arguments of `sin`, `cos` and `tan`, and the f64 operands
 /// of the f64 operations that compute them, to [`PERIODIC_DEPTH`] operations down.
 fn periodic_arguments(f: &Function) -> HashSet<Value> {
+    operands_below(f, &[Opcode::Sin, Opcode::Cos, Opcode::Tan])
+}
+
+/// [`Ranges::feeds_conversion`]: the operands of `as i64` and `bits`, and the f64 operands of
+/// the f64 operations that compute them, to [`PERIODIC_DEPTH`] operations down.
+fn conversion_operands(f: &Function) -> HashSet<Value> {
+    operands_below(f, &[Opcode::FcvtToI64, Opcode::F64Bits])
+}
+
+/// The f64 operands of the operations `ops` in `f`, and the f64 operands of the f64 operations
+/// (and calls) that compute them, to [`PERIODIC_DEPTH`] operations down.
+fn operands_below(f: &Function, ops: &[Opcode]) -> HashSet<Value> {
     let mut depth: HashMap<Value, u32> = HashMap::new();
     let mut work: Vec<(Value, u32)> = Vec::new();
     for (_, inst) in f.insts_in_layout() {
-        if let InstKind::Prim {
-            op: Opcode::Sin | Opcode::Cos | Opcode::Tan,
-            args,
-        } = &f.insts[inst].kind
-        {
-            work.push((args[0], PERIODIC_DEPTH));
+        if let InstKind::Prim { op, args } = &f.insts[inst].kind {
+            if ops.contains(op) && f.value_type(args[0]) == pinv_core::ir::Type::F64 {
+                work.push((args[0], PERIODIC_DEPTH));
+            }
         }
     }
     while let Some((v, left)) = work.pop() {

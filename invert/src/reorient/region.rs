@@ -1406,7 +1406,8 @@ impl Reorienter<'_> {
                 && (solved_into_sum(f, &pair.ranges, a, &known)
                     || anchored
                         && (solved_into_discrete(f, &pair.ranges, a, &known)
-                            || pair.ranges.feeds_periodic(a)))
+                            || pair.ranges.feeds_periodic(a)
+                            || pair.ranges.feeds_conversion(a)))
         }) && (anchored || pair.forward_floats.is_some() && starts_forward(pair));
         // What an exact step solves from forward floats is the forward float too.
         let solves_forward = pair.forward_floats.is_some()
