@@ -775,7 +775,7 @@ impl Reorienter<'_> {
     /// branch it decides), `v` is whichever of the two can give that result, and θ chooses
     /// only where both can (with an unknown other operand, `c` always can, and NaN gives
     /// false but for `!=`); elsewhere θ chooses. The operation's operand is then solved from
-    /// it ([`Reorienter::arith_with_itself`]). Taking `v` as `c` would lose every input whose
+    /// it ([`Reorienter::op_with_itself`]). Taking `v` as `c` would lose every input whose
     /// NaN takes the other side.
     fn value_or_nan(
         &self,
@@ -1064,9 +1064,7 @@ impl Reorienter<'_> {
                 .map_err(|e| rule_error(f, e))
             }
             InstKind::Prim { op, args } => {
-                if self.compare_with_itself(f, pair, *op, args, data.results[0], span)?
-                    || self.arith_with_itself(f, pair, *op, args, data.results[0], span)?
-                {
+                if self.op_with_itself(f, pair, *op, args, data.results[0], span)? {
                     return Ok(());
                 }
                 self.solve_loop_exit(f, pair, *op, args, data.results[0], span)?;
@@ -1084,52 +1082,17 @@ impl Reorienter<'_> {
         }
     }
 
-    /// A comparison of an unknown with itself (`p <= p`, left by `p <= min(p, p)` once `min(p,
-    /// p)` is p): reads p once from θ and checks the comparison forward, and says whether it
-    /// did. The comparison's rule would read each side from θ, narrowed to the output's side,
-    /// and then find the two solutions of p different for almost every θ.
-    fn compare_with_itself(
-        &mut self,
-        f: &Function,
-        pair: &mut Region<'_>,
-        op: Opcode,
-        args: &[Value],
-        result: Value,
-        span: Span,
-    ) -> Result<bool, Error> {
-        let (&[a, b], Type::Bool) = (args, op.result_type()) else {
-            return Ok(false);
-        };
-        if a != b || !matches!(self.operand(f, pair, a)?, Arg::Unknown) {
-            return Ok(false);
-        }
-        let Some(&z) = pair.known.get(&result) else {
-            return Ok(false);
-        };
-        let fv = pair_fwd(&pair.fwd, a)?;
-        let ty = f.value_type(a);
-        let role = format!("{}: the operand, compared with itself", op.name());
-        let v = pair
-            .emit(self.options, span, "", None, |ie, pe| {
-                let v = ie.theta(Domain::all(ty), &role)?;
-                pe.record(fv, &role)?;
-                let c = ie.prim(op, &[v, v]);
-                ie.check_equal(c, z, "the operand compared with itself does not give z")?;
-                Ok(v)
-            })
-            .map_err(|e| rule_error(f, e))?;
-        self.solve(f, pair, a, v, span, USED_TWICE)?;
-        Ok(true)
-    }
-
-    /// An operation of an unknown with itself that has one value apart from NaN (`p − p`,
-    /// `p / p`, `p ^ p`: [`Opcode::with_itself`]): where z is that value, p is read once from
-    /// θ (nonzero for `p / p`); where z is NaN, θ chooses which operand gives it (±inf or NaN
-    /// for `p − p`, ±0 among them for `p / p`); the operation is then checked forward. Says
-    /// whether it did. The operation's rule would read one operand and solve the other from z,
-    /// a second solution of p that the first rarely matches, and could never reach the NaN
-    /// operands a branch on `p − p` may need.
-    fn arith_with_itself(
+    /// An operation of an unknown with itself, `op(p, p) = z`: p is read once from θ and the
+    /// operation checked forward, and says whether it did. Its rule would read each operand
+    /// (or each side of a comparison) from θ and then find the two solutions of p different
+    /// for almost every θ.
+    /// - A comparison (`p <= p`, left by `p <= min(p, p)` once `min(p, p)` is p): p from
+    ///   every value of its type.
+    /// - An operation with one value apart from NaN (`p − p`, `p / p`, `p ^ p`:
+    ///   [`Opcode::with_itself`]): where z is that value, p from θ (nonzero for `p / p`);
+    ///   where z is NaN, θ chooses which operand gives it (±inf or NaN for `p − p`, ±0 among
+    ///   them for `p / p`), which a branch on `p − p` may need.
+    fn op_with_itself(
         &mut self,
         f: &Function,
         pair: &mut Region<'_>,
@@ -1141,8 +1104,8 @@ impl Reorienter<'_> {
         let &[a, b] = args else {
             return Ok(false);
         };
-        let ty = f.value_type(a);
-        if a != b || op.result_type() == Type::Bool || op.with_itself().is_none() {
+        let compare = op.result_type() == Type::Bool;
+        if a != b || !(compare || op.with_itself().is_some()) {
             return Ok(false);
         }
         if !matches!(self.operand(f, pair, a)?, Arg::Unknown) {
@@ -1151,8 +1114,10 @@ impl Reorienter<'_> {
         let Some(&z) = pair.known.get(&result) else {
             return Ok(false);
         };
+        let ty = f.value_type(a);
         let fv = pair_fwd(&pair.fwd, a)?;
         let (domain, specials): (Domain, &[f64]) = match op {
+            _ if compare => (Domain::all(ty), &[]),
             Opcode::Fdiv => (
                 Domain::NonzeroReal,
                 &[0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN],
@@ -1160,7 +1125,9 @@ impl Reorienter<'_> {
             Opcode::Fsub => (Domain::Real, &[f64::INFINITY, f64::NEG_INFINITY, f64::NAN]),
             _ => (Domain::all(ty), &[]),
         };
-        let value_role = format!("{}: the operand, taken with itself", op.name());
+        let how = if compare { "compared" } else { "taken" };
+        let value_role = format!("{}: the operand, {how} with itself", op.name());
+        let mismatch = format!("the operand {how} with itself does not give z");
         let nan_role = format!(
             "{}: which operand, taken with itself, gives NaN ({})",
             op.name(),
@@ -1224,7 +1191,7 @@ impl Reorienter<'_> {
                     v
                 };
                 let c = ie.prim(op, &[v, v]);
-                ie.check_equal(c, z, "the operand taken with itself does not give z")?;
+                ie.check_equal(c, z, &mismatch)?;
                 Ok(v)
             })
             .map_err(|e| rule_error(f, e))?;
