@@ -53,7 +53,18 @@ pub struct Ranges {
     /// The results of operations of a value with itself that may be NaN (`p − p`, `p / p`)
     /// whose NaN can decide something other than a NaN output ([`Ranges::nan_decides`]), with
     /// whether their operand is [`solitary`] ([`Ranges::solitary_operand`]).
-    nan_decides: HashMap<Value, bool>,
+    nan_decides: HashMap<Value, NanDecides>,
+}
+
+/// What the reorientation needs of a value [`Ranges::nan_decides`] holds for.
+#[derive(Clone, Debug)]
+struct NanDecides {
+    /// The operand is [`solitary`].
+    solitary: bool,
+    /// The block that defines the value.
+    block: Block,
+    /// The comparisons of the value in its block ([`Ranges::comparisons_of`]).
+    comparisons: Vec<pinv_core::ir::Inst>,
 }
 
 /// How many f64 operations below a `sin`, `cos` or `tan` [`Ranges::feeds_periodic`] looks.
@@ -104,7 +115,14 @@ impl Ranges {
     /// inputs nothing else uses ([`solitary`]): solving it from `v` cannot disagree with
     /// another solution of them.
     pub fn solitary_operand(&self, v: Value) -> bool {
-        self.nan_decides.get(&v) == Some(&true)
+        self.nan_decides.get(&v).is_some_and(|n| n.solitary)
+    }
+
+    /// The comparisons of `v`, a [`Ranges::nan_decides`] value, in the block that defines it.
+    pub fn comparisons_of(&self, v: Value) -> &[pinv_core::ir::Inst] {
+        self.nan_decides
+            .get(&v)
+            .map_or(&[], |n| n.comparisons.as_slice())
     }
 
     /// The values the edges into `v`'s block pass for it, where `v` is a block parameter (other
@@ -284,11 +302,27 @@ pub fn analyze(module: &Module, f: &Function, returns: &mut ReturnRanges) -> Ran
     for &b in &f.layout {
         for &inst in &f.blocks[b].insts {
             let data = &f.insts[inst];
-            if let InstKind::Prim { op, args } = &data.kind {
-                let with_itself = args.len() == 2 && args[0] == args[1];
-                if with_itself && op.nan_with_itself() && observed.contains(&data.results[0]) {
-                    let alone = solitary(f, &uses, args[0], SOLITARY_DEPTH);
-                    r.nan_decides.insert(data.results[0], alone);
+            let InstKind::Prim { op, args } = &data.kind else {
+                continue;
+            };
+            let with_itself = args.len() == 2 && args[0] == args[1];
+            if with_itself && op.nan_with_itself() && observed.contains(&data.results[0]) {
+                let nan = NanDecides {
+                    solitary: solitary(f, &uses, args[0], SOLITARY_DEPTH),
+                    block: b,
+                    comparisons: Vec::new(),
+                };
+                r.nan_decides.insert(data.results[0], nan);
+            }
+            // The comparisons in the same block, which come after what they compare.
+            if op.result_type() == pinv_core::ir::Type::Bool {
+                let mut seen = args.clone();
+                seen.dedup();
+                for a in seen {
+                    match r.nan_decides.get_mut(&a) {
+                        Some(nan) if nan.block == b => nan.comparisons.push(inst),
+                        _ => {}
+                    }
                 }
             }
         }

@@ -323,16 +323,8 @@ enum NanSide {
 fn static_side(f: &Function, region: &Region<'_>, v: Value) -> Option<NanSide> {
     use pinv_core::ir::Const;
     use pinv_core::semantics::eval;
-    let ValueDef::Result(def, _) = f.values[v].def else {
-        return None;
-    };
     let c = f.value_with_itself(v)?;
-    let block = f
-        .layout
-        .iter()
-        .copied()
-        .find(|&b| f.blocks[b].insts.contains(&def))?;
-    f.blocks[block].insts.iter().find_map(|&inst| {
+    region.ranges.comparisons_of(v).iter().find_map(|&inst| {
         let data = &f.insts[inst];
         let InstKind::Prim { op, ref args } = data.kind else {
             return None;
@@ -862,18 +854,8 @@ impl Reorienter<'_> {
         pair: &mut Region<'_>,
         v: Value,
     ) -> Result<Option<Deciding>, Error> {
-        let ValueDef::Result(def, _) = f.values[v].def else {
-            return Ok(None);
-        };
-        let Some(block) = f
-            .layout
-            .iter()
-            .copied()
-            .find(|&b| f.blocks[b].insts.contains(&def))
-        else {
-            return Ok(None);
-        };
-        for &inst in &f.blocks[block].insts {
+        let ranges = pair.ranges.clone();
+        for &inst in ranges.comparisons_of(v) {
             let data = &f.insts[inst];
             let InstKind::Prim { op, ref args } = data.kind else {
                 continue;
