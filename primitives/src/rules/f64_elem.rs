@@ -82,7 +82,7 @@ pub(crate) enum OutputDomain {
 
 impl OutputDomain {
     /// Checks z, and returns the z the inverse goes on with ([`OutputDomain::moved_onto`]).
-    fn check(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    pub(crate) fn check(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
         match self {
             OutputDomain::Any => {}
             OutputDomain::Check((reason, ok)) => {
@@ -99,7 +99,7 @@ impl OutputDomain {
 
     /// z moved onto the interval of [`OutputDomain::Onto`] (itself otherwise): the inverse and
     /// the PGF both go on with it.
-    fn moved_onto(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    pub(crate) fn moved_onto(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
         match self {
             OutputDomain::Onto(_, lo, hi) => onto_interval(e, z, lo, hi),
             OutputDomain::Any | OutputDomain::Check(_) => Ok(z),
@@ -108,7 +108,7 @@ impl OutputDomain {
 }
 
 /// `!(z < lo − δ) && !(z > hi + δ)`, δ the tolerance at each end (true for NaN).
-pub(crate) fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
+fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Value {
     let tol = e.options().tolerance;
     let below = e.fc(lo - tol * lo.abs().max(1.0));
     let above = e.fc(hi + tol * hi.abs().max(1.0));
@@ -119,12 +119,7 @@ pub(crate) fn near_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> 
 }
 
 /// z moved onto `[lo, hi]` if it is past an end (NaN stays NaN).
-pub(crate) fn onto_interval(
-    e: &mut Emitter<'_>,
-    z: Value,
-    lo: f64,
-    hi: f64,
-) -> Result<Value, RuleError> {
+fn onto_interval(e: &mut Emitter<'_>, z: Value, lo: f64, hi: f64) -> Result<Value, RuleError> {
     let lo_c = e.fc(lo);
     let hi_c = e.fc(hi);
     let under = e.flt(z, lo_c);

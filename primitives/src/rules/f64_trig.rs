@@ -1,7 +1,7 @@
 //! Trigonometric functions: `sin cos tan` (periodic: a branch choice and a whole number of
 //! periods θ), `asin acos atan` (monotone) and `atan2` (a radius θ).
 
-use super::f64_elem::{monotone, near_interval, onto_interval, OutputDomain, OFFSET};
+use super::f64_elem::{monotone, OutputDomain, OFFSET};
 use super::ops::Ops;
 use super::settle::{
     settle, settle_doc, settle_guarded, settle_pgf, settle_pgf_guarded, settle_pgf_when,
@@ -126,18 +126,19 @@ impl Periodic {
         }
     }
 
-    /// z moved onto [−1, 1] where it is past an end by no more than the tolerance (sine and
-    /// cosine; the tangent's range is every number): the inverse may hold the rounding of the
-    /// steps after it (`atan2(cos(p), 0.25)` solved back to a cosine of 1.0000000000000002),
-    /// and the PGF goes on from the same z. Further past an end is checked as out of range.
-    fn onto_range(self, e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
+    /// What the inverse requires of z: sine and cosine reach [−1, 1], and a z past an end by
+    /// no more than the tolerance is moved onto it (the inverse may hold the rounding of the
+    /// steps after it: `atan2(cos(p), 0.25)` solved back to a cosine of 1.0000000000000002),
+    /// in the PGF too; the tangent reaches every number.
+    fn output_domain(self) -> OutputDomain {
         match self {
-            Periodic::Tan => Ok(z),
-            _ => {
-                let near = near_interval(e, z, -1.0, 1.0);
-                let moved = onto_interval(e, z, -1.0, 1.0)?;
-                e.select(near, moved, z)
+            Periodic::Sin => {
+                OutputDomain::Onto("the output of `sin` is between -1 and 1", -1.0, 1.0)
             }
+            Periodic::Cos => {
+                OutputDomain::Onto("the output of `cos` is between -1 and 1", -1.0, 1.0)
+            }
+            Periodic::Tan => OutputDomain::Any,
         }
     }
 
@@ -157,20 +158,10 @@ impl Periodic {
 impl From<Periodic> for Spec {
     fn from(kind: Periodic) -> Spec {
         Spec::unary(kind.name(), move |e, z| {
-            let z = kind.onto_range(e, z)?;
+            let z = kind.output_domain().check(e, z)?;
             let c = match kind {
                 Periodic::Tan => None,
-                _ => {
-                    let ok = near_interval(e, z, -1.0, 1.0);
-                    e.check(
-                        ok,
-                        &format!(
-                            "the output of `{}` is between -1 and 1",
-                            kind.op().spelling()
-                        ),
-                    )?;
-                    Some(e.choice(2, kind.branch_role())?)
-                }
+                _ => Some(e.choice(2, kind.branch_role())?),
             };
             let k = e.theta(Domain::Int, TURNS)?;
             let r = kind.principal(e, z);
@@ -185,7 +176,7 @@ impl From<Periodic> for Spec {
             // The inverse's z: the branch and turns found from x are then those that give x
             // back from what the inverse computes.
             let z = e.replayed(z);
-            let z = kind.onto_range(e, z)?;
+            let z = kind.output_domain().moved_onto(e, z)?;
             let r = kind.principal(e, z);
             let (c, k) = match kind {
                 Periodic::Tan => (None, kind.nearest(e, x, r).0),
@@ -214,11 +205,8 @@ impl From<Periodic> for Spec {
             thetas.push(ThetaDoc::value(Domain::Int, TURNS));
             thetas.push(settle_doc(OFFSET));
             let mut checks = Vec::new();
-            if !matches!(kind, Periodic::Tan) {
-                checks.push(format!(
-                    "the output of `{}` is between -1 and 1",
-                    kind.op().spelling()
-                ));
+            if let OutputDomain::Onto(reason, ..) = kind.output_domain() {
+                checks.push(reason.to_string());
             }
             checks.push(format!(
                 "`{}` of the solution is the output",
@@ -400,10 +388,8 @@ pub fn atan2() -> Spec {
     Spec::binary("polar")
         .output_check(|e, z| {
             // A z computed from other values may land an ulp past ±π, where the forward value
-            // was: moved onto it, as for `atan` ([`OutputDomain::Onto`]).
-            let ok = near_interval(e, z, -PI, PI);
-            e.check(ok, "atan2 is between -π and π")?;
-            onto_interval(e, z, -PI, PI)
+            // was: moved onto it, as for `atan`.
+            OutputDomain::Onto("atan2 is between -π and π", -PI, PI).check(e, z)
         })
         .both(
             |e, z| {
