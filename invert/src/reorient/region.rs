@@ -318,6 +318,34 @@ enum NanSide {
     Either,
 }
 
+/// A comparison of `v` ([`Ranges::comparisons_of`]): its opcode, `v`'s side (0, 1, or
+/// [`BOTH_SIDES`]: compared with itself), the other operand and the result.
+fn comparison_of(f: &Function, v: Value, inst: Inst) -> Option<(Opcode, usize, Value, Value)> {
+    let data = &f.insts[inst];
+    let InstKind::Prim { op, ref args } = data.kind else {
+        return None;
+    };
+    let (&[a, b], Type::Bool) = (args.as_slice(), op.result_type()) else {
+        return None;
+    };
+    let (other, slot) = match (a == v, b == v) {
+        (true, false) => (b, 0),
+        (false, true) => (a, 1),
+        (true, true) => (v, BOTH_SIDES),
+        (false, false) => return None,
+    };
+    Some((op, slot, other, data.results[0]))
+}
+
+/// The operands of a comparison with `x` on `slot`'s side ([`comparison_of`]) and `other`.
+fn sides<T: Copy>(slot: usize, x: T, other: T) -> [T; 2] {
+    match slot {
+        0 => [x, other],
+        1 => [other, x],
+        _ => [x, x],
+    }
+}
+
 /// [`NanSide`] of `v` in `region`, where a comparison of `v` in its block with a constant or
 /// itself has a result the region fixes (a branch's condition); `None` elsewhere.
 fn static_side(f: &Function, region: &Region<'_>, v: Value) -> Option<NanSide> {
@@ -325,23 +353,13 @@ fn static_side(f: &Function, region: &Region<'_>, v: Value) -> Option<NanSide> {
     use pinv_core::semantics::eval;
     let c = f.value_with_itself(v)?;
     region.ranges.comparisons_of(v).iter().find_map(|&inst| {
-        let data = &f.insts[inst];
-        let InstKind::Prim { op, ref args } = data.kind else {
-            return None;
+        let (op, slot, other, result) = comparison_of(f, v, inst)?;
+        let z = *region.fixed.get(&result)?;
+        let other = match slot {
+            BOTH_SIDES => c,
+            _ => f.constant(other)?,
         };
-        let (&[a, b], Type::Bool) = (args.as_slice(), op.result_type()) else {
-            return None;
-        };
-        let z = *region.fixed.get(&data.results[0])?;
-        let gives = |x: Const| {
-            let pair = match (a == v, b == v) {
-                (true, true) => [x, x],
-                (true, false) => [x, f.constant(b)?],
-                (false, true) => [f.constant(a)?, x],
-                (false, false) => return None,
-            };
-            eval(op, &pair).ok().map(|r| r == z)
-        };
+        let gives = |x: Const| eval(op, &sides(slot, x, other)).ok().map(|r| r == z);
         match (gives(c)?, gives(Const::F64(f64::NAN))?) {
             (true, false) => Some(NanSide::Value),
             (false, true) => Some(NanSide::Nan),
@@ -365,6 +383,20 @@ fn takes_nan(f: &Function, region: &Region<'_>, v: Value) -> bool {
     match static_side(f, region, v) {
         Some(NanSide::Nan | NanSide::Either) => true,
         Some(NanSide::Value) | None => ranges.solitary_operand(v),
+    }
+}
+
+/// The value [`Reorienter::operand`] takes `v` to have before anything solves it: a constant,
+/// or an operation of a value with itself whose operand has no other use ([`alone_with_itself`]:
+/// its one value, or, where its NaN decides something, that value or NaN by
+/// [`Reorienter::value_or_nan`]).
+fn own_value(f: &Function, ranges: &Ranges, v: Value) -> Option<pinv_core::ir::Const> {
+    match f.values[v].def {
+        ValueDef::Result(def, _) => match f.insts[def].kind {
+            InstKind::Const(c) => Some(c),
+            _ => alone_with_itself(f, ranges, v),
+        },
+        ValueDef::Param(..) => None,
     }
 }
 
@@ -730,35 +762,18 @@ impl Reorienter<'_> {
         if let Some(&k) = pair.known.get(&v) {
             return Ok(Arg::Known(k));
         }
-        if let ValueDef::Result(def, _) = f.values[v].def {
-            let c = match f.insts[def].kind {
-                InstKind::Const(c) => Some(c),
-                _ => alone_with_itself(f, &pair.ranges, v),
-            };
-            if let (Some(c), true) = (c, takes_nan(f, pair, v)) {
-                return self.value_or_nan(f, pair, v, c).map(Arg::Known);
-            }
-            if let Some(c) = c {
-                let k = *pair
-                    .consts
-                    .entry(v)
-                    .or_insert_with(|| pair.inv.ins_const(pair.inv_block, c, f.insts[def].span));
-                return Ok(Arg::Known(k));
-            }
-        }
-        Ok(Arg::Unknown)
-    }
-
-    /// Whether [`Reorienter::operand`] would find `v` known, a constant or an operation of a
-    /// value with itself (reading θ for the latter where its NaN decides something).
-    fn known_or_chosen(&self, f: &Function, pair: &Region<'_>, v: Value) -> bool {
-        let ValueDef::Result(def, _) = f.values[v].def else {
-            return false;
+        let (Some(c), ValueDef::Result(def, _)) = (own_value(f, &pair.ranges, v), f.values[v].def)
+        else {
+            return Ok(Arg::Unknown);
         };
-        match f.insts[def].kind {
-            InstKind::Const(_) => true,
-            _ => alone_with_itself(f, &pair.ranges, v).is_some(),
+        if takes_nan(f, pair, v) {
+            return self.value_or_nan(f, pair, v, c).map(Arg::Known);
         }
+        let k = *pair
+            .consts
+            .entry(v)
+            .or_insert_with(|| pair.inv.ins_const(pair.inv_block, c, f.insts[def].span));
+        Ok(Arg::Known(k))
     }
 
     /// `v`, an operation of a value with itself ([`alone_with_itself`]) whose NaN decides
@@ -790,28 +805,19 @@ impl Reorienter<'_> {
         // Whether `v = c` and `v = NaN` can give the comparison's known result `z` (with the
         // other operand `o`, or any other where it is not known yet).
         let outcomes = |e: &mut Emitter<'_>, d: &Deciding, (o, z): (Option<Value>, Value)| {
-            let gives = |e: &mut Emitter<'_>, x: f64, o: Value| {
+            // A comparison with NaN does not depend on the other operand (nor does one of `v`
+            // with itself), and some other operand gives any result with `c`.
+            let any = o.unwrap_or_else(|| e.f64(0.0));
+            let gives = |e: &mut Emitter<'_>, x: f64| {
                 let x = e.f64(x);
-                let args = match d.slot {
-                    0 => [x, o],
-                    1 => [o, x],
-                    _ => [x, x],
-                };
-                let r = e.prim(d.op, &args);
+                let r = e.prim(d.op, &sides(d.slot, x, any));
                 e.prim(Opcode::Beq, &[r, z])
             };
-            match o {
-                Some(o) => (gives(e, c, o), gives(e, f64::NAN, o)),
-                None if d.slot == BOTH_SIDES => {
-                    let any = e.f64(0.0);
-                    (gives(e, c, any), gives(e, f64::NAN, any))
-                }
-                None => {
-                    // A comparison with NaN does not depend on the other operand.
-                    let any = e.f64(0.0);
-                    (e.bool(true), gives(e, f64::NAN, any))
-                }
-            }
+            let by_value = match o.is_some() || d.slot == BOTH_SIDES {
+                true => gives(e, c),
+                false => e.bool(true),
+            };
+            (by_value, gives(e, f64::NAN))
         };
         let value = pair
             .emit(self.options, span, "", None, |ie, pe| {
@@ -856,45 +862,29 @@ impl Reorienter<'_> {
     ) -> Result<Option<Deciding>, Error> {
         let ranges = pair.ranges.clone();
         for &inst in ranges.comparisons_of(v) {
-            let data = &f.insts[inst];
-            let InstKind::Prim { op, ref args } = data.kind else {
+            let Some((op, slot, other, result)) = comparison_of(f, v, inst) else {
                 continue;
             };
-            let (&[a, b], Type::Bool) = (args.as_slice(), op.result_type()) else {
-                continue;
-            };
-            let (other, slot) = match (a == v, b == v) {
-                (true, false) => (b, 0),
-                (false, true) => (a, 1),
-                (true, true) => (v, BOTH_SIDES),
-                (false, false) => continue,
-            };
-            let result = data.results[0];
             let Some(&z) = pair.known.get(&result) else {
                 continue;
             };
             let z_pgf = pair.held(result)?;
-            if slot == BOTH_SIDES {
-                return Ok(Some(Deciding {
-                    op,
-                    slot,
-                    inverse: (None, z),
-                    pgf: (None, z_pgf),
-                }));
-            }
-            let ready = f.constant(other).is_some() || pair.known.contains_key(&other);
-            let (inverse, pgf) = match ready {
+            // The other operand where it is known (a constant or solved), in the inverse and as
+            // the PGF holds it.
+            let ready = slot != BOTH_SIDES
+                && (f.constant(other).is_some() || pair.known.contains_key(&other));
+            let (o, o_pgf) = match ready {
                 true => match self.operand(f, pair, other)? {
-                    Arg::Known(o) => ((Some(o), z), (Some(pair.held(other)?), z_pgf)),
-                    Arg::Unknown => ((None, z), (None, z_pgf)),
+                    Arg::Known(o) => (Some(o), Some(pair.held(other)?)),
+                    Arg::Unknown => (None, None),
                 },
-                false => ((None, z), (None, z_pgf)),
+                false => (None, None),
             };
             return Ok(Some(Deciding {
                 op,
                 slot,
-                inverse,
-                pgf,
+                inverse: (o, z),
+                pgf: (o_pgf, z_pgf),
             }));
         }
         Ok(None)
@@ -921,7 +911,7 @@ impl Reorienter<'_> {
             // only where it lets the whole instruction be computed.
             let args = data.kind.args();
             let ready = |pair: &Region<'_>, a: Value| {
-                pair.known.contains_key(&a) || self.known_or_chosen(f, pair, a)
+                pair.known.contains_key(&a) || own_value(f, &pair.ranges, a).is_some()
             };
             if !args.iter().all(|&a| ready(pair, a)) {
                 return Ok(false);
@@ -1782,11 +1772,8 @@ impl crate::walk::Steps for Emit<'_, '_, '_> {
         // A shared constant is known all along (and its users are no news), as is `p − p`
         // ([`Reorienter::operand`]) unless θ is to say whether it is NaN
         // ([`Reorienter::value_or_nan`]).
-        let constant = matches!(self.f.values[v].def,
-            ValueDef::Result(i, _) if matches!(self.f.insts[i].kind, InstKind::Const(_)));
-        constant
-            || self.region.known.contains_key(&v)
-            || (alone_with_itself(self.f, &self.region.ranges, v).is_some()
+        self.region.known.contains_key(&v)
+            || (own_value(self.f, &self.region.ranges, v).is_some()
                 && !takes_nan(self.f, self.region, v))
     }
 
