@@ -152,6 +152,8 @@ fn phases_of(file: &str) -> String {
     };
     let options = pinv::reorient::ReorientOptions {
         max_instructions: 1_000_000,
+        // As `pinv invert` builds it: without the PGF.
+        lazy_pgf: true,
         ..Default::default()
     };
     let inverted = pinv::Program::parse(file, &source).and_then(|program| {
