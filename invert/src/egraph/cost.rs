@@ -171,6 +171,22 @@ impl Extracted {
         i
     }
 
+    /// The terms as written: the e-graph's input itself (`expr`, whose nodes come before
+    /// their parents, with `roots`), each node with the class `class_of` gives it.
+    pub fn as_written(
+        expr: &egg::RecExpr<Node>,
+        roots: &[Id],
+        class_of: &dyn Fn(usize) -> Id,
+    ) -> Extracted {
+        let nodes: Vec<Node> = expr.as_ref().to_vec();
+        Extracted {
+            classes: (0..nodes.len()).map(class_of).collect(),
+            nodes,
+            roots: roots.iter().map(|&r| usize::from(r)).collect(),
+            cost: Cost::default(),
+        }
+    }
+
     /// Tree occurrences of every leaf symbol under each node (saturating).
     pub fn occurrences(&self, symbol: Symbol) -> Vec<u64> {
         let mut occ = vec![0u64; self.nodes.len()];

@@ -716,7 +716,7 @@ fn run(ctx: &Ctx<'_>, pivots: &[PVal]) -> (RunReport, Option<Candidate>) {
     let (mut plan, mut sim, mut given) = hook.candidate(&ext, &span_of, &|c| egraph.find(c));
     let mut numeric = Vec::new();
     if sim.checks > 0 && ctx.config.numeric {
-        if let Some((np, text)) = numeric_plan(&hook, &ext, &span_of) {
+        if let Some((np, text)) = numeric_plan(&hook, &ext, &span_of, &|c| egraph.find(c)) {
             let nsim = simulate(&np);
             if nsim.checks < sim.checks {
                 plan = np;
@@ -830,6 +830,7 @@ fn numeric_plan(
     hook: &HookCtx,
     ext: &Extracted,
     span_of: &dyn Fn(Id) -> Option<Span>,
+    find: &dyn Fn(Id) -> Id,
 ) -> Option<(Plan, String)> {
     let vars = &hook.input.analysis.vars;
     let mut repeated: Vec<Symbol> = Vec::new();
@@ -946,9 +947,13 @@ fn numeric_plan(
     let mut names = vec![hook.input_name(x)];
     names.extend((0..ks.len()).map(|j| format!("k{j}")));
     let text = plan_text(&body, &names, body.outputs[0], 120);
+    let written = (ty == Type::F64)
+        .then(|| written_body(hook, ext, t, x, &ks, find))
+        .flatten();
     let spec = RootSpec {
         body,
         text: text.clone(),
+        written,
     };
     // The main plan with T replaced.
     let replaced = to_plan_with_root(hook, ext, (t, xp), &ks, spec, span_of);
@@ -1018,6 +1023,55 @@ fn has_var(ext: &Extracted) -> Vec<bool> {
 
 /// Copies the subterm `i` of `ext` into a helper body: `x` is parameter 0, `ks[j]` parameter
 /// `j + 1`.
+/// The body of a numeric root's term `t` of `ext` as the program writes it (see
+/// [`RootSpec::written`]), over the same parameters `(x, k…)`: the subterm of the e-graph's
+/// input in `t`'s class that holds x, where every operand of it without x that is not a
+/// constant is in the class of one of `ks`. `None` where the input has no such subterm (the
+/// rewrite made a term the program does not have, such as `p / p` out of `−p / max(p, p)`).
+fn written_body(
+    hook: &HookCtx,
+    ext: &Extracted,
+    t: usize,
+    x: Symbol,
+    ks: &[usize],
+    find: &dyn Fn(Id) -> Id,
+) -> Option<Plan> {
+    let written =
+        Extracted::as_written(&hook.input.expr, &hook.input.roots, &|i| find(hook.ids[i]));
+    let class = find(ext.classes[t]);
+    let occ = written.occurrences(x);
+    let w = (0..written.nodes.len()).find(|&i| occ[i] > 0 && written.classes[i] == class)?;
+    // Its operands without x, each the node of written standing for the k of its class.
+    let k_classes: Vec<Id> = ks.iter().map(|&k| find(ext.classes[k])).collect();
+    let vars = has_var(&written);
+    let mut wks = vec![usize::MAX; ks.len()];
+    let mut seen = vec![false; written.nodes.len()];
+    let mut stack = vec![w];
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        if occ[i] == 0 {
+            if vars[i] {
+                let j = k_classes.iter().position(|&c| c == written.classes[i])?;
+                wks[j] = i;
+            }
+            continue;
+        }
+        stack.extend(written.nodes[i].children().iter().map(|&c| usize::from(c)));
+    }
+    let mut params = vec![Type::F64];
+    params.extend(
+        ks.iter()
+            .map(|&k| hook.plan_ty_of(ext, k).unwrap_or(Type::F64)),
+    );
+    let mut body = PlanBuilder::new(params);
+    let out = build_body(&written, w, x, &wks, &mut body, &mut HashMap::new());
+    let mut body = body.finish();
+    body.outputs = vec![out];
+    Some(body.pruned())
+}
+
 fn build_body(
     ext: &Extracted,
     i: usize,

@@ -192,6 +192,7 @@ pub fn candidate(plan: &Plan, system: &System, names: &[String]) -> (Plan, Strin
     let spec = RootSpec {
         body: body.pruned(),
         text: text.clone(),
+        written: None,
     };
 
     let mut b = PlanBuilder::new(plan.params.clone());

@@ -16,7 +16,9 @@
 //!   from `s` to the root, not with the grid (`examples/sampled_latency.rs` times it).
 //!
 //! θ is that start point `s`, a real, and the rule returns `s` itself, without solving, where
-//! `T(s, k…) = y` already holds within the tolerance. So the PGF records x itself, and the
+//! `T(s, k…) = y` already holds within the tolerance, or the same term as the program writes
+//! it does, where `T` is a rewrite of it (`iso.root.N.written`, [`RootSpec::written`]: a
+//! rewrite is equal only up to rounding). So the PGF records x itself, and the
 //! round trip gives x back bit for bit whatever the shape of `T` near x: a double root, two
 //! roots in one grid step, a root beyond the grid, or a `T` that is constant on a whole interval
 //! (`p / p` is 1 for every nonzero p: every p is a preimage of 1, and θ = p names it). A drawn
@@ -54,7 +56,7 @@
 
 use super::arith::{Arith, Plain};
 use super::helpers::{emit_plan, fresh, new_function, Fb, RootRule};
-use super::plan::{PKind, RootSpec};
+use super::plan::{PKind, Plan, RootSpec};
 use num_traits::Float;
 use pinv_core::ir::{Block, Const, FuncId, Function, Module, Opcode, Type, Value};
 use pinv_core::Span;
@@ -526,19 +528,30 @@ fn add_body(
     span: Span,
 ) -> (String, FuncId, Vec<Type>) {
     let name = fresh(module, "iso.root");
-    let k_types = spec.body.params[1..].to_vec();
+    let body = add_term(module, &name, &spec.body, ty, sq, span);
+    (name, body, spec.body.params[1..].to_vec())
+}
+
+/// Adds the function `name(x, k…)` that computes `term`, a plan of one result of type `ty`.
+fn add_term(
+    module: &mut Module,
+    name: &str,
+    term: &Plan,
+    ty: Type,
+    sq: Option<FuncId>,
+    span: Span,
+) -> FuncId {
     let mut names = vec!["x".to_string()];
-    names.extend((0..k_types.len()).map(|j| format!("k{j}")));
-    let (mut f, entry) = new_function(&name, spec.body.params.clone(), vec![ty], names, span);
+    names.extend((1..term.params.len()).map(|j| format!("k{}", j - 1)));
+    let (mut f, entry) = new_function(name, term.params.clone(), vec![ty], names, span);
     let params = f.blocks[entry].params.clone();
     let helper = |_: usize, kind: &PKind| match kind {
         PKind::Sq => sq,
         _ => None,
     };
-    let out = emit_plan(&spec.body, &mut f, entry, &params, &helper, module);
+    let out = emit_plan(term, &mut f, entry, &params, &helper, module);
     f.ins_return(entry, out, span);
-    let body = module.add(f).expect("a fresh name");
-    (name, body, k_types)
+    module.add(f).expect("a fresh name")
 }
 
 /// A builder at the entry of a root's `solve(y, k…, s) -> x` (y of type `y_ty`, x and the start
@@ -585,11 +598,17 @@ pub fn install_root(
     let solve = format!("{name}.solve");
     let f = build(&solve, body, grid, dip, &k_types, span);
     module.add(f).expect("a fresh name");
+    let written = spec.written.as_ref().map(|term| {
+        let written = format!("{name}.written");
+        add_term(module, &written, term, Type::F64, Some(sq), span);
+        written
+    });
     layer.add(
         Callee::Function(name.clone()),
         RootRule {
             ty: Type::F64,
             body: name,
+            written,
             solve,
             role: format!(
                 "a start point: x itself where {} = y there, else the root nearest it",
@@ -661,6 +680,7 @@ pub fn install_int_root(
         RootRule {
             ty: Type::I64,
             body: name,
+            written: None,
             solve,
             role: format!(
                 "a start point: x itself where {} = y there, else the integer nearest it that gives y",

@@ -121,6 +121,12 @@ pub struct RootSpec {
     pub body: Plan,
     /// What the helper computes, as an s-expression (for reports and θ roles).
     pub text: String,
+    /// The same term as the program writes it, over the same parameters, where `body` is a
+    /// rewrite of it (`None` where the isolation has no such term). A rewrite is equal only up
+    /// to rounding, which can be all of it: `p + (p / p − min(p, p))` is 0 or 2 where p ≈ 10¹⁶,
+    /// its rewrite `p · (1/p + 0)` is 1 everywhere. A start point that gives y through this
+    /// term is a root too, so the PGF's θ (x itself) always gives x back.
+    pub written: Option<Plan>,
 }
 
 impl RootSpec {
