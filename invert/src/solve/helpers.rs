@@ -701,9 +701,17 @@ impl RootRule {
         let Some(written) = &self.written else {
             return Ok(close);
         };
-        let w = e.call(written, at)?[0];
-        let close_written = e.close(w, z);
-        Ok(e.bor(close, close_written))
+        // Only where the rewrite's value is not y: most calls never compute the second term.
+        let gives = e.if_else(
+            close,
+            &[Type::Bool],
+            |e| Ok(vec![e.konst(Const::Bool(true))]),
+            |e| {
+                let w = e.call(written, at)?[0];
+                Ok(vec![e.close(w, z)])
+            },
+        )?;
+        Ok(gives[0])
     }
 }
 
