@@ -1409,3 +1409,25 @@ fn a_numeric_root_solves_the_term_as_written() {
     pinv_tests::round_trip(&program, "g", &[Const::Bool(true), Const::I64(-24)]);
     sound_and_complete(&program, &["f", "g"]);
 }
+
+/// The PGF of a linear system starts from what the inverse holds: `p0 + (−0.5 + p0)` rounds,
+/// so the inverse's `p0` from the system is an ulp from the forward one, and the steps solved
+/// from it afterwards (the dividend of `(p1 + p0) / p0`, where the e-graph made one of
+/// `p1 / p0 + p0 / p0`) must see that `p0`: the PGF recorded a "which float" θ the inverse,
+/// holding the other `p0`, did not read (gen_check seed 25030).
+#[test]
+fn a_linear_systems_pgf_solves_from_what_the_inverse_holds() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g1(p0: f64, p1: i64) -> (f64, f64) {
+             (p0 + (-0.5 + p0), ((p1 as f64) / p0) + ((p0 / p0) + p0))
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g1",
+        &[Const::F64(1.7333509835587826), Const::I64(4)],
+    );
+    sound_and_complete(&program, &["g1"]);
+}

@@ -662,6 +662,66 @@ impl InverseRule for LinearRule {
                 vals[c] = Some(e.theta(Domain::Real, &self.free_role(c))?);
             }
         }
+        self.solve_pivots(e, outputs, &mut vals, (&unknown, &pivots, &ops));
+        let out: Vec<Value> = super::helpers::solved(vals)?;
+        let cell = std::cell::RefCell::new(&mut *e);
+        let again = products(
+            self.rows,
+            &self.matrix,
+            &out,
+            &mut || cell.borrow_mut().fc(0.0),
+            &mut |k| cell.borrow_mut().fc(k),
+            &mut |op, x, y| cell.borrow_mut().op2(op, x, y),
+        );
+        for (a, &z) in again.into_iter().zip(outputs) {
+            e.check_step_equal(a, z, "the outputs are not a solution of the linear system")?;
+        }
+        Ok(out)
+    }
+
+    fn emit_pgf(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        args: &[Value],
+        pattern: &Pattern,
+    ) -> Result<(), RuleError> {
+        let (unknown, pivots, ops) = self.solve_plan(pattern);
+        // What the inverse holds: the outputs and known columns as it has them, the free
+        // columns as θ gives them (the forward values, recorded).
+        let mut vals: Vec<Option<Value>> = (0..args.len())
+            .map(|c| pattern.is_known(c).then(|| e.replayed(args[c])))
+            .collect();
+        for (i, &c) in unknown.iter().enumerate() {
+            if !pivots.contains(&i) {
+                e.record(args[c], &self.free_role(c))?;
+                vals[c] = Some(args[c]);
+            }
+        }
+        let held: Vec<Value> = outputs.iter().map(|&z| e.replayed(z)).collect();
+        // The pivots the inverse solves from those, which the steps before this one in the
+        // walk start from (an output an ulp from its forward value gives pivots an ulp off).
+        self.solve_pivots(e, &held, &mut vals, (&unknown, &pivots, &ops));
+        for (i, &c) in unknown.iter().enumerate() {
+            if let (true, Some(v)) = (pivots.contains(&i), vals[c]) {
+                e.note_replay(args[c], v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LinearRule {
+    /// Sets the pivot columns of `vals` (the others set: known and free columns) from the
+    /// outputs `outputs`: pivot k is row k of `E · (outputs − A · others)`.
+    fn solve_pivots(
+        &self,
+        e: &mut Emitter<'_>,
+        outputs: &[Value],
+        vals: &mut [Option<Value>],
+        (unknown, pivots, ops): (&[usize], &[usize], &[f64]),
+    ) {
+        let n = self.atoms.len();
         // Right-hand side: the outputs minus the known and free columns.
         let mut rhs: Vec<Value> = outputs.to_vec();
         for (c, v) in vals.iter().enumerate() {
@@ -701,36 +761,6 @@ impl InverseRule for LinearRule {
                 None => e.fc(0.0),
             });
         }
-        let out: Vec<Value> = super::helpers::solved(vals)?;
-        let cell = std::cell::RefCell::new(&mut *e);
-        let again = products(
-            self.rows,
-            &self.matrix,
-            &out,
-            &mut || cell.borrow_mut().fc(0.0),
-            &mut |k| cell.borrow_mut().fc(k),
-            &mut |op, x, y| cell.borrow_mut().op2(op, x, y),
-        );
-        for (a, &z) in again.into_iter().zip(outputs) {
-            e.check_step_equal(a, z, "the outputs are not a solution of the linear system")?;
-        }
-        Ok(out)
-    }
-
-    fn emit_pgf(
-        &self,
-        e: &mut Emitter<'_>,
-        _outputs: &[Value],
-        args: &[Value],
-        pattern: &Pattern,
-    ) -> Result<(), RuleError> {
-        let (unknown, pivots, _) = self.solve_plan(pattern);
-        for (i, &c) in unknown.iter().enumerate() {
-            if !pivots.contains(&i) {
-                e.record(args[c], &self.free_role(c))?;
-            }
-        }
-        Ok(())
     }
 }
 
