@@ -1410,6 +1410,22 @@ fn a_numeric_root_solves_the_term_as_written() {
     sound_and_complete(&program, &["f", "g"]);
 }
 
+/// The term as written may hold one operand of the root at several nodes (`p1` twice, as the
+/// e-graph's input does not share equal subterms): each stands for it. The first version of
+/// `a_numeric_root_solves_the_term_as_written` kept one and panicked on the other
+/// (gen_check seed 10092).
+#[test]
+fn a_term_as_written_may_hold_an_operand_twice() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g1(p0: f64, p1: f64, p2: i64) -> f64 {
+             (min(p0, p0) - atan2(p0, p1)) * (sin(2.0) + if false { p0 } else { p1 })
+         }",
+    )
+    .expect("compiles");
+    sound_and_complete(&program, &["g1"]);
+}
+
 /// The PGF of a linear system starts from what the inverse holds: `p0 + (−0.5 + p0)` rounds,
 /// so the inverse's `p0` from the system is an ulp from the forward one, and the steps solved
 /// from it afterwards (the dividend of `(p1 + p0) / p0`, where the e-graph made one of

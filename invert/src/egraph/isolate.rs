@@ -940,7 +940,8 @@ fn numeric_plan(
     params.extend(k_types.iter().copied());
     let mut body = PlanBuilder::new(params);
     let mut vals: HashMap<usize, PVal> = HashMap::new();
-    let body_out = build_body(ext, t, x, &ks, &mut body, &mut vals);
+    let k_at = |i: usize| ks.iter().position(|&k| k == i);
+    let body_out = build_body(ext, t, x, &k_at, &mut body, &mut vals);
     let mut body = body.finish();
     body.outputs = vec![body_out];
     let body = body.pruned();
@@ -1044,7 +1045,8 @@ fn written_body(
     // Its operands without x, each the node of written standing for the k of its class.
     let k_classes: Vec<Id> = ks.iter().map(|&k| find(ext.classes[k])).collect();
     let vars = has_var(&written);
-    let mut wks = vec![usize::MAX; ks.len()];
+    // (The input need not share equal subterms: several nodes may stand for one k.)
+    let mut k_of: HashMap<usize, usize> = HashMap::new();
     let mut seen = vec![false; written.nodes.len()];
     let mut stack = vec![w];
     while let Some(i) = stack.pop() {
@@ -1054,7 +1056,7 @@ fn written_body(
         if occ[i] == 0 {
             if vars[i] {
                 let j = k_classes.iter().position(|&c| c == written.classes[i])?;
-                wks[j] = i;
+                k_of.insert(i, j);
             }
             continue;
         }
@@ -1066,7 +1068,8 @@ fn written_body(
             .map(|&k| hook.plan_ty_of(ext, k).unwrap_or(Type::F64)),
     );
     let mut body = PlanBuilder::new(params);
-    let out = build_body(&written, w, x, &wks, &mut body, &mut HashMap::new());
+    let k_at = |i: usize| k_of.get(&i).copied();
+    let out = build_body(&written, w, x, &k_at, &mut body, &mut HashMap::new());
     let mut body = body.finish();
     body.outputs = vec![out];
     Some(body.pruned())
@@ -1076,14 +1079,14 @@ fn build_body(
     ext: &Extracted,
     i: usize,
     x: Symbol,
-    ks: &[usize],
+    k_at: &dyn Fn(usize) -> Option<usize>,
     b: &mut PlanBuilder,
     vals: &mut HashMap<usize, PVal>,
 ) -> PVal {
     if let Some(&v) = vals.get(&i) {
         return v;
     }
-    if let Some(j) = ks.iter().position(|&k| k == i) {
+    if let Some(j) = k_at(i) {
         return b.param(j + 1);
     }
     let v = match &ext.nodes[i] {
@@ -1094,7 +1097,7 @@ fn build_body(
             let args: Vec<PVal> = node
                 .children()
                 .iter()
-                .map(|&c| build_body(ext, usize::from(c), x, ks, b, vals))
+                .map(|&c| build_body(ext, usize::from(c), x, k_at, b, vals))
                 .collect();
             match node {
                 Node::Op(op, _) => {
