@@ -31,7 +31,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Whether the inverse goes on from `v` through a step that reads its magnitude, not just its
 /// value within the tolerance: `v` is the result of `pow`, `exp`, a division, a conversion from
-/// an integer or its bits, or `floor`; or of a step that keeps relative precision (a product,
+/// an integer or its bits, `floor`, or `atan2` (an angle, at most π: beside a large addend the
+/// sum cancels to it, `p2⁸ + atan2(p1, p2)`, and the angle within the tolerance of the sum is
+/// no angle at all); or of a step that keeps relative precision (a product,
 /// `sqrt`, `abs`, a negation: solving its operand turns the relative precision of `v` into the
 /// operand's) of something for which this holds or that is the function's input (an isolation
 /// helper among them, `iso.sq v`, counts as its operands). A step solving `v` then names the
@@ -69,7 +71,8 @@ fn read_by_magnitude(f: &Function, v: Value, through: bool, depth: u32) -> bool 
             | Opcode::Fdiv
             | Opcode::FcvtFromI64
             | Opcode::F64FromBits
-            | Opcode::Floor => true,
+            | Opcode::Floor
+            | Opcode::Atan2 => true,
             Opcode::Fmul | Opcode::Sqrt | Opcode::Fabs | Opcode::Fneg => any_operand(args),
             _ => false,
         },
