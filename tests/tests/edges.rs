@@ -1474,3 +1474,25 @@ fn a_sum_with_an_angle_is_solved_from_its_exact_float() {
     );
     sound_and_complete(&program, &["g3"]);
 }
+
+/// `floor`'s inverse reaches the floats just below 0: `−1 + f` rounds for x in (−0.5, 0) and
+/// reached only multiples of 2⁻⁵³, so `floor(pow(p2, −82) / −1.5)`, −4·10⁻⁷⁹ before the floor,
+/// came back as another p2 (gen_check seed 44852). For floor −1, θ is now −x.
+#[test]
+fn floor_reaches_the_floats_just_below_zero() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn f(x: f64) -> f64 { floor(x) }
+         fn g(p2: f64, p1: i64) -> f64 { floor(pow(p2, -(p1 as f64)) / -1.5) }",
+    )
+    .expect("compiles");
+    for x in [-4.1e-79, -5e-324, -1e-300, -0.3, -1.0, -0.0, 0.7, -1.5] {
+        pinv_tests::round_trip(&program, "f", &[Const::F64(x)]);
+    }
+    pinv_tests::round_trip(
+        &program,
+        "g",
+        &[Const::F64(-9.117937833735859), Const::I64(82)],
+    );
+    sound_and_complete(&program, &["f", "g"]);
+}

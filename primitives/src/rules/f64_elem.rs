@@ -301,13 +301,35 @@ fn has_fraction(e: &mut Emitter<'_>, z: Value) -> Value {
     e.abs_cmp(z, Opcode::Flt, FRACTIONAL)
 }
 
-/// The x the inverse of `floor` takes for the integer `z` and fraction `f`: `z + f`, and `z`
-/// itself where f = 0 (so −0 stays −0).
+/// The x the inverse of `floor` takes for the integer `z` and θ `f`: `z + f`, and `z` itself
+/// where f = 0 (so −0 stays −0); for z = −1, `−f` (and −1 for f = 0). `z + f` reaches every
+/// float of `[z, z + 1)` but there: `x + 1` rounds for x in (−0.5, 0), so −1 + f reaches only
+/// the multiples of 2⁻⁵³ and never `−4·10⁻⁷⁹`, where `−f` reaches them all.
 fn plus_fraction(e: &mut Emitter<'_>, z: Value, f: Value) -> Result<Value, RuleError> {
     let zero = e.fc(0.0);
     let f0 = e.feq(f, zero);
     let sum = e.fadd(z, f);
-    e.select(f0, z, sum)
+    let minus_one = e.fc(-1.0);
+    let at_minus_one = e.feq(z, minus_one);
+    let neg = e.fneg(f);
+    let x = e.select(at_minus_one, neg, sum)?;
+    e.select(f0, z, x)
+}
+
+/// The θ [`plus_fraction`] takes to `x` for the integer `z`: `x − z`, or `−x` for z = −1 (0
+/// for x = −1), kept below 1 (`x − z` rounds to 1 for the floats just below an integer that
+/// `z + f` cannot reach).
+fn fraction_of(e: &mut Emitter<'_>, z: Value, x: Value) -> Result<Value, RuleError> {
+    let diff = e.fsub(x, z);
+    let minus_one = e.fc(-1.0);
+    let at_minus_one = e.feq(z, minus_one);
+    let is_minus_one = e.feq(x, minus_one);
+    let zero = e.fc(0.0);
+    let neg = e.fneg(x);
+    let from_zero = e.select(is_minus_one, zero, neg)?;
+    let f = e.select(at_minus_one, from_zero, diff)?;
+    let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
+    Ok(e.op2(Opcode::Fmin, f, below_one))
 }
 
 /// `z = floor x`: `x = z + f` with θ `f ∈ [0, 1)` (an interval and a check), where `|z| < 2^52`;
@@ -347,13 +369,10 @@ pub fn floor() -> Spec {
         e.branch(
             frac,
             |e| {
-                let f = e.fsub(x, z);
-                // x − z can round to 1 for a tiny negative x: the largest f64 below 1 instead.
-                let below_one = e.fc(1.0 - f64::EPSILON / 2.0);
-                let f = e.op2(Opcode::Fmin, f, below_one);
+                let f = fraction_of(e, z, x)?;
                 e.record(f, FRACTION)?;
-                // What the inverse holds: `z + f`, which rounds where x is in (−1, 0) and so
-                // on (x − floor(x) = x + 1 is not exact there).
+                // What the inverse holds: [`plus_fraction`] of the integer it holds, x itself
+                // but where `fraction_of` had to keep f below 1.
                 let held = plus_fraction(e, z, f)?;
                 e.note_replay(x, held);
                 Ok(())
@@ -372,7 +391,7 @@ pub fn floor() -> Spec {
             "floor of the solution is z (z + f can round up)".into(),
         ],
         exact: false,
-        summary: "x = z + f".into(),
+        summary: "x = z + f (x = −f for z = −1, which reaches the floats near 0)".into(),
     })
 }
 
