@@ -1496,3 +1496,28 @@ fn floor_reaches_the_floats_just_below_zero() {
     );
     sound_and_complete(&program, &["f", "g"]);
 }
+
+/// A step whose solution goes into a join where one branch passes a constant names its exact
+/// float: `tanh(if p0 { p2 } else { 0.0 } − p2)` near −1 keeps the difference only within the
+/// tolerance, and the else side needs `difference + p2` back at 0.0 to the bit ("no branch of
+/// `g1` returns this y" for 4 of 300; gen_check seed 44352).
+#[test]
+fn a_value_going_into_a_join_with_a_constant_is_solved_to_its_exact_float() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn g1(p0: bool, p1: f64, p2: f64) -> f64 {
+             tanh((if p0 { p2 } else { 0.0 } - max(p2, p2)))
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "g1",
+        &[
+            Const::Bool(false),
+            Const::F64(-3.4032114089494403),
+            Const::F64(9.646453024244863),
+        ],
+    );
+    sound_and_complete(&program, &["g1"]);
+}

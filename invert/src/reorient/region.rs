@@ -108,7 +108,7 @@ fn solved_into_sum(f: &Function, ranges: &Ranges, v: Value, known: &dyn Fn(Value
         | Opcode::Tanh => Look::Through,
         _ => Look::Stop,
     };
-    Back::search(f, ranges, &unknown, &look, v, MAGNITUDE_DEPTH)
+    Back::search(f, ranges, &unknown, &look, false, v, MAGNITUDE_DEPTH)
 }
 
 /// Whether the inverse's value `v` is the forward float to the bit wherever the PGF's is: a θ
@@ -186,7 +186,8 @@ impl Look {
 
 /// A search from a value back through what it is computed from, for the exact-step criteria
 /// ([`solved_into_sum`], [`solved_into_discrete`]): `look` says what to do at each primitive;
-/// a block parameter leads to what the edges into its block pass it ([`Ranges::sources`]);
+/// a block parameter leads to what the edges into its block pass it ([`Ranges::sources`]), and
+/// where one passes an f64 constant, the search finds what it looks for if `constants` says so;
 /// only unknown f64 values are followed, each once (a value seen again led nowhere, or the
 /// search would have stopped), so a search is linear in what it visits however the values are
 /// shared.
@@ -195,6 +196,7 @@ struct Back<'a> {
     ranges: &'a Ranges,
     unknown: &'a dyn Fn(Value) -> bool,
     look: &'a dyn Fn(Opcode, &[Value]) -> Look,
+    constants: bool,
     seen: FxHashSet<Value>,
 }
 
@@ -205,6 +207,7 @@ impl<'a> Back<'a> {
         ranges: &'a Ranges,
         unknown: &'a dyn Fn(Value) -> bool,
         look: &'a dyn Fn(Opcode, &[Value]) -> Look,
+        constants: bool,
         v: Value,
         depth: u32,
     ) -> bool {
@@ -213,6 +216,7 @@ impl<'a> Back<'a> {
             ranges,
             unknown,
             look,
+            constants,
             seen: FxHashSet::default(),
         };
         back.reaches(v, depth)
@@ -222,7 +226,11 @@ impl<'a> Back<'a> {
     fn reaches(&mut self, v: Value, depth: u32) -> bool {
         let f = self.f;
         match f.values[v].def {
-            ValueDef::Param(..) => self.through(self.ranges.sources(v), depth),
+            ValueDef::Param(..) => {
+                let sources = self.ranges.sources(v);
+                let constant = |&s: &Value| f.value_type(s) == Type::F64 && f.constant(s).is_some();
+                (self.constants && sources.iter().any(constant)) || self.through(sources, depth)
+            }
             ValueDef::Result(def, _) => match &f.insts[def].kind {
                 InstKind::Prim { op, args } => match (self.look)(*op, args) {
                     Look::Found => true,
@@ -246,7 +254,10 @@ impl<'a> Back<'a> {
 }
 
 /// Whether the inverse solves, from `v`, a value that only some floats can be: a conversion
-/// from an integer or from bits, or `floor` (directly, or through f64 operations on it: a sum,
+/// from an integer or from bits, `floor`, or a join where one branch passes a constant (`if c
+/// { p2 } else { 0.0 } − p2` under `tanh`, whose near-flat end keeps the difference only within
+/// the tolerance: the else side needs the sum back at 0.0 to the bit; gen_check seed 44352)
+/// (directly, or through f64 operations on it: a sum,
 /// a product, a logarithm, an iterated map). The step solving it must then name the exact float
 /// where several give its output: `a · ((100 << n) as f64)` gives the same y for the product's
 /// two floats 25·2⁵² and 25·2⁵² + 16, of which only the first is a shift of 100, and within the
@@ -268,7 +279,7 @@ fn solved_into_discrete(
         _ if op.result_type() == Type::F64 => Look::Through,
         _ => Look::Stop,
     };
-    Back::search(f, ranges, &unknown, &look, v, DISCRETE_DEPTH)
+    Back::search(f, ranges, &unknown, &look, true, v, DISCRETE_DEPTH)
 }
 
 /// How many f64 steps [`solved_into_discrete`] looks through.
