@@ -938,7 +938,7 @@ fn numeric_plan(
     // The helper's body: (x, k…) → T.
     let mut params = vec![ty];
     params.extend(k_types.iter().copied());
-    let mut body = PlanBuilder::new(params);
+    let mut body = PlanBuilder::new(params.clone());
     let mut vals: HashMap<usize, PVal> = HashMap::new();
     let k_at = |i: usize| ks.iter().position(|&k| k == i);
     let body_out = build_body(ext, t, x, &k_at, &mut body, &mut vals);
@@ -949,7 +949,7 @@ fn numeric_plan(
     names.extend((0..ks.len()).map(|j| format!("k{j}")));
     let text = plan_text(&body, &names, body.outputs[0], 120);
     let written = (ty == Type::F64)
-        .then(|| written_body(hook, ext, t, x, &ks, find))
+        .then(|| written_body(hook, ext, t, x, &ks, params, find))
         .flatten();
     let spec = RootSpec {
         body,
@@ -1022,10 +1022,8 @@ fn has_var(ext: &Extracted) -> Vec<bool> {
     out
 }
 
-/// Copies the subterm `i` of `ext` into a helper body: `x` is parameter 0, `ks[j]` parameter
-/// `j + 1`.
 /// The body of a numeric root's term `t` of `ext` as the program writes it (see
-/// [`RootSpec::written`]), over the same parameters `(x, k…)`: the subterm of the e-graph's
+/// [`RootSpec::written`]), over the same parameters `params` (x, then `ks`): the subterm of the e-graph's
 /// input in `t`'s class that holds x, where every operand of it without x that is not a
 /// constant is in the class of one of `ks`. `None` where the input has no such subterm (the
 /// rewrite made a term the program does not have, such as `p / p` out of `−p / max(p, p)`).
@@ -1035,6 +1033,7 @@ fn written_body(
     t: usize,
     x: Symbol,
     ks: &[usize],
+    params: Vec<Type>,
     find: &dyn Fn(Id) -> Id,
 ) -> Option<Plan> {
     let written =
@@ -1062,11 +1061,6 @@ fn written_body(
         }
         stack.extend(written.nodes[i].children().iter().map(|&c| usize::from(c)));
     }
-    let mut params = vec![Type::F64];
-    params.extend(
-        ks.iter()
-            .map(|&k| hook.plan_ty_of(ext, k).unwrap_or(Type::F64)),
-    );
     let mut body = PlanBuilder::new(params);
     let k_at = |i: usize| k_of.get(&i).copied();
     let out = build_body(&written, w, x, &k_at, &mut body, &mut HashMap::new());
@@ -1075,6 +1069,8 @@ fn written_body(
     Some(body.pruned())
 }
 
+/// Copies the subterm `i` of `ext` into a helper body: `x` is parameter 0, the node `k_at` maps
+/// to `j` parameter `j + 1`.
 fn build_body(
     ext: &Extracted,
     i: usize,

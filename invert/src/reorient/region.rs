@@ -254,11 +254,11 @@ impl<'a> Back<'a> {
 }
 
 /// Whether the inverse solves, from `v`, a value that only some floats can be: a conversion
-/// from an integer or from bits, `floor`, or a join where one branch passes a constant (`if c
-/// { p2 } else { 0.0 } − p2` under `tanh`, whose near-flat end keeps the difference only within
-/// the tolerance: the else side needs the sum back at 0.0 to the bit; gen_check seed 44352)
-/// (directly, or through f64 operations on it: a sum,
-/// a product, a logarithm, an iterated map). The step solving it must then name the exact float
+/// from an integer or from bits, `floor`, or a join where one branch passes a constant
+/// (directly, or through f64 operations on it: a sum, a product, a logarithm, an iterated
+/// map). In `tanh(if c { p2 } else { 0.0 } − p2)` the near-flat end keeps the difference only
+/// within the tolerance, and the else side needs the sum back at 0.0 to the bit (gen_check
+/// seed 44352). The step solving it must then name the exact float
 /// where several give its output: `a · ((100 << n) as f64)` gives the same y for the product's
 /// two floats 25·2⁵² and 25·2⁵² + 16, of which only the first is a shift of 100, and within the
 /// tolerance the step would keep the closed form, the second, whatever x was. Through as many

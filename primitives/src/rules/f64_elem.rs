@@ -317,8 +317,8 @@ fn plus_fraction(e: &mut Emitter<'_>, z: Value, f: Value) -> Result<Value, RuleE
 }
 
 /// The θ [`plus_fraction`] takes to `x` for the integer `z`: `x − z`, or `−x` for z = −1 (0
-/// for x = −1), kept below 1 (`x − z` rounds to 1 for the floats just below an integer that
-/// `z + f` cannot reach).
+/// for x = −1), kept below 1 (the domain's end, where `x` is not in `[z, z + 1)`: the integer
+/// the inverse holds need not be the forward floor).
 fn fraction_of(e: &mut Emitter<'_>, z: Value, x: Value) -> Result<Value, RuleError> {
     let diff = e.fsub(x, z);
     let minus_one = e.fc(-1.0);
@@ -371,8 +371,7 @@ pub fn floor() -> Spec {
             |e| {
                 let f = fraction_of(e, z, x)?;
                 e.record(f, FRACTION)?;
-                // What the inverse holds: [`plus_fraction`] of the integer it holds, x itself
-                // but where `fraction_of` had to keep f below 1.
+                // What the inverse holds: [`plus_fraction`] of the integer it holds.
                 let held = plus_fraction(e, z, f)?;
                 e.note_replay(x, held);
                 Ok(())
