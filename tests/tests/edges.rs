@@ -1521,3 +1521,28 @@ fn a_value_going_into_a_join_with_a_constant_is_solved_to_its_exact_float() {
     );
     sound_and_complete(&program, &["g1"]);
 }
+
+/// Each region's PGF starts from what the inverse holds for the values its edge passes, solved
+/// by the regions after it: in a function without loops the PGF is one function per block, each
+/// calling the next block's before it records its own. `v1` is a sum that cancels to ±0; the
+/// join after `if p2` solves `v1 · (v1 · v1)` from y, and the steps before it, recorded from
+/// the forward `v1`, named a θ the inverse, holding its own, could not use (58 of 100 recovered;
+/// gen_check seed 27763, minimised).
+#[test]
+fn a_regions_pgf_starts_from_what_the_regions_after_it_hold() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn k(p1: f64, p2: bool) -> f64 {
+             let v1 = (-if p2 { p1 } else { p1 }) + p1;
+             let v2 = v1 * (v1 * v1);
+             atan2(cos(v1), if p2 { 0.25 } else { 0.5 }) * v2
+         }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(
+        &program,
+        "k",
+        &[Const::F64(7.144947980317866), Const::Bool(false)],
+    );
+    sound_and_complete(&program, &["k"]);
+}

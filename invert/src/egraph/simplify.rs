@@ -293,11 +293,19 @@ pub fn simplify_alone(f: &mut Function) {
 
 /// Step 4 for every generated inverse among `ids`.
 fn remove_dead_thetas(module: &mut Module, ids: &[FuncId], stats: &mut SimplifyStats) {
+    // The PGF functions of each inverted function: its PGF, and the PGF's helpers where it
+    // has one function per block.
+    let mut pgfs: HashMap<String, Vec<FuncId>> = HashMap::new();
+    for (id, f) in module.iter() {
+        if let FuncKind::GeneratedPgf { of } = &f.kind {
+            pgfs.entry(of.clone()).or_default().push(id);
+        }
+    }
     for &id in ids {
         let FuncKind::GeneratedInverse { of } = &module.functions[id].kind else {
             continue;
         };
-        let pgf = module.get(&FuncKind::GeneratedPgf { of: of.clone() }.symbol(of));
+        let pgf = pgfs.get(of).map_or(&[][..], |p| &p[..]);
         stats.dead_thetas += dead_thetas(module, id, pgf);
     }
 }
@@ -1130,9 +1138,10 @@ fn key_of(f: &Function, i: Inst) -> Option<Key> {
     }
 }
 
-/// Removes unused θ reads of inverse `inv`, each with the matching record of `pgf` (see the
-/// module docs, step 4). Returns how many reads were removed.
-pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usize {
+/// Removes unused θ reads of inverse `inv`, each with the matching record of its PGF, whose
+/// functions are `pgf` (see the module docs, step 4; none: the inverse has no PGF). Returns
+/// how many reads were removed.
+pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: &[FuncId]) -> usize {
     let mut removed = 0;
     loop {
         let f = &module.functions[inv];
@@ -1150,12 +1159,12 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
                 *keys.entry(k).or_default() += 1;
             }
         }
-        let mut records: HashMap<Key, Vec<(Block, Inst)>> = HashMap::new();
-        if let Some(p) = pgf {
+        let mut records: HashMap<Key, Vec<(FuncId, Block, Inst)>> = HashMap::new();
+        for &p in pgf {
             let g = &module.functions[p];
             for (b, i) in g.insts_in_layout() {
                 if let Some(k) = key_of(g, i) {
-                    records.entry(k).or_default().push((b, i));
+                    records.entry(k).or_default().push((p, b, i));
                 }
             }
         }
@@ -1167,24 +1176,21 @@ pub fn dead_thetas(module: &mut Module, inv: FuncId, pgf: Option<FuncId>) -> usi
             }
             let k = key_of(f, i)?;
             let unique = keys.get(&k) == Some(&1);
-            let paired = pgf.is_none() || records.get(&k).is_some_and(|r| r.len() == 1);
+            let paired = pgf.is_empty() || records.get(&k).is_some_and(|r| r.len() == 1);
             (unique && paired).then_some((b, i, k))
         });
         let Some((b, i, k)) = dead else {
             return removed;
         };
         module.functions[inv].blocks[b].insts.retain(|&x| x != i);
-        if let Some(p) = pgf {
-            let (rb, ri) = records[&k][0];
+        if let Some(&(p, rb, ri)) = records.get(&k).and_then(|r| r.first()) {
             let g = &mut module.functions[p];
             g.blocks[rb].insts.retain(|&x| x != ri);
             dce(g);
+            g.compact();
         }
         dce(&mut module.functions[inv]);
         module.functions[inv].compact();
-        if let Some(p) = pgf {
-            module.functions[p].compact();
-        }
         removed += 1;
     }
 }

@@ -19,6 +19,13 @@
 //! and at last the dispatch choice for the edge the block was entered by. Each block's records
 //! are one `segment`; the PGF opens a frame on entry and closes it at its return, which puts the
 //! segments in reverse order — the order the inverse, walking back, reads them in.
+//!
+//! A function without loops and of a few blocks ([`PER_BLOCK_MOST`]) gets a PGF of one function
+//! per block instead (`f.pgf` for the entry, `f.pgf.blockN` for the others): each runs its
+//! block forward, calls the helper of the block it goes on to, which records the θ of the
+//! regions after it and returns what the inverse holds for the values the edge passed, and then
+//! records its own region's θ from those values. The records come out in the inverse's order
+//! with no segments, and every region's PGF knows the inverse's values, as the `return`'s does.
 
 use super::facts::{all_exclusive, Cfg, Fact, Facts};
 use super::region::{pair_fwd, rule_error, Region};
@@ -26,7 +33,8 @@ use super::trips::ExitBounds;
 use super::{close_blocks, NoPgf, PgfId, Reorienter};
 use crate::error::Error;
 use pinv_core::ir::{
-    Block, BlockCall, Const, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Type, Value,
+    Block, BlockCall, Const, FuncId, FuncKind, Function, InstKind, Opcode, SegmentOp, Signature,
+    Type, Value,
 };
 use pinv_core::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -40,6 +48,17 @@ use std::rc::Rc;
 /// single-pass register allocator's work grow faster than the steps (a 3,000-statement chain
 /// took 6 s to invert with the helpers from 1,000 instructions on, 0.26 s without).
 const OUTLINE_SETTLES_FROM: usize = 20_000;
+
+/// Up to how many blocks a function without loops (and not recursive) gets a PGF of one function
+/// per block, each calling the next block's and then recording its own block's θ: the call
+/// returns what the inverse holds for the values the edge passes (solved from y by the regions
+/// after it), so each region's PGF steps start from the inverse's values, not the forward ones,
+/// which an inverse that kept a closed form holds an ulp away (then an earlier region's
+/// "nonzero factor" or "which float" θ, decided from the forward value, is not the one the
+/// inverse needs: `gen_check` seed 43363). The calls nest as deep as the path is long, so
+/// larger functions, and functions with loops, keep the PGF of one function whose frame puts
+/// the blocks' segments in reverse order (the module docs).
+const PER_BLOCK_MOST: usize = 64;
 
 /// What a region of block P needs to know about P.
 struct BlockCtx {
@@ -259,15 +278,50 @@ impl Reorienter<'_> {
         let mut h = Self::new_pgf(&c, pgf_name, entry_types, c.param_names.clone());
         let pgf_id = self.reserved_or_new(h.name.clone(), h.kind.clone(), h.sig.clone())?;
         let h_start = h.layout[0];
-        // One block records in the inverse's order as it is.
-        let segmented = blocks.len() > 1;
+        // A PGF of one function per block where that is bounded ([`PER_BLOCK_MOST`]).
+        let per_block = blocks.len() > 1
+            && blocks.len() <= PER_BLOCK_MOST
+            && !cyclic
+            && !recursive
+            && !self.options.lazy_pgf;
+        // One block records in the inverse's order as it is; so does a PGF of one function per
+        // block.
+        let segmented = blocks.len() > 1 && !per_block;
         if segmented {
             h.ins_void(h_start, InstKind::Segment(SegmentOp::Open), c.span);
+        }
+        let isolated = self.isolated.contains(&id);
+        let mut helpers: BTreeMap<Block, (FuncId, Function)> = BTreeMap::new();
+        if per_block {
+            for &b in blocks.iter().filter(|&&b| b != entry) {
+                let types: Vec<Type> = c.blocks[b]
+                    .params
+                    .iter()
+                    .map(|&q| c.value_type(q))
+                    .collect();
+                let mut params = types.clone();
+                params.push(Type::I64);
+                if isolated {
+                    params.extend(c.sig.returns.iter().copied());
+                }
+                let mut returns = types;
+                returns.extend(c.sig.returns.iter().copied());
+                let sig = Signature { params, returns };
+                let name = format!("{}.{b}", h.name);
+                let kind = FuncKind::GeneratedPgf { of: c.name.clone() };
+                let fid = self.reserved_or_new(name.clone(), kind.clone(), sig.clone())?;
+                let mut g = Function::new(name, kind, sig);
+                g.span = c.span;
+                g.create_entry();
+                helpers.insert(b, (fid, g));
+            }
         }
         let mut pgf_blocks: BTreeMap<Block, Block> = BTreeMap::new();
         for &b in &blocks {
             let pb = if b == entry {
                 h_start
+            } else if let Some((_, g)) = helpers.get(&b) {
+                g.layout[0]
             } else {
                 let pb = h.create_block();
                 for &q in &c.blocks[b].params {
@@ -440,15 +494,31 @@ impl Reorienter<'_> {
         // did not rewrite the function ([`super::region::Region::forward_floats`]).
         let forward_floats = (cfg.returns.len() == 1 && original.is_none())
             .then(|| Rc::new(std::cell::RefCell::new(rustc_hash::FxHashSet::default())));
+        // Each helper's function and the types it returns, for its callers.
+        let helper_calls: BTreeMap<Block, (FuncId, Vec<Type>)> = helpers
+            .iter()
+            .map(|(&b, (fid, g))| (b, (*fid, g.sig.returns.clone())))
+            .collect();
         for &p in &blocks {
             let h_entry = pgf_blocks[&p];
+            // The function P's PGF code goes into: the PGF, or P's helper.
+            let h: &mut Function = match helpers.get_mut(&p) {
+                Some((_, g)) => g,
+                None => &mut h,
+            };
             let mut fwd: BTreeMap<Value, Value> = BTreeMap::new();
             let h_params = h.blocks[h_entry].params.clone();
+            let n_params = c.blocks[p].params.len();
             for (&q, &v) in c.blocks[p].params.iter().zip(&h_params) {
                 fwd.insert(q, v);
             }
-            let in_edge = (p != entry).then(|| h_params[h_params.len() - 1]);
-            copy_block(&c, p, &mut h, h_entry, &mut fwd)?;
+            let in_edge = (p != entry).then(|| h_params[n_params]);
+            // The original's outputs: computed at the PGF's entry, passed to each helper.
+            let original: Option<Rc<[Value]>> = match &original {
+                Some(_) if p != entry && per_block => Some(h_params[n_params + 1..].into()),
+                o => o.clone(),
+            };
+            copy_block(&c, p, h, h_entry, &mut fwd)?;
             // Where the isolation rewrote P: its original code.
             let original_p = self
                 .original_blocks
@@ -456,7 +526,7 @@ impl Reorienter<'_> {
                 .filter(|o| o.rewritten.contains(&p))
                 .cloned();
             if let Some(original) = &original_p {
-                original_block_values(&c, &original.closed, p, &mut h, h_entry, &mut fwd)?;
+                original_block_values(&c, &original.closed, p, h, h_entry, &mut fwd)?;
             }
             let Some(term) = c.terminator(p) else {
                 return Err(Error::Internal(format!("{p} has no terminator")));
@@ -508,7 +578,7 @@ impl Reorienter<'_> {
             let edge_facts = facts.edge_facts(p);
             let tolerance = self.options.emit.tolerance;
             let muted = ctx.muted;
-            let record_in_edge = |h: &mut Function, at: Block| -> Block {
+            let record_in_edge = |h: &mut Function, at: Block, values: &[Value]| -> Block {
                 let Some(edge) = in_edge.filter(|_| !muted) else {
                     return at;
                 };
@@ -516,7 +586,7 @@ impl Reorienter<'_> {
                 if cyclic {
                     guard_args.push(h.ins_const(at, Const::I64(0), term_span));
                 }
-                guard_args.extend(in_edge_values.iter().copied());
+                guard_args.extend(values.iter().copied());
                 let edge_guards: Vec<Option<(FuncId, Vec<Value>)>> = cfg.preds[&p]
                     .iter()
                     .map(|e| {
@@ -527,7 +597,7 @@ impl Reorienter<'_> {
                 emit_record_choice(
                     h,
                     at,
-                    &in_edge_values,
+                    values,
                     &edge_facts,
                     &edge_guards,
                     edge,
@@ -555,7 +625,7 @@ impl Reorienter<'_> {
                         .map(|s| guards.get(s).map(|&(id, _)| (id, guard_args.clone())))
                         .collect();
                     let at = emit_record_choice(
-                        &mut h,
+                        h,
                         h_entry,
                         &held_args,
                         &site_facts,
@@ -573,12 +643,12 @@ impl Reorienter<'_> {
                         Some(ys) => args.iter().copied().zip(ys.iter().copied()).collect(),
                         None => Vec::new(),
                     };
-                    let end = self.emit_region(
+                    let (end, held_params) = self.emit_region(
                         &c,
                         p,
                         &mut inv,
                         start,
-                        &mut h,
+                        h,
                         at,
                         fwd.clone(),
                         seed,
@@ -591,71 +661,100 @@ impl Reorienter<'_> {
                         &mut no_pgf,
                         term_span,
                     )?;
-                    let end = record_in_edge(&mut h, end);
-                    if segmented {
-                        h.ins_void(end, InstKind::Segment(SegmentOp::Close), term_span);
+                    if per_block {
+                        let end = record_in_edge(h, end, &held_params);
+                        let mut results = if p == entry { Vec::new() } else { held_params };
+                        results.extend(fwd_args);
+                        h.ins_return(end, results, term_span);
+                    } else {
+                        let end = record_in_edge(h, end, &in_edge_values);
+                        if segmented {
+                            h.ins_void(end, InstKind::Segment(SegmentOp::Close), term_span);
+                        }
+                        h.ins_return(end, fwd_args, term_span);
                     }
-                    h.ins_return(end, fwd_args, term_span);
                 }
-                InstKind::Jump { dest } => {
-                    let (end, args) = self.edge(
-                        &c,
-                        p,
-                        0,
-                        &dest,
-                        None,
-                        &mut inv,
-                        &regions,
-                        &mut h,
-                        h_entry,
-                        &fwd,
-                        &local_index,
-                        &ctx,
-                        &mut no_pgf,
-                        term_span,
-                    )?;
-                    let end = record_in_edge(&mut h, end);
-                    h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
-                    h.ins_jump(end, pgf_blocks[&dest.block], args, term_span);
-                }
-                InstKind::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                } => {
-                    let (tb, eb) = (h.create_block(), h.create_block());
-                    let fc = pair_fwd(&fwd, cond)?;
-                    h.ins_void(
-                        h_entry,
+                InstKind::Jump { .. } | InstKind::Brif { .. } => {
+                    // Each edge: its side, its call, where its PGF goes, the condition taken.
+                    type Out = (usize, BlockCall, Block, Option<(Value, bool)>);
+                    let edges: Vec<Out> = match c.insts[term].kind.clone() {
                         InstKind::Brif {
-                            cond: fc,
-                            then_dest: Box::new(BlockCall::new(tb, Vec::new())),
-                            else_dest: Box::new(BlockCall::new(eb, Vec::new())),
-                        },
-                        term_span,
-                    );
-                    for (slot, dest, at, taken) in
-                        [(0, &then_dest, tb, true), (1, &else_dest, eb, false)]
-                    {
-                        let (end, args) = self.edge(
+                            cond,
+                            then_dest,
+                            else_dest,
+                        } => {
+                            let (tb, eb) = (h.create_block(), h.create_block());
+                            let fc = pair_fwd(&fwd, cond)?;
+                            h.ins_void(
+                                h_entry,
+                                InstKind::Brif {
+                                    cond: fc,
+                                    then_dest: Box::new(BlockCall::new(tb, Vec::new())),
+                                    else_dest: Box::new(BlockCall::new(eb, Vec::new())),
+                                },
+                                term_span,
+                            );
+                            vec![
+                                (0, *then_dest, tb, Some((cond, true))),
+                                (1, *else_dest, eb, Some((cond, false))),
+                            ]
+                        }
+                        InstKind::Jump { dest } => vec![(0, dest, h_entry, None)],
+                        _ => Vec::new(),
+                    };
+                    for (slot, dest, at, cond) in edges {
+                        // With a helper per block: the call of the next block's helper first
+                        // (its records are the inverse's first), then this edge's region,
+                        // from what the inverse holds for the values the edge passes.
+                        let mut outputs = Vec::new();
+                        let mut replays = None;
+                        if let Some((callee, returns)) = helper_calls.get(&dest.block) {
+                            let mut call_args: Vec<Value> = dest
+                                .args
+                                .iter()
+                                .map(|&a| pair_fwd(&fwd, a))
+                                .collect::<Result<_, _>>()?;
+                            let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
+                            call_args.push(h.ins_const(at, Const::I64(index as i64), term_span));
+                            call_args.extend(original.iter().flat_map(|ys| ys.iter().copied()));
+                            let results = h.ins_call(at, *callee, call_args, returns, term_span);
+                            let n = c.blocks[dest.block].params.len();
+                            replays = Some(
+                                dest.args
+                                    .iter()
+                                    .copied()
+                                    .zip(results[..n].to_vec())
+                                    .collect(),
+                            );
+                            outputs = results[n..].to_vec();
+                        }
+                        let (end, args, held_params) = self.edge(
                             &c,
                             p,
                             slot,
-                            dest,
-                            Some((cond, taken)),
+                            &dest,
+                            cond,
                             &mut inv,
                             &regions,
-                            &mut h,
+                            h,
                             at,
                             &fwd,
                             &local_index,
                             &ctx,
+                            replays,
                             &mut no_pgf,
                             term_span,
                         )?;
-                        let end = record_in_edge(&mut h, end);
-                        h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
-                        h.ins_jump(end, pgf_blocks[&dest.block], args, term_span);
+                        if per_block {
+                            let end = record_in_edge(h, end, &held_params);
+                            let mut results = if p == entry { Vec::new() } else { held_params };
+                            results.extend(outputs);
+                            h.ins_return(end, results, term_span);
+                        } else {
+                            let end = record_in_edge(h, end, &in_edge_values);
+                            h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
+                            h.ins_jump(end, pgf_blocks[&dest.block], args, term_span);
+                        }
                     }
                 }
                 _ => {
@@ -674,6 +773,14 @@ impl Reorienter<'_> {
         if !segmented {
             frame_stashes(&mut h);
         }
+        let helpers: Vec<Function> = helpers
+            .into_values()
+            .map(|(_, mut g)| {
+                g.remove_unreachable_blocks();
+                frame_stashes(&mut g);
+                g
+            })
+            .collect();
 
         let mut shapes = BranchShapes::new(&inv);
         let pieces: FxHashSet<FuncId> = self.outlined.values().flatten().copied().collect();
@@ -704,12 +811,17 @@ impl Reorienter<'_> {
         let pgf = match no_pgf {
             None => {
                 self.add(h)?;
+                for g in helpers {
+                    self.add(g)?;
+                }
                 Ok(pgf_id)
             }
             Some(why) => {
                 // The reserved PGF gets a body that says why, so the module stays well formed.
-                super::stub_pgf(&mut h, format!("no PGF: {why}"));
-                self.add(h)?;
+                for mut g in std::iter::once(h).chain(helpers) {
+                    super::stub_pgf(&mut g, format!("no PGF: {why}"));
+                    self.add(g)?;
+                }
                 Err(NoPgf { reason: why })
             }
         };
@@ -717,8 +829,10 @@ impl Reorienter<'_> {
     }
 
     /// The region of the edge from `p` (side `slot`) to `dest`, with its PGF at `at` of `h`.
-    /// Returns where the PGF continues and the arguments of its jump to `dest`'s block (`dest`'s
-    /// own, then the edge's index among `dest`'s predecessors).
+    /// `held` is what the inverse holds for the values the edge passes, where the PGF knows
+    /// it ([`PER_BLOCK_MOST`]). Returns where the PGF continues, the arguments of its jump
+    /// to `dest`'s block (`dest`'s own, then the edge's index among `dest`'s predecessors), and
+    /// what the inverse holds, in the PGF, for `p`'s parameters after the region.
     #[allow(clippy::too_many_arguments)]
     fn edge(
         &mut self,
@@ -734,9 +848,10 @@ impl Reorienter<'_> {
         fwd: &BTreeMap<Value, Value>,
         local_index: &BTreeMap<(Block, usize), usize>,
         ctx: &BlockCtx,
+        held: Option<Vec<(Value, Value)>>,
         no_pgf: &mut Option<String>,
         span: Span,
-    ) -> Result<(Block, Vec<Value>), Error> {
+    ) -> Result<(Block, Vec<Value>, Vec<Value>), Error> {
         let mut args: Vec<Value> = dest
             .args
             .iter()
@@ -757,15 +872,16 @@ impl Reorienter<'_> {
         // Into a block that returns its parameters, or passes them on to one (the merge after
         // an `if` that gives the result): the inverse holds y for what the edge passes them.
         let dest_params = &c.blocks[dest.block].params;
-        let replays: Vec<(Value, Value)> = match &ctx.original {
-            Some(ys) => dest_params
+        let replays: Vec<(Value, Value)> = match (held, &ctx.original) {
+            (Some(held), _) => held,
+            (None, Some(ys)) => dest_params
                 .iter()
                 .zip(&dest.args)
                 .filter_map(|(&q, &a)| Some((a, *ys.get(returned_as(c, dest.block, q)?)?)))
                 .collect(),
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         };
-        let end = self.emit_region(
+        let (end, held) = self.emit_region(
             c,
             p,
             inv,
@@ -782,12 +898,13 @@ impl Reorienter<'_> {
             no_pgf,
             span,
         )?;
-        Ok((end, args))
+        Ok((end, args, held))
     }
 
     /// Inverts block `p` in the inverse block `start`, knowing `seed` (forward value, inverse
     /// value) pairs and the branch condition; writes the matching PGF at `at` of helper `h`. Then
-    /// continues with p's parameters as `cont` says. Returns where the PGF continues.
+    /// continues with p's parameters as `cont` says. Returns where the PGF continues, and the
+    /// PGF's values for what the inverse holds for p's parameters ([`Region::held`]).
     #[allow(clippy::too_many_arguments)]
     fn emit_region(
         &mut self,
@@ -806,7 +923,7 @@ impl Reorienter<'_> {
         anchored: bool,
         no_pgf: &mut Option<String>,
         span: Span,
-    ) -> Result<Block, Error> {
+    ) -> Result<(Block, Vec<Value>), Error> {
         self.deadline.check(&c.name, span)?;
         // Whether this region is the edge leaving P's loop on side `slot` (0: the `then` side).
         let leaving = |slot: usize| cond.is_some_and(|(_, taken)| taken == (slot == 0));
@@ -901,6 +1018,11 @@ impl Reorienter<'_> {
             };
             values.push(v);
         }
+        let held: Vec<Value> = c.blocks[p]
+            .params
+            .iter()
+            .map(|&q| region.held(q))
+            .collect::<Result<_, _>>()?;
         if let Some(why) = region.no_pgf.take() {
             no_pgf.get_or_insert(why);
         }
@@ -923,7 +1045,7 @@ impl Reorienter<'_> {
                 inv.ins_jump(inv_block, to, args, span);
             }
         }
-        Ok(pgf_block)
+        Ok((pgf_block, held))
     }
 }
 
