@@ -285,6 +285,22 @@ impl Compare {
             return Ok(());
         }
         if rel.direct() {
+            // The inverse reads m from k's side of what it holds for k. Where m is k (`max(p,
+            // q) ≤ q`) and the inverse holds k an ulp past the forward value (solved from y by
+            // a closed form), the forward m lies just beyond that side: the inverse's own m is
+            // then its k, which the steps after it (`max`, a value used twice) take to x.
+            let beyond = match rel {
+                Rel::Le | Rel::NotGt => Some(Opcode::Fgt),
+                Rel::Ge | Rel::NotLt => Some(Opcode::Flt),
+                _ => None,
+            };
+            if let Some(beyond) = beyond.filter(|_| !self.int()) {
+                let held = e.replayed(k);
+                let past = e.prim(beyond, &[m, held]);
+                let read = e.select(past, held, m)?;
+                e.note_replay(m, read);
+                return e.record(read, rel.side_role());
+            }
             return e.record(m, rel.side_role());
         }
         // m ≠ k.
