@@ -1582,3 +1582,19 @@ fn a_compared_operand_equal_to_the_other_is_read_from_the_inverses_side() {
     );
     sound_and_complete(&program, &["e1", "e2", "e4"]);
 }
+
+/// A product's factor drawn within y over its partner's range, where that range ends at 0
+/// (`min(p, 0.0)`: `[−∞, 0]`): the end is −0, so that y over it is the infinity of the
+/// quotients' sign. As +0 it gave the sine the wrong side of 0 for every positive y (gen_check
+/// seed 26180, found before the change landed).
+#[test]
+fn a_factor_within_a_partner_that_ends_at_zero_keeps_its_sign() {
+    let program = Program::parse(
+        "generated.pinv",
+        "fn neg(p: f64, t: f64) -> f64 { min(p, 0.0) * sin(t) }
+         fn g2(p0: f64) -> f64 { (min(p0, 0.0) * atan2(10.0, p0)) / asin(0.5) }",
+    )
+    .expect("compiles");
+    pinv_tests::round_trip(&program, "neg", &[Const::F64(-2.5), Const::F64(-0.75)]);
+    sound_and_complete(&program, &["neg", "g2"]);
+}

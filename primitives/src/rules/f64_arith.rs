@@ -258,7 +258,9 @@ pub fn fmul() -> Spec {
                         settle_doc(FMUL_B).when("z ≠ 0, and z / a does not pin b"),
                     ],
                     &checks,
-                    "z ≠ 0: a = θ, b = z / a; z = 0: one factor 0 (choice), the other θ",
+                    "z ≠ 0: a = θ, b = z / a (θ for the factor whose partner keeps one sign, within z \
+                     over the partner's range, where both have a range); z = 0: one factor 0 \
+                     (choice), the other θ",
                 ),
                 (true, false) => RuleDoc::rounded(vec![settle_doc(FMUL_A)], &checks, "a = z / b"),
                 _ => RuleDoc::rounded(vec![settle_doc(FMUL_B)], &checks, "b = z / a"),
@@ -293,11 +295,10 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
                 &[Type::F64],
                 |e| Ok(vec![e.theta(Domain::Real, role)?]),
                 |e| {
-                    Ok(vec![e.theta_for_operand(
-                        first,
-                        Domain::NonzeroReal,
-                        role,
-                    )?])
+                    Ok(vec![match one_signed(e, 1 - first) {
+                        Some(range) => factor_within(e, z, first, range, role)?,
+                        None => e.theta_for_operand(first, Domain::NonzeroReal, role)?,
+                    }])
                 },
             )?[0];
             let (d, f) = over(e, z, t);
@@ -319,12 +320,90 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
 /// for most draws, or `exp(t)` below 0 for half of them. (A left factor with a range of its
 /// own, `exp(u) * sin(t)`, keeps θ: a quotient would then have to land in its range too.) The
 /// inverse and the PGF decide alike, from the ranges.
+///
+/// With both ranges known, θ gives the factor whose partner keeps one sign (`exp(u) *
+/// sin(t)`, `v² · sin(t)`): it is drawn from the values that leave the quotient in the
+/// partner's range ([`factor_within`]), `sin(t)` on z's side of 0, where a θ for `exp(u)`
+/// left the quotient beyond ±1 for half the draws.
 fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
-    if bounding(e, 1).is_some() && bounding(e, 0).is_none() {
-        (1, "right operand", FMUL_A)
-    } else {
-        (0, "left operand", FMUL_B)
+    let right = (1, "right operand", FMUL_A);
+    let left = (0, "left operand", FMUL_B);
+    if zero_range(e, 0) || zero_range(e, 1) {
+        return left;
     }
+    match (bounding(e, 0), bounding(e, 1)) {
+        (None, Some(_)) => right,
+        (Some(_), Some(_)) if one_signed(e, 1).is_none() && one_signed(e, 0).is_some() => right,
+        _ => left,
+    }
+}
+
+/// Whether the `fmul` rule, with both factors unknown, draws θ so that the quotient stays in
+/// the partner's range ([`factor_within`]: both ranges known, one keeping one sign). Then every
+/// draw gives a product of y, which a split that ignores the ranges (`iso.mul`'s balanced one)
+/// would not.
+pub fn fmul_splits_within_ranges(e: &Emitter<'_>) -> bool {
+    one_signed(e, 0).is_some() || one_signed(e, 1).is_some()
+}
+
+/// Operand `i`'s range, where both operands have one and operand `i`'s keeps one sign
+/// (`[lo, hi]` with `lo ≥ 0` or `hi ≤ 0`), neither being the zeros alone: then the other factor of `z = a · b` has z's sign
+/// (or the opposite) and lies between `z / hi` and `z / lo` ([`factor_within`]).
+fn one_signed(e: &Emitter<'_>, i: usize) -> Option<(f64, f64)> {
+    if zero_range(e, 0) || zero_range(e, 1) {
+        return None;
+    }
+    bounding(e, 1 - i)?;
+    bounding(e, i).filter(|&(lo, hi)| lo >= 0.0 || hi <= 0.0)
+}
+
+/// Whether operand `i` ranges over the zeros alone (`0.0 · p`): its products are zeros.
+fn zero_range(e: &Emitter<'_>, i: usize) -> bool {
+    e.operand_range(i) == Some((0.0, 0.0))
+}
+
+/// Factor `first` of a finite nonzero `z = a · b` whose partner has the one-signed range
+/// `[lo, hi]`: the partner is `z / t`, which lies in `[lo, hi]` for `t` between `z / lo` and
+/// `z / hi` (`z / 0` is ±inf), widened by the tolerance relative to each end and within
+/// `first`'s own range. Complete as [`divisor_within`] is: the forward factors give `a · b =
+/// z + ε`, and a z earlier steps computed within the tolerance, by the widening. A z that is
+/// ±inf leaves the bounds open.
+fn factor_within(
+    e: &mut Emitter<'_>,
+    z: Value,
+    first: usize,
+    (lo, hi): (f64, f64),
+    role: &str,
+) -> Result<Value, RuleError> {
+    // A zero end is the side's zero, so that z over it is the infinity of the quotients' sign
+    // (`[−∞, 0]`: z / −0 is −∞ for z > 0, where z / +0 would be +∞).
+    let (lo, hi) = match (lo == 0.0, hi == 0.0) {
+        (_, true) => (lo, -0.0),
+        (true, false) => (0.0, hi),
+        _ => (lo, hi),
+    };
+    let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
+    let q1 = e.fdiv(z, lo_c);
+    let q2 = e.fdiv(z, hi_c);
+    let below = e.op2(Opcode::Fmin, q1, q2);
+    let above = e.op2(Opcode::Fmax, q1, q2);
+    let tol = e.fc(e.options().tolerance);
+    let b_abs = e.fabs(below);
+    let b_slack = e.fmul(tol, b_abs);
+    let below = e.fsub(below, b_slack);
+    let a_abs = e.fabs(above);
+    let a_slack = e.fmul(tol, a_abs);
+    let above = e.fadd(above, a_slack);
+    let finite = e.is_finite(z);
+    let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
+    let mut below = e.select(finite, below, neg_inf)?;
+    let mut above = e.select(finite, above, inf)?;
+    if let Some((own_lo, own_hi)) = bounding(e, first) {
+        let (own_lo, own_hi) = (e.fc(own_lo), e.fc(own_hi));
+        below = e.op2(Opcode::Fmax, below, own_lo);
+        above = e.op2(Opcode::Fmin, above, own_hi);
+    }
+    e.theta_within(Domain::Real, below, above, role)
 }
 
 /// The PGF of [`fmul_both`].
