@@ -157,11 +157,22 @@ fn right_within(e: &mut Emitter<'_>, z: Value, difference: bool) -> Result<Value
 /// operand's own range where it has one (what the sum's and the divisor's reads share).
 fn right_in_own_range(
     e: &mut Emitter<'_>,
+    below: Value,
+    above: Value,
+    role: &str,
+) -> Result<Value, RuleError> {
+    in_own_range(e, 1, below, above, role)
+}
+
+/// θ for operand `i` within `[below, above]` and its own range.
+fn in_own_range(
+    e: &mut Emitter<'_>,
+    i: usize,
     mut below: Value,
     mut above: Value,
     role: &str,
 ) -> Result<Value, RuleError> {
-    if let Some((lo, hi)) = bounding(e, 1) {
+    if let Some((lo, hi)) = bounding(e, i) {
         let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
         below = e.op2(Opcode::Fmax, below, lo_c);
         above = e.op2(Opcode::Fmin, above, hi_c);
@@ -200,6 +211,20 @@ fn divisor_within(e: &mut Emitter<'_>, z: Value, (lo, hi): (f64, f64)) -> Result
     let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
     let q1 = e.fdiv(lo_c, z);
     let q2 = e.fdiv(hi_c, z);
+    let zero = e.fc(0.0);
+    let z_zero = e.feq(z, zero);
+    let (below, above) = widened_between(e, q1, q2, z_zero)?;
+    right_in_own_range(e, below, above, "divisor")
+}
+
+/// The interval between `q1` and `q2`, widened by the tolerance relative to each end (an end
+/// of 0 stays 0), or all of the reals where `open` holds.
+fn widened_between(
+    e: &mut Emitter<'_>,
+    q1: Value,
+    q2: Value,
+    open: Value,
+) -> Result<(Value, Value), RuleError> {
     let below = e.op2(Opcode::Fmin, q1, q2);
     let above = e.op2(Opcode::Fmax, q1, q2);
     let tol = e.fc(e.options().tolerance);
@@ -209,12 +234,8 @@ fn divisor_within(e: &mut Emitter<'_>, z: Value, (lo, hi): (f64, f64)) -> Result
     let a_abs = e.fabs(above);
     let a_slack = e.fmul(tol, a_abs);
     let above = e.fadd(above, a_slack);
-    let zero = e.fc(0.0);
-    let z_zero = e.feq(z, zero);
     let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
-    let below = e.select(z_zero, neg_inf, below)?;
-    let above = e.select(z_zero, inf, above)?;
-    right_in_own_range(e, below, above, "divisor")
+    Ok((e.select(open, neg_inf, below)?, e.select(open, inf, above)?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,25 +406,10 @@ fn factor_within(
     let (lo_c, hi_c) = (e.fc(lo), e.fc(hi));
     let q1 = e.fdiv(z, lo_c);
     let q2 = e.fdiv(z, hi_c);
-    let below = e.op2(Opcode::Fmin, q1, q2);
-    let above = e.op2(Opcode::Fmax, q1, q2);
-    let tol = e.fc(e.options().tolerance);
-    let b_abs = e.fabs(below);
-    let b_slack = e.fmul(tol, b_abs);
-    let below = e.fsub(below, b_slack);
-    let a_abs = e.fabs(above);
-    let a_slack = e.fmul(tol, a_abs);
-    let above = e.fadd(above, a_slack);
     let finite = e.is_finite(z);
-    let (neg_inf, inf) = (e.fc(f64::NEG_INFINITY), e.fc(f64::INFINITY));
-    let mut below = e.select(finite, below, neg_inf)?;
-    let mut above = e.select(finite, above, inf)?;
-    if let Some((own_lo, own_hi)) = bounding(e, first) {
-        let (own_lo, own_hi) = (e.fc(own_lo), e.fc(own_hi));
-        below = e.op2(Opcode::Fmax, below, own_lo);
-        above = e.op2(Opcode::Fmin, above, own_hi);
-    }
-    e.theta_within(Domain::Real, below, above, role)
+    let infinite = e.bnot(finite);
+    let (below, above) = widened_between(e, q1, q2, infinite)?;
+    in_own_range(e, first, below, above, role)
 }
 
 /// The PGF of [`fmul_both`].
