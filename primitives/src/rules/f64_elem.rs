@@ -54,11 +54,37 @@ fn acosh_or_asinh(e: &mut Emitter<'_>, v: Value, s: f64) -> Result<Value, RuleEr
             let sc = e.fc(s);
             let sum = e.fadd(sq, sc);
             let root = e.op1(Opcode::Sqrt, sum);
+            if s > 0.0 {
+                // asinh v = log1p(v + v² / (1 + √(v² + 1))): `log(v + √(v² + 1))` keeps
+                // only ulp(1) / v of a small v's precision (v = 10⁻¹³: a thousandth).
+                let one = e.fc(1.0);
+                let den = e.fadd(one, root);
+                let frac = e.fdiv(sq, den);
+                let x = e.fadd(v, frac);
+                return Ok(vec![log1p(e, x)?]);
+            }
             let arg = e.fadd(v, root);
             Ok(vec![e.op1(Opcode::Log, arg)])
         },
     )
     .map(|r| r[0])
+}
+
+/// `log(1 + x)`, to a few ulps where `1 + x` rounds most of a small x away: `x · log(u) / (u −
+/// 1)` with `u = 1 + x` (x itself where u is 1), for |x| < ½; `log(1 + x)` beyond.
+fn log1p(e: &mut Emitter<'_>, x: Value) -> Result<Value, RuleError> {
+    let one = e.fc(1.0);
+    let u = e.fadd(one, x);
+    let l = e.op1(Opcode::Log, u);
+    let d = e.fsub(u, one);
+    let q = e.fdiv(x, d);
+    let small = e.fmul(l, q);
+    let is_one = e.feq(u, one);
+    let small = e.select(is_one, x, small)?;
+    let ax = e.fabs(x);
+    let half = e.fc(0.5);
+    let near = e.flt(ax, half);
+    e.select(near, small, l)
 }
 
 /// A domain check of an output: its reason, and the condition as IR (true: in the domain).
@@ -190,14 +216,15 @@ fn asinh(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
     e.with_sign_of(r, z)
 }
 
-/// `½ log((1 + |z|) / (1 − |z|))` with z's sign.
+/// `½ log((1 + |z|) / (1 − |z|))` with z's sign, as `½ log1p(2|z| / (1 − |z|))`: the
+/// quotient rounds most of a small z away.
 fn atanh(e: &mut Emitter<'_>, z: Value) -> Result<Value, RuleError> {
     let az = e.fabs(z);
     let one = e.fc(1.0);
-    let num = e.fadd(one, az);
+    let num = e.fadd(az, az);
     let den = e.fsub(one, az);
     let q = e.fdiv(num, den);
-    let l = e.op1(Opcode::Log, q);
+    let l = log1p(e, q)?;
     let half = e.fc(0.5);
     let r = e.fmul(half, l);
     e.with_sign_of(r, z)
