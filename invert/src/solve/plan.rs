@@ -18,6 +18,7 @@
 
 use pinv_core::ir::{Const, FuncId, Function, InstKind, Opcode, Type, Value, ValueDef};
 use pinv_core::Span;
+use pinv_primitives::rules::f64_arith::fmul_theta_factor;
 use std::collections::{HashMap, HashSet};
 
 /// One result of a plan instruction.
@@ -859,23 +860,11 @@ fn theta_operand(op: Opcode) -> (usize, bool) {
 
 /// Which factor of a product of two unknowns the `fmul` rule reads θ for, from the factors'
 /// forward ranges, and whether it draws it so that the partner (z over it) stays in the
-/// partner's range: the partner keeps one sign and both ranges are bounded on some side (as
-/// `fmul_first` in the rule decides). Otherwise the right factor where only it is bounded, else
-/// the left.
+/// partner's range: as the rule decides ([`fmul_theta_factor`]).
 fn fmul_theta_operand(a: Range, b: Range) -> (usize, bool) {
-    let bounded = |r: Range| r.lo.is_finite() || r.hi.is_finite();
-    let one_signed = |r: Range| r.lo >= 0.0 || r.hi <= 0.0;
-    let zero = |r: Range| r.lo == 0.0 && r.hi == 0.0;
-    if zero(a) || zero(b) {
-        // A constant zero factor: its products are zeros, the rule's `z = 0` case.
-        return (0, false);
-    }
-    match (bounded(a), bounded(b)) {
-        (false, true) => (1, false),
-        (true, true) if one_signed(a) && !one_signed(b) => (1, true),
-        (true, true) if one_signed(b) => (0, true),
-        _ => (0, false),
-    }
+    let bounded = |r: Range| (r.lo.is_finite() || r.hi.is_finite()).then_some((r.lo, r.hi));
+    let (k, partner) = fmul_theta_factor(bounded(a), bounded(b));
+    (k, partner.is_some())
 }
 
 /// Simulates the reorientation of `plan` (see the module docs).

@@ -309,14 +309,14 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
         },
         |e| {
             // θ gives the factor `first` (0: a, 1: b), the other is z over it.
-            let (first, role, settle_role) = fmul_first(e);
+            let (first, role, settle_role, partner) = fmul_first(e);
             let nan = e.is_nan(z);
             let t = e.if_else(
                 nan,
                 &[Type::F64],
                 |e| Ok(vec![e.theta(Domain::Real, role)?]),
                 |e| {
-                    Ok(vec![match one_signed(e, 1 - first) {
+                    Ok(vec![match partner {
                         Some(range) => factor_within(e, z, first, range, role)?,
                         None => e.theta_for_operand(first, Domain::NonzeroReal, role)?,
                     }])
@@ -338,24 +338,40 @@ fn fmul_both(e: &mut Emitter<'_>, z: Value) -> Result<(Value, Value), RuleError>
 /// settle role of the other: the left one, unless the right one has a known range and the left
 /// one none (`x * sin(t)`, `x * exp(t)`): then θ draws the right one from its range and every
 /// draw leaves a quotient for the left, where a θ for the left would give `sin(t)` beyond ±1
-/// for most draws, or `exp(t)` below 0 for half of them. (A left factor with a range of its
-/// own, `exp(u) * sin(t)`, keeps θ: a quotient would then have to land in its range too.) The
-/// inverse and the PGF decide alike, from the ranges.
+/// for most draws, or `exp(t)` below 0 for half of them. The inverse and the PGF decide
+/// alike, from the ranges ([`fmul_theta_factor`]).
 ///
 /// With both ranges known, θ gives the factor whose partner keeps one sign (`exp(u) *
 /// sin(t)`, `v² · sin(t)`): it is drawn from the values that leave the quotient in the
 /// partner's range ([`factor_within`]), `sin(t)` on z's side of 0, where a θ for `exp(u)`
-/// left the quotient beyond ±1 for half the draws.
-fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
-    let right = (1, "right operand", FMUL_A);
-    let left = (0, "left operand", FMUL_B);
-    if zero_range(e, 0) || zero_range(e, 1) {
-        return left;
+/// left the quotient beyond ±1 for half the draws. The last value is that partner's range.
+fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str, Option<(f64, f64)>) {
+    match fmul_theta_factor(bounding(e, 0), bounding(e, 1)) {
+        (1, partner) => (1, "right operand", FMUL_A, partner),
+        (_, partner) => (0, "left operand", FMUL_B, partner),
     }
-    match (bounding(e, 0), bounding(e, 1)) {
-        (None, Some(_)) => right,
-        (Some(_), Some(_)) if one_signed(e, 1).is_none() && one_signed(e, 0).is_some() => right,
-        _ => left,
+}
+
+/// The factor of `z = a · b`, both unknown, that θ gives ([`fmul_first`]), from the factors'
+/// ranges where they have a finite end (`None`: none), with the partner's range where θ is
+/// drawn so that the partner, z over it, stays in that range ([`factor_within`]: both have a
+/// range and the partner's keeps one sign, `[lo, hi]` with `lo ≥ 0` or `hi ≤ 0`). A factor
+/// that is the zeros alone (`0.0 · p`) leaves the left one, read as ever: its products are
+/// zeros, the rule's `z = 0` case. The plan simulation decides as the rule does from this.
+pub fn fmul_theta_factor(
+    a: Option<(f64, f64)>,
+    b: Option<(f64, f64)>,
+) -> (usize, Option<(f64, f64)>) {
+    let zero = |r: Option<(f64, f64)>| r == Some((0.0, 0.0));
+    let one_signed = |(lo, hi): (f64, f64)| lo >= 0.0 || hi <= 0.0;
+    if zero(a) || zero(b) {
+        return (0, None);
+    }
+    match (a, b) {
+        (None, Some(_)) => (1, None),
+        (Some(ra), Some(rb)) if one_signed(ra) && !one_signed(rb) => (1, Some(ra)),
+        (Some(_), Some(rb)) if one_signed(rb) => (0, Some(rb)),
+        _ => (0, None),
     }
 }
 
@@ -364,23 +380,7 @@ fn fmul_first(e: &Emitter<'_>) -> (usize, &'static str, &'static str) {
 /// draw gives a product of y, which a split that ignores the ranges (`iso.mul`'s balanced one)
 /// would not.
 pub fn fmul_splits_within_ranges(e: &Emitter<'_>) -> bool {
-    one_signed(e, 0).is_some() || one_signed(e, 1).is_some()
-}
-
-/// Operand `i`'s range, where both operands have one and operand `i`'s keeps one sign
-/// (`[lo, hi]` with `lo ≥ 0` or `hi ≤ 0`), neither being the zeros alone: then the other factor of `z = a · b` has z's sign
-/// (or the opposite) and lies between `z / hi` and `z / lo` ([`factor_within`]).
-fn one_signed(e: &Emitter<'_>, i: usize) -> Option<(f64, f64)> {
-    if zero_range(e, 0) || zero_range(e, 1) {
-        return None;
-    }
-    bounding(e, 1 - i)?;
-    bounding(e, i).filter(|&(lo, hi)| lo >= 0.0 || hi <= 0.0)
-}
-
-/// Whether operand `i` ranges over the zeros alone (`0.0 · p`): its products are zeros.
-fn zero_range(e: &Emitter<'_>, i: usize) -> bool {
-    e.operand_range(i) == Some((0.0, 0.0))
+    fmul_first(e).3.is_some()
 }
 
 /// Factor `first` of a finite nonzero `z = a · b` whose partner has the one-signed range
@@ -443,7 +443,7 @@ fn fmul_both_pgf(e: &mut Emitter<'_>, z: Value, a: Value, b: Value) -> Result<()
             Ok(())
         },
         |e| {
-            let (first, role, settle_role) = fmul_first(e);
+            let (first, role, settle_role, _) = fmul_first(e);
             let (t, other) = if first == 0 { (a, b) } else { (b, a) };
             e.record(t, role)?;
             let (d, f) = over(e, z, t);
