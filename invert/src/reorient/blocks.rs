@@ -606,6 +606,15 @@ impl Reorienter<'_> {
                     block_span(&c, p),
                 )
             };
+            // With a helper per block, after P's region: the in-edge choice from what the inverse
+            // holds for P's parameters, then P's helper returns those (but the entry's) and f(x).
+            let return_held =
+                |h: &mut Function, end: Block, held: Vec<Value>, outputs: Vec<Value>| {
+                    let end = record_in_edge(h, end, &held);
+                    let mut results = if p == entry { Vec::new() } else { held };
+                    results.extend(outputs);
+                    h.ins_return(end, results, term_span);
+                };
             match c.insts[term].kind.clone() {
                 InstKind::Return { args } => {
                     let site = cfg.returns.iter().position(|&r| r == p).unwrap_or(0);
@@ -662,10 +671,7 @@ impl Reorienter<'_> {
                         term_span,
                     )?;
                     if per_block {
-                        let end = record_in_edge(h, end, &held_params);
-                        let mut results = if p == entry { Vec::new() } else { held_params };
-                        results.extend(fwd_args);
-                        h.ins_return(end, results, term_span);
+                        return_held(h, end, held_params, fwd_args);
                     } else {
                         let end = record_in_edge(h, end, &in_edge_values);
                         if segmented {
@@ -703,19 +709,22 @@ impl Reorienter<'_> {
                         _ => Vec::new(),
                     };
                     for (slot, dest, at, cond) in edges {
+                        // What the PGF passes on: `dest`'s own arguments, then the edge's index
+                        // among `dest`'s predecessors.
+                        let mut args: Vec<Value> = dest
+                            .args
+                            .iter()
+                            .map(|&a| pair_fwd(&fwd, a))
+                            .collect::<Result<_, _>>()?;
+                        let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
+                        args.push(h.ins_const(at, Const::I64(index as i64), term_span));
                         // With a helper per block: the call of the next block's helper first
                         // (its records are the inverse's first), then this edge's region,
                         // from what the inverse holds for the values the edge passes.
                         let mut outputs = Vec::new();
                         let mut replays = None;
                         if let Some((callee, returns)) = helper_calls.get(&dest.block) {
-                            let mut call_args: Vec<Value> = dest
-                                .args
-                                .iter()
-                                .map(|&a| pair_fwd(&fwd, a))
-                                .collect::<Result<_, _>>()?;
-                            let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
-                            call_args.push(h.ins_const(at, Const::I64(index as i64), term_span));
+                            let mut call_args = args.clone();
                             call_args.extend(original.iter().flat_map(|ys| ys.iter().copied()));
                             let results = h.ins_call(at, *callee, call_args, returns, term_span);
                             let n = c.blocks[dest.block].params.len();
@@ -728,7 +737,7 @@ impl Reorienter<'_> {
                             );
                             outputs = results[n..].to_vec();
                         }
-                        let (end, args, held_params) = self.edge(
+                        let (end, held_params) = self.edge(
                             &c,
                             p,
                             slot,
@@ -739,17 +748,13 @@ impl Reorienter<'_> {
                             h,
                             at,
                             &fwd,
-                            &local_index,
                             &ctx,
                             replays,
                             &mut no_pgf,
                             term_span,
                         )?;
                         if per_block {
-                            let end = record_in_edge(h, end, &held_params);
-                            let mut results = if p == entry { Vec::new() } else { held_params };
-                            results.extend(outputs);
-                            h.ins_return(end, results, term_span);
+                            return_held(h, end, held_params, outputs);
                         } else {
                             let end = record_in_edge(h, end, &in_edge_values);
                             h.ins_void(end, InstKind::Segment(SegmentOp::Cut), term_span);
@@ -830,9 +835,8 @@ impl Reorienter<'_> {
 
     /// The region of the edge from `p` (side `slot`) to `dest`, with its PGF at `at` of `h`.
     /// `held` is what the inverse holds for the values the edge passes, where the PGF knows
-    /// it ([`PER_BLOCK_MOST`]). Returns where the PGF continues, the arguments of its jump
-    /// to `dest`'s block (`dest`'s own, then the edge's index among `dest`'s predecessors), and
-    /// what the inverse holds, in the PGF, for `p`'s parameters after the region.
+    /// it ([`PER_BLOCK_MOST`]). Returns where the PGF continues and what the inverse holds, in
+    /// the PGF, for `p`'s parameters after the region.
     #[allow(clippy::too_many_arguments)]
     fn edge(
         &mut self,
@@ -846,19 +850,11 @@ impl Reorienter<'_> {
         h: &mut Function,
         at: Block,
         fwd: &BTreeMap<Value, Value>,
-        local_index: &BTreeMap<(Block, usize), usize>,
         ctx: &BlockCtx,
         held: Option<Vec<(Value, Value)>>,
         no_pgf: &mut Option<String>,
         span: Span,
-    ) -> Result<(Block, Vec<Value>, Vec<Value>), Error> {
-        let mut args: Vec<Value> = dest
-            .args
-            .iter()
-            .map(|&a| pair_fwd(fwd, a))
-            .collect::<Result<_, _>>()?;
-        let index = local_index.get(&(p, slot)).copied().unwrap_or(0);
-        args.push(h.ins_const(at, Const::I64(index as i64), span));
+    ) -> Result<(Block, Vec<Value>), Error> {
         let region = regions[&(p, slot)];
         let params = inv.blocks[region].params.clone();
         let cyclic = params.len() > c.blocks[dest.block].params.len();
@@ -898,7 +894,7 @@ impl Reorienter<'_> {
             no_pgf,
             span,
         )?;
-        Ok((end, args, held))
+        Ok((end, held))
     }
 
     /// Inverts block `p` in the inverse block `start`, knowing `seed` (forward value, inverse
